@@ -1,0 +1,37 @@
+import { createServer } from "node:http"
+import { HttpApiBuilder, HttpApiSwagger, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Layer } from "effect"
+import type { AppConfig } from "./config/AppConfig.js"
+import { AuthApi } from "./auth/Api.js"
+import { authErrorMiddleware, authErrorResponse } from "./auth/http/AuthErrorMiddleware.js"
+import { AuthError } from "./auth/domain/AuthError.js"
+import { SystemHttpLive } from "./auth/system/SystemHttp.js"
+import { gotrueCorsPolicy } from "./platform/http/Cors.js"
+import { edgeMiddleware } from "./platform/http/EdgeMiddleware.js"
+
+const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(Layer.provide(SystemHttpLive))
+
+/**
+ * The HTTP routes on top of any HttpServer: the auth API, its OpenAPI document and docs page, behind the edge
+ * middleware (request id, CORS, body limit, access log) and the GoTrue error boundary.
+ */
+export const HttpRoutesLive = (config: AppConfig) =>
+  HttpApiBuilder.serve(edgeMiddleware({
+    cors: gotrueCorsPolicy(config.api.corsAllowedHeaders),
+    requestIdHeader: config.api.requestIdHeader,
+    reject: (request, requestId, status, code, message) =>
+      authErrorResponse(request, requestId, new AuthError({ status, code, message }))
+  })).pipe(
+    Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+    Layer.provide(HttpApiBuilder.middleware(authErrorMiddleware)),
+    Layer.provide(AuthApiLive)
+  )
+
+/** The routes served by Node on API_HOST:PORT. */
+export const HttpServerLive = (config: AppConfig) =>
+  HttpRoutesLive(config).pipe(
+    HttpServer.withLogAddress,
+    Layer.provide(NodeHttpServer.layer(createServer, { host: config.api.host, port: config.api.port }))
+  )

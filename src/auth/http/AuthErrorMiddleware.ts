@@ -1,0 +1,66 @@
+import { HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { Cause, Effect } from "effect"
+import { RequestId } from "../../platform/http/RequestId.js"
+import { AuthError } from "../domain/AuthError.js"
+import { API_VERSION_HEADER, renderError } from "./ErrorEnvelope.js"
+
+/** An AuthError as the response GoTrue would send to this request. */
+export const authErrorResponse = (
+  request: HttpServerRequest.HttpServerRequest,
+  requestId: string,
+  error: Pick<AuthError, "status" | "code" | "message" | "reasons">
+): HttpServerResponse.HttpServerResponse => {
+  const rendered = renderError(error, { apiVersionHeader: request.headers[API_VERSION_HEADER], requestId })
+  return HttpServerResponse.unsafeJson(rendered.body, { status: rendered.status, headers: rendered.headers })
+}
+
+const describeIssue = (issue: HttpApiError.HttpApiDecodeError["issues"][number]): string => {
+  const field = issue.path.length > 0 ? `"${issue.path.map(String).join(".")}"` : "the request"
+  switch (issue._tag) {
+    case "Missing":
+      return `${field} is required`
+    case "Unexpected":
+      return `${field} is not allowed`
+    default:
+      return `${field} has an invalid value`
+  }
+}
+
+/**
+ * Turns whatever a request failed with into GoTrue's envelope. Schema failures name the field and the rule but
+ * never echo the value (it may be a password); JSON syntax errors are not echoed either, because V8 quotes the
+ * offending input in them.
+ */
+export const toAuthError = (cause: Cause.Cause<unknown>): AuthError => {
+  const failure = Cause.squash(cause)
+  if (failure instanceof AuthError) return failure
+  if (failure instanceof HttpApiError.HttpApiDecodeError) {
+    const described = [...new Set(failure.issues.map(describeIssue))].join("; ")
+    return AuthError.validation(described !== "" ? `Invalid request: ${described}` : "Invalid request")
+  }
+  if (HttpServerError.isServerError(failure)) {
+    if (failure._tag === "RouteNotFound") return AuthError.of(404, "not_found", "Not found")
+    if (failure._tag === "RequestError" && failure.reason === "Decode") {
+      const tooLarge = failure.cause instanceof Error && failure.cause.message === "maxBytes exceeded"
+      return tooLarge
+        ? AuthError.of(413, "request_entity_too_large", "Request entity too large")
+        : AuthError.of(400, "bad_json", "Could not parse request body as JSON")
+    }
+  }
+  return AuthError.unexpected()
+}
+
+/** The auth API's error boundary: every failure or defect becomes an enveloped response; 5xx causes are logged. */
+export const authErrorMiddleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
+  Effect.catchAllCause(app, (cause) =>
+    Cause.isInterruptedOnly(cause)
+      ? Effect.failCause(cause as Cause.Cause<never>)
+      : Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const requestId = yield* RequestId
+        const error = toAuthError(cause)
+        if (error.status >= 500) yield* Effect.logError("unexpected failure", cause)
+        return authErrorResponse(request, requestId, error)
+      })) as HttpApp.Default<never, R>
+

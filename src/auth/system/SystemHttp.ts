@@ -1,0 +1,38 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { OAUTH_PROVIDERS } from "../../config/OAuthProviders.js"
+import { VERSION } from "../../Version.js"
+import { AuthApi, Health, Settings } from "../Api.js"
+
+export const settingsFor = (config: AppConfig): Settings =>
+  new Settings({
+    external: {
+      anonymous_users: config.anonymousUsersEnabled,
+      ...Object.fromEntries(OAUTH_PROVIDERS.map((name) => [name, config.external[name].enabled])),
+      email: config.externalEmailEnabled,
+      phone: config.externalPhoneEnabled
+    },
+    disable_signup: config.disableSignup,
+    mailer_autoconfirm: config.mailer.autoconfirm,
+    phone_autoconfirm: config.sms.autoconfirm,
+    autoconfirm: config.mailer.autoconfirm,
+    sms_provider: Option.getOrElse(config.sms.provider, () => ""),
+    saml_enabled: false
+  })
+
+const health = new Health({
+  version: VERSION,
+  name: "Gatehouse",
+  description: "Gatehouse is a user registration and authentication API compatible with Supabase Auth"
+})
+
+export const SystemHttpLive = HttpApiBuilder.group(AuthApi, "system", (handlers) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    // Settings cannot change while the process runs, so the response is built once.
+    const settings = settingsFor(config)
+    return handlers
+      .handle("health", () => Effect.succeed(health))
+      .handle("settings", () => Effect.succeed(settings))
+  }))

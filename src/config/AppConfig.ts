@@ -1,0 +1,443 @@
+import { Context, Duration, Either, Option, Redacted } from "effect"
+import { parseDurationSetting } from "./GoDuration.js"
+import { OAUTH_PROVIDERS, type OAuthProviderName } from "./OAuthProviders.js"
+import { parseRequiredCharacters } from "./RequiredCharacters.js"
+import { type ConfigIssue, isAbsoluteUrl, SettingsReader } from "./SettingsReader.js"
+
+export type LogLevelName = "panic" | "fatal" | "error" | "warn" | "info" | "debug" | "trace"
+export type SmsProviderName = "twilio" | "messagebird" | "textlocal" | "vonage"
+export type DatabaseMode = "postgres" | "embedded"
+
+export interface OAuthProviderConfig {
+  readonly enabled: boolean
+  readonly clientId: string
+  readonly secret: Option.Option<Redacted.Redacted<string>>
+  readonly redirectUri: string
+  readonly url: Option.Option<string>
+}
+
+export interface EmailTemplateSet<A> {
+  readonly invite: A
+  readonly confirmation: A
+  readonly recovery: A
+  readonly magicLink: A
+  readonly emailChange: A
+}
+
+/** Every setting of spec/auth-server.md §1.1, parsed and validated once at start-up. */
+export interface AppConfig {
+  readonly mode: DatabaseMode
+  readonly dataDir: string
+  readonly siteUrl: string
+  readonly uriAllowList: ReadonlyArray<string>
+  readonly operatorToken: Option.Option<Redacted.Redacted<string>>
+  readonly disableSignup: boolean
+  readonly externalEmailEnabled: boolean
+  readonly externalPhoneEnabled: boolean
+  readonly anonymousUsersEnabled: boolean
+  readonly rateLimit: {
+    readonly header: Option.Option<string>
+    readonly emailSent: { readonly events: number; readonly per: Duration.Duration }
+  }
+  readonly password: {
+    readonly minLength: number
+    readonly requiredCharacters: ReadonlyArray<string>
+  }
+  readonly security: {
+    readonly refreshTokenRotationEnabled: boolean
+    readonly refreshTokenReuseInterval: Duration.Duration
+    readonly updatePasswordRequireReauthentication: boolean
+    readonly captcha: {
+      readonly enabled: boolean
+      readonly provider: "hcaptcha" | "turnstile"
+      readonly secret: Option.Option<Redacted.Redacted<string>>
+      readonly timeout: Duration.Duration
+    }
+  }
+  readonly api: {
+    readonly host: string
+    readonly port: number
+    readonly endpoint: Option.Option<string>
+    readonly externalUrl: string
+    readonly requestIdHeader: Option.Option<string>
+    readonly corsAllowedHeaders: ReadonlyArray<string>
+  }
+  readonly db: {
+    readonly driver: "postgres"
+    readonly url: Option.Option<Redacted.Redacted<string>>
+    /** 0 means no limit, as in GoTrue. */
+    readonly maxPoolSize: number
+    readonly namespace: string
+  }
+  readonly log: {
+    readonly level: LogLevelName
+    readonly file: Option.Option<string>
+  }
+  readonly observability: {
+    readonly tracingEnabled: boolean
+    readonly tracingExporter: "opentelemetry"
+    readonly metricsEnabled: boolean
+    readonly metricsExporter: "opentelemetry" | "prometheus"
+    readonly prometheusHost: string
+    readonly prometheusPort: number
+    readonly debug: boolean
+    readonly resourceAttributes: Option.Option<string>
+  }
+  readonly jwt: {
+    readonly secret: Redacted.Redacted<string>
+    /** GoTrue's JWT_KEYS: a JSON array of private JWKs, for asymmetric signing. */
+    readonly keys: ReadonlyArray<Record<string, unknown>>
+    readonly keyId: Option.Option<string>
+    readonly issuer: Option.Option<string>
+    readonly validMethods: ReadonlyArray<string>
+    readonly exp: number
+    readonly aud: string
+    readonly adminGroupName: string
+    readonly defaultGroupName: string
+    readonly adminRoles: ReadonlyArray<string>
+  }
+  readonly external: Readonly<Record<OAuthProviderName, OAuthProviderConfig>>
+  readonly smtp: {
+    /** None in the embedded default: mail goes to the log. */
+    readonly host: Option.Option<string>
+    readonly port: number
+    readonly user: Option.Option<string>
+    readonly pass: Option.Option<Redacted.Redacted<string>>
+    readonly adminEmail: string
+    readonly senderName: string
+    readonly maxFrequency: Duration.Duration
+  }
+  readonly mailer: {
+    readonly autoconfirm: boolean
+    readonly otpExp: Duration.Duration
+    readonly otpLength: number
+    readonly urlPaths: Omit<EmailTemplateSet<string>, "magicLink">
+    readonly subjects: EmailTemplateSet<string>
+    readonly templates: EmailTemplateSet<Option.Option<string>>
+  }
+  readonly sms: {
+    readonly autoconfirm: boolean
+    readonly maxFrequency: Duration.Duration
+    readonly otpExp: Duration.Duration
+    readonly otpLength: number
+    readonly provider: Option.Option<SmsProviderName>
+    readonly twilio: {
+      readonly accountSid: Option.Option<string>
+      readonly authToken: Option.Option<Redacted.Redacted<string>>
+      readonly messageServiceSid: Option.Option<string>
+    }
+    readonly messagebird: {
+      readonly accessKey: Option.Option<Redacted.Redacted<string>>
+      readonly originator: Option.Option<string>
+    }
+    readonly textlocal: {
+      readonly apiKey: Option.Option<Redacted.Redacted<string>>
+      readonly sender: Option.Option<string>
+    }
+    readonly vonage: {
+      readonly apiKey: Option.Option<string>
+      readonly apiSecret: Option.Option<Redacted.Redacted<string>>
+      readonly from: Option.Option<string>
+    }
+  }
+}
+
+export const AppConfig = Context.GenericTag<AppConfig>("config/AppConfig")
+
+/** What start-up filled in because the operator left it unset: shown in the banner, never secret values. */
+export type Defaulted = ReadonlyArray<string>
+
+export interface ParseOptions {
+  /** Embedded mode only: the JWT secret kept in the data directory. */
+  readonly embeddedJwtSecret?: Redacted.Redacted<string>
+}
+
+export const DEFAULT_PORT = 8081
+export const DEFAULT_DATA_DIR = "./.gatehouse"
+
+const NAMESPACE = /^[a-z_][a-z0-9_]{0,40}$/
+const SMS_PROVIDERS: ReadonlyArray<SmsProviderName> = ["twilio", "messagebird", "textlocal", "vonage"]
+const LOG_LEVELS: ReadonlyArray<LogLevelName | "warning"> = ["panic", "fatal", "error", "warn", "warning", "info", "debug", "trace"]
+const JWT_ALGORITHMS = ["HS256", "RS256", "RS512", "ES256", "ES512", "EdDSA"]
+
+/** The data directory, read before anything else because the embedded JWT secret lives there. */
+export const readDataDir = (env: Readonly<Record<string, string | undefined>>): string =>
+  Option.getOrElse(new SettingsReader(env).string("DATA_DIR"), () => DEFAULT_DATA_DIR)
+
+/** Production when a database URL is configured; otherwise the embedded PGlite default. */
+export const readMode = (env: Readonly<Record<string, string | undefined>>): DatabaseMode =>
+  Option.isSome(new SettingsReader(env).lookup("DB_DATABASE_URL", { unprefixed: ["DATABASE_URL"] })) ? "postgres" : "embedded"
+
+/**
+ * Parses the whole configuration. Production (a DATABASE_URL is set) enforces every setting the spec marks
+ * required; the embedded default fills development values instead and reports each one in `defaulted`.
+ */
+export const parseAppConfig = (
+  env: Readonly<Record<string, string | undefined>>,
+  options: ParseOptions = {}
+): Either.Either<{ readonly config: AppConfig; readonly defaulted: Defaulted }, ReadonlyArray<ConfigIssue>> => {
+  const r = new SettingsReader(env)
+  const mode = readMode(env)
+  const production = mode === "postgres"
+  const defaulted: Array<string> = []
+  const devDefault = (key: string, value: string, names?: { unprefixed?: ReadonlyArray<string> }): string => {
+    if (production) return r.requiredString(key, names)
+    const found = r.string(key, names)
+    if (Option.isSome(found)) return found.value
+    defaulted.push(`${names?.unprefixed?.[0] ?? r.canonical(key)}=${value}`)
+    return value
+  }
+
+  const port = r.integer("API_PORT", DEFAULT_PORT, { min: 0, max: 65535 }, { unprefixed: ["PORT"] })
+  const devUrl = `http://localhost:${port === 0 ? DEFAULT_PORT : port}`
+  const siteUrl = devDefault("SITE_URL", devUrl)
+  if (siteUrl !== "" && !isAbsoluteUrl(siteUrl)) r.fail(r.canonical("SITE_URL"), "must be an absolute http(s) URL")
+  const externalUrl = devDefault("API_EXTERNAL_URL", devUrl, { unprefixed: ["API_EXTERNAL_URL"] })
+  if (externalUrl !== "" && !isAbsoluteUrl(externalUrl)) r.fail("API_EXTERNAL_URL", "must be an absolute http(s) URL")
+
+  const dbUrl = r.secret("DB_DATABASE_URL", { unprefixed: ["DATABASE_URL"] })
+  if (Option.isSome(dbUrl) && !/^postgres(ql)?:\/\//.test(Redacted.value(dbUrl.value))) {
+    r.fail("DATABASE_URL", "must be a postgres:// or postgresql:// connection string")
+  }
+  const driver = production ? r.requiredString("DB_DRIVER") : Option.getOrElse(r.string("DB_DRIVER"), () => "postgres")
+  if (driver !== "" && driver !== "postgres") r.fail(r.canonical("DB_DRIVER"), "must be postgres")
+  const namespace = Option.getOrElse(r.string("DB_NAMESPACE", { unprefixed: ["DB_NAMESPACE"] }), () => "")
+  if (namespace !== "" && !NAMESPACE.test(namespace)) {
+    r.fail("DB_NAMESPACE", "must be a lowercase SQL identifier (letters, digits, underscores; at most 41 characters)")
+  }
+
+  const jwtSecret = production || options.embeddedJwtSecret === undefined
+    ? Redacted.make(r.requiredString("JWT_SECRET"))
+    : Option.getOrElse(r.secret("JWT_SECRET"), () => {
+      defaulted.push(`${r.canonical("JWT_SECRET")}=<generated, kept in the data directory>`)
+      return options.embeddedJwtSecret!
+    })
+  const jwtKeys = r.parse("JWT_KEYS", undefined, [] as ReadonlyArray<Record<string, unknown>>,
+    "must be a JSON array of JWK objects", parseJwkArray)
+  const validMethods = r.list("JWT_VALID_METHODS", [])
+  for (const method of validMethods) {
+    if (!JWT_ALGORITHMS.includes(method)) {
+      r.fail(r.canonical("JWT_VALID_METHODS"), `lists ${method}; allowed: ${JWT_ALGORITHMS.join(", ")}`)
+    }
+  }
+
+  const smtpHost = r.string("SMTP_HOST")
+  const smtpPort = r.integer("SMTP_PORT", 587, { min: 1, max: 65535 })
+  const adminEmail = production
+    ? r.requiredString("SMTP_ADMIN_EMAIL")
+    : Option.getOrElse(r.string("SMTP_ADMIN_EMAIL"), () => "admin@localhost")
+  if (production) {
+    if (Option.isNone(smtpHost)) r.fail(r.canonical("SMTP_HOST"), "is required")
+    if (Option.isNone(r.lookup("SMTP_PORT"))) r.fail(r.canonical("SMTP_PORT"), "is required")
+  } else if (Option.isNone(smtpHost)) {
+    defaulted.push("mail: written to the log (no SMTP_HOST)")
+  }
+  if (adminEmail !== "" && !adminEmail.includes("@")) r.fail(r.canonical("SMTP_ADMIN_EMAIL"), "must be an email address")
+
+  const rotationEnabled = r.boolean("SECURITY_REFRESH_TOKEN_ROTATION_ENABLED", true)
+  const captchaEnabled = r.boolean("SECURITY_CAPTCHA_ENABLED", false)
+  const captchaSecret = r.secret("SECURITY_CAPTCHA_SECRET")
+  if (captchaEnabled && Option.isNone(captchaSecret)) {
+    r.fail(r.canonical("SECURITY_CAPTCHA_SECRET"), "is required when SECURITY_CAPTCHA_ENABLED is true")
+  }
+
+  const externalPhoneEnabled = r.boolean("EXTERNAL_PHONE_ENABLED", false)
+  const smsProvider = Option.map(r.lookup("SMS_PROVIDER"), () => r.oneOf("SMS_PROVIDER", SMS_PROVIDERS, "twilio"))
+  const sms = {
+    twilio: {
+      accountSid: r.string("SMS_TWILIO_ACCOUNT_SID"),
+      authToken: r.secret("SMS_TWILIO_AUTH_TOKEN"),
+      messageServiceSid: r.string("SMS_TWILIO_MESSAGE_SERVICE_SID")
+    },
+    messagebird: { accessKey: r.secret("SMS_MESSAGEBIRD_ACCESS_KEY"), originator: r.string("SMS_MESSAGEBIRD_ORIGINATOR") },
+    textlocal: { apiKey: r.secret("SMS_TEXTLOCAL_API_KEY"), sender: r.string("SMS_TEXTLOCAL_SENDER") },
+    vonage: { apiKey: r.string("SMS_VONAGE_API_KEY"), apiSecret: r.secret("SMS_VONAGE_API_SECRET"), from: r.string("SMS_VONAGE_FROM") }
+  }
+  if (externalPhoneEnabled && Option.isSome(smsProvider)) {
+    const required: Record<SmsProviderName, ReadonlyArray<[string, Option.Option<unknown>]>> = {
+      twilio: [["SMS_TWILIO_ACCOUNT_SID", sms.twilio.accountSid], ["SMS_TWILIO_AUTH_TOKEN", sms.twilio.authToken],
+        ["SMS_TWILIO_MESSAGE_SERVICE_SID", sms.twilio.messageServiceSid]],
+      messagebird: [["SMS_MESSAGEBIRD_ACCESS_KEY", sms.messagebird.accessKey], ["SMS_MESSAGEBIRD_ORIGINATOR", sms.messagebird.originator]],
+      textlocal: [["SMS_TEXTLOCAL_API_KEY", sms.textlocal.apiKey], ["SMS_TEXTLOCAL_SENDER", sms.textlocal.sender]],
+      vonage: [["SMS_VONAGE_API_KEY", sms.vonage.apiKey], ["SMS_VONAGE_API_SECRET", sms.vonage.apiSecret], ["SMS_VONAGE_FROM", sms.vonage.from]]
+    }
+    for (const [key, value] of required[smsProvider.value]) {
+      if (Option.isNone(value)) r.fail(r.canonical(key), `is required when SMS_PROVIDER is ${smsProvider.value}`)
+    }
+  }
+
+  const external = Object.fromEntries(OAUTH_PROVIDERS.map((name) => {
+    const key = `EXTERNAL_${name.toUpperCase()}`
+    const enabled = r.boolean(`${key}_ENABLED`, false)
+    const clientId = r.string(`${key}_CLIENT_ID`)
+    const secret = r.secret(`${key}_SECRET`)
+    const redirectUri = r.url(`${key}_REDIRECT_URI`)
+    if (enabled) {
+      if (Option.isNone(clientId)) r.fail(r.canonical(`${key}_CLIENT_ID`), `is required when ${key}_ENABLED is true`)
+      if (Option.isNone(secret)) r.fail(r.canonical(`${key}_SECRET`), `is required when ${key}_ENABLED is true`)
+      if (Option.isNone(r.lookup(`${key}_REDIRECT_URI`))) {
+        r.fail(r.canonical(`${key}_REDIRECT_URI`), `is required when ${key}_ENABLED is true`)
+      }
+    }
+    const provider: OAuthProviderConfig = {
+      enabled,
+      clientId: Option.getOrElse(clientId, () => ""),
+      secret,
+      redirectUri: Option.getOrElse(redirectUri, () => ""),
+      url: r.url(`${key}_URL`)
+    }
+    return [name, provider]
+  })) as Record<OAuthProviderName, OAuthProviderConfig>
+  if (external.keycloak.enabled && Option.isNone(external.keycloak.url)) {
+    r.fail(r.canonical("EXTERNAL_KEYCLOAK_URL"), "is required when EXTERNAL_KEYCLOAK_ENABLED is true")
+  }
+
+  const requiredCharacters = parseRequiredCharacters(Option.getOrElse(r.string("PASSWORD_REQUIRED_CHARACTERS"), () => ""))
+  const emailSent = r.parse("RATE_LIMIT_EMAIL_SENT", undefined, { events: 30, per: Duration.hours(1) },
+    "must be a number of emails per hour, or N/duration such as 10/15m", parseRate)
+
+  const config: AppConfig = {
+    mode,
+    dataDir: readDataDir(env),
+    siteUrl,
+    uriAllowList: r.list("URI_ALLOW_LIST", []),
+    operatorToken: r.secret("OPERATOR_TOKEN"),
+    disableSignup: r.boolean("DISABLE_SIGNUP", false),
+    externalEmailEnabled: r.boolean("EXTERNAL_EMAIL_ENABLED", true),
+    externalPhoneEnabled,
+    anonymousUsersEnabled: r.boolean("EXTERNAL_ANONYMOUS_USERS_ENABLED", false),
+    rateLimit: { header: r.string("RATE_LIMIT_HEADER"), emailSent },
+    password: {
+      minLength: r.integer("PASSWORD_MIN_LENGTH", 6, { min: 1, max: 72 }),
+      requiredCharacters
+    },
+    security: {
+      refreshTokenRotationEnabled: rotationEnabled,
+      refreshTokenReuseInterval: r.duration("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", Duration.seconds(10)),
+      updatePasswordRequireReauthentication: r.boolean("SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION", false),
+      captcha: {
+        enabled: captchaEnabled,
+        provider: r.oneOf("SECURITY_CAPTCHA_PROVIDER", ["hcaptcha", "turnstile"], "hcaptcha"),
+        secret: captchaSecret,
+        timeout: r.duration("SECURITY_CAPTCHA_TIMEOUT", Duration.seconds(10))
+      }
+    },
+    api: {
+      // The embedded default is a development server with a generated secret: keep it on loopback.
+      host: Option.getOrElse(r.string("API_HOST"), () => (production ? "0.0.0.0" : "127.0.0.1")),
+      port,
+      endpoint: r.url("API_ENDPOINT"),
+      externalUrl,
+      requestIdHeader: r.string("REQUEST_ID_HEADER"),
+      corsAllowedHeaders: r.list("CORS_ALLOWED_HEADERS", [])
+    },
+    db: {
+      driver: "postgres",
+      url: dbUrl,
+      maxPoolSize: r.integer("DB_MAX_POOL_SIZE", 0, { min: 0, max: 10_000 }),
+      namespace
+    },
+    log: {
+      level: normalizeLogLevel(r.oneOf("LOG_LEVEL", LOG_LEVELS, "info", { unprefixed: ["LOG_LEVEL"] })),
+      file: r.string("LOG_FILE", { unprefixed: ["LOG_FILE"] })
+    },
+    observability: {
+      tracingEnabled: r.boolean("TRACING_ENABLED", false),
+      tracingExporter: r.oneOf("TRACING_EXPORTER", ["opentelemetry"], "opentelemetry"),
+      metricsEnabled: r.boolean("METRICS_ENABLED", false),
+      metricsExporter: r.oneOf("METRICS_EXPORTER", ["opentelemetry", "prometheus"], "opentelemetry"),
+      prometheusHost: Option.getOrElse(
+        r.string("OTEL_EXPORTER_PROMETHEUS_HOST", { unprefixed: ["OTEL_EXPORTER_PROMETHEUS_HOST"] }), () => "0.0.0.0"),
+      prometheusPort: r.integer("OTEL_EXPORTER_PROMETHEUS_PORT", 9100, { min: 1, max: 65535 },
+        { unprefixed: ["OTEL_EXPORTER_PROMETHEUS_PORT"] }),
+      debug: r.boolean("DEBUG", false),
+      resourceAttributes: r.string("OTEL_RESOURCE_ATTRIBUTES", { unprefixed: ["OTEL_RESOURCE_ATTRIBUTES"] })
+    },
+    jwt: {
+      secret: jwtSecret,
+      keys: jwtKeys,
+      keyId: r.string("JWT_KEY_ID"),
+      issuer: r.string("JWT_ISSUER"),
+      validMethods,
+      exp: r.integer("JWT_EXP", 3600, { min: 1, max: 604_800 }),
+      aud: Option.getOrElse(r.string("JWT_AUD"), () => "authenticated"),
+      adminGroupName: Option.getOrElse(r.string("JWT_ADMIN_GROUP_NAME"), () => "admin"),
+      defaultGroupName: Option.getOrElse(r.string("JWT_DEFAULT_GROUP_NAME"), () => "authenticated"),
+      adminRoles: r.list("JWT_ADMIN_ROLES", ["service_role", "supabase_admin"])
+    },
+    external,
+    smtp: {
+      host: smtpHost,
+      port: smtpPort,
+      user: r.string("SMTP_USER"),
+      pass: r.secret("SMTP_PASS"),
+      adminEmail,
+      senderName: Option.getOrElse(r.string("SMTP_SENDER_NAME"), () => adminEmail),
+      maxFrequency: r.duration("SMTP_MAX_FREQUENCY", Duration.seconds(900))
+    },
+    mailer: {
+      autoconfirm: r.boolean("MAILER_AUTOCONFIRM", false),
+      otpExp: r.duration("MAILER_OTP_EXP", Duration.seconds(86_400)),
+      otpLength: r.integer("MAILER_OTP_LENGTH", 6, { min: 6, max: 10 }),
+      urlPaths: {
+        invite: Option.getOrElse(r.string("MAILER_URLPATHS_INVITE"), () => "/verify"),
+        confirmation: Option.getOrElse(r.string("MAILER_URLPATHS_CONFIRMATION"), () => "/verify"),
+        recovery: Option.getOrElse(r.string("MAILER_URLPATHS_RECOVERY"), () => "/verify"),
+        emailChange: Option.getOrElse(r.string("MAILER_URLPATHS_EMAIL_CHANGE"), () => "/verify")
+      },
+      subjects: {
+        invite: Option.getOrElse(r.string("MAILER_SUBJECTS_INVITE"), () => "You have been invited"),
+        confirmation: Option.getOrElse(r.string("MAILER_SUBJECTS_CONFIRMATION"), () => "Confirm Your Signup"),
+        recovery: Option.getOrElse(r.string("MAILER_SUBJECTS_RECOVERY"), () => "Reset Your Password"),
+        magicLink: Option.getOrElse(r.string("MAILER_SUBJECTS_MAGIC_LINK"), () => "Your Magic Link"),
+        emailChange: Option.getOrElse(r.string("MAILER_SUBJECTS_EMAIL_CHANGE"), () => "Confirm Email Change")
+      },
+      templates: {
+        invite: r.url("MAILER_TEMPLATES_INVITE"),
+        confirmation: r.url("MAILER_TEMPLATES_CONFIRMATION"),
+        recovery: r.url("MAILER_TEMPLATES_RECOVERY"),
+        magicLink: r.url("MAILER_TEMPLATES_MAGIC_LINK"),
+        emailChange: r.url("MAILER_TEMPLATES_EMAIL_CHANGE")
+      }
+    },
+    sms: {
+      autoconfirm: r.boolean("SMS_AUTOCONFIRM", false),
+      maxFrequency: r.duration("SMS_MAX_FREQUENCY", Duration.seconds(60)),
+      otpExp: r.duration("SMS_OTP_EXP", Duration.seconds(60)),
+      otpLength: r.integer("SMS_OTP_LENGTH", 6, { min: 6, max: 10 }),
+      provider: smsProvider,
+      ...sms
+    }
+  }
+  return r.issues.length > 0 ? Either.left(r.issues) : Either.right({ config, defaulted })
+}
+
+/** One message listing every broken variable, as printed before exit code 1. */
+export const formatConfigIssues = (issues: ReadonlyArray<ConfigIssue>): string =>
+  [`Invalid configuration (${issues.length} problem${issues.length === 1 ? "" : "s"}):`,
+    ...issues.map((issue) => `  - ${issue.variable} ${issue.rule}`)].join("\n")
+
+const normalizeLogLevel = (level: LogLevelName | "warning"): LogLevelName => (level === "warning" ? "warn" : level)
+
+const parseJwkArray = (raw: string): Option.Option<ReadonlyArray<Record<string, unknown>>> => {
+  try {
+    const parsed: unknown = JSON.parse(raw)
+    return Array.isArray(parsed) && parsed.every((k) => typeof k === "object" && k !== null && !Array.isArray(k))
+      ? Option.some(parsed as ReadonlyArray<Record<string, unknown>>)
+      : Option.none()
+  } catch {
+    return Option.none()
+  }
+}
+
+// GoTrue's Rate setting: "30" (per hour) or "10/15m".
+const parseRate = (raw: string): Option.Option<{ events: number; per: Duration.Duration }> => {
+  const [count, period] = raw.split("/", 2)
+  if (count === undefined || !/^\d+(\.\d+)?$/.test(count.trim())) return Option.none()
+  const events = Number(count)
+  if (period === undefined) return Option.some({ events, per: Duration.hours(1) })
+  return Option.flatMap(
+    Option.liftPredicate(period.trim(), (p) => p !== ""),
+    (p) => Option.map(parseDurationSetting(p), (per) => ({ events, per }))
+  )
+}

@@ -1,0 +1,74 @@
+import { randomBytes } from "node:crypto"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { parseEnv } from "node:util"
+import { Data, Effect, Either, Option, Redacted } from "effect"
+import { type AppConfig, type Defaulted, parseAppConfig, readDataDir, readMode } from "./AppConfig.js"
+import type { ConfigIssue } from "./SettingsReader.js"
+
+export class ConfigInvalid extends Data.TaggedError("ConfigInvalid")<{ readonly issues: ReadonlyArray<ConfigIssue> }> {}
+
+export interface LoadedConfig {
+  readonly config: AppConfig
+  readonly defaulted: Defaulted
+}
+
+export interface ConfigSources {
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** Path of the dotenv file; a missing file is not an error. */
+  readonly envFile: string
+}
+
+/** The environment over the `.env` file: a variable set in both takes the environment's value. */
+export const mergeSources = (sources: ConfigSources): Effect.Effect<Record<string, string | undefined>, ConfigInvalid> =>
+  Effect.try({
+    try: () => {
+      let text: string
+      try {
+        text = readFileSync(sources.envFile, "utf8")
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return { ...sources.env }
+        throw error
+      }
+      return { ...parseEnv(text), ...sources.env }
+    },
+    catch: () => new ConfigInvalid({ issues: [{ variable: sources.envFile, rule: "could not be read" }] })
+  })
+
+const SECRET_FILE = "jwt-secret"
+
+/**
+ * The embedded default's JWT secret: generated once and kept in the data directory, so tokens survive a
+ * restart without the developer having to invent a secret.
+ */
+export const embeddedJwtSecret = (dataDir: string): Effect.Effect<Redacted.Redacted<string>, ConfigInvalid> =>
+  Effect.try({
+    try: () => {
+      const path = join(dataDir, SECRET_FILE)
+      try {
+        const existing = readFileSync(path, "utf8").trim()
+        if (existing !== "") return Redacted.make(existing)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
+      }
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+      const secret = randomBytes(48).toString("base64url")
+      writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: "wx" })
+      return Redacted.make(secret)
+    },
+    catch: () => new ConfigInvalid({ issues: [{ variable: "AUTH_DATA_DIR", rule: `must be a writable directory (${dataDir})` }] })
+  })
+
+export const loadConfig = (sources: ConfigSources): Effect.Effect<LoadedConfig, ConfigInvalid> =>
+  Effect.gen(function*() {
+    const env = yield* mergeSources(sources)
+    const jwtSecretSet = ["AUTH_JWT_SECRET", "GOTRUE_JWT_SECRET"].some((name) => (env[name] ?? "").trim() !== "")
+    const secret = readMode(env) === "embedded" && !jwtSecretSet
+      ? Option.some(yield* embeddedJwtSecret(readDataDir(env)))
+      : Option.none()
+    const parsed = parseAppConfig(env, Option.isSome(secret) ? { embeddedJwtSecret: secret.value } : {})
+    return yield* Either.match(parsed, {
+      onLeft: (issues) => Effect.fail(new ConfigInvalid({ issues })),
+      onRight: Effect.succeed
+    })
+  })

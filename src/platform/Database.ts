@@ -1,0 +1,100 @@
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { PgClient } from "@effect/sql-pg"
+import type { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Data, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { lockDataDir } from "./DataDirLock.js"
+import type { ConfigError } from "effect/ConfigError"
+
+/**
+ * The database port is @effect/sql's SqlClient (a PgClient underneath): repos and the migrator take it from
+ * context and never know whether a real PostgreSQL or the embedded PGlite answers.
+ */
+export type Database = PgClient.PgClient | SqlClient.SqlClient
+
+export class DatabaseUnavailable extends Data.TaggedError("DatabaseUnavailable")<{ readonly message: string }> {}
+
+// pg's pool needs a number; GoTrue's 0 means "no limit".
+const poolMax = (maxPoolSize: number): number => (maxPoolSize === 0 ? Number.MAX_SAFE_INTEGER : maxPoolSize)
+
+const toUnavailable = (what: string) => (error: SqlError | ConfigError): DatabaseUnavailable =>
+  new DatabaseUnavailable({ message: `${what}: ${error._tag === "SqlError" ? describeSqlError(error) : "bad settings"}` })
+
+// The pg driver's messages are safe (no password), but the connection string is never printed.
+const describeSqlError = (error: SqlError): string => {
+  const cause = error.cause as { message?: unknown; code?: unknown } | undefined
+  const message = typeof cause?.message === "string" && cause.message !== "" ? cause.message : error.message
+  return typeof cause?.code === "string" ? `${message} (${cause.code})` : message
+}
+
+/** A real PostgreSQL server reached through DATABASE_URL. */
+export const PostgresDatabase = (options: {
+  readonly url: Redacted.Redacted<string>
+  readonly maxPoolSize: number
+}): Layer.Layer<Database, DatabaseUnavailable> =>
+  PgClient.layer({
+    url: options.url,
+    maxConnections: poolMax(options.maxPoolSize),
+    connectTimeout: Duration.seconds(10),
+    applicationName: "gatehouse"
+  }).pipe(Layer.mapError(toUnavailable("could not connect to PostgreSQL")))
+
+/**
+ * PostgreSQL running in-process through PGlite, served on a loopback socket so the same pg driver talks to it.
+ * `dataDir` None keeps everything in memory (tests).
+ *
+ * PGlite is one session: while any connection holds a transaction, every other connection waits. Code run on
+ * it must keep transactions short and pure-DB, which is the house rule anyway.
+ */
+export const EmbeddedDatabase = (options: {
+  readonly dataDir: Option.Option<string>
+  /** How long to wait for another process that has the data directory open. */
+  readonly lockWait?: Duration.DurationInput
+}): Layer.Layer<Database, DatabaseUnavailable> =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    if (Option.isSome(options.dataDir)) {
+      mkdirSync(options.dataDir.value, { recursive: true, mode: 0o700 })
+      yield* lockDataDir(options.dataDir.value, options.lockWait ?? Duration.seconds(5)).pipe(
+        Effect.mapError((busy) => new DatabaseUnavailable({ message: busy.message }))
+      )
+    }
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => {
+          const dir = Option.map(options.dataDir, (d) => {
+            const pgdata = join(d, "pgdata")
+            mkdirSync(pgdata, { recursive: true, mode: 0o700 })
+            return pgdata
+          })
+          return PGlite.create(Option.getOrUndefined(dir))
+        },
+        catch: (error) => new DatabaseUnavailable({ message: `could not open the embedded database: ${String(error)}` })
+      }),
+      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+    )
+    const pool = 8
+    const server = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: pool + 2 })
+          await server.start()
+          return server
+        },
+        catch: (error) => new DatabaseUnavailable({ message: `could not serve the embedded database: ${String(error)}` })
+      }),
+      (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
+    )
+    const port = Number(server.getServerConn().split(":").pop())
+    return PgClient.layer({
+      host: "127.0.0.1",
+      port,
+      database: "postgres",
+      username: "postgres",
+      password: Redacted.make("embedded"),
+      maxConnections: pool,
+      applicationName: "gatehouse"
+    }).pipe(Layer.mapError(toUnavailable("could not connect to the embedded database")))
+  }))

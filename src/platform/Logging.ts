@@ -1,0 +1,63 @@
+import { createWriteStream } from "node:fs"
+import { Cause, Effect, HashMap, Layer, List, Logger, LogLevel, Option } from "effect"
+import type { LogLevelName } from "../config/AppConfig.js"
+
+const LEVELS: Readonly<Record<LogLevelName, LogLevel.LogLevel>> = {
+  panic: LogLevel.Fatal,
+  fatal: LogLevel.Fatal,
+  error: LogLevel.Error,
+  warn: LogLevel.Warning,
+  info: LogLevel.Info,
+  debug: LogLevel.Debug,
+  trace: LogLevel.Trace
+}
+
+export const toLogLevel = (name: LogLevelName): LogLevel.LogLevel => LEVELS[name]
+
+/**
+ * One JSON object per line: level, time, msg, then the log's annotations (request_id, …) and a rendered cause
+ * when there is one. Values are JSON-encoded, so a Redacted value prints as "<redacted>".
+ */
+export const formatLogLine = (options: Logger.Logger.Options<unknown>): string => {
+  const { annotations, cause, date, logLevel, message, spans } = options
+  const messages = Array.isArray(message) ? message : [message]
+  const entry: Record<string, unknown> = {
+    level: logLevel.label.toLowerCase(),
+    time: date.toISOString(),
+    msg: messages.map((m) => (typeof m === "string" ? m : safeJson(m))).join(" ")
+  }
+  for (const [key, value] of HashMap.toEntries(annotations)) entry[key] = value
+  const span = List.head(spans)
+  if (Option.isSome(span)) entry["span"] = span.value.label
+  if (!Cause.isEmpty(cause)) entry["error"] = Cause.pretty(cause, { renderErrorCause: true })
+  return safeJson(entry)
+}
+
+const safeJson = (value: unknown): string => {
+  try {
+    return JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v))
+  } catch {
+    return JSON.stringify(String(value))
+  }
+}
+
+/** JSON-lines logging at LOG_LEVEL, to stdout or appended to LOG_FILE. */
+export const LoggingLive = (options: {
+  readonly level: LogLevelName
+  readonly file: Option.Option<string>
+}): Layer.Layer<never> =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const write = yield* Option.match(options.file, {
+      onNone: () => Effect.succeed((line: string) => void process.stdout.write(line + "\n")),
+      onSome: (path) =>
+        Effect.map(
+          Effect.acquireRelease(
+            Effect.sync(() => createWriteStream(path, { flags: "a" })),
+            (stream) => Effect.async<void>((resume) => void stream.end(() => resume(Effect.void)))
+          ),
+          (stream) => (line: string) => void stream.write(line + "\n")
+        )
+    })
+    const logger = Logger.make((opts) => write(formatLogLine(opts)))
+    return Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(toLogLevel(options.level)))
+  }))

@@ -1,0 +1,140 @@
+import { Context, Data, Effect, Layer, Redacted, Ref } from "effect"
+import { createTransport, type NodemailerError } from "nodemailer"
+
+/** One outgoing email. `text` is the plain-text alternative; without it only the HTML part is sent. */
+export interface Mail {
+  readonly to: string
+  readonly subject: string
+  readonly html: string
+  readonly text?: string
+}
+
+/**
+ * Delivery failed. The message is built only from nodemailer's error codes and the numeric SMTP reply, never
+ * from the server's reply text or the original error, so neither credentials nor anything a server echoes back
+ * can reach a log line through it.
+ */
+export class MailerError extends Data.TaggedError("MailerError")<{
+  readonly message: string
+  /** nodemailer's code, e.g. ECONNECTION, ESOCKET, EAUTH, EENVELOPE. */
+  readonly code: string
+  /** The socket-level code behind it, e.g. ECONNREFUSED. */
+  readonly originalCode?: string
+  readonly responseCode?: number
+  /** True when the server rejected the message for good (5xx), so retrying it is pointless. */
+  readonly permanent: boolean
+}> {}
+
+export class Mailer extends Context.Tag("platform/Mailer")<
+  Mailer,
+  {
+    readonly send: (mail: Mail) => Effect.Effect<void, MailerError>
+  }
+>() {}
+
+export interface SmtpMailerOptions {
+  readonly host: string
+  readonly port: number
+  readonly user?: string
+  readonly pass?: Redacted.Redacted<string>
+  /** The From address of every mail (SMTP_ADMIN_EMAIL). */
+  readonly adminEmail: string
+  /** The From display name; the spec says it defaults to the admin email. */
+  readonly senderName?: string
+  /** Implicit TLS. Defaults to true on port 465 only; other ports upgrade with STARTTLS when offered. */
+  readonly secure?: boolean
+}
+
+const toMailerError = (cause: unknown): MailerError => {
+  const error = (typeof cause === "object" && cause !== null ? cause : {}) as NodemailerError
+  const code = typeof error.code === "string" ? error.code : "EUNKNOWN"
+  const originalCode = typeof error.originalCode === "string" ? error.originalCode : undefined
+  const responseCode = typeof error.responseCode === "number" ? error.responseCode : undefined
+  const detail = [originalCode, responseCode === undefined ? undefined : `reply ${responseCode}`]
+    .filter((part) => part !== undefined)
+    .join(", ")
+  return new MailerError({
+    message: `SMTP delivery failed: ${code}${detail === "" ? "" : ` (${detail})`}`,
+    code,
+    ...(originalCode === undefined ? {} : { originalCode }),
+    ...(responseCode === undefined ? {} : { responseCode }),
+    permanent: error.permanent === true
+  })
+}
+
+/** Sends through an SMTP server with a connection pool that lives as long as the layer. */
+export const SmtpMailer = (options: SmtpMailerOptions): Layer.Layer<Mailer> =>
+  Layer.scoped(
+    Mailer,
+    Effect.gen(function*() {
+      const transport = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          createTransport({
+            pool: true,
+            host: options.host,
+            port: options.port,
+            secure: options.secure ?? options.port === 465,
+            // nodemailer's defaults (2 min to connect, 10 min idle) would hold a signup request far too long.
+            connectionTimeout: 10_000,
+            greetingTimeout: 10_000,
+            socketTimeout: 30_000,
+            ...(options.user === undefined
+              ? {}
+              : { auth: { user: options.user, pass: options.pass === undefined ? "" : Redacted.value(options.pass) } })
+          })
+        ),
+        (transport) => Effect.sync(() => transport.close())
+      )
+      const from = { name: options.senderName ?? options.adminEmail, address: options.adminEmail }
+
+      const send = Effect.fn("Mailer.send")(function*(mail: Mail) {
+        yield* Effect.tryPromise({
+          // The signal lets an interrupted request (client gone, timeout) drop the mail from the pool's queue.
+          try: (signal) =>
+            transport.sendMail({
+              from,
+              to: mail.to,
+              subject: mail.subject,
+              html: mail.html,
+              ...(mail.text === undefined ? {} : { text: mail.text }),
+              signal
+            }),
+          catch: toMailerError
+        })
+      })
+      return Mailer.of({ send })
+    })
+  )
+
+/**
+ * The embedded dev default when no SMTP host is configured (GoTrue's noop client does the same): each mail
+ * becomes one log line, so a developer can copy the confirmation link or code out of the log. The body is
+ * logged on purpose; this layer must never be wired into a deployment that has real users.
+ */
+export const LogMailer: Layer.Layer<Mailer> = Layer.succeed(
+  Mailer,
+  Mailer.of({
+    send: Effect.fn("Mailer.send")(function*(mail: Mail) {
+      yield* Effect.logInfo("mail not sent: no SMTP server configured").pipe(
+        Effect.annotateLogs({ to: mail.to, subject: mail.subject, text: mail.text ?? mail.html })
+      )
+    })
+  })
+)
+
+/** What MemoryMailer has "sent", oldest first, for tests to read. */
+export class SentMail extends Effect.Service<SentMail>()("platform/SentMail", {
+  effect: Effect.map(Ref.make<ReadonlyArray<Mail>>([]), (mails) => ({ mails }))
+}) {}
+
+/** Records every mail instead of sending it; provides SentMail alongside Mailer. */
+export const MemoryMailer: Layer.Layer<Mailer | SentMail> = Layer.effect(
+  Mailer,
+  Effect.map(SentMail, ({ mails }) =>
+    Mailer.of({
+      send: Effect.fn("Mailer.send")(function*(mail: Mail) {
+        yield* Ref.update(mails, (sent) => [...sent, mail])
+      })
+    })
+  )
+).pipe(Layer.provideMerge(SentMail.Default))

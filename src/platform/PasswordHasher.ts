@@ -1,0 +1,95 @@
+/**
+ * Password hashing with bcrypt, interchangeable with GoTrue's `encrypted_password` column.
+ *
+ * bcrypt reads at most 72 bytes of a password and ignores the rest. GoTrue's password policy refuses
+ * longer passwords before they reach this port, and verification must keep that truncation so hashes
+ * imported from GoTrue still match.
+ */
+import * as NodeRsBcrypt from "@node-rs/bcrypt"
+import { Context, Effect, Layer, Redacted } from "effect"
+
+export class PasswordHasher extends Context.Tag("platform/PasswordHasher")<
+  PasswordHasher,
+  {
+    readonly hash: (password: Redacted.Redacted<string>) => Effect.Effect<string>
+    /** Accepts `$2a$`, `$2b$` and `$2y$` hashes; a malformed hash is `false`, not a failure. */
+    readonly verify: (password: Redacted.Redacted<string>, hash: string) => Effect.Effect<boolean>
+    /**
+     * `verify` when the account exists; otherwise the same bcrypt work against a dummy hash and
+     * `false`, so the response time of a login does not tell whether the account exists.
+     */
+    readonly verifyOrBurn: (password: Redacted.Redacted<string>, hash: string | undefined) => Effect.Effect<boolean>
+  }
+>() {}
+
+/** The part of @node-rs/bcrypt this port uses; a seam for instrumenting the native calls in tests. */
+export interface Bcrypt {
+  readonly hash: (password: string, options: { readonly cost: number; readonly version: "2a" }) => Promise<string>
+  readonly verify: (password: string, hash: string) => Promise<boolean>
+}
+
+export interface BcryptOptions {
+  /** GoTrue's cost; 4..31. Default 10. */
+  readonly cost?: number
+  /** Concurrent bcrypt jobs. Default 4, libuv's default threadpool size. */
+  readonly concurrency?: number
+}
+
+const make = Effect.fnUntraced(function*(
+  bcrypt: Bcrypt,
+  cost: number,
+  limit: <A>(self: Effect.Effect<A>) => Effect.Effect<A>
+) {
+  // `2a`, not the library's default `2b`, so our hashes look exactly like GoTrue's (Go's
+  // x/crypto/bcrypt writes `2a`). `2b` only marks a fix to an OpenBSD length bug that
+  // neither Go's nor this implementation ever had, so both labels verify the same.
+  const hash = (password: string): Effect.Effect<string> =>
+    limit(Effect.promise(() => bcrypt.hash(password, { cost, version: "2a" })))
+  const verify = (password: string, encoded: string): Effect.Effect<boolean> =>
+    limit(Effect.promise(() => bcrypt.verify(password, encoded)))
+
+  // At the configured cost, so burning takes as long as checking a real hash.
+  const dummyHash = yield* hash("gatehouse: no such account")
+
+  return PasswordHasher.of({
+    hash: Effect.fn("PasswordHasher.hash")((password: Redacted.Redacted<string>) => hash(Redacted.value(password))),
+    verify: Effect.fn("PasswordHasher.verify")((password: Redacted.Redacted<string>, encoded: string) =>
+      verify(Redacted.value(password), encoded)
+    ),
+    verifyOrBurn: Effect.fn("PasswordHasher.verifyOrBurn")(
+      (password: Redacted.Redacted<string>, encoded: string | undefined) =>
+        encoded === undefined
+          ? Effect.as(verify(Redacted.value(password), dummyHash), false)
+          : verify(Redacted.value(password), encoded)
+    )
+  })
+})
+
+/**
+ * bcrypt on @node-rs/bcrypt, which runs on the libuv threadpool. The semaphore keeps bcrypt from
+ * holding every pool thread, where file, DNS and WebCrypto jobs would queue behind a burst of logins.
+ * A permit is held until the native job finishes, even if the caller is interrupted, because the job
+ * keeps its thread either way.
+ */
+export const BcryptPasswordHasher = (
+  options: BcryptOptions = {},
+  bcrypt: Bcrypt = NodeRsBcrypt
+): Layer.Layer<PasswordHasher> =>
+  Layer.effect(
+    PasswordHasher,
+    Effect.gen(function*() {
+      const concurrency = options.concurrency ?? 4
+      // Zero permits would hang every login rather than fail, so refuse it at start-up.
+      if (!Number.isInteger(concurrency) || concurrency < 1) {
+        return yield* Effect.dieMessage(`bcrypt concurrency must be a positive integer, got ${concurrency}`)
+      }
+      const semaphore = yield* Effect.makeSemaphore(concurrency)
+      return yield* make(bcrypt, options.cost ?? 10, (self) => semaphore.withPermits(1)(Effect.uninterruptible(self)))
+    })
+  )
+
+/** Real bcrypt at the minimum cost: the production code path, fast enough for tests. */
+export const PasswordHasherTest: Layer.Layer<PasswordHasher> = Layer.effect(
+  PasswordHasher,
+  make(NodeRsBcrypt, 4, (self) => self)
+)

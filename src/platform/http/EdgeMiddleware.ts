@@ -1,0 +1,53 @@
+import { FileSystem, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { decideCors, type CorsPolicy } from "./Cors.js"
+import { RequestId, requestIdFrom } from "./RequestId.js"
+
+/** GoTrue's limitRequestBody: larger bodies get 413 before any handler reads them. */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+export interface EdgeOptions {
+  readonly cors: CorsPolicy
+  readonly requestIdHeader: Option.Option<string>
+  /** Answers a request refused at the edge (413) in the product's error envelope. */
+  readonly reject: (
+    request: HttpServerRequest.HttpServerRequest,
+    requestId: string,
+    status: number,
+    code: string,
+    message: string
+  ) => HttpServerResponse.HttpServerResponse
+}
+
+/**
+ * What every request passes before routing: a request id (in the log annotations and the RequestId
+ * reference), CORS, the 1 MB body limit, and one access-log line. The log names the path only: query strings
+ * carry tokens (GET /verify?token=…).
+ */
+export const edgeMiddleware = (options: EdgeOptions) =>
+<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const requestId = requestIdFrom(request.headers, Option.getOrUndefined(options.requestIdHeader))
+    const cors = decideCors(options.cors, { method: request.method, headers: request.headers })
+    const started = Date.now()
+    const contentLength = Number(request.headers["content-length"] ?? "0")
+    const respond: HttpApp.Default<E, R> = cors._tag === "Preflight"
+      ? Effect.succeed(HttpServerResponse.empty({ status: 204 }))
+      : contentLength > MAX_BODY_BYTES
+      ? Effect.succeed(options.reject(request, requestId, 413, "request_entity_too_large", "Request entity too large"))
+      : HttpIncomingMessage.withMaxBodySize(app, Option.some(FileSystem.Size(MAX_BODY_BYTES)))
+    return respond.pipe(
+      Effect.map((response) => HttpServerResponse.setHeaders(response, cors.headers)),
+      Effect.tap((response) =>
+        Effect.logInfo("request").pipe(Effect.annotateLogs({
+          method: request.method,
+          path: request.url.split("?", 1)[0]!,
+          status: response.status,
+          duration_ms: Date.now() - started
+        }))
+      ),
+      Effect.provideService(RequestId, requestId),
+      Effect.annotateLogs("request_id", requestId)
+    )
+  })
