@@ -187,23 +187,30 @@ export const parseAppConfig = (
     defaulted.push(`${names?.unprefixed?.[0] ?? r.canonical(key)}=${value}`)
     return value
   }
+  // Issues name the spelling the operator actually set (GOTRUE_SITE_URL, AUTH_DB_DATABASE_URL, …).
+  const spelledAs = (key: string, names?: { unprefixed?: ReadonlyArray<string> }): string =>
+    Option.match(r.lookup(key, names), { onNone: () => r.canonical(key), onSome: (found) => found.variable })
 
   const port = r.integer("API_PORT", DEFAULT_PORT, { min: 0, max: 65535 }, { unprefixed: ["PORT"] })
   const devUrl = `http://localhost:${port === 0 ? DEFAULT_PORT : port}`
   const siteUrl = devDefault("SITE_URL", devUrl)
-  if (siteUrl !== "" && !isAbsoluteUrl(siteUrl)) r.fail(r.canonical("SITE_URL"), "must be an absolute http(s) URL")
+  if (siteUrl !== "" && !isAbsoluteUrl(siteUrl)) r.fail(spelledAs("SITE_URL"), "must be an absolute http(s) URL")
   const externalUrl = devDefault("API_EXTERNAL_URL", devUrl, { unprefixed: ["API_EXTERNAL_URL"] })
-  if (externalUrl !== "" && !isAbsoluteUrl(externalUrl)) r.fail("API_EXTERNAL_URL", "must be an absolute http(s) URL")
+  if (externalUrl !== "" && !isAbsoluteUrl(externalUrl)) {
+    r.fail(spelledAs("API_EXTERNAL_URL", { unprefixed: ["API_EXTERNAL_URL"] }), "must be an absolute http(s) URL")
+  }
 
   const dbUrl = r.secret("DB_DATABASE_URL", { unprefixed: ["DATABASE_URL"] })
   if (Option.isSome(dbUrl) && !/^postgres(ql)?:\/\//.test(Redacted.value(dbUrl.value))) {
-    r.fail("DATABASE_URL", "must be a postgres:// or postgresql:// connection string")
+    r.fail(spelledAs("DB_DATABASE_URL", { unprefixed: ["DATABASE_URL"] }),
+      "must be a postgres:// or postgresql:// connection string")
   }
   const driver = production ? r.requiredString("DB_DRIVER") : Option.getOrElse(r.string("DB_DRIVER"), () => "postgres")
-  if (driver !== "" && driver !== "postgres") r.fail(r.canonical("DB_DRIVER"), "must be postgres")
+  if (driver !== "" && driver !== "postgres") r.fail(spelledAs("DB_DRIVER"), "must be postgres")
   const namespace = Option.getOrElse(r.string("DB_NAMESPACE", { unprefixed: ["DB_NAMESPACE"] }), () => "")
   if (namespace !== "" && !NAMESPACE.test(namespace)) {
-    r.fail("DB_NAMESPACE", "must be a lowercase SQL identifier (letters, digits, underscores; at most 41 characters)")
+    r.fail(spelledAs("DB_NAMESPACE", { unprefixed: ["DB_NAMESPACE"] }),
+      "must be a lowercase SQL identifier (letters, digits, underscores; at most 41 characters)")
   }
 
   const jwtSecret = production || options.embeddedJwtSecret === undefined
@@ -217,7 +224,8 @@ export const parseAppConfig = (
   const validMethods = r.list("JWT_VALID_METHODS", [])
   for (const method of validMethods) {
     if (!JWT_ALGORITHMS.includes(method)) {
-      r.fail(r.canonical("JWT_VALID_METHODS"), `lists ${method}; allowed: ${JWT_ALGORITHMS.join(", ")}`)
+      r.fail(spelledAs("JWT_VALID_METHODS"), `must list only: ${JWT_ALGORITHMS.join(", ")}`)
+      break
     }
   }
 
@@ -232,7 +240,7 @@ export const parseAppConfig = (
   } else if (Option.isNone(smtpHost)) {
     defaulted.push("mail: written to the log (no SMTP_HOST)")
   }
-  if (adminEmail !== "" && !adminEmail.includes("@")) r.fail(r.canonical("SMTP_ADMIN_EMAIL"), "must be an email address")
+  if (adminEmail !== "" && !adminEmail.includes("@")) r.fail(spelledAs("SMTP_ADMIN_EMAIL"), "must be an email address")
 
   const rotationEnabled = r.boolean("SECURITY_REFRESH_TOKEN_ROTATION_ENABLED", true)
   const captchaEnabled = r.boolean("SECURITY_CAPTCHA_ENABLED", false)
@@ -432,8 +440,8 @@ const parseJwkArray = (raw: string): Option.Option<ReadonlyArray<Record<string, 
 
 // GoTrue's Rate setting: "30" (per hour) or "10/15m".
 const parseRate = (raw: string): Option.Option<{ events: number; per: Duration.Duration }> => {
-  const [count, period] = raw.split("/", 2)
-  if (count === undefined || !/^\d+(\.\d+)?$/.test(count.trim())) return Option.none()
+  const [count, period, ...extra] = raw.split("/")
+  if (extra.length > 0 || count === undefined || !/^\d+(\.\d+)?$/.test(count.trim())) return Option.none()
   const events = Number(count)
   if (period === undefined) return Option.some({ events, per: Duration.hours(1) })
   return Option.flatMap(

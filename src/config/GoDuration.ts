@@ -16,6 +16,10 @@ const UNIT_NANOS: Readonly<Record<string, bigint>> = {
 
 const PART = /^(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/
 
+// Go's Duration is an int64 of nanoseconds; anything beyond it is an "invalid duration" there, and must be
+// here too (a ban_duration of 10^13 hours would otherwise become an unrepresentable Date).
+const MAX_NANOS = 2n ** 63n - 1n
+
 /** Nanoseconds for a Go duration string, or None when it is not one. Negative durations are allowed. */
 export const parseGoDurationNanos = (input: string): Option.Option<bigint> => {
   let rest = input
@@ -34,13 +38,29 @@ export const parseGoDurationNanos = (input: string): Option.Option<bigint> => {
     if (intPart === "" && fracPart === "") return Option.none()
     const scale = UNIT_NANOS[unit]!
     total += BigInt(intPart || "0") * scale
-    if (fracPart !== "") {
-      // Exact fraction of the unit, truncated toward zero like Go.
-      total += (BigInt(fracPart) * scale) / 10n ** BigInt(fracPart.length)
-    }
+    if (fracPart !== "") total += fractionNanos(fracPart, scale)
     rest = rest.slice(whole.length)
   }
+  if (total > (sign < 0n ? MAX_NANOS + 1n : MAX_NANOS)) return Option.none()
   return Option.some(sign * total)
+}
+
+/**
+ * Go's leadingFraction and its float64 step, reproduced exactly: digits stop counting once they would
+ * overflow an int64, and the fraction of the unit is computed in float64 and truncated, so values such as
+ * "0.3333333333333333333h" give Go's 20m rather than 1ns less.
+ */
+const fractionNanos = (digits: string, unitNanos: bigint): bigint => {
+  let x = 0n
+  let scale = 1
+  for (const digit of digits) {
+    if (x > MAX_NANOS / 10n) break
+    const next = x * 10n + BigInt(digit)
+    if (next > MAX_NANOS + 1n) break
+    x = next
+    scale *= 10
+  }
+  return BigInt(Math.trunc(Number(x) * (Number(unitNanos) / scale)))
 }
 
 /** A Go duration string as an Effect Duration; None for malformed or negative input. */

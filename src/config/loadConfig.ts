@@ -30,7 +30,10 @@ export const mergeSources = (sources: ConfigSources): Effect.Effect<Record<strin
         if ((error as NodeJS.ErrnoException).code === "ENOENT") return { ...sources.env }
         throw error
       }
-      return { ...parseEnv(text), ...sources.env }
+      const merged: Record<string, string | undefined> = parseEnv(text)
+      // A key present with an undefined value is unset, so it must not hide the file's value.
+      for (const [name, value] of Object.entries(sources.env)) if (value !== undefined) merged[name] = value
+      return merged
     },
     catch: () => new ConfigInvalid({ issues: [{ variable: sources.envFile, rule: "could not be read" }] })
   })

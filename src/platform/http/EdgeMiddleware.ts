@@ -1,5 +1,4 @@
-import { FileSystem, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import type { HttpApp } from "@effect/platform"
+import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { decideCors, type CorsPolicy } from "./Cors.js"
 import { RequestId, requestIdFrom } from "./RequestId.js"
@@ -32,13 +31,17 @@ export const edgeMiddleware = (options: EdgeOptions) =>
     const cors = decideCors(options.cors, { method: request.method, headers: request.headers })
     const started = Date.now()
     const contentLength = Number(request.headers["content-length"] ?? "0")
+    const withCors = (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.setHeaders(response, cors.headers)
+    // The app sends its response before this middleware sees it, so headers are added by a pre-response hook.
     const respond: HttpApp.Default<E, R> = cors._tag === "Preflight"
-      ? Effect.succeed(HttpServerResponse.empty({ status: 204 }))
+      ? Effect.succeed(withCors(HttpServerResponse.empty({ status: 204 })))
       : contentLength > MAX_BODY_BYTES
-      ? Effect.succeed(options.reject(request, requestId, 413, "request_entity_too_large", "Request entity too large"))
-      : HttpIncomingMessage.withMaxBodySize(app, Option.some(FileSystem.Size(MAX_BODY_BYTES)))
+      ? Effect.succeed(withCors(options.reject(request, requestId, 413, "request_entity_too_large", "Request entity too large")))
+      : Effect.zipRight(
+        HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(withCors(response))),
+        HttpIncomingMessage.withMaxBodySize(app, Option.some(FileSystem.Size(MAX_BODY_BYTES)))
+      )
     return respond.pipe(
-      Effect.map((response) => HttpServerResponse.setHeaders(response, cors.headers)),
       Effect.tap((response) =>
         Effect.logInfo("request").pipe(Effect.annotateLogs({
           method: request.method,

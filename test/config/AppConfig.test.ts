@@ -1,0 +1,510 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Either, FastCheck, Option, Redacted } from "effect"
+import { type AppConfig, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
+import type { ConfigIssue } from "../../src/config/SettingsReader.js"
+
+type Env = Readonly<Record<string, string>>
+
+const GENERATED_SECRET = "generated-dev-secret-kept-in-the-data-dir"
+
+/** The embedded default as loadConfig runs it: the data directory supplied the JWT secret. */
+const embedded = (env: Env) => parseAppConfig(env, { embeddedJwtSecret: Redacted.make(GENERATED_SECRET) })
+
+const productionEnv: Env = {
+  DATABASE_URL: "postgres://auth:pw@db.internal:5432/auth",
+  AUTH_SITE_URL: "https://app.example.com",
+  API_EXTERNAL_URL: "https://auth.example.com",
+  AUTH_JWT_SECRET: "production-secret-that-is-long-enough-0123456789",
+  AUTH_DB_DRIVER: "postgres",
+  AUTH_SMTP_ADMIN_EMAIL: "noreply@example.com",
+  AUTH_SMTP_HOST: "smtp.example.com",
+  AUTH_SMTP_PORT: "2525"
+}
+
+const config = (result: ReturnType<typeof parseAppConfig>): AppConfig =>
+  Either.match(result, {
+    onLeft: (issues) => {
+      throw new Error(`expected a valid configuration, got:\n${formatConfigIssues(issues)}`)
+    },
+    onRight: ({ config }) => config
+  })
+
+const issues = (result: ReturnType<typeof parseAppConfig>): ReadonlyArray<ConfigIssue> =>
+  Either.match(result, {
+    onLeft: (issues) => issues,
+    onRight: () => {
+      throw new Error("expected configuration issues, got a valid configuration")
+    }
+  })
+
+const variables = (result: ReturnType<typeof parseAppConfig>): ReadonlyArray<string> =>
+  issues(result).map((issue) => issue.variable)
+
+const seconds = (d: Duration.Duration): number => Duration.toSeconds(d)
+
+describe("embedded default (no DATABASE_URL)", () => {
+  it("starts with nothing set, on loopback, and lists what it filled in", () => {
+    const result = embedded({})
+    const { config, defaulted } = Either.getOrThrow(result)
+    expect(config.mode).toBe("embedded")
+    expect(config.siteUrl).toBe("http://localhost:8081")
+    expect(config.api.externalUrl).toBe("http://localhost:8081")
+    expect(config.api.host).toBe("127.0.0.1")
+    expect(config.api.port).toBe(8081)
+    expect(Redacted.value(config.jwt.secret)).toBe(GENERATED_SECRET)
+    expect(Option.isNone(config.smtp.host)).toBe(true)
+    expect(defaulted).toContain("AUTH_SITE_URL=http://localhost:8081")
+    expect(defaulted).toContain("API_EXTERNAL_URL=http://localhost:8081")
+    expect(defaulted.some((line) => line.startsWith("AUTH_JWT_SECRET="))).toBe(true)
+    expect(defaulted.join("\n")).not.toContain(GENERATED_SECRET)
+  })
+
+  it("uses the spec's defaults for everything optional", () => {
+    const c = config(embedded({}))
+    expect(c.uriAllowList).toStrictEqual([])
+    expect(c.disableSignup).toBe(false)
+    expect(c.externalEmailEnabled).toBe(true)
+    expect(c.externalPhoneEnabled).toBe(false)
+    expect(c.password).toStrictEqual({ minLength: 6, requiredCharacters: [] })
+    expect(c.db.maxPoolSize).toBe(0)
+    expect(c.db.namespace).toBe("")
+    expect(c.log.level).toBe("info")
+    expect(c.observability.prometheusHost).toBe("0.0.0.0")
+    expect(c.observability.prometheusPort).toBe(9100)
+    expect(c.jwt.exp).toBe(3600)
+    expect(c.jwt.adminGroupName).toBe("admin")
+    expect(seconds(c.smtp.maxFrequency)).toBe(900)
+    expect(seconds(c.sms.maxFrequency)).toBe(60)
+    expect(c.security.refreshTokenRotationEnabled).toBe(true)
+    expect(seconds(c.security.refreshTokenReuseInterval)).toBe(10)
+    expect(c.mailer.urlPaths).toStrictEqual({
+      invite: "/verify",
+      confirmation: "/verify",
+      recovery: "/verify",
+      emailChange: "/verify"
+    })
+    expect(c.mailer.subjects).toStrictEqual({
+      invite: "You have been invited",
+      confirmation: "Confirm Your Signup",
+      recovery: "Reset Your Password",
+      magicLink: "Your Magic Link",
+      emailChange: "Confirm Email Change"
+    })
+    expect(c.rateLimit.emailSent.events).toBe(30)
+    expect(seconds(c.rateLimit.emailSent.per)).toBe(3600)
+    expect(c.smtp.senderName).toBe(c.smtp.adminEmail)
+  })
+
+  it("builds the dev URLs on the configured port", () => {
+    const { config, defaulted } = Either.getOrThrow(embedded({ PORT: "9000" }))
+    expect(config.siteUrl).toBe("http://localhost:9000")
+    expect(defaulted).toContain("AUTH_SITE_URL=http://localhost:9000")
+  })
+
+  it("takes what the operator set instead of a default, and does not list it", () => {
+    const { config, defaulted } = Either.getOrThrow(embedded({
+      AUTH_SITE_URL: "http://localhost:3000",
+      AUTH_JWT_SECRET: "explicit-secret",
+      AUTH_API_HOST: "0.0.0.0"
+    }))
+    expect(config.siteUrl).toBe("http://localhost:3000")
+    expect(Redacted.value(config.jwt.secret)).toBe("explicit-secret")
+    expect(config.api.host).toBe("0.0.0.0")
+    expect(defaulted.some((line) => line.startsWith("AUTH_SITE_URL="))).toBe(false)
+    expect(defaulted.some((line) => line.startsWith("AUTH_JWT_SECRET="))).toBe(false)
+  })
+
+  it("needs a JWT secret from somewhere: without the generated one, JWT_SECRET is required", () => {
+    expect(variables(parseAppConfig({}))).toStrictEqual(["AUTH_JWT_SECRET"])
+  })
+})
+
+describe("production (DATABASE_URL set)", () => {
+  it("reports every missing required variable in one Left", () => {
+    const found = issues(parseAppConfig({ DATABASE_URL: "postgres://db/auth" }))
+    const names = found.map((issue) => issue.variable)
+    for (const required of ["SITE_URL", "API_EXTERNAL_URL", "JWT_SECRET", "DB_DRIVER", "SMTP_ADMIN_EMAIL", "SMTP_HOST", "SMTP_PORT"]) {
+      expect(names.filter((name) => name.includes(required)), required).toHaveLength(1)
+    }
+    expect(found).toHaveLength(7)
+    expect(found.every((issue) => issue.rule === "is required")).toBe(true)
+  })
+
+  it("does not accept the embedded generated secret in place of JWT_SECRET", () => {
+    const { AUTH_JWT_SECRET: _omitted, ...rest } = productionEnv
+    expect(variables(embedded(rest))).toStrictEqual(["AUTH_JWT_SECRET"])
+  })
+
+  it("starts when everything required is set, listening on all interfaces, with nothing defaulted", () => {
+    const { config, defaulted } = Either.getOrThrow(parseAppConfig(productionEnv))
+    expect(config.mode).toBe("postgres")
+    expect(config.api.host).toBe("0.0.0.0")
+    expect(defaulted).toStrictEqual([])
+    expect(Option.map(config.db.url, Redacted.value)).toStrictEqual(Option.some(productionEnv.DATABASE_URL))
+    expect(config.smtp.host).toStrictEqual(Option.some("smtp.example.com"))
+    expect(config.smtp.port).toBe(2525)
+    expect(config.smtp.senderName).toBe("noreply@example.com")
+  })
+
+  it("accepts postgresql:// too and rejects other schemes", () => {
+    expect(config(parseAppConfig({ ...productionEnv, DATABASE_URL: "postgresql://db/auth" })).mode).toBe("postgres")
+    expect(issues(parseAppConfig({ ...productionEnv, DATABASE_URL: "mysql://db/auth" }))).toStrictEqual([
+      { variable: "DATABASE_URL", rule: "must be a postgres:// or postgresql:// connection string" }
+    ])
+  })
+
+  it("requires DB_DRIVER to be postgres", () => {
+    expect(variables(parseAppConfig({ ...productionEnv, AUTH_DB_DRIVER: "mysql" }))).toStrictEqual(["AUTH_DB_DRIVER"])
+  })
+})
+
+describe("collecting issues", () => {
+  it("reports every bad value at once", () => {
+    const found = variables(embedded({
+      AUTH_JWT_EXP: "soon",
+      AUTH_PASSWORD_MIN_LENGTH: "0",
+      AUTH_DISABLE_SIGNUP: "maybe",
+      AUTH_SMTP_MAX_FREQUENCY: "often",
+      LOG_LEVEL: "loud",
+      PORT: "70000"
+    }))
+    expect([...found].sort()).toStrictEqual(
+      ["AUTH_DISABLE_SIGNUP", "AUTH_JWT_EXP", "AUTH_PASSWORD_MIN_LENGTH", "AUTH_SMTP_MAX_FREQUENCY", "LOG_LEVEL", "PORT"]
+    )
+  })
+
+  it("formats them as one message", () => {
+    const text = formatConfigIssues([
+      { variable: "AUTH_JWT_EXP", rule: "must be a whole number from 1 to 604800" },
+      { variable: "LOG_LEVEL", rule: "must be one of: info" }
+    ])
+    expect(text).toBe(
+      "Invalid configuration (2 problems):\n  - AUTH_JWT_EXP must be a whole number from 1 to 604800\n  - LOG_LEVEL must be one of: info"
+    )
+    expect(formatConfigIssues([{ variable: "X", rule: "y" }])).toBe("Invalid configuration (1 problem):\n  - X y")
+  })
+})
+
+describe("spellings", () => {
+  it("reads GOTRUE_ as an alias of AUTH_", () => {
+    const c = config(embedded({ GOTRUE_SITE_URL: "https://legacy.example.com", GOTRUE_JWT_EXP: "600" }))
+    expect(c.siteUrl).toBe("https://legacy.example.com")
+    expect(c.jwt.exp).toBe(600)
+  })
+
+  it("prefers AUTH_ when both are set", () => {
+    const c = config(embedded({
+      AUTH_SITE_URL: "https://new.example.com",
+      GOTRUE_SITE_URL: "https://old.example.com",
+      AUTH_JWT_EXP: "900",
+      GOTRUE_JWT_EXP: "not a number"
+    }))
+    expect(c.siteUrl).toBe("https://new.example.com")
+    expect(c.jwt.exp).toBe(900)
+  })
+
+  it("treats a blank value as unset, so the next spelling applies", () => {
+    expect(config(embedded({ AUTH_JWT_EXP: "  ", GOTRUE_JWT_EXP: "120" })).jwt.exp).toBe(120)
+  })
+
+  it("names the spelling the operator used in an issue", () => {
+    expect(variables(embedded({ GOTRUE_JWT_EXP: "x" }))).toStrictEqual(["GOTRUE_JWT_EXP"])
+    expect(variables(embedded({ GOTRUE_SITE_URL: "example.com" }))).toStrictEqual(["GOTRUE_SITE_URL"])
+    expect(variables(embedded({ AUTH_API_EXTERNAL_URL: "example.com" }))).toStrictEqual(["AUTH_API_EXTERNAL_URL"])
+    expect(variables(parseAppConfig({ ...productionEnv, DATABASE_URL: "", AUTH_DB_DATABASE_URL: "mysql://db" })))
+      .toStrictEqual(["AUTH_DB_DATABASE_URL"])
+  })
+
+  it("reads PORT, DATABASE_URL and LOG_LEVEL without a prefix", () => {
+    expect(config(embedded({ PORT: "9999" })).api.port).toBe(9999)
+    expect(config(embedded({ LOG_LEVEL: "debug" })).log.level).toBe("debug")
+    expect(config(embedded({ LOG_LEVEL: "WARNING" })).log.level).toBe("warn")
+    const c = config(parseAppConfig(productionEnv))
+    expect(c.mode).toBe("postgres")
+    expect(Option.map(c.db.url, Redacted.value)).toStrictEqual(Option.some(productionEnv.DATABASE_URL))
+  })
+
+  it("also reads the prefixed spellings of those, and they win over the bare name", () => {
+    expect(config(embedded({ AUTH_API_PORT: "7000", PORT: "9999" })).api.port).toBe(7000)
+    expect(config(embedded({ AUTH_LOG_LEVEL: "error", LOG_LEVEL: "debug" })).log.level).toBe("error")
+    const { DATABASE_URL: _omitted, ...rest } = productionEnv
+    expect(config(parseAppConfig({ ...rest, AUTH_DB_DATABASE_URL: "postgres://other/auth" })).mode).toBe("postgres")
+  })
+
+  it("does not read other settings without a prefix", () => {
+    expect(config(embedded({ JWT_EXP: "not a number", SITE_URL: "nope" })).jwt.exp).toBe(3600)
+  })
+})
+
+describe("typed values", () => {
+  it.each([
+    ["true", true],
+    ["TRUE", true],
+    ["1", true],
+    ["t", true],
+    ["yes", true],
+    ["on", true],
+    ["false", false],
+    ["0", false],
+    ["f", false],
+    ["no", false],
+    ["off", false]
+  ] as const)("boolean %s", (raw, expected) => {
+    expect(config(embedded({ AUTH_DISABLE_SIGNUP: raw })).disableSignup).toBe(expected)
+  })
+
+  it("integers within bounds", () => {
+    const c = config(embedded({ AUTH_JWT_EXP: "7200", AUTH_DB_MAX_POOL_SIZE: "25", AUTH_PASSWORD_MIN_LENGTH: "12" }))
+    expect(c.jwt.exp).toBe(7200)
+    expect(c.db.maxPoolSize).toBe(25)
+    expect(c.password.minLength).toBe(12)
+  })
+
+  it.each([
+    ["10s", 10],
+    ["1h30m", 5400],
+    ["90", 90],
+    ["1.5", 1.5],
+    ["250ms", 0.25]
+  ] as const)("duration %s", (raw, expected) => {
+    const c = config(embedded({
+      AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: raw,
+      AUTH_MAILER_OTP_EXP: raw,
+      AUTH_SMTP_MAX_FREQUENCY: raw,
+      AUTH_SMS_OTP_EXP: raw
+    }))
+    expect(seconds(c.security.refreshTokenReuseInterval)).toBe(expected)
+    expect(seconds(c.mailer.otpExp)).toBe(expected)
+    expect(seconds(c.smtp.maxFrequency)).toBe(expected)
+    expect(seconds(c.sms.otpExp)).toBe(expected)
+  })
+
+  it("lists, URLs and required characters", () => {
+    const c = config(embedded({
+      AUTH_URI_ALLOW_LIST: "https://a.example.com/**, http://localhost:3000 ,,",
+      AUTH_JWT_ADMIN_ROLES: "admin,ops",
+      AUTH_PASSWORD_REQUIRED_CHARACTERS: "abc:ABC:0123\\:"
+    }))
+    expect(c.uriAllowList).toStrictEqual(["https://a.example.com/**", "http://localhost:3000"])
+    expect(c.jwt.adminRoles).toStrictEqual(["admin", "ops"])
+    expect(c.password.requiredCharacters).toStrictEqual(["abc", "ABC", "0123:"])
+  })
+
+  it.each([
+    ["30", 30, 3600],
+    ["10/15m", 10, 900],
+    ["2.5/1h", 2.5, 3600],
+    ["5/60", 5, 60]
+  ] as const)("RATE_LIMIT_EMAIL_SENT %s", (raw, events, perSeconds) => {
+    const { emailSent } = config(embedded({ AUTH_RATE_LIMIT_EMAIL_SENT: raw })).rateLimit
+    expect(emailSent.events).toBe(events)
+    expect(seconds(emailSent.per)).toBe(perSeconds)
+  })
+})
+
+describe("rules", () => {
+  it.each([
+    ["AUTH_JWT_EXP", "0", "must be a whole number from 1 to 604800"],
+    ["AUTH_JWT_EXP", "1.5", "must be a whole number"],
+    ["AUTH_DB_MAX_POOL_SIZE", "-1", "must be a whole number from 0 to 10000"],
+    ["AUTH_SMTP_PORT", "0", "must be a whole number from 1 to 65535"],
+    ["PORT", "http", "must be a whole number from 0 to 65535"],
+    ["AUTH_PASSWORD_MIN_LENGTH", "73", "must be a whole number from 1 to 72"],
+    ["AUTH_MAILER_OTP_LENGTH", "4", "must be a whole number from 6 to 10"],
+    ["AUTH_SMS_OTP_LENGTH", "11", "must be a whole number from 6 to 10"],
+    ["AUTH_EXTERNAL_EMAIL_ENABLED", "enabled", "must be a boolean"],
+    ["AUTH_MAILER_OTP_EXP", "1d", "must be a duration"],
+    ["AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", "-10s", "must be a duration"],
+    ["LOG_LEVEL", "verbose", "must be one of: panic, fatal, error, warn, warning, info, debug, trace"],
+    ["AUTH_METRICS_EXPORTER", "statsd", "must be one of: opentelemetry, prometheus"],
+    ["AUTH_TRACING_EXPORTER", "zipkin", "must be one of: opentelemetry"],
+    ["AUTH_SECURITY_CAPTCHA_PROVIDER", "recaptcha", "must be one of: hcaptcha, turnstile"],
+    ["AUTH_SITE_URL", "example.com", "must be an absolute http(s) URL"],
+    ["AUTH_SITE_URL", "ftp://example.com", "must be an absolute http(s) URL"],
+    ["API_EXTERNAL_URL", "/auth/v1", "must be an absolute http(s) URL"],
+    ["AUTH_API_ENDPOINT", "operator", "must be an absolute http(s) URL"],
+    ["AUTH_MAILER_TEMPLATES_INVITE", "invite.html", "must be an absolute http(s) URL"],
+    ["AUTH_SMTP_ADMIN_EMAIL", "noreply", "must be an email address"],
+    ["AUTH_DB_DRIVER", "sqlite", "must be postgres"],
+    ["AUTH_RATE_LIMIT_EMAIL_SENT", "lots", "must be a number of emails per hour"],
+    ["AUTH_RATE_LIMIT_EMAIL_SENT", "10/", "must be a number of emails per hour"],
+    ["AUTH_RATE_LIMIT_EMAIL_SENT", "10/15m/1h", "must be a number of emails per hour"],
+    ["AUTH_JWT_VALID_METHODS", "HS256,none", "must list only: HS256, RS256, RS512, ES256, ES512, EdDSA"],
+    ["AUTH_OTEL_EXPORTER_PROMETHEUS_PORT", "0", "must be a whole number from 1 to 65535"]
+  ] as const)("%s=%j", (variable, value, rule) => {
+    const found = issues(embedded({ [variable]: value }))
+    expect(found).toHaveLength(1)
+    expect(found[0]!.variable).toBe(variable)
+    expect(found[0]!.rule).toContain(rule)
+  })
+
+  it.each(["auth", "_private", "gatehouse_2", "a".repeat(41)])("DB_NAMESPACE %j is an identifier", (namespace) => {
+    expect(config(embedded({ AUTH_DB_NAMESPACE: namespace })).db.namespace).toBe(namespace)
+  })
+
+  it.each(["Auth", "1auth", "auth-v2", "auth;drop table users", "a.b", "a".repeat(42)])(
+    "DB_NAMESPACE %j is not an identifier",
+    (namespace) => {
+      const found = issues(embedded({ AUTH_DB_NAMESPACE: namespace }))
+      expect(found.map((issue) => issue.variable)).toStrictEqual(["AUTH_DB_NAMESPACE"])
+      expect(found[0]!.rule).toContain("SQL identifier")
+    }
+  )
+
+  it("accepts JWT_KEYS as a JSON array of JWK objects", () => {
+    const keys = [{ kty: "oct", k: "c2VjcmV0", kid: "one" }, { kty: "EC", crv: "P-256", kid: "two" }]
+    expect(config(embedded({ AUTH_JWT_KEYS: JSON.stringify(keys) })).jwt.keys).toStrictEqual(keys)
+    expect(config(embedded({ AUTH_JWT_KEYS: "[]" })).jwt.keys).toStrictEqual([])
+  })
+
+  it.each(["{\"kty\":\"oct\"}", "[1, 2]", "[[]]", "[null]", "not json", "\"[]\""])("rejects JWT_KEYS %j", (raw) => {
+    expect(issues(embedded({ AUTH_JWT_KEYS: raw }))).toStrictEqual([
+      { variable: "AUTH_JWT_KEYS", rule: "must be a JSON array of JWK objects" }
+    ])
+  })
+
+  it("requires the captcha secret when captcha is enabled", () => {
+    expect(variables(embedded({ AUTH_SECURITY_CAPTCHA_ENABLED: "true" }))).toStrictEqual(["AUTH_SECURITY_CAPTCHA_SECRET"])
+    const c = config(embedded({
+      AUTH_SECURITY_CAPTCHA_ENABLED: "true",
+      AUTH_SECURITY_CAPTCHA_PROVIDER: "turnstile",
+      AUTH_SECURITY_CAPTCHA_SECRET: "captcha-secret",
+      AUTH_SECURITY_CAPTCHA_TIMEOUT: "5s"
+    }))
+    expect(c.security.captcha.provider).toBe("turnstile")
+    expect(seconds(c.security.captcha.timeout)).toBe(5)
+  })
+})
+
+describe("external OAuth providers", () => {
+  it("reports every missing credential of an enabled provider", () => {
+    const found = issues(embedded({ AUTH_EXTERNAL_GITHUB_ENABLED: "true" }))
+    expect(found).toStrictEqual([
+      { variable: "AUTH_EXTERNAL_GITHUB_CLIENT_ID", rule: "is required when EXTERNAL_GITHUB_ENABLED is true" },
+      { variable: "AUTH_EXTERNAL_GITHUB_SECRET", rule: "is required when EXTERNAL_GITHUB_ENABLED is true" },
+      { variable: "AUTH_EXTERNAL_GITHUB_REDIRECT_URI", rule: "is required when EXTERNAL_GITHUB_ENABLED is true" }
+    ])
+  })
+
+  it("reads a complete provider", () => {
+    const github = config(embedded({
+      AUTH_EXTERNAL_GITHUB_ENABLED: "true",
+      AUTH_EXTERNAL_GITHUB_CLIENT_ID: "client-id",
+      AUTH_EXTERNAL_GITHUB_SECRET: "client-secret",
+      AUTH_EXTERNAL_GITHUB_REDIRECT_URI: "https://auth.example.com/callback"
+    })).external.github
+    expect(github.enabled).toBe(true)
+    expect(github.clientId).toBe("client-id")
+    expect(Option.map(github.secret, Redacted.value)).toStrictEqual(Option.some("client-secret"))
+    expect(github.redirectUri).toBe("https://auth.example.com/callback")
+    expect(github.url).toStrictEqual(Option.none())
+  })
+
+  it("does not require credentials of a disabled provider", () => {
+    const c = config(embedded({ AUTH_EXTERNAL_GOOGLE_CLIENT_ID: "half-configured" }))
+    expect(c.external.google.enabled).toBe(false)
+  })
+
+  it("checks the redirect URI is a URL", () => {
+    expect(variables(embedded({ AUTH_EXTERNAL_GITLAB_REDIRECT_URI: "callback" }))).toStrictEqual(
+      ["AUTH_EXTERNAL_GITLAB_REDIRECT_URI"]
+    )
+  })
+
+  it("requires the Keycloak instance URL", () => {
+    const keycloak = {
+      AUTH_EXTERNAL_KEYCLOAK_ENABLED: "true",
+      AUTH_EXTERNAL_KEYCLOAK_CLIENT_ID: "id",
+      AUTH_EXTERNAL_KEYCLOAK_SECRET: "secret",
+      AUTH_EXTERNAL_KEYCLOAK_REDIRECT_URI: "https://auth.example.com/callback"
+    }
+    expect(variables(embedded(keycloak))).toStrictEqual(["AUTH_EXTERNAL_KEYCLOAK_URL"])
+    const c = config(embedded({ ...keycloak, AUTH_EXTERNAL_KEYCLOAK_URL: "https://sso.example.com/realms/main" }))
+    expect(c.external.keycloak.url).toStrictEqual(Option.some("https://sso.example.com/realms/main"))
+  })
+})
+
+describe("SMS providers", () => {
+  it("requires the Twilio credentials when phone sign-up uses Twilio", () => {
+    expect(issues(embedded({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "twilio" }))).toStrictEqual([
+      { variable: "AUTH_SMS_TWILIO_ACCOUNT_SID", rule: "is required when SMS_PROVIDER is twilio" },
+      { variable: "AUTH_SMS_TWILIO_AUTH_TOKEN", rule: "is required when SMS_PROVIDER is twilio" },
+      { variable: "AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID", rule: "is required when SMS_PROVIDER is twilio" }
+    ])
+  })
+
+  it.each([
+    ["messagebird", ["AUTH_SMS_MESSAGEBIRD_ACCESS_KEY", "AUTH_SMS_MESSAGEBIRD_ORIGINATOR"]],
+    ["textlocal", ["AUTH_SMS_TEXTLOCAL_API_KEY", "AUTH_SMS_TEXTLOCAL_SENDER"]],
+    ["vonage", ["AUTH_SMS_VONAGE_API_KEY", "AUTH_SMS_VONAGE_API_SECRET", "AUTH_SMS_VONAGE_FROM"]]
+  ] as const)("requires the %s credentials", (provider, expected) => {
+    expect(variables(embedded({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: provider }))).toStrictEqual(expected)
+  })
+
+  it("reads a complete Twilio setup", () => {
+    const c = config(embedded({
+      AUTH_EXTERNAL_PHONE_ENABLED: "true",
+      AUTH_SMS_PROVIDER: "Twilio",
+      AUTH_SMS_TWILIO_ACCOUNT_SID: "AC123",
+      AUTH_SMS_TWILIO_AUTH_TOKEN: "token",
+      AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: "+15550100"
+    }))
+    expect(c.externalPhoneEnabled).toBe(true)
+    expect(c.sms.provider).toStrictEqual(Option.some("twilio"))
+    expect(Option.map(c.sms.twilio.authToken, Redacted.value)).toStrictEqual(Option.some("token"))
+  })
+
+  it("does not require credentials while phone sign-up is off", () => {
+    expect(config(embedded({ AUTH_SMS_PROVIDER: "twilio" })).sms.provider).toStrictEqual(Option.some("twilio"))
+  })
+
+  it("rejects an unknown provider", () => {
+    expect(issues(embedded({ AUTH_SMS_PROVIDER: "carrier-pigeon" }))).toStrictEqual([
+      { variable: "AUTH_SMS_PROVIDER", rule: "must be one of: twilio, messagebird, textlocal, vonage" }
+    ])
+  })
+})
+
+describe("issue texts never contain the offending value", () => {
+  // Each of these rejects a secret-looking value: an operator who pastes a key into the wrong variable
+  // must not find it in the start-up log.
+  const targets = [
+    "AUTH_JWT_EXP",
+    "AUTH_DB_MAX_POOL_SIZE",
+    "AUTH_SMTP_PORT",
+    "PORT",
+    "AUTH_DISABLE_SIGNUP",
+    "AUTH_SMTP_MAX_FREQUENCY",
+    "LOG_LEVEL",
+    "AUTH_SITE_URL",
+    "API_EXTERNAL_URL",
+    "AUTH_JWT_KEYS",
+    "AUTH_DB_NAMESPACE",
+    "AUTH_JWT_VALID_METHODS",
+    "AUTH_SMS_PROVIDER",
+    "AUTH_RATE_LIMIT_EMAIL_SENT",
+    "AUTH_SECURITY_CAPTCHA_PROVIDER",
+    "AUTH_EXTERNAL_GITHUB_REDIRECT_URI",
+    "AUTH_MAILER_TEMPLATES_RECOVERY",
+    "AUTH_SMTP_ADMIN_EMAIL"
+  ] as const
+
+  // A capital letter keeps it from being a valid identifier for DB_NAMESPACE.
+  const secretLooking = FastCheck.tuple(
+    FastCheck.constantFrom("sk_live_", "ghp_", "eyJhbGciOi", "AKIA", "xoxb-"),
+    FastCheck.stringMatching(/^[A-Za-z0-9_-]{16,40}$/)
+  ).map(([prefix, body]) => `${prefix}${body}Q`)
+
+  it.prop("in any variable", { secret: secretLooking, variable: FastCheck.constantFrom(...targets) }, ({ secret, variable }) => {
+    const found = issues(embedded({ [variable]: secret }))
+    expect(found.map((issue) => issue.variable)).toContain(variable)
+    expect(formatConfigIssues(found)).not.toContain(secret)
+  })
+
+  it.prop("in production, with all of them wrong at once", { secret: secretLooking }, ({ secret }) => {
+    const env = Object.fromEntries(targets.map((variable) => [variable, secret]))
+    const found = issues(parseAppConfig({ ...productionEnv, ...env, DATABASE_URL: `postgres://u:${secret}@db/auth` }))
+    expect(found.length).toBeGreaterThanOrEqual(targets.length)
+    expect(formatConfigIssues(found)).not.toContain(secret)
+  })
+})

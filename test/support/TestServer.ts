@@ -1,0 +1,55 @@
+import { createServer } from "node:http"
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Either, Layer } from "effect"
+import { AppConfig, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
+import type { Database } from "../../src/platform/Database.js"
+import { migrate } from "../../src/platform/Migrator.js"
+import { HttpRoutesLive } from "../../src/Server.js"
+import { TestDatabase } from "./TestDatabase.js"
+
+/** Settings every test server starts from; a test adds or overrides its own. */
+export const baseTestEnv: Readonly<Record<string, string>> = {
+  AUTH_SITE_URL: "http://localhost:3000",
+  API_EXTERNAL_URL: "http://localhost:9999",
+  AUTH_JWT_SECRET: "test-secret-that-is-at-least-32-characters-long",
+  LOG_LEVEL: "warn"
+}
+
+export const testConfig = (env: Readonly<Record<string, string>> = {}): AppConfig =>
+  Either.match(parseAppConfig({ ...baseTestEnv, ...env }), {
+    onLeft: (issues) => {
+      throw new Error(formatConfigIssues(issues))
+    },
+    onRight: ({ config }) => config
+  })
+
+/** The base URL of a server started for the test on 127.0.0.1 and a free port. */
+export class ServerUrl extends Context.Tag("test/ServerUrl")<ServerUrl, string>() {}
+
+const ServerUrlLive = Layer.effect(
+  ServerUrl,
+  Effect.map(HttpServer.HttpServer, (server) => {
+    const address = server.address
+    if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    return `http://127.0.0.1:${address.port}`
+  })
+)
+
+/**
+ * The real HTTP stack (edge middleware, error boundary, handlers) on a real socket, over a migrated test
+ * database, so tests talk to it with fetch and the real client libraries.
+ */
+export const TestServer = (
+  env: Readonly<Record<string, string>> = {}
+): Layer.Layer<ServerUrl | AppConfig | Database> => {
+  const config = testConfig(env)
+  const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
+  return Layer.mergeAll(HttpRoutesLive(config), ServerUrlLive).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+    Layer.provideMerge(Layer.succeed(AppConfig, config)),
+    Layer.provideMerge(Migrated),
+    Layer.provideMerge(TestDatabase),
+    Layer.orDie
+  ) as Layer.Layer<ServerUrl | AppConfig | Database>
+}
