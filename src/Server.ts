@@ -7,10 +7,21 @@ import { AuthApi } from "./auth/Api.js"
 import { authErrorMiddleware, authErrorResponse } from "./auth/http/AuthErrorMiddleware.js"
 import { AuthError } from "./auth/domain/AuthError.js"
 import { SystemHttpLive } from "./auth/system/SystemHttp.js"
+import { Accounts } from "./auth/accounts/Accounts.js"
+import { AccountsHttpLive } from "./auth/accounts/AccountsHttp.js"
+import { AuthenticatedLive } from "./auth/http/AuthenticatedLive.js"
+import { Sessions } from "./auth/sessions/Sessions.js"
+import { Profile } from "./auth/user/Profile.js"
+import { UserHttpLive } from "./auth/user/UserHttp.js"
+import { Users } from "./auth/users/Users.js"
 import { gotrueCorsPolicy } from "./platform/http/Cors.js"
 import { edgeMiddleware } from "./platform/http/EdgeMiddleware.js"
 
-const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(Layer.provide(SystemHttpLive))
+/** The auth API's handlers over its services; the ports, database and config come from the caller. */
+const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
+  Layer.provide([SystemHttpLive, AccountsHttpLive, UserHttpLive.pipe(Layer.provide(AuthenticatedLive))]),
+  Layer.provide([Accounts.Default, Profile.Default, Sessions.Default, Users.Default])
+)
 
 /**
  * The HTTP routes on top of any HttpServer: the auth API, its OpenAPI document and docs page, behind the edge

@@ -6,6 +6,7 @@ import { type LoadedConfig, loadConfig } from "./config/loadConfig.js"
 import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresDatabase } from "./platform/Database.js"
 import { LoggingLive } from "./platform/Logging.js"
 import { migrate } from "./platform/Migrator.js"
+import { PortsLive } from "./PortsLive.js"
 import { HttpServerLive } from "./Server.js"
 import { VERSION } from "./Version.js"
 
@@ -49,6 +50,7 @@ const serve = (loaded: LoadedConfig) => {
   const Database = databaseFor(config, "5 seconds")
   const Migrated = Layer.effectDiscard(migrations(config))
   const App = HttpServerLive(config).pipe(
+    Layer.provide(PortsLive(config)),
     Layer.provide(Migrated),
     Layer.provide(Layer.succeed(AppConfig, config)),
     Layer.provide(Database)

@@ -1,6 +1,7 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effect/platform"
+import { Context, Schema } from "effect"
 import { AuthError } from "./domain/AuthError.js"
+import type { UserRow } from "./domain/UserRow.js"
 
 export class Health extends Schema.Class<Health>("Health")({
   version: Schema.String,
@@ -19,15 +20,148 @@ export class Settings extends Schema.Class<Settings>("Settings")({
   saml_enabled: Schema.Boolean
 }) {}
 
+const Timestamp = Schema.String.annotations({ description: "RFC 3339 timestamp" })
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+/** GoTrue treats a JSON null like an absent field. */
+const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
+const OptionalObject = Schema.optional(Schema.NullOr(JsonObject))
+const MetaSecurity = Schema.optional(Schema.NullOr(Schema.Struct({ captcha_token: OptionalString })))
+
+export class Identity extends Schema.Class<Identity>("Identity")({
+  identity_id: Schema.String,
+  id: Schema.String,
+  user_id: Schema.String,
+  identity_data: JsonObject,
+  provider: Schema.String,
+  last_sign_in_at: Schema.optional(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  email: Schema.optional(Schema.String)
+}) {}
+
+export class User extends Schema.Class<User>("User")({
+  id: Schema.String,
+  aud: Schema.String,
+  role: Schema.String,
+  email: Schema.String,
+  email_confirmed_at: Schema.optional(Timestamp),
+  phone: Schema.String,
+  phone_confirmed_at: Schema.optional(Timestamp),
+  confirmation_sent_at: Schema.optional(Timestamp),
+  confirmed_at: Schema.optional(Timestamp),
+  recovery_sent_at: Schema.optional(Timestamp),
+  new_email: Schema.optional(Schema.String),
+  email_change_sent_at: Schema.optional(Timestamp),
+  new_phone: Schema.optional(Schema.String),
+  phone_change_sent_at: Schema.optional(Timestamp),
+  reauthentication_sent_at: Schema.optional(Timestamp),
+  last_sign_in_at: Schema.optional(Timestamp),
+  app_metadata: JsonObject,
+  user_metadata: JsonObject,
+  identities: Schema.Array(Identity),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  is_anonymous: Schema.Boolean,
+  invited_at: Schema.optional(Timestamp),
+  banned_until: Schema.optional(Timestamp)
+}) {}
+
+export class Session extends Schema.Class<Session>("Session")({
+  access_token: Schema.String,
+  token_type: Schema.Literal("bearer"),
+  expires_in: Schema.Int,
+  expires_at: Schema.Int,
+  refresh_token: Schema.String,
+  user: User,
+  weak_password: Schema.optional(Schema.Struct({ message: Schema.String, reasons: Schema.Array(Schema.String) }))
+}) {}
+
+export const SignupPayload = Schema.Struct({
+  email: OptionalString,
+  phone: OptionalString,
+  password: OptionalString,
+  data: OptionalObject,
+  channel: OptionalString,
+  code_challenge: OptionalString,
+  code_challenge_method: OptionalString,
+  gotrue_meta_security: MetaSecurity
+})
+
+export const TokenPayload = Schema.Struct({
+  email: OptionalString,
+  phone: OptionalString,
+  password: OptionalString,
+  refresh_token: OptionalString,
+  gotrue_meta_security: MetaSecurity
+})
+
+export const UserUpdatePayload = Schema.Struct({
+  email: OptionalString,
+  phone: OptionalString,
+  password: OptionalString,
+  nonce: OptionalString,
+  current_password: OptionalString,
+  data: OptionalObject,
+  app_metadata: OptionalObject,
+  channel: OptionalString,
+  code_challenge: OptionalString,
+  code_challenge_method: OptionalString
+})
+
+/** The signed-in caller, established by the Authenticated middleware. */
+export class CurrentUser extends Context.Tag("auth/CurrentUser")<CurrentUser, {
+  readonly user: UserRow
+  /** The session named by the token's session_id claim, when it has one. */
+  readonly sessionId: string | undefined
+}>() {}
+
+/** GoTrue's requireAuthentication: a valid bearer JWT whose user and session still exist. */
+export class Authenticated extends HttpApiMiddleware.Tag<Authenticated>()("auth/Authenticated", {
+  failure: AuthError,
+  provides: CurrentUser
+}) {}
+
 export class SystemGroup extends HttpApiGroup.make("system")
   .add(HttpApiEndpoint.get("health", "/health").addSuccess(Health))
   .add(HttpApiEndpoint.get("settings", "/settings").addSuccess(Settings))
+  .add(HttpApiEndpoint.get("jwks", "/.well-known/jwks.json").addSuccess(Schema.Struct({ keys: Schema.Array(JsonObject) })))
   .annotate(OpenApi.Title, "System")
-  .annotate(OpenApi.Description, "Service health and public settings") {}
+  .annotate(OpenApi.Description, "Service health, public settings and signing keys") {}
+
+export class AccountsGroup extends HttpApiGroup.make("accounts")
+  .add(
+    HttpApiEndpoint.post("signup", "/signup")
+      .setPayload(SignupPayload)
+      .setUrlParams(Schema.Struct({ redirect_to: Schema.optional(Schema.String) }))
+      .addSuccess(Schema.Union(Session, User))
+  )
+  .add(
+    HttpApiEndpoint.post("token", "/token")
+      .setPayload(TokenPayload)
+      .setUrlParams(Schema.Struct({ grant_type: Schema.optional(Schema.String) }))
+      .addSuccess(Session)
+  )
+  .annotate(OpenApi.Title, "Accounts")
+  .annotate(OpenApi.Description, "Sign-up and sign-in") {}
+
+export class UserGroup extends HttpApiGroup.make("user")
+  .add(HttpApiEndpoint.get("getUser", "/user").addSuccess(User))
+  .add(HttpApiEndpoint.put("updateUser", "/user").setPayload(UserUpdatePayload).addSuccess(User))
+  .add(HttpApiEndpoint.get("reauthenticate", "/reauthenticate").addSuccess(Schema.Struct({})))
+  .add(
+    HttpApiEndpoint.post("logout", "/logout")
+      .setUrlParams(Schema.Struct({ scope: Schema.optional(Schema.String) }))
+      .addSuccess(Schema.Void, { status: 204 })
+  )
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "User")
+  .annotate(OpenApi.Description, "The signed-in user (Authorization: Bearer <access token>)") {}
 
 /** The auth server's HTTP contract (Supabase Auth wire-compatible). Handlers implement it; OpenAPI comes from it. */
 export class AuthApi extends HttpApi.make("gatehouse")
   .add(SystemGroup)
+  .add(AccountsGroup)
+  .add(UserGroup)
   .addError(AuthError)
   .annotate(OpenApi.Title, "Gatehouse Auth")
   .annotate(OpenApi.Description, "A Supabase Auth (GoTrue) compatible authentication server") {}

@@ -8,6 +8,41 @@ export type LogLevelName = "panic" | "fatal" | "error" | "warn" | "info" | "debu
 export type SmsProviderName = "twilio" | "messagebird" | "textlocal" | "vonage"
 export type DatabaseMode = "postgres" | "embedded"
 
+/** A verification-only PASETO key: a previous signing key kept until its tokens have expired. */
+export interface IamPublicKey {
+  readonly kid: string
+  /** PASERK k4.public. */
+  readonly paserk: string
+}
+
+/** The IAM service (spec/auth-microservice.md); see docs/iam.md. */
+export interface IamConfig {
+  /** Default: on in the embedded default; in production, on when a signing key is configured. */
+  readonly enabled: boolean
+  readonly grpcHost: string
+  readonly grpcPort: number
+  /** Ed25519 signing key, PASERK k4.secret or PKCS#8 PEM. None in the embedded default: kept in the data directory. */
+  readonly signingKey: Option.Option<Redacted.Redacted<string>>
+  /** Key id written to the token footer; None derives one from the public key. */
+  readonly keyId: Option.Option<string>
+  readonly previousPublicKeys: ReadonlyArray<IamPublicKey>
+  readonly issuer: string
+  readonly accessTokenTtl: Duration.Duration
+  readonly refreshTokenTtl: Duration.Duration
+  /** Largest request message accepted on the gRPC port; larger ones get RESOURCE_EXHAUSTED. */
+  readonly maxMessageBytes: number
+  /** The role the policy grants every action on every resource. */
+  readonly adminRole: string
+  /** How often the revocation list and the policy version are re-read, whatever LISTEN/NOTIFY delivers. */
+  readonly cacheRefreshInterval: Duration.Duration
+  /** Created (or given the admin role) at start-up when all three are set. */
+  readonly bootstrapAdmin: {
+    readonly username: Option.Option<string>
+    readonly email: Option.Option<string>
+    readonly password: Option.Option<Redacted.Redacted<string>>
+  }
+}
+
 export interface OAuthProviderConfig {
   readonly enabled: boolean
   readonly clientId: string
@@ -115,6 +150,7 @@ export interface AppConfig {
     readonly subjects: EmailTemplateSet<string>
     readonly templates: EmailTemplateSet<Option.Option<string>>
   }
+  readonly iam: IamConfig
   readonly sms: {
     readonly autoconfirm: boolean
     readonly maxFrequency: Duration.Duration
@@ -304,6 +340,8 @@ export const parseAppConfig = (
   const emailSent = r.parse("RATE_LIMIT_EMAIL_SENT", undefined, { events: 30, per: Duration.hours(1) },
     "must be a number of emails per hour, or N/duration such as 10/15m", parseRate)
 
+  const iam = parseIamConfig(r, production)
+
   const config: AppConfig = {
     mode,
     dataDir: readDataDir(env),
@@ -374,6 +412,7 @@ export const parseAppConfig = (
       adminRoles: r.list("JWT_ADMIN_ROLES", ["service_role", "supabase_admin"])
     },
     external,
+    iam,
     smtp: {
       host: smtpHost,
       port: smtpPort,
@@ -418,6 +457,69 @@ export const parseAppConfig = (
     }
   }
   return r.issues.length > 0 ? Either.left(r.issues) : Either.right({ config, defaulted })
+}
+
+const PASERK_SECRET = /^k4\.secret\.([A-Za-z0-9_-]{86})$/
+const PASERK_PUBLIC = /^k4\.public\.([A-Za-z0-9_-]{43})$/
+const KEY_ID = /^[A-Za-z0-9_.-]{1,64}$/
+
+// Structure only: whether the key is a usable Ed25519 key is checked when the IAM service starts.
+const isSigningKey = (raw: string): boolean =>
+  PASERK_SECRET.test(raw) || /^-----BEGIN PRIVATE KEY-----(\\n|\n)[A-Za-z0-9+/=\s\\n]+-----END PRIVATE KEY-----\s*$/.test(raw)
+
+const parsePublicKeys = (raw: string): Option.Option<ReadonlyArray<IamPublicKey>> => {
+  const keys: Array<IamPublicKey> = []
+  for (const entry of raw.split(",").map((e) => e.trim()).filter((e) => e !== "")) {
+    const [kid = "", paserk = "", ...extra] = entry.split("=")
+    if (extra.length > 0 || !KEY_ID.test(kid) || !PASERK_PUBLIC.test(paserk)) return Option.none()
+    keys.push({ kid, paserk })
+  }
+  return Option.some(keys)
+}
+
+const parseIamConfig = (r: SettingsReader, production: boolean): IamConfig => {
+  const signingKey = r.secret("IAM_PASETO_SECRET_KEY")
+  if (Option.isSome(signingKey) && !isSigningKey(Redacted.value(signingKey.value))) {
+    r.fail(r.canonical("IAM_PASETO_SECRET_KEY"), "must be a PASERK k4.secret key or an Ed25519 PKCS#8 PEM private key")
+  }
+  const enabled = r.boolean("IAM_ENABLED", !production || Option.isSome(signingKey))
+  if (enabled && production && Option.isNone(signingKey)) {
+    r.fail(r.canonical("IAM_PASETO_SECRET_KEY"), "is required when the IAM service is enabled with DATABASE_URL set")
+  }
+  const keyId = r.string("IAM_PASETO_KEY_ID")
+  if (Option.isSome(keyId) && !KEY_ID.test(keyId.value)) {
+    r.fail(r.canonical("IAM_PASETO_KEY_ID"), "must be 1 to 64 letters, digits, '_', '-' or '.'")
+  }
+  const accessTokenTtl = r.duration("IAM_ACCESS_TOKEN_TTL", Duration.minutes(15))
+  const refreshTokenTtl = r.duration("IAM_REFRESH_TOKEN_TTL", Duration.days(30))
+  if (Duration.lessThan(accessTokenTtl, Duration.seconds(1))) r.fail(r.canonical("IAM_ACCESS_TOKEN_TTL"), "must be at least 1s")
+  if (Duration.lessThan(refreshTokenTtl, accessTokenTtl)) {
+    r.fail(r.canonical("IAM_REFRESH_TOKEN_TTL"), "must not be shorter than AUTH_IAM_ACCESS_TOKEN_TTL")
+  }
+  const adminEmail = r.string("IAM_BOOTSTRAP_ADMIN_EMAIL")
+  if (Option.isSome(adminEmail) && !adminEmail.value.includes("@")) {
+    r.fail(r.canonical("IAM_BOOTSTRAP_ADMIN_EMAIL"), "must be an email address")
+  }
+  return {
+    enabled,
+    grpcHost: Option.getOrElse(r.string("IAM_GRPC_HOST"), () => (production ? "0.0.0.0" : "127.0.0.1")),
+    grpcPort: r.integer("IAM_GRPC_PORT", 50051, { min: 0, max: 65535 }),
+    signingKey,
+    keyId,
+    previousPublicKeys: r.parse("IAM_PASETO_PUBLIC_KEYS", undefined, [] as ReadonlyArray<IamPublicKey>,
+      "must be a comma-separated list of <key id>=k4.public.<key>", parsePublicKeys),
+    issuer: Option.getOrElse(r.string("IAM_ISSUER"), () => "gatehouse-iam"),
+    accessTokenTtl,
+    refreshTokenTtl,
+    maxMessageBytes: r.integer("IAM_MAX_MESSAGE_BYTES", 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
+    adminRole: Option.getOrElse(r.string("IAM_ADMIN_ROLE"), () => "admin"),
+    cacheRefreshInterval: r.duration("IAM_CACHE_REFRESH_INTERVAL", Duration.seconds(5)),
+    bootstrapAdmin: {
+      username: r.string("IAM_BOOTSTRAP_ADMIN_USERNAME"),
+      email: adminEmail,
+      password: r.secret("IAM_BOOTSTRAP_ADMIN_PASSWORD")
+    }
+  }
 }
 
 /** One message listing every broken variable, as printed before exit code 1. */

@@ -15,7 +15,7 @@ export interface SmsReceipt {
 
 /**
  * The provider did not accept the message. `message` is the provider's own explanation (or ours for
- * transport failures and timeouts); it never carries the credentials, which only travel in request headers.
+ * transport failures and timeouts); it never carries the credentials (which travel in headers or, for Textlocal and Vonage, in the form body).
  */
 export class SmsError extends Data.TaggedError("SmsError")<{
   readonly provider: string
@@ -96,3 +96,12 @@ export const MemorySmsSender: Layer.Layer<SmsSender | SentSms> = Layer.effect(
     })
   )
 ).pipe(Layer.provideMerge(SentSms.Default))
+
+/** The embedded default: texts are written to the log (they carry codes, so this is for development only). */
+export const LogSmsSender: Layer.Layer<SmsSender> = Layer.succeed(SmsSender, {
+  send: (sms) =>
+    Effect.logInfo("sms (not sent: no SMS_PROVIDER configured)").pipe(
+      Effect.annotateLogs({ to: sms.to, body: sms.body }),
+      Effect.as({ messageId: "log" })
+    )
+})

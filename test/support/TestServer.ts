@@ -5,6 +5,11 @@ import { Context, Effect, Either, Layer } from "effect"
 import { AppConfig, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
 import type { Database } from "../../src/platform/Database.js"
 import { migrate } from "../../src/platform/Migrator.js"
+import { MemoryMailer, type SentMail } from "../../src/platform/Mailer.js"
+import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
+import { MemorySmsSender, type SentSms } from "../../src/platform/SmsSender.js"
+import type { TokenSigner } from "../../src/platform/TokenSigner.js"
+import { tokenSignerFor } from "../../src/PortsLive.js"
 import { HttpRoutesLive } from "../../src/Server.js"
 import { TestDatabase } from "./TestDatabase.js"
 
@@ -40,16 +45,26 @@ const ServerUrlLive = Layer.effect(
  * The real HTTP stack (edge middleware, error boundary, handlers) on a real socket, over a migrated test
  * database, so tests talk to it with fetch and the real client libraries.
  */
+export type TestServices = ServerUrl | AppConfig | Database | SentMail | SentSms | TokenSigner
+
+/**
+ * Test doubles for what cannot run here or would only slow tests down: mail and texts are recorded (SentMail,
+ * SentSms), bcrypt runs at its minimum cost. Tokens are signed by the real signer from the test config.
+ */
+export const TestPorts = (config: AppConfig) =>
+  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, MemoryMailer, MemorySmsSender).pipe(Layer.orDie)
+
 export const TestServer = (
   env: Readonly<Record<string, string>> = {}
-): Layer.Layer<ServerUrl | AppConfig | Database> => {
+): Layer.Layer<TestServices> => {
   const config = testConfig(env)
   const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
   return Layer.mergeAll(HttpRoutesLive(config), ServerUrlLive).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+    Layer.provideMerge(TestPorts(config)),
     Layer.provideMerge(Layer.succeed(AppConfig, config)),
     Layer.provideMerge(Migrated),
     Layer.provideMerge(TestDatabase),
     Layer.orDie
-  ) as Layer.Layer<ServerUrl | AppConfig | Database>
+  ) as Layer.Layer<TestServices>
 }

@@ -1,7 +1,8 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { OAUTH_PROVIDERS } from "../../config/OAuthProviders.js"
+import { TokenSigner } from "../../platform/TokenSigner.js"
 import { VERSION } from "../../Version.js"
 import { AuthApi, Health, Settings } from "../Api.js"
 
@@ -32,7 +33,10 @@ export const SystemHttpLive = HttpApiBuilder.group(AuthApi, "system", (handlers)
     const config = yield* AppConfig
     // Settings cannot change while the process runs, so the response is built once.
     const settings = settingsFor(config)
+    const signer = yield* TokenSigner
+    const jwks = HttpServerResponse.unsafeJson(signer.jwks, { headers: { "cache-control": "public, max-age=600" } })
     return handlers
       .handle("health", () => Effect.succeed(health))
       .handle("settings", () => Effect.succeed(settings))
+      .handle("jwks", () => Effect.succeed(jwks))
   }))

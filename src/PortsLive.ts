@@ -1,0 +1,66 @@
+import { FetchHttpClient } from "@effect/platform"
+import { Layer, Option } from "effect"
+import type { JWK } from "jose"
+import type { AppConfig } from "./config/AppConfig.js"
+import { LogMailer, type Mailer, SmtpMailer } from "./platform/Mailer.js"
+import { MessagebirdSmsSender } from "./platform/MessagebirdSmsSender.js"
+import { BcryptPasswordHasher, type PasswordHasher } from "./platform/PasswordHasher.js"
+import { LogSmsSender, type SmsSender } from "./platform/SmsSender.js"
+import { TextlocalSmsSender } from "./platform/TextlocalSmsSender.js"
+import { type TokenSignerConfigError, TokenSignerLive, type TokenSigner } from "./platform/TokenSigner.js"
+import { TwilioSmsSender } from "./platform/TwilioSmsSender.js"
+import { VonageSmsSender } from "./platform/VonageSmsSender.js"
+
+export type Ports = TokenSigner | PasswordHasher | Mailer | SmsSender
+
+const definitely = <A>(option: Option.Option<A>): A => Option.getOrThrow(option)
+
+/** Mail goes over SMTP when SMTP_HOST is set; otherwise (the embedded default) to the log. */
+export const mailerFor = (config: AppConfig): Layer.Layer<Mailer> =>
+  Option.match(config.smtp.host, {
+    onNone: () => LogMailer,
+    onSome: (host) =>
+      SmtpMailer({
+        host,
+        port: config.smtp.port,
+        ...Option.match(config.smtp.user, { onNone: () => ({}), onSome: (user) => ({ user }) }),
+        ...Option.match(config.smtp.pass, { onNone: () => ({}), onSome: (pass) => ({ pass }) }),
+        adminEmail: config.smtp.adminEmail,
+        senderName: config.smtp.senderName
+      })
+  })
+
+/** The configured SMS provider; config validation guarantees its credentials when phone sign-in is on. */
+export const smsSenderFor = (config: AppConfig): Layer.Layer<SmsSender> => {
+  if (!config.externalPhoneEnabled || Option.isNone(config.sms.provider)) return LogSmsSender
+  const { messagebird, textlocal, twilio, vonage } = config.sms
+  const provider = (() => {
+    switch (config.sms.provider.value) {
+      case "twilio":
+        return TwilioSmsSender({
+          accountSid: definitely(twilio.accountSid),
+          authToken: definitely(twilio.authToken),
+          messageServiceSid: definitely(twilio.messageServiceSid)
+        })
+      case "messagebird":
+        return MessagebirdSmsSender({ accessKey: definitely(messagebird.accessKey), originator: definitely(messagebird.originator) })
+      case "textlocal":
+        return TextlocalSmsSender({ apiKey: definitely(textlocal.apiKey), sender: definitely(textlocal.sender) })
+      case "vonage":
+        return VonageSmsSender({ apiKey: definitely(vonage.apiKey), apiSecret: definitely(vonage.apiSecret), from: definitely(vonage.from) })
+    }
+  })()
+  return provider.pipe(Layer.provide(FetchHttpClient.layer))
+}
+
+export const tokenSignerFor = (config: AppConfig): Layer.Layer<TokenSigner, TokenSignerConfigError> =>
+  TokenSignerLive({
+    secret: config.jwt.secret,
+    keys: config.jwt.keys as ReadonlyArray<JWK>,
+    ...Option.match(config.jwt.keyId, { onNone: () => ({}), onSome: (keyId) => ({ keyId }) }),
+    ...(config.jwt.validMethods.length > 0 ? { validMethods: config.jwt.validMethods } : {})
+  })
+
+/** The production implementation of every external dependency, chosen from configuration. */
+export const PortsLive = (config: AppConfig): Layer.Layer<Ports, TokenSignerConfigError> =>
+  Layer.mergeAll(tokenSignerFor(config), BcryptPasswordHasher(), mailerFor(config), smsSenderFor(config))

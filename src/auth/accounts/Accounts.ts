@@ -1,0 +1,256 @@
+import { randomUUID } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { PasswordHasher } from "../../platform/PasswordHasher.js"
+import { Session, User } from "../Api.js"
+import { AuthError } from "../domain/AuthError.js"
+import { emailProblemMessage, parseEmail } from "../domain/Email.js"
+import { generateOtp, otpTokenHash } from "../domain/OtpToken.js"
+import { checkPassword } from "../domain/PasswordPolicy.js"
+import { formatPhoneNumber, invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
+import { chooseRedirect } from "../domain/RedirectTo.js"
+import { isBanned, type UserRow } from "../domain/UserRow.js"
+import { AuthMessages } from "../messages/AuthMessages.js"
+import { Sessions } from "../sessions/Sessions.js"
+import { AccessTokens } from "../tokens/AccessTokens.js"
+import { userJson } from "../users/UserJson.js"
+import { Users } from "../users/Users.js"
+
+export interface SignupRequest {
+  readonly email?: string | null | undefined
+  readonly phone?: string | null | undefined
+  readonly password?: string | null | undefined
+  readonly data?: Record<string, unknown> | null | undefined
+  readonly redirectTo?: string | undefined
+}
+
+export interface PasswordGrantRequest {
+  readonly email?: string | null | undefined
+  readonly phone?: string | null | undefined
+  readonly password?: string | null | undefined
+}
+
+const invalidCredentials = AuthError.of(400, "invalid_credentials", "Invalid login credentials")
+
+/** Password policy failures as GoTrue reports them: too long is a 400, weak is a 422 with reasons. */
+export const enforcePasswordPolicy = (
+  password: string,
+  policy: AppConfig["password"]
+): Either.Either<void, AuthError> => {
+  const check = checkPassword(password, policy)
+  switch (check._tag) {
+    case "Ok":
+      return Either.void
+    case "TooLong":
+      return Either.left(AuthError.validation("Password cannot be longer than 72 characters"))
+    case "Weak":
+      return Either.left(new AuthError({ status: 422, code: "weak_password", message: check.message, reasons: check.reasons }))
+  }
+}
+
+/** Sign-up and the password and refresh-token grants (reference §2.1–2.4). */
+export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const sql = yield* SqlClient.SqlClient
+    const users = yield* Users
+    const sessions = yield* Sessions
+    const tokens = yield* AccessTokens
+    const hasher = yield* PasswordHasher
+    const messages = yield* AuthMessages
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const newSession = (user: UserRow, method: "password" | "anonymous", at: Date) =>
+      Effect.gen(function*() {
+        const started = yield* sql.withTransaction(sessions.start(user.id, method, at)).pipe(Effect.orDie)
+        const fresh = yield* users.findById(user.id)
+        return yield* tokens.respond(Option.getOrElse(fresh, () => user), started.sessionId, started.refreshToken)
+      })
+
+    /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */
+    const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date): User => {
+      const provider = email !== null ? "email" : "phone"
+      return new User({
+        id: randomUUID(),
+        aud: config.jwt.aud,
+        role: config.jwt.defaultGroupName,
+        email: email ?? "",
+        phone: phone ?? "",
+        confirmation_sent_at: at.toISOString(),
+        app_metadata: { provider, providers: [provider] },
+        user_metadata: data,
+        identities: [],
+        created_at: at.toISOString(),
+        updated_at: at.toISOString(),
+        is_anonymous: false
+      })
+    }
+
+    /** Sends (or re-sends) the sign-up confirmation, honouring SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. */
+    const sendConfirmation = (user: UserRow, redirectTo: string, at: Date) =>
+      Effect.gen(function*() {
+        const viaEmail = user.email !== null && user.email !== ""
+        const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
+        if (user.confirmation_sent_at !== null) {
+          const wait = Duration.toMillis(window) - (at.getTime() - user.confirmation_sent_at.getTime())
+          if (wait > 0) {
+            return yield* AuthError.of(429, viaEmail ? "over_email_send_rate_limit" : "over_sms_send_rate_limit",
+              `For security purposes, you can only request this after ${Math.ceil(wait / 1000)} seconds.`)
+          }
+        }
+        const recipient = viaEmail ? user.email! : user.phone!
+        const otp = generateOtp(viaEmail ? config.mailer.otpLength : config.sms.otpLength)
+        const tokenHash = otpTokenHash(recipient, otp)
+        const updated = yield* users.update(user.id, { confirmation_token: tokenHash, confirmation_sent_at: at }, at)
+        yield* viaEmail ? messages.confirmation(recipient, tokenHash, otp, redirectTo) : messages.text(recipient, otp)
+        return updated
+      })
+
+    const signupAnonymously = (data: Record<string, unknown>, at: Date) =>
+      Effect.gen(function*() {
+        if (!config.anonymousUsersEnabled) {
+          return yield* AuthError.of(422, "anonymous_provider_disabled", "Anonymous sign-ins are disabled")
+        }
+        const user = yield* sql.withTransaction(users.create({
+          aud: config.jwt.aud,
+          role: config.jwt.defaultGroupName,
+          email: null,
+          phone: null,
+          encryptedPassword: null,
+          userMetadata: data,
+          provider: null,
+          emailConfirmedAt: null,
+          phoneConfirmedAt: null,
+          isAnonymous: true,
+          now: at
+        })).pipe(Effect.orDie)
+        return yield* newSession(user, "anonymous", at)
+      })
+
+    const signup = Effect.fn("Accounts.signup")(function*(request: SignupRequest): Effect.fn.Return<Session | User, AuthError> {
+      const at = yield* now
+      if (config.disableSignup) return yield* AuthError.of(422, "signup_disabled", "Signups not allowed for this instance")
+      const rawEmail = request.email ?? ""
+      const rawPhone = request.phone ?? ""
+      const data = request.data ?? {}
+      if (rawEmail === "" && rawPhone === "") return yield* signupAnonymously(data, at)
+      const password = request.password ?? ""
+      if (password === "") return yield* AuthError.validation("Signup requires a valid password")
+      yield* enforcePasswordPolicy(password, config.password)
+      if (rawEmail !== "" && rawPhone !== "") {
+        return yield* AuthError.validation("Only an email address or phone number should be provided on signup.")
+      }
+      const viaEmail = rawEmail !== ""
+      if (viaEmail && !config.externalEmailEnabled) {
+        return yield* AuthError.of(400, "email_provider_disabled", "Email signups are disabled")
+      }
+      if (!viaEmail && !config.externalPhoneEnabled) {
+        return yield* AuthError.of(400, "phone_provider_disabled", "Phone signups are disabled")
+      }
+      const email = viaEmail
+        ? yield* Either.mapLeft(parseEmail(rawEmail), (problem) => AuthError.validation(emailProblemMessage[problem]))
+        : null
+      const phone = viaEmail
+        ? null
+        : yield* Option.match(normalizePhone(rawPhone), {
+          onNone: () => Either.left(AuthError.validation(invalidPhoneMessage)),
+          onSome: Either.right
+        })
+      const autoconfirm = viaEmail ? config.mailer.autoconfirm : config.sms.autoconfirm
+      const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl)
+
+      const existing = viaEmail ? yield* users.findByEmail(config.jwt.aud, email!) : yield* users.findByPhone(config.jwt.aud, phone!)
+      if (Option.isSome(existing)) {
+        const user = existing.value
+        const confirmed = viaEmail ? user.email_confirmed_at !== null : user.phone_confirmed_at !== null
+        if (confirmed) {
+          if (!viaEmail && autoconfirm) return yield* AuthError.of(400, "user_already_exists", "User already registered")
+          return fauxUser(email, phone, data, at)
+        }
+        // Unconfirmed: the password is not changed (that would let anyone take the address over); re-send.
+        const resent = yield* sendConfirmation(user, redirectTo, at)
+        return userJson(resent, yield* users.identities(resent.id))
+      }
+
+      const encryptedPassword = yield* hasher.hash(Redacted.make(password))
+      const created = yield* sql.withTransaction(users.create({
+        aud: config.jwt.aud,
+        role: config.jwt.defaultGroupName,
+        email,
+        phone,
+        encryptedPassword,
+        userMetadata: data,
+        provider: viaEmail ? "email" : "phone",
+        emailConfirmedAt: viaEmail && autoconfirm ? at : null,
+        phoneConfirmedAt: !viaEmail && autoconfirm ? at : null,
+        isAnonymous: false,
+        now: at
+      })).pipe(
+        Effect.catchIf(
+          (error) => (error as { cause?: { code?: unknown } }).cause?.code === "23505",
+          // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
+          () => Effect.succeed(undefined)
+        ),
+        Effect.orDie
+      )
+      if (created === undefined) return fauxUser(email, phone, data, at)
+      if (autoconfirm) return yield* newSession(created, "password", at)
+      const sent = yield* sendConfirmation(created, redirectTo, at).pipe(
+        // Nothing was sent, so nobody can confirm this account: remove it rather than leave it half made.
+        Effect.tapError(() => users.remove(created.id))
+      )
+      return userJson(sent, yield* users.identities(sent.id))
+    })
+
+    const passwordGrant = Effect.fn("Accounts.passwordGrant")(function*(
+      request: PasswordGrantRequest
+    ): Effect.fn.Return<Session, AuthError> {
+      const email = request.email ?? ""
+      const phone = request.phone ?? ""
+      if (email !== "" && phone !== "") {
+        return yield* AuthError.validation("Only an email address or phone number should be provided on login.")
+      }
+      if (email === "" && phone === "") return yield* AuthError.validation("missing email or phone")
+      if (email !== "" && !config.externalEmailEnabled) {
+        return yield* AuthError.of(422, "email_provider_disabled", "Email logins are disabled")
+      }
+      if (phone !== "" && !config.externalPhoneEnabled) {
+        return yield* AuthError.of(422, "phone_provider_disabled", "Phone logins are disabled")
+      }
+      const found = email !== ""
+        ? yield* users.findByEmail(config.jwt.aud, email.trim())
+        : yield* users.findByPhone(config.jwt.aud, formatPhoneNumber(phone))
+      const password = Redacted.make(request.password ?? "")
+      const stored = Option.flatMap(found, (u) => Option.fromNullable(u.encrypted_password)).pipe(
+        Option.filter((hash) => hash !== "")
+      )
+      // An unknown user costs the same bcrypt work as a wrong password, so timing does not reveal accounts.
+      const valid = yield* hasher.verifyOrBurn(password, Option.getOrUndefined(stored))
+      if (!valid || Option.isNone(found)) return yield* invalidCredentials
+      const user = found.value
+      const at = yield* now
+      // Checked after the password, unlike GoTrue, so a ban does not confirm that an account exists.
+      if (isBanned(user, at)) return yield* AuthError.of(400, "user_banned", "User is banned")
+      if (email !== "" && user.email_confirmed_at === null) {
+        return yield* AuthError.of(400, "email_not_confirmed", "Email not confirmed")
+      }
+      if (phone !== "" && user.phone_confirmed_at === null) {
+        return yield* AuthError.of(400, "phone_not_confirmed", "Phone not confirmed")
+      }
+      const session = yield* newSession(user, "password", at)
+      const check = checkPassword(Redacted.value(password), config.password)
+      return check._tag === "Weak"
+        ? new Session({ ...session, weak_password: { message: check.message, reasons: check.reasons } })
+        : session
+    })
+
+    const refreshGrant = Effect.fn("Accounts.refreshGrant")(function*(token: string): Effect.fn.Return<Session, AuthError> {
+      const refreshed = yield* sessions.refresh(token, yield* now)
+      return yield* tokens.respond(refreshed.user, refreshed.sessionId, refreshed.refreshToken)
+    })
+
+    return { signup, passwordGrant, refreshGrant } as const
+  }),
+  dependencies: [Users.Default, Sessions.Default, AccessTokens.Default, AuthMessages.Default]
+}) {}

@@ -1,0 +1,20 @@
+import { createHash, randomInt, timingSafeEqual } from "node:crypto"
+
+/** A uniformly random, zero-padded numeric code of `length` digits. */
+export const generateOtp = (length: number): string =>
+  Array.from({ length }, () => String(randomInt(10))).join("")
+
+/**
+ * GoTrue's stored form of an emailed or texted code: hex(sha224(recipient + code)). Using the same formula
+ * keeps links and codes issued by either server valid on the other when they share a database.
+ */
+export const otpTokenHash = (recipient: string, otp: string): string =>
+  createHash("sha224").update(recipient + otp).digest("hex")
+
+/** Whether `otp` is the code whose hash is stored, compared in constant time. */
+export const matchesOtp = (stored: string | null, recipient: string, otp: string): boolean => {
+  if (stored === null || stored === "") return false
+  const expected = Buffer.from(stored)
+  const actual = Buffer.from(otpTokenHash(recipient, otp))
+  return expected.length === actual.length && timingSafeEqual(expected, actual)
+}

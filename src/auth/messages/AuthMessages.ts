@@ -1,0 +1,76 @@
+import { Effect } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { Mailer } from "../../platform/Mailer.js"
+import { SmsSender } from "../../platform/SmsSender.js"
+import { AuthError } from "../domain/AuthError.js"
+
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
+
+const mailBody = (intro: string, url: string | undefined, otp: string) => ({
+  html: `<h2>${escapeHtml(intro)}</h2>${url === undefined ? "" : `<p><a href="${escapeHtml(url)}">Follow this link</a></p>`}` +
+    `<p>Or enter this code: ${escapeHtml(otp)}</p>`,
+  text: `${intro}\n\n${url === undefined ? "" : `${url}\n\n`}Code: ${otp}\n`
+})
+
+/**
+ * The messages the account flows send. The built-in bodies carry the link and the code; templates by URL and
+ * the /verify endpoint that consumes them belong to the email-flows work.
+ */
+export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessages", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const mailer = yield* Mailer
+    const sms = yield* SmsSender
+
+    const actionUrl = (path: string, tokenHash: string, type: string, redirectTo: string): string => {
+      const url = new URL(path, config.api.externalUrl.endsWith("/") ? config.api.externalUrl : `${config.api.externalUrl}/`)
+      url.searchParams.set("token", tokenHash)
+      url.searchParams.set("type", type)
+      url.searchParams.set("redirect_to", redirectTo)
+      return url.toString()
+    }
+
+    const send = (to: string, subject: string, body: { html: string; text: string }, what: string) =>
+      mailer.send({ to, subject, ...body }).pipe(
+        Effect.tapError((error) => Effect.logError(`could not send ${what} email`, error)),
+        Effect.mapError(() => AuthError.of(500, "unexpected_failure", `Error sending ${what} email`))
+      )
+
+    const confirmation = Effect.fn("AuthMessages.confirmation")(function*(
+      email: string,
+      tokenHash: string,
+      otp: string,
+      redirectTo: string
+    ): Effect.fn.Return<void, AuthError> {
+      const url = actionUrl(config.mailer.urlPaths.confirmation, tokenHash, "signup", redirectTo)
+      yield* send(email, config.mailer.subjects.confirmation, mailBody("Confirm your signup", url, otp), "confirmation")
+    })
+
+    const emailChange = Effect.fn("AuthMessages.emailChange")(function*(
+      to: string,
+      tokenHash: string,
+      otp: string,
+      redirectTo: string
+    ): Effect.fn.Return<void, AuthError> {
+      const url = actionUrl(config.mailer.urlPaths.emailChange, tokenHash, "email_change", redirectTo)
+      yield* send(to, config.mailer.subjects.emailChange, mailBody("Confirm the change of your email address", url, otp), "email change")
+    })
+
+    const reauthentication = Effect.fn("AuthMessages.reauthentication")(function*(
+      email: string,
+      otp: string
+    ): Effect.fn.Return<void, AuthError> {
+      yield* send(email, "Confirm reauthentication", mailBody("Enter this code to confirm it is you", undefined, otp), "reauthentication")
+    })
+
+    const text = Effect.fn("AuthMessages.text")(function*(phone: string, otp: string): Effect.fn.Return<void, AuthError> {
+      yield* sms.send({ to: phone, body: `Your code is ${otp}` }).pipe(
+        Effect.tapError((error) => Effect.logError("could not send SMS", error)),
+        Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
+      )
+    })
+
+    return { confirmation, emailChange, reauthentication, text } as const
+  })
+}) {}

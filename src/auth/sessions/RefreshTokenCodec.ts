@@ -1,0 +1,18 @@
+import { createHash, createHmac } from "node:crypto"
+
+/**
+ * Refresh tokens are derived, not stored: token = HMAC(key, "<session id>.<row id>"), and the database keeps
+ * only SHA-256 digests. A database leak therefore yields no usable token, yet the server can still hand the
+ * session's current token out again when the spec's reuse rule says so.
+ */
+export const refreshTokenKey = (secret: string): Buffer =>
+  createHmac("sha256", secret).update("gatehouse/refresh-token/v1").digest()
+
+export const deriveRefreshToken = (key: Buffer, sessionId: string, rowId: string): string =>
+  createHmac("sha256", key).update(`${sessionId}.${rowId}`).digest("base64url")
+
+export const digestRefreshToken = (token: string): string => createHash("sha256").update(token).digest("hex")
+
+/** Shape check before any lookup: what deriveRefreshToken produces (and GoTrue's 12-character legacy tokens). */
+export const isWellFormedRefreshToken = (token: string): boolean =>
+  /^[A-Za-z0-9_-]{43}$/.test(token) || /^[a-z0-9]{12}$/.test(token)

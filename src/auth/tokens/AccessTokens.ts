@@ -1,0 +1,61 @@
+import { Clock, Effect, Option } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { TokenSigner } from "../../platform/TokenSigner.js"
+import { Session } from "../Api.js"
+import type { UserRow } from "../domain/UserRow.js"
+import { Sessions } from "../sessions/Sessions.js"
+import { userJson } from "../users/UserJson.js"
+import { Users } from "../users/Users.js"
+
+/**
+ * Turns a session into GoTrue's token response: a JWT with exactly GoTrue's claims (reference §4: aud as one
+ * string, email and phone always present, amr as objects, no nbf or jti) plus the refresh token and the user.
+ */
+export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTokens", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const signer = yield* TokenSigner
+    const sessions = yield* Sessions
+    const users = yield* Users
+    // GoTrue leaves iss empty when JWT_ISSUER is unset; the external URL is a more useful default.
+    const issuer = Option.getOrElse(config.jwt.issuer, () => config.api.externalUrl)
+
+    const respond = Effect.fn("AccessTokens.respond")(function*(
+      user: UserRow,
+      sessionId: string,
+      refreshToken: string
+    ): Effect.fn.Return<Session> {
+      const iat = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+      const exp = iat + config.jwt.exp
+      const amr = yield* sessions.amr(sessionId)
+      const accessToken = yield* signer.sign({
+        aud: user.aud ?? config.jwt.aud,
+        exp,
+        iat,
+        iss: issuer,
+        sub: user.id,
+        email: user.email ?? "",
+        phone: user.phone ?? "",
+        app_metadata: user.raw_app_meta_data ?? {},
+        user_metadata: user.raw_user_meta_data ?? {},
+        role: user.role ?? "",
+        aal: "aal1",
+        amr,
+        session_id: sessionId,
+        is_anonymous: user.is_anonymous
+      })
+      const identities = yield* users.identities(user.id)
+      return new Session({
+        access_token: accessToken,
+        token_type: "bearer",
+        expires_in: config.jwt.exp,
+        expires_at: exp,
+        refresh_token: refreshToken,
+        user: userJson(user, identities)
+      })
+    })
+
+    return { respond } as const
+  }),
+  dependencies: [Sessions.Default, Users.Default]
+}) {}

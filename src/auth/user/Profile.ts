@@ -1,0 +1,220 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { PasswordHasher } from "../../platform/PasswordHasher.js"
+import type { User } from "../Api.js"
+import { enforcePasswordPolicy } from "../accounts/Accounts.js"
+import { AuthError } from "../domain/AuthError.js"
+import { emailProblemMessage, parseEmail } from "../domain/Email.js"
+import { generateOtp, matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
+import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
+import { chooseRedirect } from "../domain/RedirectTo.js"
+import type { UserRow } from "../domain/UserRow.js"
+import { AuthMessages } from "../messages/AuthMessages.js"
+import { Sessions } from "../sessions/Sessions.js"
+import { userJson } from "../users/UserJson.js"
+import { type UserPatch, Users } from "../users/Users.js"
+
+export interface UserUpdate {
+  readonly email?: string | null | undefined
+  readonly phone?: string | null | undefined
+  readonly password?: string | null | undefined
+  readonly nonce?: string | null | undefined
+  readonly data?: Record<string, unknown> | null | undefined
+  readonly appMetadata?: Record<string, unknown> | null | undefined
+  readonly redirectTo?: string | undefined
+}
+
+/** `data` is merged into user_metadata one level deep; a null value removes that key (GoTrue's rule). */
+export const mergeMetadata = (
+  current: Record<string, unknown>,
+  update: Record<string, unknown>
+): Record<string, unknown> => {
+  const merged: Record<string, unknown> = { ...current }
+  for (const [key, value] of Object.entries(update)) {
+    if (value === null) delete merged[key]
+    else merged[key] = value
+  }
+  return merged
+}
+
+type Outgoing =
+  | { readonly _tag: "EmailChange"; readonly to: string; readonly tokenHash: string; readonly otp: string }
+  | { readonly _tag: "Text"; readonly to: string; readonly otp: string }
+
+/** GET /user, PUT /user and GET /reauthenticate (reference §2.12, §2.15). */
+export class Profile extends Effect.Service<Profile>()("auth/Profile", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const sql = yield* SqlClient.SqlClient
+    const users = yield* Users
+    const sessions = yield* Sessions
+    const hasher = yield* PasswordHasher
+    const messages = yield* AuthMessages
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const toJson = (user: UserRow) => Effect.map(users.identities(user.id), (identities) => userJson(user, identities))
+
+    const get = Effect.fn("Profile.get")(function*(user: UserRow): Effect.fn.Return<User> {
+      return yield* toJson(user)
+    })
+
+    const checkNonce = (user: UserRow, nonce: string, at: Date) =>
+      Effect.gen(function*() {
+        if (nonce === "") return yield* AuthError.of(400, "reauthentication_needed", "Password update requires reauthentication")
+        const recipient = user.email !== null && user.email !== "" ? user.email : user.phone ?? ""
+        const expiry = user.email !== null && user.email !== "" ? config.mailer.otpExp : config.sms.otpExp
+        const fresh = user.reauthentication_sent_at !== null &&
+          at.getTime() - user.reauthentication_sent_at.getTime() <= Duration.toMillis(expiry)
+        if (!fresh || !matchesOtp(user.reauthentication_token, recipient, nonce)) {
+          return yield* AuthError.of(422, "reauthentication_not_valid", "Reauthentication token is invalid or has expired")
+        }
+      })
+
+    const frequencyLimit = (sentAt: Date | null, window: Duration.Duration, at: Date, code: string) =>
+      Effect.gen(function*() {
+        if (sentAt === null) return
+        const wait = Duration.toMillis(window) - (at.getTime() - sentAt.getTime())
+        if (wait > 0) {
+          return yield* AuthError.of(429, code,
+            `For security purposes, you can only request this after ${Math.ceil(wait / 1000)} seconds.`)
+        }
+      })
+
+    const update = Effect.fn("Profile.update")(function*(
+      user: UserRow,
+      sessionId: string | undefined,
+      request: UserUpdate
+    ): Effect.fn.Return<User, AuthError> {
+      const at = yield* now
+      if (request.appMetadata !== undefined && request.appMetadata !== null && user.role !== config.jwt.adminGroupName) {
+        return yield* AuthError.of(403, "not_admin", "Updating app_metadata requires admin privileges")
+      }
+      const password = request.password ?? ""
+      const rawEmail = request.email ?? ""
+      const rawPhone = request.phone ?? ""
+      if (user.is_anonymous && password !== "" && rawEmail === "" && rawPhone === "" &&
+        (user.email ?? "") === "" && (user.phone ?? "") === "") {
+        return yield* AuthError.of(422, "validation_failed",
+          "Updating password of an anonymous user without an email or phone is not allowed")
+      }
+
+      const patch: Record<string, unknown> = {}
+      const outgoing: Array<Outgoing> = []
+      let passwordChanged = false
+
+      if (password !== "") {
+        yield* enforcePasswordPolicy(password, config.password)
+        if (config.security.updatePasswordRequireReauthentication) yield* checkNonce(user, request.nonce ?? "", at)
+        const current = user.encrypted_password ?? ""
+        if (current !== "" && (yield* hasher.verify(Redacted.make(password), current))) {
+          return yield* AuthError.of(422, "same_password", "New password should be different from the old password.")
+        }
+        patch["encrypted_password"] = yield* hasher.hash(Redacted.make(password))
+        patch["reauthentication_token"] = ""
+        passwordChanged = true
+      }
+
+      if (request.data !== undefined && request.data !== null) {
+        patch["raw_user_meta_data"] = mergeMetadata(user.raw_user_meta_data ?? {}, request.data)
+      }
+
+      if (rawEmail !== "") {
+        const email = yield* Either.mapLeft(parseEmail(rawEmail), (problem) => AuthError.validation(emailProblemMessage[problem]))
+        if (email !== user.email) {
+          if (yield* users.isTaken("email", email, user.id)) {
+            return yield* AuthError.of(422, "email_exists", "A user with this email address has already been registered")
+          }
+          if (user.is_anonymous && config.mailer.autoconfirm) {
+            Object.assign(patch, { email, email_confirmed_at: at, is_anonymous: false })
+          } else {
+            yield* frequencyLimit(user.email_change_sent_at, config.smtp.maxFrequency, at, "over_email_send_rate_limit")
+            const otp = generateOtp(config.mailer.otpLength)
+            const tokenHash = otpTokenHash(email, otp)
+            Object.assign(patch, {
+              email_change: email,
+              email_change_token_new: tokenHash,
+              email_change_confirm_status: 0,
+              email_change_sent_at: at
+            })
+            outgoing.push({ _tag: "EmailChange", to: email, tokenHash, otp })
+            // Secure email change: the current address must confirm too.
+            if (user.email !== null && user.email !== "") {
+              const currentOtp = generateOtp(config.mailer.otpLength)
+              const currentHash = otpTokenHash(user.email, currentOtp)
+              patch["email_change_token_current"] = currentHash
+              outgoing.push({ _tag: "EmailChange", to: user.email, tokenHash: currentHash, otp: currentOtp })
+            }
+          }
+        }
+      }
+
+      if (rawPhone !== "") {
+        const phone = yield* Option.match(normalizePhone(rawPhone), {
+          onNone: () => Either.left(AuthError.validation(invalidPhoneMessage)),
+          onSome: Either.right
+        })
+        if (phone !== user.phone) {
+          if (yield* users.isTaken("phone", phone, user.id)) {
+            return yield* AuthError.of(422, "phone_exists", "A user with this phone number has already been registered")
+          }
+          if (config.sms.autoconfirm) {
+            Object.assign(patch, { phone, phone_confirmed_at: at, is_anonymous: false })
+          } else {
+            yield* frequencyLimit(user.phone_change_sent_at, config.sms.maxFrequency, at, "over_sms_send_rate_limit")
+            const otp = generateOtp(config.sms.otpLength)
+            Object.assign(patch, { phone_change: phone, phone_change_token: otpTokenHash(phone, otp), phone_change_sent_at: at })
+            outgoing.push({ _tag: "Text", to: phone, otp })
+          }
+        }
+      }
+
+      // One transaction for every write of the request; the messages go out after it commits.
+      const updated = yield* sql.withTransaction(Effect.gen(function*() {
+        const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
+        if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
+        return row
+      })).pipe(
+        Effect.catchIf(
+          (error) => (error as { cause?: { code?: unknown } }).cause?.code === "23505",
+          () => AuthError.of(422, "email_exists", "A user with this email address has already been registered")
+        ),
+        Effect.orDie
+      )
+      const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl)
+      for (const message of outgoing) {
+        yield* message._tag === "EmailChange"
+          ? messages.emailChange(message.to, message.tokenHash, message.otp, redirectTo)
+          : messages.text(message.to, message.otp)
+      }
+      return yield* toJson(updated)
+    })
+
+    const reauthenticate = Effect.fn("Profile.reauthenticate")(function*(user: UserRow): Effect.fn.Return<void, AuthError> {
+      const at = yield* now
+      const email = user.email ?? ""
+      const phone = user.phone ?? ""
+      if (email === "" && phone === "") {
+        return yield* AuthError.of(422, "validation_failed", "Reauthentication requires the user to have an email or a phone number")
+      }
+      if (email !== "" && user.email_confirmed_at === null) {
+        return yield* AuthError.of(422, "email_not_confirmed", "Please verify your email first.")
+      }
+      if (email === "" && user.phone_confirmed_at === null) {
+        return yield* AuthError.of(422, "phone_not_confirmed", "Please verify your phone first.")
+      }
+      const viaEmail = email !== ""
+      yield* frequencyLimit(user.reauthentication_sent_at, viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency, at,
+        viaEmail ? "over_email_send_rate_limit" : "over_sms_send_rate_limit")
+      const otp = generateOtp(6)
+      yield* users.update(user.id, {
+        reauthentication_token: otpTokenHash(viaEmail ? email : phone, otp),
+        reauthentication_sent_at: at
+      }, at)
+      yield* viaEmail ? messages.reauthentication(email, otp) : messages.text(phone, otp)
+    })
+
+    return { get, update, reauthenticate } as const
+  }),
+  dependencies: [Users.Default, Sessions.Default, AuthMessages.Default]
+}) {}

@@ -1,0 +1,42 @@
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
+import { AuthApi, CurrentUser } from "../Api.js"
+import { AuthError } from "../domain/AuthError.js"
+import { Sessions } from "../sessions/Sessions.js"
+import { Profile } from "./Profile.js"
+
+const SCOPES = ["global", "local", "others"] as const
+type Scope = (typeof SCOPES)[number]
+const isScope = (value: string): value is Scope => (SCOPES as ReadonlyArray<string>).includes(value)
+
+export const UserHttpLive = HttpApiBuilder.group(AuthApi, "user", (handlers) =>
+  Effect.gen(function*() {
+    const profile = yield* Profile
+    const sessions = yield* Sessions
+    return handlers
+      .handle("getUser", () => Effect.flatMap(CurrentUser, ({ user }) => profile.get(user)))
+      .handle("updateUser", ({ payload }) =>
+        Effect.gen(function*() {
+          const { sessionId, user } = yield* CurrentUser
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const redirectTo = new URL(request.url, "http://localhost").searchParams.get("redirect_to") ?? undefined
+          return yield* profile.update(user, sessionId, {
+            email: payload.email,
+            phone: payload.phone,
+            password: payload.password,
+            nonce: payload.nonce,
+            data: payload.data,
+            appMetadata: payload.app_metadata,
+            redirectTo
+          })
+        }))
+      .handle("reauthenticate", () =>
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.as(profile.reauthenticate(user), {})))
+      .handle("logout", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const { sessionId, user } = yield* CurrentUser
+          const scope = urlParams.scope ?? "global"
+          if (!isScope(scope)) return yield* AuthError.validation(`Unsupported logout scope "${scope.slice(0, 20)}"`)
+          yield* sessions.logout(user.id, sessionId, scope)
+        }))
+  }))

@@ -1,0 +1,184 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { PGlite } from "@electric-sql/pglite"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Option, Redacted, Scope } from "effect"
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { readMigrations } from "../../src/platform/Migrator.js"
+import { externalDatabaseUrl, freshDatabaseUrl } from "../support/TestDatabase.js"
+
+// These tests run the built program the way an operator does; `npm test` builds it first.
+const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url))
+const SECRET = "cli-test-jwt-secret-0123456789-abcdefghij"
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const start = (args: ReadonlyArray<string>, env: Record<string, string>, cwd: string): ChildProcess =>
+  spawn(process.execPath, [MAIN, ...args], {
+    cwd,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+
+const finish = (child: ChildProcess): Promise<Run> =>
+  new Promise((resolve) => {
+    let stdout = ""
+    let stderr = ""
+    child.stdout!.on("data", (d) => (stdout += d))
+    child.stderr!.on("data", (d) => (stderr += d))
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+  })
+
+const run = (args: ReadonlyArray<string>, env: Record<string, string>, cwd: string) => finish(start(args, env, cwd))
+
+const workDirs: Array<string> = []
+const workDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-cli-"))
+  workDirs.push(dir)
+  return dir
+}
+
+/** Production settings over a fresh database when the suite has a real PostgreSQL; otherwise the embedded default. */
+let scope: Scope.CloseableScope
+let databaseUrl: Option.Option<string> = Option.none()
+beforeAll(async () => {
+  if (!existsSync(MAIN)) throw new Error("dist/main.js is missing: run `npm run build` (npm test does)")
+  scope = Effect.runSync(Scope.make())
+  if (Option.isSome(externalDatabaseUrl)) {
+    const fresh = await Effect.runPromise(Scope.extend(freshDatabaseUrl(externalDatabaseUrl.value), scope))
+    databaseUrl = Option.some(fresh.url)
+  }
+})
+afterAll(async () => {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  for (const dir of workDirs) rmSync(dir, { recursive: true, force: true })
+})
+
+const modeEnv = (dataDir: string): Record<string, string> =>
+  Option.match(databaseUrl, {
+    onNone: () => ({ AUTH_DATA_DIR: dataDir, AUTH_JWT_SECRET: SECRET }),
+    onSome: (url) => ({
+      DATABASE_URL: url,
+      AUTH_DB_DRIVER: "postgres",
+      AUTH_SITE_URL: "http://localhost:3000",
+      API_EXTERNAL_URL: "http://localhost:9999",
+      AUTH_JWT_SECRET: SECRET,
+      AUTH_SMTP_ADMIN_EMAIL: "admin@example.com",
+      AUTH_SMTP_HOST: "127.0.0.1",
+      AUTH_SMTP_PORT: "2525",
+      DB_NAMESPACE: `cli_${Math.random().toString(36).slice(2, 8)}`
+    })
+  })
+
+/** The versions recorded in the auth product's bookkeeping table, read straight from the database. */
+const recordedVersions = async (env: Record<string, string>, dataDir: string): Promise<Array<number>> => {
+  const table = `auth.${env["DB_NAMESPACE"] ? `${env["DB_NAMESPACE"]}_` : ""}gatehouse_migrations`
+  if (env["DATABASE_URL"] !== undefined) {
+    const query = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ version: number }>`SELECT version FROM ${sql(table)} ORDER BY version`)
+    const rows = await Effect.runPromise(query.pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(env["DATABASE_URL"]), maxConnections: 1 }))
+    ))
+    return rows.map((r) => r.version)
+  }
+  const db = await PGlite.create(join(dataDir, "pgdata"))
+  try {
+    return (await db.query<{ version: number }>(`SELECT version FROM ${table} ORDER BY version`)).rows.map((r) => r.version)
+  } finally {
+    await db.close()
+  }
+}
+
+const authVersions = readMigrations().filter((m) => m.product === "auth").map((m) => m.version)
+const logLines = (text: string) =>
+  text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>)
+
+describe("command line", () => {
+  it("--help prints usage and exits 0", async () => {
+    const result = await run(["--help"], {}, workDir())
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain("Usage:")
+    expect(result.stdout).toContain("migrate")
+  })
+
+  it("an unknown command prints usage and exits 2", async () => {
+    const result = await run(["frobnicate"], {}, workDir())
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain("Unknown command: frobnicate")
+    expect(result.stderr).toContain("Usage:")
+  })
+
+  it("a bad configuration prints one message naming every broken variable, no value and no stack, and exits 1", async () => {
+    const leaked = "s3cr3t-value-that-must-not-print"
+    const result = await run([], {
+      DATABASE_URL: "postgres://gatehouse@127.0.0.1:1/none",
+      AUTH_JWT_EXP: leaked,
+      AUTH_SMTP_PASS: leaked,
+      AUTH_EXTERNAL_GITHUB_ENABLED: "true"
+    }, workDir())
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe("")
+    expect(result.stderr.match(/Invalid configuration/g)).toHaveLength(1)
+    for (const variable of ["AUTH_SITE_URL", "API_EXTERNAL_URL", "AUTH_JWT_SECRET", "AUTH_DB_DRIVER", "AUTH_SMTP_ADMIN_EMAIL",
+      "AUTH_SMTP_HOST", "AUTH_SMTP_PORT", "AUTH_JWT_EXP", "AUTH_EXTERNAL_GITHUB_CLIENT_ID"]) {
+      expect(result.stderr).toContain(variable)
+    }
+    expect(result.stderr).not.toContain(leaked)
+    expect(result.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it("migrate applies the migrations, and a second run is a no-op", async () => {
+    const dir = workDir()
+    const env = modeEnv(join(dir, "data"))
+    const first = await run(["migrate"], env, dir)
+    expect(first.code).toBe(0)
+    expect(logLines(first.stdout).find((l) => String(l["msg"]).startsWith("migrations:"))?.["msg"])
+      .toBe(`migrations: applied ${readMigrations().length}`)
+    const second = await run(["migrate"], env, dir)
+    expect(second.code).toBe(0)
+    expect(logLines(second.stdout).some((l) => l["msg"] === "migrations: up to date")).toBe(true)
+    expect(await recordedVersions(env, join(dir, "data"))).toEqual(authVersions)
+  })
+
+  it("two migrate processes started together both exit 0 and apply each migration once", async () => {
+    const dir = workDir()
+    const env = modeEnv(join(dir, "data"))
+    const [a, b] = await Promise.all([run(["migrate"], env, dir), run(["migrate"], env, dir)])
+    expect([a.code, b.code]).toEqual([0, 0])
+    const applied = [...logLines(a.stdout), ...logLines(b.stdout)]
+      .flatMap((l) => (Array.isArray(l["migrations"]) ? l["migrations"] as Array<string> : []))
+    expect(applied.sort()).toEqual(readMigrations().map((m) => `${m.product}/${String(m.version).padStart(4, "0")}_${m.name}`).sort())
+    expect(await recordedVersions(env, join(dir, "data"))).toEqual(authVersions)
+  })
+
+  it("serve answers /health, then shuts down cleanly on SIGTERM without printing the secret", async () => {
+    const dir = workDir()
+    const child = start([], { ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1" }, dir)
+    const done = finish(child)
+    const url = await new Promise<string>((resolve, reject) => {
+      let seen = ""
+      child.stdout!.on("data", (d) => {
+        seen += d
+        const match = /Listening on (http:\/\/[\d.]+:\d+)/.exec(seen)
+        if (match) resolve(match[1]!)
+      })
+      child.on("close", () => reject(new Error(`exited before listening: ${seen}`)))
+    })
+    const health = await fetch(`${url}/health`)
+    expect(health.status).toBe(200)
+    // A keep-alive connection left open must not hold the shutdown.
+    const agentless = await fetch(`${url}/settings`, { keepalive: true })
+    expect(agentless.status).toBe(200)
+    child.kill("SIGTERM")
+    const result = await done
+    expect(result.code).toBe(0)
+    expect(result.stdout + result.stderr).not.toContain(SECRET)
+  })
+})

@@ -1,0 +1,155 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Effect, Logger, LogLevel, Option, Redacted, TestClock } from "effect"
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { formatLogLine, LoggingLive } from "../../src/platform/Logging.js"
+
+const secret = "hunter2-super-secret-7f3a"
+
+/** Runs `program` with formatLogLine as the only logger and returns the lines it wrote. */
+const linesOf = <A, E>(program: Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const lines: Array<string> = []
+    const capture = Logger.make((options) => void lines.push(formatLogLine(options)))
+    yield* program.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
+    return lines
+  })
+
+const parse = (line: string): Record<string, unknown> => {
+  expect(line).not.toContain("\n")
+  const value: unknown = JSON.parse(line)
+  expect(typeof value).toBe("object")
+  return value as Record<string, unknown>
+}
+
+describe("formatLogLine", () => {
+  it.effect("writes one JSON object per entry with level, time, msg and annotations", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.UTC(2024, 4, 6, 7, 8, 9, 123))
+      const lines = yield* linesOf(
+        Effect.logInfo("request finished").pipe(
+          Effect.annotateLogs({ request_id: "req-1", status: 200, method: "POST" })
+        )
+      )
+
+      expect(lines).toHaveLength(1)
+      expect(parse(lines[0]!)).toStrictEqual({
+        level: "info",
+        time: "2024-05-06T07:08:09.123Z",
+        msg: "request finished",
+        request_id: "req-1",
+        status: 200,
+        method: "POST"
+      })
+    }))
+
+  it.effect("names each level in lower case", () =>
+    Effect.gen(function*() {
+      const lines = yield* linesOf(
+        Effect.all([Effect.logWarning("w"), Effect.logError("e"), Effect.logFatal("f")]).pipe(
+          Effect.zipRight(Effect.logDebug("d")),
+          Logger.withMinimumLogLevel(LogLevel.Debug)
+        )
+      )
+
+      expect(lines.map((line) => parse(line)["level"])).toStrictEqual(["warn", "error", "fatal", "debug"])
+    }))
+
+  it.effect("joins several messages and encodes non-strings as JSON", () =>
+    Effect.gen(function*() {
+      const lines = yield* linesOf(Effect.log("user", { id: 7 }, "signed in", 3n))
+
+      expect(parse(lines[0]!)["msg"]).toBe("user {\"id\":7} signed in \"3\"")
+    }))
+
+  it.effect("keeps multi-line messages on one line", () =>
+    Effect.gen(function*() {
+      const lines = yield* linesOf(Effect.log("first\nsecond"))
+
+      expect(lines).toHaveLength(1)
+      expect(parse(lines[0]!)["msg"]).toBe("first\nsecond")
+    }))
+
+  it.effect("renders a Redacted annotation or message as <redacted> and never its text", () =>
+    Effect.gen(function*() {
+      const lines = yield* linesOf(
+        Effect.log("token", Redacted.make(secret)).pipe(
+          Effect.annotateLogs("password", Redacted.make(secret)),
+          Effect.annotateLogs("nested", { key: Redacted.make(secret) })
+        )
+      )
+      const entry = parse(lines[0]!)
+
+      expect(entry["password"]).toBe("<redacted>")
+      expect(entry["nested"]).toStrictEqual({ key: "<redacted>" })
+      expect(entry["msg"]).toBe("token \"<redacted>\"")
+      expect(lines[0]).not.toContain(secret)
+    }))
+
+  it.effect("renders a cause under error", () =>
+    Effect.gen(function*() {
+      const lines = yield* linesOf(Effect.logError("unexpected failure", Cause.die(new Error("kaput"))))
+      const entry = parse(lines[0]!)
+
+      expect(entry["msg"]).toBe("unexpected failure")
+      expect(entry["level"]).toBe("error")
+      expect(entry["error"]).toEqual(expect.stringContaining("kaput"))
+    }))
+
+  it.effect("leaves error out when there is no cause", () =>
+    Effect.gen(function*() {
+      const lines = yield* linesOf(Effect.logInfo("fine"))
+
+      expect(parse(lines[0]!)).not.toHaveProperty("error")
+    }))
+
+  it.effect("names the innermost span", () =>
+    Effect.gen(function*() {
+      const lines = yield* linesOf(Effect.log("inside").pipe(Effect.withLogSpan("inner"), Effect.withLogSpan("outer")))
+
+      expect(parse(lines[0]!)["span"]).toBe("inner")
+    }))
+})
+
+describe("LoggingLive", () => {
+  const tempFile = Effect.acquireRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), "gatehouse-logging-"))),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  ).pipe(Effect.map((dir) => join(dir, "auth.log")))
+
+  it.scoped("appends JSON lines to LOG_FILE and drops entries below the minimum level", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile
+      appendFileSync(file, "{\"msg\":\"from before\"}\n")
+
+      yield* Effect.gen(function*() {
+        yield* Effect.logDebug("debug detail")
+        yield* Effect.logInfo("server started").pipe(Effect.annotateLogs("port", 9999))
+        yield* Effect.logWarning("slow query").pipe(Effect.annotateLogs("secret", Redacted.make(secret)))
+        yield* Effect.logTrace("trace detail")
+      }).pipe(Effect.provide(LoggingLive({ level: "info", file: Option.some(file) })))
+
+      const content = readFileSync(file, "utf8")
+      expect(content).not.toContain(secret)
+      const lines = content.split("\n")
+      expect(lines.at(-1)).toBe("")
+      const entries = lines.slice(0, -1).map(parse)
+      expect(entries).toHaveLength(3)
+      expect(entries[0]).toStrictEqual({ msg: "from before" })
+      expect(entries[1]).toMatchObject({ level: "info", msg: "server started", port: 9999 })
+      expect(entries[2]).toMatchObject({ level: "warn", msg: "slow query", secret: "<redacted>" })
+    }))
+
+  it.scoped("writes debug lines at the debug level", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile
+
+      yield* Effect.all([Effect.logDebug("debug detail"), Effect.logTrace("trace detail")]).pipe(
+        Effect.provide(LoggingLive({ level: "debug", file: Option.some(file) }))
+      )
+
+      const entries = readFileSync(file, "utf8").trimEnd().split("\n").map(parse)
+      expect(entries.map((entry) => entry["msg"])).toStrictEqual(["debug detail"])
+    }))
+})
