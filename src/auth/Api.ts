@@ -113,6 +113,8 @@ export class CurrentUser extends Context.Tag("auth/CurrentUser")<CurrentUser, {
   readonly user: UserRow
   /** The session named by the token's session_id claim, when it has one. */
   readonly sessionId: string | undefined
+  /** The verified token's claims. */
+  readonly claims: Readonly<Record<string, unknown>>
 }>() {}
 
 /** GoTrue's requireAuthentication: a valid bearer JWT whose user and session still exist. */

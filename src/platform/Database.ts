@@ -46,8 +46,10 @@ export const PostgresDatabase = (options: {
  * PostgreSQL running in-process through PGlite, served on a loopback socket so the same pg driver talks to it.
  * `dataDir` None keeps everything in memory (tests).
  *
- * PGlite is one session: while any connection holds a transaction, every other connection waits. Code run on
- * it must keep transactions short and pure-DB, which is the house rule anyway.
+ * PGlite is one session, and pglite-socket mixes up the statements of concurrent connections when one of them is
+ * inside a transaction (electric-sql/pglite#1046: "portal does not exist", hangs). So the pool has exactly one
+ * connection: requests queue for it, which is what PGlite would do anyway. Code run on it must keep transactions
+ * short and pure-DB and never query outside its transaction's connection, which is the house rule anyway.
  */
 export const EmbeddedDatabase = (options: {
   readonly dataDir: Option.Option<string>
@@ -75,7 +77,7 @@ export const EmbeddedDatabase = (options: {
       }),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
-    const pool = 8
+    const pool = 1
     const server = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {

@@ -433,19 +433,21 @@ describe("TokenSigner", () => {
 
   describe("round trip", () => {
     const claimObjects = FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue())
+    // A JWT carries JSON, so the payload equals the claims' JSON form (-0, for one, comes back as 0).
+    const asJson = (value: unknown) => JSON.parse(JSON.stringify(value))
 
     it.effect.prop("HS256: verify(sign(c)).payload equals c", [claimObjects], ([random]) =>
       Effect.gen(function*() {
         const tokens = yield* TokenSigner
         const claims = { ...random, exp: future }
-        expect((yield* tokens.verify(yield* tokens.sign(claims))).payload).toEqual(claims)
+        expect((yield* tokens.verify(yield* tokens.sign(claims))).payload).toEqual(asJson(claims))
       }).pipe(Effect.provide(TokenSignerTest)))
 
     it.effect.prop("ES256: verify(sign(c)).payload equals c", [claimObjects], ([random]) =>
       Effect.gen(function*() {
         const tokens = yield* TokenSigner
         const claims = { ...random, exp: future }
-        expect((yield* tokens.verify(yield* tokens.sign(claims))).payload).toEqual(claims)
+        expect((yield* tokens.verify(yield* tokens.sign(claims))).payload).toEqual(asJson(claims))
       }).pipe(Effect.provide(TokenSignerLive({ keys: [jwkFor("ES256", "sign")] }))), { fastCheck: { numRuns: 50 } })
   })
 })

@@ -33,7 +33,8 @@ export const AuthenticatedLive = Layer.effect(
       )
       const { payload } = verified
       const sub = payload["sub"]
-      if (typeof sub !== "string" || sub === "") return yield* badJwt("missing sub claim")
+      // GoTrue's exact text: apps calling getUser with the anon key match on it to mean "not signed in".
+      if (typeof sub !== "string" || sub === "") return yield* AuthError.of(403, "bad_jwt", "invalid claim: missing sub claim")
       if (!UUID.test(sub)) return yield* AuthError.of(400, "bad_jwt", "invalid claim: sub claim must be a UUID")
       const user = yield* users.findById(sub)
       if (Option.isNone(user)) return yield* AuthError.of(403, "user_not_found", "User from sub claim in JWT does not exist")
@@ -44,7 +45,7 @@ export const AuthenticatedLive = Layer.effect(
       if (sessionId !== undefined && (!UUID.test(sessionId) || !(yield* sessions.exists(sessionId)))) {
         return yield* AuthError.of(403, "session_not_found", "Session from session_id claim in JWT does not exist")
       }
-      return { user: user.value, sessionId }
+      return { user: user.value, sessionId, claims: payload }
     })
   })
 )

@@ -41,9 +41,10 @@ const notFound = AuthError.of(400, "refresh_token_not_found", "Invalid Refresh T
 const alreadyUsed = AuthError.of(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
 
 /**
- * Sessions and their refresh tokens (spec §3). Each token exchange runs in one transaction holding a row lock on
- * the presented token, so requests or instances racing on one token queue on that lock: exactly one rotates it,
- * and the others find it revoked and, within the reuse interval, receive the same child.
+ * Sessions and their refresh tokens (spec §3). Each token exchange runs in one transaction holding row locks on
+ * the token's session and on the presented token, so requests or instances racing on one token queue on those
+ * locks: exactly one rotates it, and the others find it revoked and, within the reuse interval, receive the same
+ * child.
  */
 export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
   effect: Effect.gen(function*() {
@@ -111,6 +112,16 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
     const exchange = (token: string, now: Date) =>
       Effect.gen(function*() {
         const digest = digestRefreshToken(token)
+        // The session row is locked before the token row. Logout (DELETE on sessions, cascading to the tokens) and
+        // reuse detection (revoking a session's other tokens) lock in that order; locking the token first
+        // deadlocked against both, and PostgreSQL aborted one side.
+        const [located] = yield* sql<{ session_id: string | null }>`
+          SELECT session_id FROM ${sql(t.refreshTokens)} WHERE token = ${digest}`
+        if (located === undefined) return { _tag: "Refused", error: notFound } as Outcome
+        const [session] = located.session_id === null
+          ? []
+          : yield* sql<{ id: string; not_after: Date | null }>`
+            SELECT id, not_after FROM ${sql(t.sessions)} WHERE id = ${located.session_id} FOR UPDATE`
         const [row] = yield* sql<TokenRow>`
           SELECT id::text AS id, token, user_id, revoked, updated_at, session_id
           FROM ${sql(t.refreshTokens)} WHERE token = ${digest} FOR UPDATE`
@@ -120,10 +131,6 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         if (isBanned(user, now)) {
           return { _tag: "Refused", error: AuthError.of(400, "user_banned", "Invalid Refresh Token: User Banned") } as Outcome
         }
-        const [session] = row.session_id === null
-          ? []
-          : yield* sql<{ id: string; not_after: Date | null }>`
-            SELECT id, not_after FROM ${sql(t.sessions)} WHERE id = ${row.session_id} FOR UPDATE`
         if (session === undefined) {
           yield* sql`DELETE FROM ${sql(t.refreshTokens)} WHERE id = ${row.id}`
           return {

@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
 import { AuthApi, CurrentUser } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { Sessions } from "../sessions/Sessions.js"
@@ -13,8 +14,19 @@ export const UserHttpLive = HttpApiBuilder.group(AuthApi, "user", (handlers) =>
   Effect.gen(function*() {
     const profile = yield* Profile
     const sessions = yield* Sessions
+    const config = yield* AppConfig
     return handlers
-      .handle("getUser", () => Effect.flatMap(CurrentUser, ({ user }) => profile.get(user)))
+      .handle("getUser", () =>
+        Effect.gen(function*() {
+          const { claims, user } = yield* CurrentUser
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // GoTrue's requestAud: the X-JWT-AUD header, else the configured audience.
+          const wanted = request.headers["x-jwt-aud"] ?? config.jwt.aud
+          if (claims["aud"] !== wanted) {
+            return yield* AuthError.validation("Token audience doesn't match request audience")
+          }
+          return yield* profile.get(user)
+        }))
       .handle("updateUser", ({ payload }) =>
         Effect.gen(function*() {
           const { sessionId, user } = yield* CurrentUser

@@ -1,0 +1,204 @@
+/**
+ * What the acceptance tests share: a Gatehouse server per file, the real @supabase/auth-js client pointed at
+ * it, raw fetch for what a client cannot express, and the few primitives an attacker would use (hand-made
+ * JWTs). Nothing here knows Gatehouse's internals except the recorded mail and the database.
+ */
+import { createHmac, randomInt, randomUUID, type KeyObject } from "node:crypto"
+import { createServer, request as httpRequest } from "node:http"
+import { AuthClient, type GoTrueClientOptions } from "@supabase/auth-js"
+import { layer } from "@effect/vitest"
+import { Effect, Layer, Logger, LogLevel, Ref, type Scope } from "effect"
+import { type Mail, SentMail } from "../../../src/platform/Mailer.js"
+import { TestServer } from "../../support/TestServer.js"
+
+/**
+ * A real server on a real clock (tokens must not be born expired on TestClock's epoch 0), logging only warnings
+ * and errors so a test's output stays readable while a 5xx still shows up.
+ */
+export const acceptanceServer = (env: Readonly<Record<string, string>>) =>
+  TestServer(env).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+
+export const acceptance = (env: Readonly<Record<string, string>>) =>
+  layer(acceptanceServer(env), { timeout: 120_000, excludeTestServices: true })
+
+/** Runs a client call; a rejected promise fails the test with its own error. */
+export const call = <A>(thunk: () => Promise<A>): Effect.Effect<A> => Effect.promise(thunk)
+
+/** The password every test user gets unless a test needs another; it satisfies the strictest policy used here. */
+export const PASSWORD = "Corr3ct-Horse-Battery"
+
+export const uniqueEmail = (tag: string): string => `${tag}-${randomUUID().slice(0, 8)}@example.com`
+
+/** A fresh E.164 number, as a client types it (with "+"). */
+export const uniquePhone = (): string => `+1555${String(randomInt(0, 10_000_000)).padStart(7, "0")}`
+
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+}
+
+/**
+ * auth-js as an app configures it on a server (no timers, no storage), with every request it sends recorded so a
+ * test can tell which endpoint a method used (getClaims: /user or /.well-known/jwks.json).
+ */
+export const authClient = (url: string, options: Partial<GoTrueClientOptions> = {}) => {
+  const requests: Array<RecordedRequest> = []
+  const client = new AuthClient({
+    url,
+    autoRefreshToken: false,
+    persistSession: false,
+    fetch: (input, init) => {
+      const target = new URL(input instanceof Request ? input.url : String(input))
+      requests.push({ method: init?.method ?? "GET", path: target.pathname })
+      return fetch(input, init)
+    },
+    ...options
+  })
+  return { client, requests }
+}
+
+export interface RawResponse {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  /** The body parsed as JSON, or undefined when it is empty or not JSON. */
+  readonly json: any
+}
+
+export interface RawRequest {
+  readonly method?: string
+  readonly headers?: Record<string, string>
+  /** A string is sent as is; anything else is JSON-encoded. */
+  readonly body?: unknown
+  /** Sends X-Supabase-Api-Version: 2024-01-01, as auth-js does; without it the legacy envelope is expected. */
+  readonly apiVersion?: boolean
+  readonly bearer?: string
+}
+
+/** One request with fetch, as a hand-written client or an attacker would send it. */
+export const raw = (url: string, path: string, options: RawRequest = {}): Effect.Effect<RawResponse> =>
+  call(async () => {
+    const headers: Record<string, string> = { ...options.headers }
+    if (options.body !== undefined && headers["content-type"] === undefined) headers["content-type"] = "application/json"
+    if (options.apiVersion === true) headers["x-supabase-api-version"] = "2024-01-01"
+    if (options.bearer !== undefined) headers["authorization"] = `Bearer ${options.bearer}`
+    const response = await fetch(`${url}${path}`, {
+      method: options.method ?? (options.body === undefined ? "GET" : "POST"),
+      headers,
+      ...(options.body === undefined
+        ? {}
+        : { body: typeof options.body === "string" ? options.body : JSON.stringify(options.body) })
+    })
+    const text = await response.text()
+    let json: unknown = undefined
+    try {
+      json = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      json = undefined
+    }
+    return { status: response.status, headers: response.headers, text, json }
+  })
+
+/** The GoTrue error envelope a request without an API version gets: `{code: status, error_code, msg}`. */
+export const legacyError = (status: number, code: string, msg: string) => ({ code: status, error_code: code, msg })
+
+/** The envelope for X-Supabase-Api-Version 2024-01-01: `{code, message}`. */
+export const versionedError = (code: string, message: string) => ({ code, message })
+
+/** Mail recorded by the server's MemoryMailer, oldest first. */
+export const sentMail: Effect.Effect<ReadonlyArray<Mail>, never, SentMail> = Effect.flatMap(SentMail, ({ mails }) => Ref.get(mails))
+
+export const mailTo = (address: string) => Effect.map(sentMail, (mails) => mails.filter((mail) => mail.to === address))
+
+/** The one-time code a built-in mail body carries. */
+export const codeIn = (mail: Mail): string => {
+  const match = /Code: (\d+)/.exec(mail.text ?? "")
+  if (match === null) throw new Error(`no code in mail "${mail.subject}"`)
+  return match[1]!
+}
+
+/** The action link a built-in mail body carries. */
+export const linkIn = (mail: Mail): URL => {
+  const match = /(https?:\/\/\S+)/.exec(mail.text ?? "")
+  if (match === null) throw new Error(`no link in mail "${mail.subject}"`)
+  return new URL(match[1]!)
+}
+
+const segment = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString("base64url")
+
+export interface DecodedJwt {
+  readonly header: Record<string, unknown>
+  readonly payload: Record<string, any>
+}
+
+export const decodeJwt = (token: string): DecodedJwt => {
+  const [header, payload] = token.split(".")
+  return {
+    header: JSON.parse(Buffer.from(header!, "base64url").toString("utf8")),
+    payload: JSON.parse(Buffer.from(payload!, "base64url").toString("utf8"))
+  }
+}
+
+/** An HS256 JWT made by hand with any key: the server's secret, a wrong one, or a public key's bytes. */
+export const signHs256 = (
+  payload: Record<string, unknown>,
+  key: string | Buffer | KeyObject,
+  header: Record<string, unknown> = { alg: "HS256", typ: "JWT" }
+): string => {
+  const input = `${segment(header)}.${segment(payload)}`
+  return `${input}.${createHmac("sha256", key).update(input).digest("base64url")}`
+}
+
+/** An unsigned token (`alg: none`) carrying the given claims. */
+export const unsigned = (payload: Record<string, unknown>): string => `${segment({ alg: "none", typ: "JWT" })}.${segment(payload)}.`
+
+/** The same token with its payload replaced and the original signature kept. */
+export const withPayload = (token: string, payload: Record<string, unknown>): string => {
+  const [header, , signature] = token.split(".")
+  return `${header}.${segment(payload)}.${signature}`
+}
+
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
+
+/**
+ * A stand-in for Supabase's API gateway: supabase-js always talks to `<url>/auth/v1`, and the gateway strips that
+ * prefix before the auth server sees the request. Plain node:http, so the server gets exactly what the client sent.
+ */
+export const authV1Gateway = (target: string): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.async<ReturnType<typeof createServer>>((resume) => {
+        const upstream = new URL(target)
+        const server = createServer((incoming, outgoing) => {
+          const path = incoming.url ?? "/"
+          if (!/^\/auth\/v1(\/|\?|$)/.test(path)) {
+            outgoing.writeHead(404).end()
+            return
+          }
+          const forwarded = httpRequest({
+            host: upstream.hostname,
+            port: upstream.port,
+            method: incoming.method,
+            path: path.slice("/auth/v1".length) || "/",
+            headers: { ...incoming.headers, host: upstream.host }
+          }, (answer) => {
+            outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
+            answer.pipe(outgoing)
+          })
+          forwarded.on("error", () => outgoing.writeHead(502).end())
+          incoming.pipe(forwarded)
+        })
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+      }),
+      (server) =>
+        Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+    ),
+    (server) => {
+      const address = server.address()
+      if (address === null || typeof address === "string") throw new Error("expected a TCP address")
+      return `http://127.0.0.1:${address.port}`
+    }
+  )

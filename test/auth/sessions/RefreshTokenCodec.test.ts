@@ -1,0 +1,69 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck } from "effect"
+import {
+  deriveRefreshToken,
+  digestRefreshToken,
+  isWellFormedRefreshToken,
+  refreshTokenKey
+} from "../../../src/auth/sessions/RefreshTokenCodec.js"
+
+const secret = FastCheck.string({ minLength: 1, maxLength: 64 })
+const sessionId = FastCheck.uuid()
+const rowId = FastCheck.bigInt({ min: 1n, max: 2n ** 63n - 1n }).map(String)
+
+describe("RefreshTokenCodec", () => {
+  it("derives a fixed token for a fixed key, session and row", () => {
+    const key = refreshTokenKey("test-secret-that-is-at-least-32-characters-long")
+    const token = deriveRefreshToken(key, "6f1c0b8e-8a53-4a5e-9a36-0d0f6f5b6c11", "42")
+    expect(token).toBe(deriveRefreshToken(key, "6f1c0b8e-8a53-4a5e-9a36-0d0f6f5b6c11", "42"))
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(digestRefreshToken(token)).toMatch(/^[0-9a-f]{64}$/)
+    expect(digestRefreshToken(token)).not.toContain(token)
+  })
+
+  it.prop("derivation is deterministic per (key, session, row)", [secret, sessionId, rowId], ([s, sid, row]) => {
+    expect(deriveRefreshToken(refreshTokenKey(s), sid, row)).toBe(deriveRefreshToken(refreshTokenKey(s), sid, row))
+  })
+
+  it.prop("different rows of one session give different tokens and digests", [secret, sessionId, rowId, rowId], ([s, sid, a, b]) => {
+    FastCheck.pre(a !== b)
+    const key = refreshTokenKey(s)
+    const [ta, tb] = [deriveRefreshToken(key, sid, a), deriveRefreshToken(key, sid, b)]
+    expect(ta).not.toBe(tb)
+    expect(digestRefreshToken(ta)).not.toBe(digestRefreshToken(tb))
+  })
+
+  it.prop("one row id in different sessions gives different tokens", [secret, sessionId, sessionId, rowId], ([s, a, b, row]) => {
+    FastCheck.pre(a !== b)
+    const key = refreshTokenKey(s)
+    expect(deriveRefreshToken(key, a, row)).not.toBe(deriveRefreshToken(key, b, row))
+  })
+
+  it.prop("different secrets give different tokens for the same session and row", [secret, secret, sessionId, rowId], ([a, b, sid, row]) => {
+    FastCheck.pre(a !== b)
+    expect(deriveRefreshToken(refreshTokenKey(a), sid, row)).not.toBe(deriveRefreshToken(refreshTokenKey(b), sid, row))
+  })
+
+  it.prop("every derived token is well-formed", [secret, sessionId, rowId], ([s, sid, row]) => {
+    expect(isWellFormedRefreshToken(deriveRefreshToken(refreshTokenKey(s), sid, row))).toBe(true)
+  })
+
+  it("accepts GoTrue's 12-character legacy tokens", () => {
+    expect(isWellFormedRefreshToken("abcdefgh2345")).toBe(true)
+  })
+
+  it("rejects junk", () => {
+    const derived = deriveRefreshToken(refreshTokenKey("s"), "6f1c0b8e-8a53-4a5e-9a36-0d0f6f5b6c11", "1")
+    for (const junk of ["", " ", "abc", derived.slice(1), `${derived}A`, `${derived.slice(0, 42)}=`,
+      `${derived.slice(0, 42)}+`, ` ${derived.slice(1)}`, "ABCDEFGH2345", "abcdefgh234!", "abcdefgh23456",
+      "' OR 1=1 --", "a".repeat(10_000)]) {
+      expect(isWellFormedRefreshToken(junk), JSON.stringify(junk.slice(0, 50))).toBe(false)
+    }
+  })
+
+  it.prop("rejects strings of the wrong length or alphabet", [FastCheck.string({ maxLength: 80 })], ([s]) => {
+    const base64url = /^[A-Za-z0-9_-]*$/.test(s)
+    const plausible = (base64url && s.length === 43) || (/^[a-z0-9]*$/.test(s) && s.length === 12)
+    expect(isWellFormedRefreshToken(s)).toBe(plausible)
+  })
+})
