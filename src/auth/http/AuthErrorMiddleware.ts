@@ -1,4 +1,4 @@
-import { HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Headers, HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { Cause, Effect } from "effect"
 import { RequestId } from "../../platform/http/RequestId.js"
@@ -51,9 +51,23 @@ export const toAuthError = (cause: Cause.Cause<unknown>): AuthError => {
   return AuthError.unexpected()
 }
 
-/** The auth API's error boundary: every failure or defect becomes an enveloped response; 5xx causes are logged. */
+// GoTrue parses every body as JSON whatever its Content-Type, so `curl -d '{...}'` (sent as a form) works there.
+const READ_AS_JSON = /^(application\/x-www-form-urlencoded|text\/plain)?\s*(;.*)?$/i
+
+const bodyAsJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    READ_AS_JSON.test(request.headers["content-type"] ?? "")
+      ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({
+        headers: Headers.set(request.headers, "content-type", "application/json")
+      }))
+      : app)
+
+/**
+ * The auth API's request and error boundary: bodies are read as JSON, and every failure or defect becomes an
+ * enveloped response; 5xx causes are logged.
+ */
 export const authErrorMiddleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
-  Effect.catchAllCause(app, (cause) =>
+  Effect.catchAllCause(bodyAsJson(app), (cause) =>
     Cause.isInterruptedOnly(cause)
       ? Effect.failCause(cause as Cause.Cause<never>)
       : Effect.gen(function*() {

@@ -29,7 +29,7 @@ export const AuthenticatedLive = Layer.effect(
       const match = BEARER.exec(request.headers["authorization"] ?? "")
       if (match === null) return yield* AuthError.of(401, "no_authorization", "This endpoint requires a valid Bearer token")
       const verified = yield* signer.verify(match[1]!).pipe(
-        Effect.mapError((invalid) => badJwt(invalid.reason === "expired" ? "token is expired" : "token is invalid"))
+        Effect.mapError((invalid) => badJwt(invalid.reason === "expired" ? "token has invalid claims: token is expired" : "token is invalid"))
       )
       const { payload } = verified
       const sub = payload["sub"]

@@ -209,6 +209,22 @@ acceptance({ AUTH_MAILER_AUTOCONFIRM: "true" })("bad input", (it) => {
       }))
   }
 
+  it.effect("a JSON body sent as a form or as plain text is read as JSON, as GoTrue reads it (curl -d)", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      for (const contentType of ["application/x-www-form-urlencoded", "text/plain;charset=UTF-8"]) {
+        const email = uniqueEmail()
+        const signup = yield* raw(url, "/signup", { body: { email, password: SECRET }, headers: { "content-type": contentType } })
+        expect(signup.status, contentType).toBe(200)
+        const token = yield* raw(url, "/token?grant_type=password", {
+          body: { email, password: SECRET },
+          headers: { "content-type": contentType }
+        })
+        expect(token.status, contentType).toBe(200)
+        expect((token.json as { user: { email: string } }).user.email, contentType).toBe(email)
+      }
+    }))
+
   it.effect("unknown fields are ignored on every endpoint", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl

@@ -146,6 +146,8 @@ acceptance({ AUTH_MAILER_AUTOCONFIRM: "true" })("HS256 tokens", (it) => {
         expect(viaClient.error, name).toBeInstanceOf(AuthApiError)
         expect(viaClient.error, name).toMatchObject({ status: 403, code: "bad_jwt" })
       }
+      const expired = yield* getUserWith(url, cases["expired"]!)
+      expect(expired.json.message).toBe("invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired")
       // The genuine token still works: the checks above did not just break /user.
       expect((yield* raw(url, "/user", { bearer: session.access_token })).status).toBe(200)
     }))
