@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import { connect } from "node:net"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -100,6 +101,18 @@ const authVersions = readMigrations().filter((m) => m.product === "auth").map((m
 const logLines = (text: string) =>
   text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>)
 
+/** The address a started server logs once it listens. */
+const listeningUrl = (child: ChildProcess): Promise<string> =>
+  new Promise<string>((resolve, reject) => {
+    let seen = ""
+    child.stdout!.on("data", (d) => {
+      seen += d
+      const match = /Listening on (http:\/\/[\d.]+:\d+)/.exec(seen)
+      if (match) resolve(match[1]!)
+    })
+    child.on("close", () => reject(new Error(`exited before listening: ${seen}`)))
+  })
+
 describe("command line", () => {
   it("--help prints usage and exits 0", async () => {
     const result = await run(["--help"], {}, workDir())
@@ -162,15 +175,7 @@ describe("command line", () => {
     const dir = workDir()
     const child = start([], { ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1" }, dir)
     const done = finish(child)
-    const url = await new Promise<string>((resolve, reject) => {
-      let seen = ""
-      child.stdout!.on("data", (d) => {
-        seen += d
-        const match = /Listening on (http:\/\/[\d.]+:\d+)/.exec(seen)
-        if (match) resolve(match[1]!)
-      })
-      child.on("close", () => reject(new Error(`exited before listening: ${seen}`)))
-    })
+    const url = await listeningUrl(child)
     const health = await fetch(`${url}/health`)
     expect(health.status).toBe(200)
     // A keep-alive connection left open must not hold the shutdown.
@@ -180,5 +185,31 @@ describe("command line", () => {
     const result = await done
     expect(result.code).toBe(0)
     expect(result.stdout + result.stderr).not.toContain(SECRET)
+  })
+
+  it("a request in flight when SIGTERM arrives is answered before the process exits 0", async () => {
+    const dir = workDir()
+    const child = start([], { ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1", AUTH_MAILER_AUTOCONFIRM: "true" }, dir)
+    const done = finish(child)
+    const url = await listeningUrl(child)
+    const { hostname, port } = new URL(url)
+    const body = JSON.stringify({ email: "inflight@example.com", password: "in-flight-password" })
+    const socket = connect(Number(port), hostname)
+    let reply = ""
+    socket.on("data", (d) => (reply += d))
+    const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()))
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
+    // Headers and half the body: the request is being handled, but cannot finish yet.
+    socket.write(`POST /signup HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`)
+    // A full round trip on another connection lets the server read the first request's headers.
+    expect((await fetch(`${url}/health`)).status).toBe(200)
+    child.kill("SIGTERM")
+    // write, not end: a client that half-closes its side makes Node abort the pending request (no allowHalfOpen).
+    socket.write(body.slice(10))
+    await closed
+    expect(reply).toMatch(/^HTTP\/1\.1 200/)
+    expect(reply).toContain("\"access_token\"")
+    expect((await done).code).toBe(0)
   })
 })
