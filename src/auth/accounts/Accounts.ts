@@ -64,8 +64,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
     const newSession = (user: UserRow, method: "password" | "anonymous", at: Date) =>
       Effect.gen(function*() {
         const started = yield* sql.withTransaction(sessions.start(user.id, method, at)).pipe(Effect.orDie)
-        const fresh = yield* users.findById(user.id)
-        return yield* tokens.respond(Option.getOrElse(fresh, () => user), started.sessionId, started.refreshToken)
+        return yield* tokens.respond(started.user, started.sessionId, started.refreshToken)
       })
 
     /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */

@@ -4,7 +4,6 @@ import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Authenticated } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { isBanned } from "../domain/UserRow.js"
-import { Sessions } from "../sessions/Sessions.js"
 import { Users } from "../users/Users.js"
 
 const BEARER = /^bearer (\S+)$/i
@@ -23,7 +22,6 @@ export const AuthenticatedLive = Layer.effect(
   Effect.gen(function*() {
     const signer = yield* TokenSigner
     const users = yield* Users
-    const sessions = yield* Sessions
     return Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const match = BEARER.exec(request.headers["authorization"] ?? "")
@@ -36,16 +34,17 @@ export const AuthenticatedLive = Layer.effect(
       // GoTrue's exact text: apps calling getUser with the anon key match on it to mean "not signed in".
       if (typeof sub !== "string" || sub === "") return yield* AuthError.of(403, "bad_jwt", "invalid claim: missing sub claim")
       if (!UUID.test(sub)) return yield* AuthError.of(400, "bad_jwt", "invalid claim: sub claim must be a UUID")
-      const user = yield* users.findById(sub)
-      if (Option.isNone(user)) return yield* AuthError.of(403, "user_not_found", "User from sub claim in JWT does not exist")
-      const now = new Date(yield* Clock.currentTimeMillis)
-      if (isBanned(user.value, now)) return yield* AuthError.of(403, "user_banned", "User is banned")
       const claim = payload["session_id"]
       const sessionId = typeof claim === "string" && claim !== "" && claim !== NIL_UUID ? claim : undefined
-      if (sessionId !== undefined && (!UUID.test(sessionId) || !(yield* sessions.exists(sessionId)))) {
-        return yield* AuthError.of(403, "session_not_found", "Session from session_id claim in JWT does not exist")
-      }
-      return { user: user.value, sessionId, claims: payload }
+      const sessionNotFound = AuthError.of(403, "session_not_found", "Session from session_id claim in JWT does not exist")
+      if (sessionId !== undefined && !UUID.test(sessionId)) return yield* sessionNotFound
+      const found = yield* users.findForSession(sub, sessionId)
+      if (Option.isNone(found)) return yield* AuthError.of(403, "user_not_found", "User from sub claim in JWT does not exist")
+      const { sessionExists, user } = found.value
+      const now = new Date(yield* Clock.currentTimeMillis)
+      if (isBanned(user, now)) return yield* AuthError.of(403, "user_banned", "User is banned")
+      if (!sessionExists) return yield* sessionNotFound
+      return { user, sessionId, claims: payload }
     })
   })
 )

@@ -20,11 +20,11 @@ export interface AmrEntry {
 export interface StartedSession {
   readonly sessionId: string
   readonly refreshToken: string
-}
-
-export interface RefreshedSession extends StartedSession {
+  /** The user as the session left it (last_sign_in_at set). */
   readonly user: UserRow
 }
+
+export type RefreshedSession = StartedSession
 
 export type LogoutScope = "global" | "local" | "others"
 
@@ -101,8 +101,9 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       })}`
       const refreshToken = yield* insertToken(sessionId, userId, null, now)
       yield* addAmr(sessionId, method, now)
-      yield* sql`UPDATE ${sql(t.users)} SET last_sign_in_at = ${now}, updated_at = ${now} WHERE id = ${userId}`
-      return { sessionId, refreshToken }
+      const [user] = yield* sql<UserRow>`
+        UPDATE ${sql(t.users)} SET last_sign_in_at = ${now}, updated_at = ${now} WHERE id = ${userId} RETURNING *`
+      return { sessionId, refreshToken, user: user! }
     }, Effect.orDie)
 
     type Outcome =
@@ -203,10 +204,6 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       return rows.map((r) => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
     }, Effect.orDie)
 
-    const exists = Effect.fn("Sessions.exists")(function*(sessionId: string): Effect.fn.Return<boolean, SqlError> {
-      const rows = yield* sql`SELECT 1 FROM ${sql(t.sessions)} WHERE id = ${sessionId}`
-      return rows.length > 0
-    }, Effect.orDie)
 
     /** Deleting sessions cascades to their refresh tokens and amr claims. */
     const logout = Effect.fn("Sessions.logout")(function*(
@@ -224,6 +221,6 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       }
     }, Effect.orDie)
 
-    return { start, refresh, amr, exists, logout } as const
+    return { start, refresh, amr, logout } as const
   })
 }) {}

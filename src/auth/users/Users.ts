@@ -67,6 +67,22 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
+    /**
+     * The bearer check's one query: the user, and whether the token's session still exists for that user
+     * (`sessionId` undefined: no session to check).
+     */
+    const findForSession = Effect.fn("Users.findForSession")(function*(
+      userId: string,
+      sessionId: string | undefined
+    ): Effect.fn.Return<Option.Option<{ readonly user: UserRow; readonly sessionExists: boolean }>, SqlError> {
+      const rows = yield* sql<UserRow & { readonly session_exists: boolean }>`
+        SELECT u.*, ${sessionId === undefined
+          ? sql`true`
+          : sql`EXISTS (SELECT 1 FROM ${sql(t.sessions)} s WHERE s.id = ${sessionId} AND s.user_id = u.id)`} AS session_exists
+        FROM ${sql(t.users)} u WHERE u.id = ${userId}`
+      return Option.map(Option.fromNullable(rows[0]), ({ session_exists, ...user }) => ({ user, sessionExists: session_exists }))
+    }, Effect.orDie)
+
     /** Whether another user already holds this email or phone (any audience: the columns are unique). */
     const isTaken = Effect.fn("Users.isTaken")(function*(
       column: "email" | "phone",
@@ -138,7 +154,7 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
       yield* sql`DELETE FROM ${sql(t.users)} WHERE id = ${id}`
     }, Effect.orDie)
 
-    return { remove, findByEmail, findByPhone, findById, isTaken, identities, create, update } as const
+    return { remove, findForSession, findByEmail, findByPhone, findById, isTaken, identities, create, update } as const
   })
 }) {}
 

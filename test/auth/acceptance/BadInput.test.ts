@@ -213,7 +213,7 @@ acceptance({ AUTH_MAILER_AUTOCONFIRM: "true" })("bad input", (it) => {
     Effect.gen(function*() {
       const url = yield* ServerUrl
       for (const contentType of ["application/x-www-form-urlencoded", "text/plain;charset=UTF-8"]) {
-        const email = uniqueEmail()
+        const email = uniqueEmail("as-json")
         const signup = yield* raw(url, "/signup", { body: { email, password: SECRET }, headers: { "content-type": contentType } })
         expect(signup.status, contentType).toBe(200)
         const token = yield* raw(url, "/token?grant_type=password", {
