@@ -27,13 +27,18 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
  * The HTTP routes on top of any HttpServer: the auth API, its OpenAPI document and docs page, behind the edge
  * middleware (request id, CORS, body limit, access log) and the GoTrue error boundary.
  */
-export const HttpRoutesLive = (config: AppConfig) =>
+export const HttpRoutesLive = <E = never, R = never>(
+  config: AppConfig,
+  /** Routes another product adds on this port (the IAM service's /auth/... routes), via HttpApiBuilder.Router. */
+  extraRoutes: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>
+) =>
   HttpApiBuilder.serve(edgeMiddleware({
     cors: gotrueCorsPolicy(config.api.corsAllowedHeaders),
     requestIdHeader: config.api.requestIdHeader,
     reject: (request, requestId, status, code, message) =>
       authErrorResponse(request, requestId, new AuthError({ status, code, message }))
   })).pipe(
+    Layer.provide(extraRoutes),
     Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(HttpApiBuilder.middleware(authErrorMiddleware)),
@@ -41,8 +46,11 @@ export const HttpRoutesLive = (config: AppConfig) =>
   )
 
 /** The routes served by Node on API_HOST:PORT. */
-export const HttpServerLive = (config: AppConfig) =>
-  HttpRoutesLive(config).pipe(
+export const HttpServerLive = <E = never, R = never>(
+  config: AppConfig,
+  extraRoutes: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>
+) =>
+  HttpRoutesLive(config, extraRoutes).pipe(
     HttpServer.withLogAddress,
     Layer.provide(NodeHttpServer.layer(createServer, { host: config.api.host, port: config.api.port }))
   )

@@ -7,6 +7,9 @@ import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresData
 import { LoggingLive } from "./platform/Logging.js"
 import { migrate } from "./platform/Migrator.js"
 import { PortsLive } from "./PortsLive.js"
+import { generateKeyText, runIamCommand } from "./iam/IamCli.js"
+import { IamServicesLive } from "./iam/IamLive.js"
+import { IamBackgroundLive, IamHttpRoutesLive } from "./iam/IamServer.js"
 import { HttpServerLive } from "./Server.js"
 import { VERSION } from "./Version.js"
 
@@ -15,6 +18,11 @@ const USAGE = `Gatehouse ${VERSION}: a Supabase-Auth-compatible auth server and 
 Usage:
   gatehouse [serve]    start the server (applies pending migrations first)
   gatehouse migrate    apply pending database migrations and exit
+  gatehouse iam bootstrap-admin --username NAME --email ADDRESS
+                       create the first IAM administrator (or give an existing account the admin role);
+                       the password is read from AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD or standard input
+  gatehouse iam generate-key
+                       print a new Ed25519 key pair for AUTH_IAM_PASETO_SECRET_KEY (PASERK)
   gatehouse --help     show this help
 
 Configuration comes from the environment and a .env file in the working directory (the environment wins).
@@ -41,6 +49,7 @@ const banner = ({ config, defaulted }: LoadedConfig): string =>
   [
     `Gatehouse ${VERSION} (embedded PostgreSQL in ${config.dataDir})`,
     `  listening on http://${config.api.host}:${config.api.port}`,
+    ...(config.iam.enabled ? [`  IAM gRPC on ${config.iam.grpcHost}:${config.iam.grpcPort}`] : []),
     ...(defaulted.length > 0 ? ["  development defaults in use:", ...defaulted.map((d) => `    ${d}`)] : []),
     "  set DATABASE_URL (and the required settings in .env.example) to run in production"
   ].join("\n")
@@ -49,7 +58,11 @@ const serve = (loaded: LoadedConfig) => {
   const { config } = loaded
   const Database = databaseFor(config, "5 seconds")
   const Migrated = Layer.effectDiscard(migrations(config))
-  const App = HttpServerLive(config).pipe(
+  // The IAM service shares the HTTP port (its /auth/... routes) and adds its gRPC port.
+  const Products = config.iam.enabled
+    ? Layer.merge(HttpServerLive(config, IamHttpRoutesLive), IamBackgroundLive).pipe(Layer.provide(IamServicesLive))
+    : HttpServerLive(config)
+  const App = Products.pipe(
     Layer.provide(PortsLive(config)),
     Layer.provide(Migrated),
     Layer.provide(Layer.succeed(AppConfig, config)),
@@ -79,9 +92,13 @@ const main = async (argv: ReadonlyArray<string>): Promise<void> => {
     process.stdout.write(USAGE)
     return
   }
-  if (command !== "serve" && command !== "migrate") {
+  if (command !== "serve" && command !== "migrate" && command !== "iam") {
     process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`)
     process.exitCode = 2
+    return
+  }
+  if (command === "iam" && argv[1] === "generate-key") {
+    process.stdout.write(generateKeyText())
     return
   }
   const loaded = await Effect.runPromiseExit(loadConfig({ env: process.env, envFile: ".env" }))
@@ -89,6 +106,15 @@ const main = async (argv: ReadonlyArray<string>): Promise<void> => {
     const issues = loaded.cause._tag === "Fail" ? loaded.cause.error.issues : [{ variable: "configuration", rule: "could not be loaded" }]
     process.stderr.write(formatConfigIssues(issues) + "\n")
     process.exitCode = 1
+    return
+  }
+  if (command === "iam") {
+    const code = await runIamCommand(argv.slice(1), loaded.value.config, {
+      database: databaseFor(loaded.value.config, "2 minutes"),
+      migrations: migrations(loaded.value.config),
+      logging: LoggingLive(loaded.value.config.log)
+    })
+    process.exitCode = code
     return
   }
   const program = command === "migrate" ? migrateOnly(loaded.value) : serve(loaded.value)

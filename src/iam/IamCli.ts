@@ -1,0 +1,91 @@
+import { parseArgs } from "node:util"
+import type { SqlClient } from "@effect/sql"
+import { Effect, Exit, Layer, Redacted } from "effect"
+import { AppConfig } from "../config/AppConfig.js"
+import { BcryptPasswordHasher } from "../platform/PasswordHasher.js"
+import { IamPolicy } from "./access/IamPolicy.js"
+import { Roles } from "./access/Roles.js"
+import { Accounts } from "./accounts/Accounts.js"
+import { bootstrapAdmin } from "./accounts/BootstrapAdmin.js"
+import { IamSql } from "./IamSql.js"
+import { generatePaserk } from "./tokens/IamKeys.js"
+
+/** `gatehouse iam generate-key`: a new signing key and its public half, for .env and for resource servers. */
+export const generateKeyText = (): string => {
+  const { public: publicKey, secret } = generatePaserk()
+  return `AUTH_IAM_PASETO_SECRET_KEY=${secret}\n# public key (published at /auth/keys): ${publicKey}\n`
+}
+
+// Only what bootstrapping touches: no signing keys, so it works before AUTH_IAM_PASETO_SECRET_KEY is set.
+const BootstrapServices = Layer.mergeAll(Accounts.layer, Roles.layer).pipe(
+  Layer.provideMerge(IamPolicy.layer),
+  Layer.provideMerge(IamSql.layer),
+  Layer.provide(BcryptPasswordHasher())
+)
+
+const readStdin = (): Promise<string> =>
+  new Promise((resolve, reject) => {
+    let text = ""
+    process.stdin.setEncoding("utf8")
+    process.stdin.on("data", (chunk) => (text += chunk))
+    process.stdin.on("end", () => resolve(text.replace(/\r?\n$/, "")))
+    process.stdin.on("error", reject)
+  })
+
+const USAGE = "usage: gatehouse iam bootstrap-admin --username NAME --email ADDRESS | gatehouse iam generate-key\n"
+
+/**
+ * The `iam` subcommands. The admin password is never taken from the command line (it would sit in shell
+ * history and the process list): AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD or standard input.
+ */
+export const runIamCommand = async (
+  argv: ReadonlyArray<string>,
+  config: AppConfig,
+  deps: {
+    readonly database: Layer.Layer<SqlClient.SqlClient, { readonly message: string }>
+    readonly migrations: Effect.Effect<void, { readonly message: string }, SqlClient.SqlClient>
+    readonly logging: Layer.Layer<never>
+  }
+): Promise<number> => {
+  const [sub, ...rest] = argv
+  if (sub === "generate-key") {
+    process.stdout.write(generateKeyText())
+    return 0
+  }
+  if (sub !== "bootstrap-admin") {
+    process.stderr.write(USAGE)
+    return 2
+  }
+  let values: { username?: string | undefined; email?: string | undefined }
+  try {
+    values = parseArgs({ args: [...rest], options: { username: { type: "string" }, email: { type: "string" } } }).values
+  } catch {
+    process.stderr.write(`${USAGE}(the password is read from AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD or standard input)\n`)
+    return 2
+  }
+  if (values.username === undefined || values.email === undefined) {
+    process.stderr.write(USAGE)
+    return 2
+  }
+  const password = config.iam.bootstrapAdmin.password._tag === "Some"
+    ? config.iam.bootstrapAdmin.password.value
+    : Redacted.make(await readStdin())
+  const program = Effect.gen(function*() {
+    yield* deps.migrations
+    return yield* bootstrapAdmin({ username: values.username!, email: values.email!, password })
+  }).pipe(
+    Effect.provide(BootstrapServices),
+    Effect.provide(Layer.succeed(AppConfig, config)),
+    Effect.provide(deps.database),
+    Effect.scoped,
+    Effect.provide(deps.logging)
+  )
+  const exit = await Effect.runPromiseExit(program)
+  if (Exit.isSuccess(exit)) {
+    process.stdout.write(`${exit.value.created ? "created" : "updated"} admin user ${exit.value.userId} (role ${config.iam.adminRole})\n`)
+    return 0
+  }
+  const failure = exit.cause._tag === "Fail" ? (exit.cause.error as { message?: string }).message : undefined
+  process.stderr.write(`bootstrap-admin failed: ${failure ?? "unexpected error"}\n`)
+  return 1
+}

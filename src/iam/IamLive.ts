@@ -1,0 +1,39 @@
+import type { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option } from "effect"
+import { AppConfig } from "../config/AppConfig.js"
+import type { PasswordHasher } from "../platform/PasswordHasher.js"
+import { IamPolicy } from "./access/IamPolicy.js"
+import { Roles } from "./access/Roles.js"
+import { Accounts } from "./accounts/Accounts.js"
+import { bootstrapAdmin } from "./accounts/BootstrapAdmin.js"
+import { IamHandlers, IamHandlersLive } from "./IamHandlers.js"
+import { IamSql } from "./IamSql.js"
+import { IamStartupError, IamKeys, IamKeysLive } from "./tokens/IamKeys.js"
+import { PasetoTokens } from "./tokens/PasetoTokens.js"
+import { Revocations } from "./tokens/Revocations.js"
+import { Sessions } from "./tokens/Sessions.js"
+
+export type IamServices = IamHandlers | IamKeys | Accounts | Roles | Sessions | IamPolicy | IamSql
+
+/** Every IAM service over a migrated database; transports (gRPC, REST, RPC) sit on top of IamHandlers. */
+export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClient.SqlClient | AppConfig | PasswordHasher> =
+  IamHandlersLive.pipe(
+    Layer.provideMerge(Roles.layer),
+    Layer.provideMerge(Sessions.layer),
+    Layer.provideMerge(Layer.mergeAll(Accounts.layer, PasetoTokens.layer, Revocations.layer, IamPolicy.layer)),
+    Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer))
+  )
+
+/** The configured first admin (AUTH_IAM_BOOTSTRAP_ADMIN_*), ensured at start-up when all three are set. */
+export const IamConfiguredAdminLive: Layer.Layer<never, IamStartupError, IamServices | AppConfig | SqlClient.SqlClient> =
+  Layer.effectDiscard(Effect.gen(function*() {
+    const { iam } = yield* AppConfig
+    const { email, password, username } = iam.bootstrapAdmin
+    if (Option.isNone(username) || Option.isNone(email) || Option.isNone(password)) return
+    const result = yield* bootstrapAdmin({ username: username.value, email: email.value, password: password.value }).pipe(
+      Effect.mapError((error) => new IamStartupError({ message: `AUTH_IAM_BOOTSTRAP_ADMIN_*: ${error.message}` }))
+    )
+    yield* Effect.logInfo(result.created ? "iam: bootstrap admin created" : "iam: bootstrap admin ensured").pipe(
+      Effect.annotateLogs("user_id", result.userId)
+    )
+  }))

@@ -1,0 +1,67 @@
+import type { Action, Resource } from "./ResourceAction.js"
+
+/** Every operation of the contract, by its proto method name (the same name on every transport). */
+export const OPERATIONS = [
+  "Register", "Login", "Logout", "GenerateToken", "RefreshToken", "ValidateToken",
+  "CreateRole", "ListRoles", "DeleteRole", "AssignRole", "UnassignRole", "ListUserRoles",
+  "CreatePermission", "ListPermissions", "DeletePermission", "GrantPermission", "RevokePermission",
+  "ListRolePermissions", "CheckPermission"
+] as const
+export type Operation = (typeof OPERATIONS)[number]
+
+export type Guard =
+  /** No credentials: the request itself carries them (password, refresh token) or asks about a token. */
+  | { readonly _tag: "Public" }
+  /** The policy must allow the caller `action` on `resource`. */
+  | { readonly _tag: "Policy"; readonly resource: Resource; readonly action: Action }
+  /** Allowed for the caller's own user id; for anyone else's, the policy decides. */
+  | { readonly _tag: "SelfOrPolicy"; readonly resource: Resource; readonly action: Action }
+
+const open: Guard = { _tag: "Public" }
+const policy = (resource: Resource, action: Action): Guard => ({ _tag: "Policy", resource, action })
+const selfOr = (resource: Resource, action: Action): Guard => ({ _tag: "SelfOrPolicy", resource, action })
+
+/**
+ * Which permission each operation needs. Logout authenticates with the token it revokes, so it is Public
+ * here and checks the token itself. Assigning a role changes what the role means for a user, so it is
+ * ROLE/UPDATE, as granting a permission is PERMISSION/UPDATE.
+ */
+export const GUARDS: Readonly<Record<Operation, Guard>> = {
+  Register: open,
+  Login: open,
+  Logout: open,
+  GenerateToken: policy("TOKEN", "CREATE"),
+  RefreshToken: open,
+  ValidateToken: open,
+  CreateRole: policy("ROLE", "CREATE"),
+  ListRoles: policy("ROLE", "LIST"),
+  DeleteRole: policy("ROLE", "DELETE"),
+  AssignRole: policy("ROLE", "UPDATE"),
+  UnassignRole: policy("ROLE", "UPDATE"),
+  ListUserRoles: selfOr("ROLE", "READ"),
+  CreatePermission: policy("PERMISSION", "CREATE"),
+  ListPermissions: policy("PERMISSION", "LIST"),
+  DeletePermission: policy("PERMISSION", "DELETE"),
+  GrantPermission: policy("PERMISSION", "UPDATE"),
+  RevokePermission: policy("PERMISSION", "UPDATE"),
+  ListRolePermissions: policy("PERMISSION", "READ"),
+  CheckPermission: selfOr("PERMISSION", "READ")
+}
+
+export type AccessStep =
+  | { readonly _tag: "Allow" }
+  | { readonly _tag: "Unauthenticated" }
+  | { readonly _tag: "Enforce"; readonly resource: Resource; readonly action: Action }
+
+/**
+ * What the guard asks of one call: `callerId` is the authenticated user (undefined without a valid token),
+ * `targetUserId` the user the call is about (0 = the caller).
+ */
+export const accessStep = (guard: Guard, callerId: number | undefined, targetUserId: number): AccessStep =>
+  guard._tag === "Public"
+    ? { _tag: "Allow" }
+    : callerId === undefined
+    ? { _tag: "Unauthenticated" }
+    : guard._tag === "SelfOrPolicy" && (targetUserId === 0 || targetUserId === callerId)
+    ? { _tag: "Allow" }
+    : { _tag: "Enforce", resource: guard.resource, action: guard.action }

@@ -1,0 +1,45 @@
+import { Schema } from "effect"
+
+/** The IAM error codes: gRPC status names in Connect's snake_case spelling, so REST and Connect bodies agree. */
+export const IamCode = Schema.Literal(
+  "invalid_argument",
+  "unauthenticated",
+  "permission_denied",
+  "not_found",
+  "already_exists",
+  "resource_exhausted",
+  "unavailable",
+  "internal"
+)
+export type IamCode = typeof IamCode.Type
+
+/**
+ * The one failure every IAM operation can end in. The message is written for the client: it never carries a
+ * token, a hash or a password, and never says which of username or password was wrong.
+ */
+export class IamError extends Schema.TaggedError<IamError>()("IamError", {
+  code: IamCode,
+  message: Schema.String
+}) {
+  static invalid(message: string): IamError {
+    return new IamError({ code: "invalid_argument", message })
+  }
+  static unauthenticated(message = "authentication required"): IamError {
+    return new IamError({ code: "unauthenticated", message })
+  }
+  static denied(message = "permission denied"): IamError {
+    return new IamError({ code: "permission_denied", message })
+  }
+  static notFound(message: string): IamError {
+    return new IamError({ code: "not_found", message })
+  }
+  static exists(message: string): IamError {
+    return new IamError({ code: "already_exists", message })
+  }
+  static unavailable(): IamError {
+    return new IamError({ code: "unavailable", message: "service temporarily unavailable" })
+  }
+  static internal(): IamError {
+    return new IamError({ code: "internal", message: "internal error" })
+  }
+}

@@ -1,0 +1,208 @@
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2"
+import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net"
+import { Duplex } from "node:stream"
+import { Code, type ConnectRouter, type ConnectRouterOptions, createConnectRouter } from "@connectrpc/connect"
+import {
+  compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
+} from "@connectrpc/connect-node"
+import { SqlClient } from "@effect/sql"
+import { Context, Data, Effect, Layer, Runtime } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"
+import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js"
+import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js"
+import { file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js"
+import type { Operation } from "../domain/Guards.js"
+import type { IamError } from "../domain/IamError.js"
+import { IAM_SERVICES } from "../IamContract.js"
+import { anyHandler, IamHandlers } from "../IamHandlers.js"
+import { runForConnect } from "./ConnectFailure.js"
+import { Health, healthService, ServingStatus } from "./Health.js"
+import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
+
+/** Where the gRPC port ended up listening (the configured port may be 0). */
+export class IamGrpcAddress extends Context.Tag("iam/IamGrpcAddress")<IamGrpcAddress, {
+  readonly host: string
+  readonly port: number
+}>() {}
+
+export class GrpcListenError extends Data.TaggedError("GrpcListenError")<{ readonly message: string }> {}
+
+/**
+ * Every route of the gRPC port: the IAM services from the shared handlers, plus health and reflection. Each
+ * proto method is bound to the handler of the same name, so the contract and the handler set cannot drift
+ * without the generic binding below failing to find a handler.
+ */
+export const iamConnectRoutes = (
+  handlers: Context.Tag.Service<IamHandlers>,
+  run: <A>(effect: Effect.Effect<A, IamError>, signal: AbortSignal) => Promise<A>,
+  servingStatus: (signal: AbortSignal) => Promise<ServingStatus>
+) =>
+(router: ConnectRouter): void => {
+  for (const service of IAM_SERVICES) {
+    for (const method of service.methods) {
+      const handler = anyHandler(handlers, method.name as Operation)
+      router.rpc(method, ((request: unknown, context: { requestHeader: Headers; signal: AbortSignal }) =>
+        run(handler(request as never, { authorization: context.requestHeader.get("authorization") ?? undefined }), context.signal)
+      ) as never)
+    }
+  }
+  const registry = reflectionFiles([
+    file_gatehouse_iam_v1_iam,
+    file_grpc_health_v1_health,
+    file_grpc_reflection_v1_reflection,
+    file_grpc_reflection_v1alpha_reflection
+  ])
+  const listed = [...IAM_SERVICES, Health, v1.ServerReflection, v1alpha.ServerReflection]
+  router.service(Health, healthService(IAM_SERVICES.map((s) => s.typeName), servingStatus))
+  router.service(v1.ServerReflection, reflectionV1(registry, listed))
+  router.service(v1alpha.ServerReflection, reflectionV1alpha(registry, listed))
+}
+
+/**
+ * connect-es reports a request whose protobuf bytes do not parse as INTERNAL ("parse binary: …"), which
+ * tells the client the server is broken. It is the client's input that is: the gRPC status becomes
+ * INVALID_ARGUMENT, without the parser's details. (gRPC-Web carries its trailers inside the body and
+ * keeps connect's answer.)
+ */
+const malformedAsInvalidArgument = (headers: Headers): void => {
+  const message = headers.get("grpc-message")
+  if (headers.get("grpc-status") === String(Code.Internal) && message !== null && decodeURIComponent(message).startsWith("parse binary")) {
+    headers.set("grpc-status", String(Code.InvalidArgument))
+    headers.set("grpc-message", encodeURIComponent("request message is not valid protobuf"))
+  }
+}
+
+/** connectNodeAdapter's request routing, with malformedAsInvalidArgument applied to every gRPC answer. */
+const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (router: ConnectRouter) => void }) => {
+  const router = createConnectRouter({ ...options, acceptCompression: [compressionGzip, compressionBrotli] })
+  options.routes(router)
+  const paths = new Map(router.handlers.map((h) => [h.requestPath, h]))
+  return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
+    const handler = paths.get(req.url?.split("?", 1)[0] ?? "")
+    if (handler === undefined) {
+      res.writeHead(404)
+      res.end()
+      return
+    }
+    handler(universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, undefined))
+      .then((response) => {
+        if (response.header !== undefined) malformedAsInvalidArgument(response.header)
+        const trailer = response.trailer
+        const body = response.body
+        const fixed = trailer === undefined || body === undefined || !(Symbol.asyncIterator in body) ? response : {
+          ...response,
+          body: (async function*() {
+            yield* body
+            malformedAsInvalidArgument(trailer)
+          })()
+        }
+        if (trailer !== undefined && fixed === response) malformedAsInvalidArgument(trailer)
+        return universalResponseToNodeResponse(fixed, res as ServerResponse)
+      })
+      .catch(() => undefined)
+  }
+}
+
+/** A duplex over `socket` that first yields `first`, the bytes the protocol sniffing consumed. */
+const replaying = (socket: Socket, first: Buffer): Duplex => {
+  const stream: Duplex = new Duplex({
+    read: () => void socket.resume(),
+    write: (chunk, encoding, callback) => void socket.write(chunk, encoding, callback),
+    final: (callback) => void socket.end(callback),
+    destroy: (error, callback) => {
+      socket.destroy(error ?? undefined)
+      callback(error)
+    }
+  })
+  stream.push(first)
+  socket.on("data", (chunk) => {
+    if (!stream.push(chunk)) socket.pause()
+  })
+  socket.once("end", () => stream.push(null))
+  socket.once("error", (error) => stream.destroy(error))
+  socket.once("close", () => stream.destroy())
+  return stream
+}
+
+const SHUTDOWN_GRACE_MS = 2000
+
+// The HTTP/2 client preface starts with these bytes; anything else on a fresh connection is HTTP/1.x.
+const H2_PREFACE = Buffer.from("PRI * HTTP/2.0")
+
+/**
+ * The gRPC port: gRPC (HTTP/2 cleartext), gRPC-Web and Connect, from one connect-node handler. One TCP
+ * listener looks at each connection's first bytes and hands it to an HTTP/2 server (gRPC, h2c Connect) or an
+ * HTTP/1.1 server (gRPC-Web and Connect from browsers and curl).
+ */
+export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, IamHandlers | AppConfig | SqlClient.SqlClient> =
+  Layer.scoped(
+    IamGrpcAddress,
+    Effect.gen(function*() {
+      const { iam } = yield* AppConfig
+      const handlers = yield* IamHandlers
+      const sql = yield* SqlClient.SqlClient
+      const runtime = yield* Effect.runtime<never>()
+      const run = runForConnect(runtime)
+      const servingStatus = (signal: AbortSignal) =>
+        Runtime.runPromise(runtime, sql`SELECT 1`.pipe(
+          Effect.as(ServingStatus.SERVING),
+          Effect.orElseSucceed(() => ServingStatus.NOT_SERVING)
+        ), { signal })
+
+      const adapter = iamNodeAdapter({
+        routes: iamConnectRoutes(handlers, run, servingStatus),
+        readMaxBytes: iam.maxMessageBytes,
+        grpc: true,
+        grpcWeb: true,
+        connect: true
+      })
+      const h2 = createHttp2Server(adapter)
+      const h1 = createHttpServer(adapter)
+      const sessions = new Set<Http2Session>()
+      h2.on("session", (session) => {
+        sessions.add(session)
+        session.once("close", () => sessions.delete(session))
+      })
+      const sockets = new Set<Socket>()
+      const front = createNetServer({ noDelay: true }, (socket: Socket) => {
+        sockets.add(socket)
+        socket.once("close", () => sockets.delete(socket))
+        socket.once("data", (first: Buffer) => {
+          const isH2 = first.subarray(0, H2_PREFACE.length).equals(H2_PREFACE.subarray(0, Math.min(first.length, H2_PREFACE.length)))
+          if (isH2) {
+            // node:http2 reads from the socket's native handle, so bytes already read cannot be put back with
+            // unshift: the session gets a stream that replays them and then forwards the socket.
+            socket.pause()
+            h2.emit("connection", replaying(socket, first))
+          } else {
+            socket.pause()
+            socket.unshift(first)
+            h1.emit("connection", socket)
+            socket.resume()
+          }
+        })
+      })
+
+      const port = yield* Effect.acquireRelease(
+        Effect.async<number, GrpcListenError>((resume) => {
+          front.once("error", (error) => resume(Effect.fail(new GrpcListenError({ message: error.message }))))
+          front.listen(iam.grpcPort, iam.grpcHost, () => resume(Effect.succeed((front.address() as AddressInfo).port)))
+        }),
+        () =>
+          Effect.async<void>((resume) => {
+            // Open streams get GOAWAY and a moment to finish; idle keep-alive connections and streams that never
+            // end (health Watch) must not hold the shutdown.
+            front.close(() => resume(Effect.void))
+            for (const session of sessions) session.close()
+            h1.closeIdleConnections()
+            const stragglers = setTimeout(() => sockets.forEach((socket) => socket.destroy()), SHUTDOWN_GRACE_MS)
+            stragglers.unref()
+            if (sockets.size === 0) clearTimeout(stragglers)
+          })
+      )
+      yield* Effect.logInfo(`IAM gRPC listening on ${iam.grpcHost}:${port}`)
+      return { host: iam.grpcHost, port }
+    })
+  )

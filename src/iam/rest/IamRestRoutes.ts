@@ -1,0 +1,125 @@
+import { type DescMessage, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf"
+import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import type { Operation } from "../domain/Guards.js"
+import { IamError } from "../domain/IamError.js"
+import { httpStatusOf } from "../domain/IamStatus.js"
+import { methodOf } from "../IamContract.js"
+import { anyHandler, IamHandlers } from "../IamHandlers.js"
+import { IamKeys } from "../tokens/IamKeys.js"
+
+export interface RestRoute {
+  readonly method: "GET" | "POST" | "DELETE"
+  readonly path: `/auth/${string}`
+  readonly operation: Operation
+}
+
+/** The REST mirror of the contract: the JSON body is the request message, path parameters fill its ids. */
+export const REST_ROUTES: ReadonlyArray<RestRoute> = [
+  { method: "POST", path: "/auth/register", operation: "Register" },
+  { method: "POST", path: "/auth/login", operation: "Login" },
+  { method: "POST", path: "/auth/logout", operation: "Logout" },
+  { method: "POST", path: "/auth/token", operation: "GenerateToken" },
+  { method: "POST", path: "/auth/refresh", operation: "RefreshToken" },
+  { method: "POST", path: "/auth/validate", operation: "ValidateToken" },
+  { method: "GET", path: "/auth/validate", operation: "ValidateToken" },
+  { method: "POST", path: "/auth/roles", operation: "CreateRole" },
+  { method: "GET", path: "/auth/roles", operation: "ListRoles" },
+  { method: "DELETE", path: "/auth/roles/:role_id", operation: "DeleteRole" },
+  { method: "POST", path: "/auth/users/:user_id/roles", operation: "AssignRole" },
+  { method: "DELETE", path: "/auth/users/:user_id/roles/:role_id", operation: "UnassignRole" },
+  { method: "GET", path: "/auth/users/:user_id/roles", operation: "ListUserRoles" },
+  { method: "POST", path: "/auth/permissions", operation: "CreatePermission" },
+  { method: "GET", path: "/auth/permissions", operation: "ListPermissions" },
+  { method: "POST", path: "/auth/permissions/check", operation: "CheckPermission" },
+  { method: "DELETE", path: "/auth/permissions/:permission_id", operation: "DeletePermission" },
+  { method: "POST", path: "/auth/roles/:role_id/permissions", operation: "GrantPermission" },
+  { method: "DELETE", path: "/auth/roles/:role_id/permissions/:permission_id", operation: "RevokePermission" },
+  { method: "GET", path: "/auth/roles/:role_id/permissions", operation: "ListRolePermissions" }
+]
+
+/** `{"code":"not_found","message":"…"}`, Connect's error body, with the matching HTTP status. */
+export const errorResponse = (error: IamError): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson({ code: error.code, message: error.message }, { status: httpStatusOf(error.code) })
+
+// protobuf-es quotes the offending value in its messages; a password must not come back in an error.
+const describeJsonError = (error: unknown): string => {
+  const field = /field ([\w.]+)/.exec(String((error as Error | undefined)?.message ?? ""))?.[1]?.split(".").pop()
+  return field === undefined ? "request body does not match the request message" : `field ${field} has an invalid value`
+}
+
+/**
+ * REST accepts an enum by its short name too ("USER" for RESOURCE_TYPE_USER), the spelling the database and
+ * the policy use. Only strings that name no value as written are touched.
+ */
+export const acceptShortEnumNames = (desc: DescMessage, json: JsonObject): JsonObject => {
+  const out: Record<string, JsonValue> = { ...json }
+  for (const field of desc.fields) {
+    if (field.fieldKind !== "enum") continue
+    for (const key of [field.name, field.jsonName]) {
+      const value = out[key]
+      if (typeof value !== "string" || field.enum.values.some((v) => v.name === value)) continue
+      const match = field.enum.values.find((v) => v.name.endsWith(`_${value.toUpperCase()}`) && v.number !== 0)
+      if (match !== undefined) out[key] = match.name
+    }
+  }
+  return out
+}
+
+/** Path parameters are ids: digits, or "me" for the caller (sent as 0). */
+const pathIds = (params: Readonly<Record<string, string | undefined>>): Effect.Effect<JsonObject, IamError> =>
+  Effect.forEach(Object.entries(params), ([name, raw]) =>
+    raw === "me" ? Effect.succeed([name, 0] as const)
+    : raw !== undefined && /^\d{1,10}$/.test(raw) && Number(raw) <= 2_147_483_647 ? Effect.succeed([name, Number(raw)] as const)
+    : Effect.fail(IamError.invalid(`${name} must be a positive integer`))
+  ).pipe(Effect.map((entries) => Object.fromEntries(entries)))
+
+const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<JsonObject, IamError> =>
+  request.method === "GET" || request.method === "DELETE"
+    ? Effect.succeed({})
+    : Effect.flatMap(Effect.orElseFail(request.text, () => IamError.invalid("could not read the request body")), (text) => {
+      if (text.trim() === "") return Effect.succeed({})
+      try {
+        const parsed: unknown = JSON.parse(text)
+        return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+          ? Effect.succeed(parsed as JsonObject)
+          : Effect.fail(IamError.invalid("request body must be a JSON object"))
+      } catch {
+        return Effect.fail(IamError.invalid("request body is not valid JSON"))
+      }
+    })
+
+/**
+ * The REST routes and GET /auth/keys, added to the main HTTP port's router. Each route decodes its JSON with
+ * the request message's proto3 JSON mapping (snake_case or camelCase names; enums by name or number), calls
+ * the shared handler, and answers with the response message in snake_case, defaults included.
+ */
+export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys> = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const handlers = yield* IamHandlers
+    const keys = yield* IamKeys
+    for (const route of REST_ROUTES) {
+      const method = methodOf(route.operation)
+      const handler = anyHandler(handlers, route.operation)
+      const app = Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const params = yield* HttpRouter.params
+        const body = yield* readBody(request)
+        const ids = yield* pathIds(params)
+        const input = yield* Effect.try({
+          try: () => fromJson(method.input, acceptShortEnumNames(method.input, { ...body, ...ids })),
+          catch: (error) => IamError.invalid(describeJsonError(error))
+        })
+        const output = yield* handler(input as never, { authorization: request.headers["authorization"] })
+        return HttpServerResponse.unsafeJson(toJson(method.output, output as never, { useProtoFieldName: true, alwaysEmitImplicit: true }))
+      }).pipe(
+        Effect.catchAll((error) => Effect.succeed(errorResponse(error))),
+        Effect.catchAllDefect((defect) =>
+          Effect.zipRight(Effect.logError("iam: unexpected failure", defect), Effect.succeed(errorResponse(IamError.internal()))))
+      )
+      const add = route.method === "GET" ? router.get : route.method === "POST" ? router.post : router.del
+      yield* add(route.path, app)
+    }
+    yield* router.get("/auth/keys", Effect.succeed(HttpServerResponse.unsafeJson({ keys: keys.published })))
+  })
+)

@@ -1,0 +1,137 @@
+import { generateKeyPairSync } from "node:crypto"
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Code } from "@connectrpc/connect"
+import { describe, expect, it } from "@effect/vitest"
+import { Either, FastCheck as fc } from "effect"
+import { checkPassword, checkRegistration, checkRoleName, normalizeEmail } from "../../src/iam/domain/AccountRules.js"
+import { accessStep, GUARDS, OPERATIONS } from "../../src/iam/domain/Guards.js"
+import { IAM_CODES, grpcCodeOf, httpStatusOf, iamCodeOfGrpc } from "../../src/iam/domain/IamStatus.js"
+import { decideRefresh } from "../../src/iam/domain/RefreshRotation.js"
+import { ACTIONS, RESOURCES, actionEnum, actionOf, resourceEnum, resourceOf } from "../../src/iam/domain/ResourceAction.js"
+import { contractMismatch } from "../../src/iam/IamContract.js"
+import { policyRules } from "../../src/iam/access/IamPolicy.js"
+import { embeddedSigningKey, generatePaserk, parseSigningKey } from "../../src/iam/tokens/IamKeys.js"
+import { bearerToken } from "../../src/iam/tokens/Sessions.js"
+
+// The HTTP statuses Connect itself gives each gRPC code (connectrpc.com/docs/protocol#error-codes).
+const CONNECT_HTTP: Partial<Record<Code, number>> = {
+  [Code.InvalidArgument]: 400, [Code.Unauthenticated]: 401, [Code.PermissionDenied]: 403, [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409, [Code.ResourceExhausted]: 429, [Code.Unavailable]: 503, [Code.Internal]: 500
+}
+
+describe("error mapping", () => {
+  it.prop("every IAM code maps to one gRPC code and back, with Connect's HTTP status", [fc.constantFrom(...IAM_CODES)], ([code]) => {
+    expect(iamCodeOfGrpc(grpcCodeOf(code))).toBe(code)
+    expect(httpStatusOf(code)).toBe(CONNECT_HTTP[grpcCodeOf(code)])
+  })
+  it("uses the statuses of the reference", () => {
+    expect(IAM_CODES.map((c) => [c, httpStatusOf(c)])).toEqual(expect.arrayContaining([
+      ["invalid_argument", 400], ["unauthenticated", 401], ["permission_denied", 403], ["not_found", 404],
+      ["already_exists", 409], ["unavailable", 503]
+    ]))
+  })
+  it.prop("gRPC codes the service never sends count as internal", [fc.integer({ min: 0, max: 16 })], ([grpc]) => {
+    const code = iamCodeOfGrpc(grpc as Code)
+    expect(code === "internal" || grpcCodeOf(code) === grpc).toBe(true)
+  })
+})
+
+describe("refresh rotation", () => {
+  const date = fc.date({ min: new Date("2020-01-01"), max: new Date("2030-01-01"), noInvalidDate: true })
+  const stored = fc.record({ expiresAt: date, spentAt: fc.option(date, { nil: null }), revokedAt: fc.option(date, { nil: null }) })
+  it.prop("rotates only an unspent, unrevoked, unexpired token", [stored, date], ([token, now]) => {
+    const decision = decideRefresh(token, now)
+    expect(decision._tag === "Rotate").toBe(token.spentAt === null && token.revokedAt === null && now < token.expiresAt)
+  })
+  it.prop("a spent token is reuse unless its family is already revoked", [stored, date], ([token, now]) => {
+    const decision = decideRefresh(token, now)
+    expect(decision._tag === "ReuseDetected").toBe(token.spentAt !== null && token.revokedAt === null)
+  })
+  it("an unknown token is rejected as unknown", () => {
+    expect(decideRefresh(undefined, new Date())).toEqual({ _tag: "Reject", reason: "unknown" })
+  })
+})
+
+describe("guards", () => {
+  it("every proto method has a handler and a guard", () => {
+    expect(contractMismatch()).toEqual([])
+    expect(Object.keys(GUARDS).sort()).toEqual([...OPERATIONS].sort())
+  })
+  it.prop("without a caller only public operations pass", [fc.constantFrom(...OPERATIONS), fc.nat()], ([op, target]) => {
+    const step = accessStep(GUARDS[op], undefined, target)
+    expect(step._tag).toBe(GUARDS[op]._tag === "Public" ? "Allow" : "Unauthenticated")
+  })
+  it.prop("a caller asking about themselves needs no policy for self-or-policy operations", [fc.integer({ min: 1 }), fc.constantFrom(0, -1)], ([caller, t]) => {
+    const target = t === 0 ? 0 : caller
+    expect(accessStep(GUARDS.CheckPermission, caller, target)._tag).toBe("Allow")
+    expect(accessStep(GUARDS.CreateRole, caller, target)._tag).toBe("Enforce")
+  })
+})
+
+describe("account rules", () => {
+  it.prop("registration accepts exactly the spec's bounds", [fc.string({ minLength: 1, maxLength: 120 })], ([name]) => {
+    const result = checkRegistration({ username: name, password: "long enough", email: "a@b.c" })
+    const valid = [...name].length <= 100 && name.trim() === name && name.trim() !== "" && !/[\u0000-\u001f\u007f]/.test(name)
+    expect(Either.isRight(result)).toBe(valid)
+  })
+  it("emails need an @, are lower-cased and bounded", () => {
+    expect(normalizeEmail(" Alice@Example.COM ")).toEqual(Either.right("alice@example.com"))
+    expect(Either.isLeft(normalizeEmail("no-at"))).toBe(true)
+    expect(Either.isLeft(normalizeEmail(`${"a".repeat(95)}@b.com`))).toBe(true)
+  })
+  it("passwords are 8 characters to 72 bytes", () => {
+    expect(Either.isLeft(checkPassword("short"))).toBe(true)
+    expect(Either.isRight(checkPassword("a".repeat(72)))).toBe(true)
+    expect(Either.isLeft(checkPassword("é".repeat(37)))).toBe(true)
+  })
+  it.prop("role names never contain ':' so a role cannot pose as a user subject", [fc.string()], ([name]) => {
+    if (Either.isRight(checkRoleName(name))) expect(name).not.toContain(":")
+  })
+})
+
+describe("enums and policy lines", () => {
+  it("resource and action names round-trip through the proto enums", () => {
+    for (const r of RESOURCES) expect(resourceOf(resourceEnum(r))).toBe(r)
+    for (const a of ACTIONS) expect(actionOf(actionEnum(a))).toBe(a)
+    expect(resourceOf(0)).toBeUndefined()
+    expect(actionOf(99 as never)).toBeUndefined()
+  })
+  it("the database implies one line per grant and assignment, plus the admin role", () => {
+    expect(policyRules("admin", [{ role: "editor", resource: "USER", action: "UPDATE" }], [{ userId: 7, role: "editor" }])).toEqual([
+      ["p", "admin", "*", "*"], ["p", "editor", "USER", "UPDATE"], ["g", "user:7", "editor"]
+    ])
+  })
+})
+
+describe("keys and bearer tokens", () => {
+  it("accepts PASERK and PEM keys and refuses a k4.secret whose halves do not match", () => {
+    const pair = generatePaserk()
+    expect(parseSigningKey(pair.secret)).toEqual({ ok: pair })
+    const pem = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
+    expect(parseSigningKey(pem.replaceAll("\n", "\\n")).ok?.secret).toMatch(/^k4\.secret\./)
+    const other = generatePaserk()
+    expect(parseSigningKey(pair.secret.slice(0, 53) + other.secret.slice(53)).error).toBeDefined()
+    expect(parseSigningKey(generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "pem", type: "pkcs8" }).toString()).error)
+      .toBeDefined()
+  })
+  it("the embedded default generates its key once and keeps it private", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gatehouse-iam-key-"))
+    try {
+      const first = embeddedSigningKey(dir)
+      expect(embeddedSigningKey(dir)).toBe(first)
+      expect(readFileSync(join(dir, "iam-paseto-key"), "utf8").trim()).toBe(first)
+      expect(statSync(join(dir, "iam-paseto-key")).mode & 0o077).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+  it("reads Bearer headers and bare tokens", () => {
+    expect(bearerToken("Bearer abc")).toBe("abc")
+    expect(bearerToken("bearer  abc")).toBe("abc")
+    expect(bearerToken("abc")).toBe("abc")
+    expect(bearerToken("Basic a b")).toBeUndefined()
+    expect(bearerToken(undefined)).toBeUndefined()
+  })
+})

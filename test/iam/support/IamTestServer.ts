@@ -1,0 +1,68 @@
+import { createServer } from "node:http"
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Layer } from "effect"
+import { AppConfig } from "../../../src/config/AppConfig.js"
+import { IamGrpcAddress, IamGrpcServerLive } from "../../../src/iam/grpc/GrpcServer.js"
+import { type IamServices, IamServicesLive } from "../../../src/iam/IamLive.js"
+import { IamHttpRoutesLive } from "../../../src/iam/IamServer.js"
+import { generatePaserk } from "../../../src/iam/tokens/IamKeys.js"
+import type { Database } from "../../../src/platform/Database.js"
+import { migrate } from "../../../src/platform/Migrator.js"
+import { HttpRoutesLive } from "../../../src/Server.js"
+import { TestDatabase } from "../../support/TestDatabase.js"
+import { TestPorts, testConfig } from "../../support/TestServer.js"
+
+/** Base URL of the main HTTP port (REST, /auth/rpc) and the gRPC port's address, both on 127.0.0.1. */
+export class IamEndpoints extends Context.Tag("test/IamEndpoints")<IamEndpoints, {
+  readonly http: string
+  readonly grpc: string
+}>() {}
+
+/** One signing key per test process: the config parser wants one, and generating is cheap. */
+export const TEST_SIGNING_KEY = generatePaserk()
+
+export const iamTestEnv = (env: Readonly<Record<string, string>> = {}): Readonly<Record<string, string>> => ({
+  AUTH_IAM_GRPC_HOST: "127.0.0.1",
+  AUTH_IAM_GRPC_PORT: "0",
+  AUTH_IAM_PASETO_SECRET_KEY: TEST_SIGNING_KEY.secret,
+  AUTH_IAM_PASETO_KEY_ID: "test-key",
+  ...env
+})
+
+const EndpointsLive = Layer.effect(
+  IamEndpoints,
+  Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const grpc = yield* IamGrpcAddress
+    if (server.address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    return { http: `http://127.0.0.1:${server.address.port}`, grpc: `127.0.0.1:${grpc.port}` }
+  })
+)
+
+/** The IAM service's services without any port, over a migrated database (the caller provides it). */
+export const IamServicesTest = (config: AppConfig) =>
+  IamServicesLive.pipe(
+    Layer.provideMerge(TestPorts(config)),
+    Layer.provideMerge(Layer.succeed(AppConfig, config)),
+    Layer.orDie
+  )
+
+/**
+ * The whole IAM stack as main.ts wires it: the main HTTP port with the auth API plus the IAM REST and RPC
+ * routes, and the gRPC port; both on 127.0.0.1 and free ports, over a fresh migrated database.
+ */
+export const IamTestServer = (
+  env: Readonly<Record<string, string>> = {}
+): Layer.Layer<IamEndpoints | IamServices | AppConfig | Database> => {
+  const config = testConfig(iamTestEnv(env))
+  const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
+  return EndpointsLive.pipe(
+    Layer.provideMerge(Layer.merge(HttpRoutesLive(config, IamHttpRoutesLive), IamGrpcServerLive)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+    Layer.provideMerge(IamServicesTest(config)),
+    Layer.provideMerge(Migrated),
+    Layer.provideMerge(TestDatabase),
+    Layer.orDie
+  ) as Layer.Layer<IamEndpoints | IamServices | AppConfig | Database>
+}
