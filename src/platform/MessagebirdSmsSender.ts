@@ -1,15 +1,12 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { type Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { callProvider, defaultProviderTimeout, type Sms, SmsError, SmsSender } from "./SmsSender.js"
+import { HttpClientRequest } from "@effect/platform"
+import { Effect, Option, Redacted, Schema } from "effect"
+import { formSmsSender, type ProviderAnswer, type ProviderEndpoint, SmsError } from "./SmsSender.js"
 
 /** The spec's "provider B": SMS_PROVIDERB_ACCESS_KEY / _ORIGINATOR. */
-export interface MessagebirdSmsSenderOptions {
+export interface MessagebirdSmsSenderOptions extends ProviderEndpoint {
   readonly accessKey: Redacted.Redacted<string>
   /** A phone number with "+" or a company name. */
   readonly originator: string
-  /** Defaults to the real API; tests point it at a local server. */
-  readonly baseUrl?: string
-  readonly timeout?: Duration.DurationInput
 }
 
 const Accepted = Schema.Struct({
@@ -24,59 +21,43 @@ const Rejected = Schema.Struct({
 const provider = "messagebird"
 
 /** Sends through MessageBird's REST API (POST /messages). */
-export const MessagebirdSmsSender = (
-  options: MessagebirdSmsSenderOptions
-): Layer.Layer<SmsSender, never, HttpClient.HttpClient> =>
-  Layer.effect(
-    SmsSender,
-    Effect.gen(function*() {
-      const client = yield* HttpClient.HttpClient
-      const url = `${options.baseUrl ?? "https://rest.messagebird.com"}/messages`
-      const timeout = options.timeout ?? defaultProviderTimeout
-
-      const send = Effect.fn("SmsSender.send")(function*(sms: Sms) {
-        yield* Effect.annotateCurrentSpan("sms.provider", provider)
-        const answer = yield* callProvider(
-          provider,
-          client,
-          HttpClientRequest.post(url).pipe(
-            HttpClientRequest.setHeader("Authorization", `AccessKey ${Redacted.value(options.accessKey)}`),
-            HttpClientRequest.acceptJson,
-            // type and datacoding as GoTrue sends them: unicode keeps non-GSM characters of a template intact.
-            HttpClientRequest.bodyUrlParams({
-              originator: options.originator,
-              body: sms.body,
-              recipients: sms.to,
-              type: "sms",
-              datacoding: "unicode"
-            })
-          ),
-          timeout
-        )
-        if (answer.status < 200 || answer.status >= 300) {
-          const rejected = Option.getOrUndefined(Schema.decodeUnknownOption(Rejected)(answer.json))
-          return yield* new SmsError({
-            provider,
-            status: answer.status,
-            message: rejected?.errors.map((error) => error.description).join("; ") ?? `HTTP ${answer.status}`,
-            ...(rejected?.errors[0].code === undefined ? {} : { code: String(rejected.errors[0].code) })
-          })
-        }
-        const accepted = yield* Schema.decodeUnknown(Accepted)(answer.json).pipe(
-          Effect.mapError(() =>
-            new SmsError({ provider, status: answer.status, message: "unexpected answer: no message id" })
-          )
-        )
-        // MessageBird answers 201 even when it dropped every recipient; GoTrue treats that as a failure too.
-        if (accepted.recipients?.totalSentCount === 0) {
-          return yield* new SmsError({
-            provider,
-            status: answer.status,
-            message: `message ${accepted.id} sent to no recipient`
-          })
-        }
-        return { messageId: accepted.id }
-      })
-      return SmsSender.of({ send })
+export const MessagebirdSmsSender = formSmsSender({
+  provider,
+  request: (options: MessagebirdSmsSenderOptions) => ({
+    url: `${options.baseUrl ?? "https://rest.messagebird.com"}/messages`,
+    authenticate: HttpClientRequest.setHeader("Authorization", `AccessKey ${Redacted.value(options.accessKey)}`),
+    // type and datacoding as GoTrue sends them: unicode keeps non-GSM characters of a template intact.
+    form: (sms) => ({
+      originator: options.originator,
+      body: sms.body,
+      recipients: sms.to,
+      type: "sms",
+      datacoding: "unicode"
     })
-  )
+  }),
+  receipt: Effect.fnUntraced(function*(answer: ProviderAnswer) {
+    if (answer.status < 200 || answer.status >= 300) {
+      const rejected = Option.getOrUndefined(Schema.decodeUnknownOption(Rejected)(answer.json))
+      return yield* new SmsError({
+        provider,
+        status: answer.status,
+        message: rejected?.errors.map((error) => error.description).join("; ") ?? `HTTP ${answer.status}`,
+        ...(rejected?.errors[0].code === undefined ? {} : { code: String(rejected.errors[0].code) })
+      })
+    }
+    const accepted = yield* Schema.decodeUnknown(Accepted)(answer.json).pipe(
+      Effect.mapError(() =>
+        new SmsError({ provider, status: answer.status, message: "unexpected answer: no message id" })
+      )
+    )
+    // MessageBird answers 201 even when it dropped every recipient; GoTrue treats that as a failure too.
+    if (accepted.recipients?.totalSentCount === 0) {
+      return yield* new SmsError({
+        provider,
+        status: answer.status,
+        message: `message ${accepted.id} sent to no recipient`
+      })
+    }
+    return { messageId: accepted.id }
+  })
+})

@@ -1,5 +1,5 @@
-import type { HttpClient, HttpClientRequest } from "@effect/platform"
-import { Context, Data, Duration, Effect, Layer, Ref } from "effect"
+import { HttpClient, HttpClientRequest, type UrlParams } from "@effect/platform"
+import { Context, Data, Duration, Effect, identity, Layer, Ref } from "effect"
 
 /** One outgoing text message. */
 export interface Sms {
@@ -42,11 +42,61 @@ export interface ProviderAnswer {
   readonly json: unknown
 }
 
+/** What every provider's options share besides its credentials. */
+export interface ProviderEndpoint {
+  /** Defaults to the real API; tests point it at a local server. */
+  readonly baseUrl?: string
+  readonly timeout?: Duration.DurationInput
+}
+
+/** The part of a provider's request that is its own; every provider POSTs a form and accepts JSON. */
+export interface ProviderRequest {
+  readonly url: string
+  /** For providers that take their credentials in headers; the others put them in the form. */
+  readonly authenticate?: (request: HttpClientRequest.HttpClientRequest) => HttpClientRequest.HttpClientRequest
+  readonly form: (sms: Sms) => UrlParams.Input
+}
+
 /**
- * Runs one provider call for the provider files: bounded by `timeout`, with transport failures turned into
- * SmsError. Interruption (including the timeout) aborts the underlying request.
+ * Builds a provider's SmsSender from its request and its reading of the answer, which stays with the provider:
+ * each reports rejections its own way (Textlocal and Vonage inside a 200).
  */
-export const callProvider = (
+export const formSmsSender = <Options extends ProviderEndpoint>({ provider, receipt, request }: {
+  readonly provider: string
+  readonly request: (options: Options) => ProviderRequest
+  readonly receipt: (answer: ProviderAnswer) => Effect.Effect<SmsReceipt, SmsError>
+}) =>
+(options: Options): Layer.Layer<SmsSender, never, HttpClient.HttpClient> =>
+  Layer.effect(
+    SmsSender,
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const { authenticate = identity, form, url } = request(options)
+      const timeout = options.timeout ?? defaultProviderTimeout
+
+      const send = Effect.fn("SmsSender.send")(function*(sms: Sms) {
+        yield* Effect.annotateCurrentSpan("sms.provider", provider)
+        const answer = yield* callProvider(
+          provider,
+          client,
+          HttpClientRequest.post(url).pipe(
+            authenticate,
+            HttpClientRequest.acceptJson,
+            HttpClientRequest.bodyUrlParams(form(sms))
+          ),
+          timeout
+        )
+        return yield* receipt(answer)
+      })
+      return SmsSender.of({ send })
+    })
+  )
+
+/**
+ * Runs one provider call: bounded by `timeout`, with transport failures turned into SmsError. Interruption
+ * (including the timeout) aborts the underlying request.
+ */
+const callProvider = (
   provider: string,
   client: HttpClient.HttpClient,
   request: HttpClientRequest.HttpClientRequest,

@@ -1,15 +1,11 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { type Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { callProvider, defaultProviderTimeout, type Sms, SmsError, SmsSender } from "./SmsSender.js"
+import { Effect, Option, Redacted, Schema } from "effect"
+import { formSmsSender, type ProviderAnswer, type ProviderEndpoint, SmsError } from "./SmsSender.js"
 
 /** GoTrue's `textlocal` provider: SMS_TEXTLOCAL_API_KEY / _SENDER. */
-export interface TextlocalSmsSenderOptions {
+export interface TextlocalSmsSenderOptions extends ProviderEndpoint {
   readonly apiKey: Redacted.Redacted<string>
   /** The sender name or number shown to the recipient. */
   readonly sender: string
-  /** Defaults to the real API; tests point it at a local server. */
-  readonly baseUrl?: string
-  readonly timeout?: Duration.DurationInput
 }
 
 const Answer = Schema.Struct({
@@ -23,52 +19,36 @@ const Answer = Schema.Struct({
 const provider = "textlocal"
 
 /** Sends through Textlocal's API (POST /send/), which takes the key in the form body. */
-export const TextlocalSmsSender = (
-  options: TextlocalSmsSenderOptions
-): Layer.Layer<SmsSender, never, HttpClient.HttpClient> =>
-  Layer.effect(
-    SmsSender,
-    Effect.gen(function*() {
-      const client = yield* HttpClient.HttpClient
-      const url = `${options.baseUrl ?? "https://api.txtlocal.com"}/send/`
-      const timeout = options.timeout ?? defaultProviderTimeout
-
-      const send = Effect.fn("SmsSender.send")(function*(sms: Sms) {
-        yield* Effect.annotateCurrentSpan("sms.provider", provider)
-        const answer = yield* callProvider(
-          provider,
-          client,
-          HttpClientRequest.post(url).pipe(
-            HttpClientRequest.acceptJson,
-            HttpClientRequest.bodyUrlParams({
-              apikey: Redacted.value(options.apiKey),
-              sender: options.sender,
-              numbers: sms.to,
-              message: sms.body
-            })
-          ),
-          timeout
-        )
-        const decoded = Option.getOrUndefined(Schema.decodeUnknownOption(Answer)(answer.json))
-        // Textlocal reports most rejections (bad key, no credit, bad number) as 200 with status "failure".
-        const errors = decoded?.errors ?? []
-        if (errors.length > 0) {
-          return yield* new SmsError({
-            provider,
-            status: answer.status,
-            message: errors.map((error) => error.message).join("; "),
-            ...(errors[0]?.code === undefined ? {} : { code: String(errors[0].code) })
-          })
-        }
-        if (answer.status < 200 || answer.status >= 300) {
-          return yield* new SmsError({ provider, status: answer.status, message: `HTTP ${answer.status}` })
-        }
-        const id = decoded?.status === "success" ? decoded.messages?.[0]?.id : undefined
-        if (id === undefined) {
-          return yield* new SmsError({ provider, status: answer.status, message: "unexpected answer: no message id" })
-        }
-        return { messageId: String(id) }
-      })
-      return SmsSender.of({ send })
+export const TextlocalSmsSender = formSmsSender({
+  provider,
+  request: (options: TextlocalSmsSenderOptions) => ({
+    url: `${options.baseUrl ?? "https://api.txtlocal.com"}/send/`,
+    form: (sms) => ({
+      apikey: Redacted.value(options.apiKey),
+      sender: options.sender,
+      numbers: sms.to,
+      message: sms.body
     })
-  )
+  }),
+  receipt: Effect.fnUntraced(function*(answer: ProviderAnswer) {
+    const decoded = Option.getOrUndefined(Schema.decodeUnknownOption(Answer)(answer.json))
+    // Textlocal reports most rejections (bad key, no credit, bad number) as 200 with status "failure".
+    const errors = decoded?.errors ?? []
+    if (errors.length > 0) {
+      return yield* new SmsError({
+        provider,
+        status: answer.status,
+        message: errors.map((error) => error.message).join("; "),
+        ...(errors[0]?.code === undefined ? {} : { code: String(errors[0].code) })
+      })
+    }
+    if (answer.status < 200 || answer.status >= 300) {
+      return yield* new SmsError({ provider, status: answer.status, message: `HTTP ${answer.status}` })
+    }
+    const id = decoded?.status === "success" ? decoded.messages?.[0]?.id : undefined
+    if (id === undefined) {
+      return yield* new SmsError({ provider, status: answer.status, message: "unexpected answer: no message id" })
+    }
+    return { messageId: String(id) }
+  })
+})

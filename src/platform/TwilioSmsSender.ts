@@ -1,16 +1,13 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { type Duration, Effect, Layer, Option, type Redacted, Schema } from "effect"
-import { callProvider, defaultProviderTimeout, type Sms, SmsError, SmsSender } from "./SmsSender.js"
+import { HttpClientRequest } from "@effect/platform"
+import { Effect, Option, type Redacted, Schema } from "effect"
+import { formSmsSender, type ProviderAnswer, type ProviderEndpoint, SmsError } from "./SmsSender.js"
 
 /** The spec's "provider A": SMS_PROVIDERA_ACCOUNT_SID / _AUTH_TOKEN / _MESSAGE_SERVICE_SID. */
-export interface TwilioSmsSenderOptions {
+export interface TwilioSmsSenderOptions extends ProviderEndpoint {
   readonly accountSid: string
   readonly authToken: Redacted.Redacted<string>
   /** A Messaging Service SID ("MG…") or, as the spec allows, the sender's own phone number. */
   readonly messageServiceSid: string
-  /** Defaults to the real API; tests point it at a local server. */
-  readonly baseUrl?: string
-  readonly timeout?: Duration.DurationInput
 }
 
 const Accepted = Schema.Struct({
@@ -28,59 +25,45 @@ const Rejected = Schema.Struct({
 const provider = "twilio"
 
 /** Sends through Twilio's Programmable Messaging API (POST …/Accounts/{sid}/Messages.json). */
-export const TwilioSmsSender = (
-  options: TwilioSmsSenderOptions
-): Layer.Layer<SmsSender, never, HttpClient.HttpClient> =>
-  Layer.effect(
-    SmsSender,
-    Effect.gen(function*() {
-      const client = yield* HttpClient.HttpClient
-      const url = `${options.baseUrl ?? "https://api.twilio.com"}/2010-04-01/Accounts/${
+export const TwilioSmsSender = formSmsSender({
+  provider,
+  request: (options: TwilioSmsSenderOptions) => {
+    // Twilio only treats an MG… SID as a Messaging Service in its own parameter; anything else is a sender.
+    const sender = options.messageServiceSid.startsWith("MG")
+      ? { MessagingServiceSid: options.messageServiceSid }
+      : { From: options.messageServiceSid }
+    return {
+      url: `${options.baseUrl ?? "https://api.twilio.com"}/2010-04-01/Accounts/${
         encodeURIComponent(options.accountSid)
-      }/Messages.json`
-      // Twilio only treats an MG… SID as a Messaging Service in its own parameter; anything else is a sender.
-      const sender = options.messageServiceSid.startsWith("MG")
-        ? { MessagingServiceSid: options.messageServiceSid }
-        : { From: options.messageServiceSid }
-      const timeout = options.timeout ?? defaultProviderTimeout
-
-      const send = Effect.fn("SmsSender.send")(function*(sms: Sms) {
-        yield* Effect.annotateCurrentSpan("sms.provider", provider)
-        const answer = yield* callProvider(
-          provider,
-          client,
-          HttpClientRequest.post(url).pipe(
-            HttpClientRequest.basicAuth(options.accountSid, options.authToken),
-            HttpClientRequest.acceptJson,
-            HttpClientRequest.bodyUrlParams({ To: `+${sms.to}`, Body: sms.body, ...sender })
-          ),
-          timeout
-        )
-        if (answer.status < 200 || answer.status >= 300) {
-          const rejected = Option.getOrUndefined(Schema.decodeUnknownOption(Rejected)(answer.json))
-          return yield* new SmsError({
-            provider,
-            status: answer.status,
-            message: rejected?.message ?? `HTTP ${answer.status}`,
-            ...(rejected?.code === undefined ? {} : { code: String(rejected.code) })
-          })
-        }
-        const accepted = yield* Schema.decodeUnknown(Accepted)(answer.json).pipe(
-          Effect.mapError(() =>
-            new SmsError({ provider, status: answer.status, message: "unexpected answer: no message sid" })
-          )
-        )
-        // A 2xx can still carry a message Twilio already gave up on (GoTrue checks the same two states).
-        if (accepted.status === "failed" || accepted.status === "undelivered") {
-          return yield* new SmsError({
-            provider,
-            status: answer.status,
-            message: `message ${accepted.sid} ${accepted.status}: ${accepted.error_message ?? "no reason given"}`,
-            ...(accepted.error_code == null ? {} : { code: String(accepted.error_code) })
-          })
-        }
-        return { messageId: accepted.sid }
+      }/Messages.json`,
+      authenticate: HttpClientRequest.basicAuth(options.accountSid, options.authToken),
+      form: (sms) => ({ To: `+${sms.to}`, Body: sms.body, ...sender })
+    }
+  },
+  receipt: Effect.fnUntraced(function*(answer: ProviderAnswer) {
+    if (answer.status < 200 || answer.status >= 300) {
+      const rejected = Option.getOrUndefined(Schema.decodeUnknownOption(Rejected)(answer.json))
+      return yield* new SmsError({
+        provider,
+        status: answer.status,
+        message: rejected?.message ?? `HTTP ${answer.status}`,
+        ...(rejected?.code === undefined ? {} : { code: String(rejected.code) })
       })
-      return SmsSender.of({ send })
-    })
-  )
+    }
+    const accepted = yield* Schema.decodeUnknown(Accepted)(answer.json).pipe(
+      Effect.mapError(() =>
+        new SmsError({ provider, status: answer.status, message: "unexpected answer: no message sid" })
+      )
+    )
+    // A 2xx can still carry a message Twilio already gave up on (GoTrue checks the same two states).
+    if (accepted.status === "failed" || accepted.status === "undelivered") {
+      return yield* new SmsError({
+        provider,
+        status: answer.status,
+        message: `message ${accepted.sid} ${accepted.status}: ${accepted.error_message ?? "no reason given"}`,
+        ...(accepted.error_code == null ? {} : { code: String(accepted.error_code) })
+      })
+    }
+    return { messageId: accepted.sid }
+  })
+})

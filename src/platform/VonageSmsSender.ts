@@ -1,16 +1,12 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { type Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { callProvider, defaultProviderTimeout, type Sms, SmsError, SmsSender } from "./SmsSender.js"
+import { Effect, Option, Redacted, Schema } from "effect"
+import { formSmsSender, type ProviderAnswer, type ProviderEndpoint, SmsError } from "./SmsSender.js"
 
 /** GoTrue's `vonage` provider: SMS_VONAGE_API_KEY / _API_SECRET / _FROM. */
-export interface VonageSmsSenderOptions {
+export interface VonageSmsSenderOptions extends ProviderEndpoint {
   readonly apiKey: string
   readonly apiSecret: Redacted.Redacted<string>
   /** A phone number or an alphanumeric sender id. */
   readonly from: string
-  /** Defaults to the real API; tests point it at a local server. */
-  readonly baseUrl?: string
-  readonly timeout?: Duration.DurationInput
 }
 
 const Answer = Schema.Struct({
@@ -30,54 +26,38 @@ const isAscii = (text: string): boolean => {
 }
 
 /** Sends through Vonage's (Nexmo's) SMS API (POST /sms/json), which takes the credentials in the form body. */
-export const VonageSmsSender = (
-  options: VonageSmsSenderOptions
-): Layer.Layer<SmsSender, never, HttpClient.HttpClient> =>
-  Layer.effect(
-    SmsSender,
-    Effect.gen(function*() {
-      const client = yield* HttpClient.HttpClient
-      const url = `${options.baseUrl ?? "https://rest.nexmo.com"}/sms/json`
-      const timeout = options.timeout ?? defaultProviderTimeout
-
-      const send = Effect.fn("SmsSender.send")(function*(sms: Sms) {
-        yield* Effect.annotateCurrentSpan("sms.provider", provider)
-        const answer = yield* callProvider(
-          provider,
-          client,
-          HttpClientRequest.post(url).pipe(
-            HttpClientRequest.acceptJson,
-            HttpClientRequest.bodyUrlParams({
-              from: options.from,
-              to: sms.to,
-              text: sms.body,
-              api_key: options.apiKey,
-              api_secret: Redacted.value(options.apiSecret),
-              // As GoTrue does: without it Vonage sends the text as GSM-7 and mangles anything outside it.
-              ...(isAscii(sms.body) ? {} : { type: "unicode" })
-            })
-          ),
-          timeout
-        )
-        const decoded = Option.getOrUndefined(Schema.decodeUnknownOption(Answer)(answer.json))
-        // Vonage answers 200 whatever happened; each message carries its own status, "0" meaning accepted.
-        const message = decoded?.messages[0]
-        if (message !== undefined && message.status !== "0") {
-          return yield* new SmsError({
-            provider,
-            status: answer.status,
-            code: message.status,
-            message: message["error-text"] ?? `status ${message.status}`
-          })
-        }
-        if (answer.status < 200 || answer.status >= 300) {
-          return yield* new SmsError({ provider, status: answer.status, message: `HTTP ${answer.status}` })
-        }
-        if (message?.["message-id"] === undefined) {
-          return yield* new SmsError({ provider, status: answer.status, message: "unexpected answer: no message id" })
-        }
-        return { messageId: message["message-id"] }
-      })
-      return SmsSender.of({ send })
+export const VonageSmsSender = formSmsSender({
+  provider,
+  request: (options: VonageSmsSenderOptions) => ({
+    url: `${options.baseUrl ?? "https://rest.nexmo.com"}/sms/json`,
+    form: (sms) => ({
+      from: options.from,
+      to: sms.to,
+      text: sms.body,
+      api_key: options.apiKey,
+      api_secret: Redacted.value(options.apiSecret),
+      // As GoTrue does: without it Vonage sends the text as GSM-7 and mangles anything outside it.
+      ...(isAscii(sms.body) ? {} : { type: "unicode" })
     })
-  )
+  }),
+  receipt: Effect.fnUntraced(function*(answer: ProviderAnswer) {
+    const decoded = Option.getOrUndefined(Schema.decodeUnknownOption(Answer)(answer.json))
+    // Vonage answers 200 whatever happened; each message carries its own status, "0" meaning accepted.
+    const message = decoded?.messages[0]
+    if (message !== undefined && message.status !== "0") {
+      return yield* new SmsError({
+        provider,
+        status: answer.status,
+        code: message.status,
+        message: message["error-text"] ?? `status ${message.status}`
+      })
+    }
+    if (answer.status < 200 || answer.status >= 300) {
+      return yield* new SmsError({ provider, status: answer.status, message: `HTTP ${answer.status}` })
+    }
+    if (message?.["message-id"] === undefined) {
+      return yield* new SmsError({ provider, status: answer.status, message: "unexpected answer: no message id" })
+    }
+    return { messageId: message["message-id"] }
+  })
+})
