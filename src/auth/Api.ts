@@ -22,9 +22,22 @@ export class Settings extends Schema.Class<Settings>("Settings")({
 
 const Timestamp = Schema.String.annotations({ description: "RFC 3339 timestamp" })
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+// PostgreSQL cannot store U+0000 in text or jsonb; refusing it here keeps it a 400 instead of a database error.
+const hasNul = (value: unknown): boolean =>
+  typeof value === "string"
+    ? value.includes("\u0000")
+    : Array.isArray(value)
+    ? value.some(hasNul)
+    : typeof value === "object" && value !== null
+    ? Object.entries(value).some(([key, v]) => key.includes("\u0000") || hasNul(v))
+    : false
+const noNul = { message: () => "must not contain the NUL character" }
+const InputString = Schema.String.pipe(Schema.filter((s) => !hasNul(s), noNul))
+const InputObject = JsonObject.pipe(Schema.filter((o) => !hasNul(o), noNul))
 /** GoTrue treats a JSON null like an absent field. */
-const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
-const OptionalObject = Schema.optional(Schema.NullOr(JsonObject))
+const OptionalString = Schema.optional(Schema.NullOr(InputString))
+const OptionalObject = Schema.optional(Schema.NullOr(InputObject))
 const MetaSecurity = Schema.optional(Schema.NullOr(Schema.Struct({ captcha_token: OptionalString })))
 
 export class Identity extends Schema.Class<Identity>("Identity")({
@@ -148,7 +161,12 @@ export class AccountsGroup extends HttpApiGroup.make("accounts")
 
 export class UserGroup extends HttpApiGroup.make("user")
   .add(HttpApiEndpoint.get("getUser", "/user").addSuccess(User))
-  .add(HttpApiEndpoint.put("updateUser", "/user").setPayload(UserUpdatePayload).addSuccess(User))
+  .add(
+    HttpApiEndpoint.put("updateUser", "/user")
+      .setPayload(UserUpdatePayload)
+      .setUrlParams(Schema.Struct({ redirect_to: Schema.optional(Schema.String) }))
+      .addSuccess(User)
+  )
   .add(HttpApiEndpoint.get("reauthenticate", "/reauthenticate").addSuccess(Schema.Struct({})))
   .add(
     HttpApiEndpoint.post("logout", "/logout")

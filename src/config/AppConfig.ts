@@ -297,6 +297,10 @@ export const parseAppConfig = (
     textlocal: { apiKey: r.secret("SMS_TEXTLOCAL_API_KEY"), sender: r.string("SMS_TEXTLOCAL_SENDER") },
     vonage: { apiKey: r.string("SMS_VONAGE_API_KEY"), apiSecret: r.secret("SMS_VONAGE_API_SECRET"), from: r.string("SMS_VONAGE_FROM") }
   }
+  // Without a provider texts go to the log: fine for the embedded default, never for production (codes in logs).
+  if (production && externalPhoneEnabled && Option.isNone(smsProvider)) {
+    r.fail(r.canonical("SMS_PROVIDER"), "is required when EXTERNAL_PHONE_ENABLED is true")
+  }
   if (externalPhoneEnabled && Option.isSome(smsProvider)) {
     const required: Record<SmsProviderName, ReadonlyArray<[string, Option.Option<unknown>]>> = {
       twilio: [["SMS_TWILIO_ACCOUNT_SID", sms.twilio.accountSid], ["SMS_TWILIO_AUTH_TOKEN", sms.twilio.authToken],

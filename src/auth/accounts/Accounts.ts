@@ -7,15 +7,16 @@ import { Session, User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { generateOtp, otpTokenHash } from "../domain/OtpToken.js"
-import { checkPassword } from "../domain/PasswordPolicy.js"
+import { checkPassword, enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { formatPhoneNumber, invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
+import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { AccessTokens } from "../tokens/AccessTokens.js"
 import { userJson } from "../users/UserJson.js"
-import { Users } from "../users/Users.js"
+import { isUniqueViolation, Users } from "../users/Users.js"
 
 export interface SignupRequest {
   readonly email?: string | null | undefined
@@ -32,22 +33,6 @@ export interface PasswordGrantRequest {
 }
 
 const invalidCredentials = AuthError.of(400, "invalid_credentials", "Invalid login credentials")
-
-/** Password policy failures as GoTrue reports them: too long is a 400, weak is a 422 with reasons. */
-export const enforcePasswordPolicy = (
-  password: string,
-  policy: AppConfig["password"]
-): Either.Either<void, AuthError> => {
-  const check = checkPassword(password, policy)
-  switch (check._tag) {
-    case "Ok":
-      return Either.void
-    case "TooLong":
-      return Either.left(AuthError.validation("Password cannot be longer than 72 characters"))
-    case "Weak":
-      return Either.left(new AuthError({ status: 422, code: "weak_password", message: check.message, reasons: check.reasons }))
-  }
-}
 
 /** Sign-up and the password and refresh-token grants (reference §2.1–2.4). */
 export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
@@ -90,20 +75,23 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
     const sendConfirmation = (user: UserRow, redirectTo: string, at: Date) =>
       Effect.gen(function*() {
         const viaEmail = user.email !== null && user.email !== ""
+        const channel = viaEmail ? "email" : "sms"
         const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
-        if (user.confirmation_sent_at !== null) {
-          const wait = Duration.toMillis(window) - (at.getTime() - user.confirmation_sent_at.getTime())
-          if (wait > 0) {
-            return yield* AuthError.of(429, viaEmail ? "over_email_send_rate_limit" : "over_sms_send_rate_limit",
-              `For security purposes, you can only request this after ${Math.ceil(wait / 1000)} seconds.`)
-          }
-        }
+        const wait = resendWait(user.confirmation_sent_at, window, at)
+        if (Option.isSome(wait)) return yield* tooSoon(channel, wait.value)
         const recipient = viaEmail ? user.email! : user.phone!
         const otp = generateOtp(viaEmail ? config.mailer.otpLength : config.sms.otpLength)
         const tokenHash = otpTokenHash(recipient, otp)
-        const updated = yield* users.update(user.id, { confirmation_token: tokenHash, confirmation_sent_at: at }, at)
-        yield* viaEmail ? messages.confirmation(recipient, tokenHash, otp, redirectTo) : messages.text(recipient, otp)
-        return updated
+        const claimed = yield* users.claimSend(user.id, "confirmation_sent_at", window, at, { confirmation_token: tokenHash })
+        if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
+        yield* (viaEmail ? messages.confirmation(recipient, tokenHash, otp, redirectTo) : messages.text(recipient, otp)).pipe(
+          // Nothing arrived, so the user must be able to ask again at once: give the window back.
+          Effect.tapError(() => users.update(user.id, {
+            confirmation_sent_at: user.confirmation_sent_at,
+            confirmation_token: user.confirmation_token
+          }, at))
+        )
+        return claimed.value
       })
 
     const signupAnonymously = (data: Record<string, unknown>, at: Date) =>
@@ -187,7 +175,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
         now: at
       })).pipe(
         Effect.catchIf(
-          (error) => (error as { cause?: { code?: unknown } }).cause?.code === "23505",
+          isUniqueViolation,
           // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
           () => Effect.succeed(undefined)
         ),

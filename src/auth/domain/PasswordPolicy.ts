@@ -1,4 +1,5 @@
-import { Data } from "effect"
+import { Data, Either } from "effect"
+import { AuthError } from "./AuthError.js"
 
 /**
  * GoTrue's password rules (`internal/api/password.go` `checkPasswordStrength`, reference/gotrue-wire.md §8),
@@ -77,4 +78,20 @@ const containsAny = (password: string, set: string): boolean => {
     if (members.has(char)) return true
   }
   return false
+}
+
+/** Password policy failures as GoTrue reports them: too long is a 400, weak is a 422 with reasons. */
+export const enforcePasswordPolicy = (
+  password: string,
+  policy: PasswordPolicy
+): Either.Either<void, AuthError> => {
+  const check = checkPassword(password, policy)
+  switch (check._tag) {
+    case "Ok":
+      return Either.void
+    case "TooLong":
+      return Either.left(AuthError.validation(passwordTooLongMessage))
+    case "Weak":
+      return Either.left(new AuthError({ status: 422, code: "weak_password", message: check.message, reasons: check.reasons }))
+  }
 }

@@ -3,17 +3,18 @@ import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import type { User } from "../Api.js"
-import { enforcePasswordPolicy } from "../accounts/Accounts.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { generateOtp, matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
+import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
+import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
-import { type UserPatch, Users } from "../users/Users.js"
+import { isUniqueViolation, type UserPatch, Users } from "../users/Users.js"
 
 export interface UserUpdate {
   readonly email?: string | null | undefined
@@ -71,14 +72,10 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
         }
       })
 
-    const frequencyLimit = (sentAt: Date | null, window: Duration.Duration, at: Date, code: string) =>
-      Effect.gen(function*() {
-        if (sentAt === null) return
-        const wait = Duration.toMillis(window) - (at.getTime() - sentAt.getTime())
-        if (wait > 0) {
-          return yield* AuthError.of(429, code,
-            `For security purposes, you can only request this after ${Math.ceil(wait / 1000)} seconds.`)
-        }
+    const frequencyLimit = (sentAt: Date | null, window: Duration.Duration, at: Date, channel: "email" | "sms") =>
+      Option.match(resendWait(sentAt, window, at), {
+        onNone: () => Effect.void,
+        onSome: (seconds) => Effect.fail(tooSoon(channel, seconds))
       })
 
     const update = Effect.fn("Profile.update")(function*(
@@ -115,6 +112,10 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
         passwordChanged = true
       }
 
+      if (request.appMetadata !== undefined && request.appMetadata !== null) {
+        patch["raw_app_meta_data"] = mergeMetadata(user.raw_app_meta_data ?? {}, request.appMetadata)
+      }
+
       if (request.data !== undefined && request.data !== null) {
         patch["raw_user_meta_data"] = mergeMetadata(user.raw_user_meta_data ?? {}, request.data)
       }
@@ -128,7 +129,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
           if (user.is_anonymous && config.mailer.autoconfirm) {
             Object.assign(patch, { email, email_confirmed_at: at, is_anonymous: false })
           } else {
-            yield* frequencyLimit(user.email_change_sent_at, config.smtp.maxFrequency, at, "over_email_send_rate_limit")
+            yield* frequencyLimit(user.email_change_sent_at, config.smtp.maxFrequency, at, "email")
             const otp = generateOtp(config.mailer.otpLength)
             const tokenHash = otpTokenHash(email, otp)
             Object.assign(patch, {
@@ -161,7 +162,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
           if (config.sms.autoconfirm) {
             Object.assign(patch, { phone, phone_confirmed_at: at, is_anonymous: false })
           } else {
-            yield* frequencyLimit(user.phone_change_sent_at, config.sms.maxFrequency, at, "over_sms_send_rate_limit")
+            yield* frequencyLimit(user.phone_change_sent_at, config.sms.maxFrequency, at, "sms")
             const otp = generateOtp(config.sms.otpLength)
             Object.assign(patch, { phone_change: phone, phone_change_token: otpTokenHash(phone, otp), phone_change_sent_at: at })
             outgoing.push({ _tag: "Text", to: phone, otp })
@@ -175,18 +176,26 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
         if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
         return row
       })).pipe(
-        Effect.catchIf(
-          (error) => (error as { cause?: { code?: unknown } }).cause?.code === "23505",
-          () => AuthError.of(422, "email_exists", "A user with this email address has already been registered")
-        ),
-        Effect.orDie
+        // Another request took the address between our check and this write.
+        Effect.catchAll((error) =>
+          isUniqueViolation(error)
+            ? Effect.fail(patch["phone"] !== undefined && patch["email"] === undefined && patch["email_change"] === undefined
+              ? AuthError.of(422, "phone_exists", "A user with this phone number has already been registered")
+              : AuthError.of(422, "email_exists", "A user with this email address has already been registered"))
+            : Effect.die(error)
+        )
       )
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl)
-      for (const message of outgoing) {
-        yield* message._tag === "EmailChange"
+      yield* Effect.forEach(outgoing, (message) =>
+        message._tag === "EmailChange"
           ? messages.emailChange(message.to, message.tokenHash, message.otp, redirectTo)
-          : messages.text(message.to, message.otp)
-      }
+          : messages.text(message.to, message.otp)).pipe(
+          // Nothing (or not everything) arrived: let the user ask again at once.
+          Effect.tapError(() => users.update(user.id, {
+            email_change_sent_at: user.email_change_sent_at,
+            phone_change_sent_at: user.phone_change_sent_at
+          }, at))
+        )
       return yield* toJson(updated)
     })
 
@@ -204,14 +213,20 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
         return yield* AuthError.of(422, "phone_not_confirmed", "Please verify your phone first.")
       }
       const viaEmail = email !== ""
-      yield* frequencyLimit(user.reauthentication_sent_at, viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency, at,
-        viaEmail ? "over_email_send_rate_limit" : "over_sms_send_rate_limit")
-      const otp = generateOtp(6)
-      yield* users.update(user.id, {
-        reauthentication_token: otpTokenHash(viaEmail ? email : phone, otp),
-        reauthentication_sent_at: at
-      }, at)
-      yield* viaEmail ? messages.reauthentication(email, otp) : messages.text(phone, otp)
+      const channel = viaEmail ? "email" : "sms"
+      const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
+      yield* frequencyLimit(user.reauthentication_sent_at, window, at, channel)
+      const otp = generateOtp(viaEmail ? config.mailer.otpLength : config.sms.otpLength)
+      const claimed = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at, {
+        reauthentication_token: otpTokenHash(viaEmail ? email : phone, otp)
+      })
+      if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
+      yield* (viaEmail ? messages.reauthentication(email, otp) : messages.text(phone, otp)).pipe(
+        Effect.tapError(() => users.update(user.id, {
+          reauthentication_sent_at: user.reauthentication_sent_at,
+          reauthentication_token: user.reauthentication_token
+        }, at))
+      )
     })
 
     return { get, update, reauthenticate } as const

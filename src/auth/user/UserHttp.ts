@@ -27,11 +27,9 @@ export const UserHttpLive = HttpApiBuilder.group(AuthApi, "user", (handlers) =>
           }
           return yield* profile.get(user)
         }))
-      .handle("updateUser", ({ payload }) =>
+      .handle("updateUser", ({ payload, urlParams }) =>
         Effect.gen(function*() {
           const { sessionId, user } = yield* CurrentUser
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const redirectTo = new URL(request.url, "http://localhost").searchParams.get("redirect_to") ?? undefined
           return yield* profile.update(user, sessionId, {
             email: payload.email,
             phone: payload.phone,
@@ -39,7 +37,7 @@ export const UserHttpLive = HttpApiBuilder.group(AuthApi, "user", (handlers) =>
             nonce: payload.nonce,
             data: payload.data,
             appMetadata: payload.app_metadata,
-            redirectTo
+            redirectTo: urlParams.redirect_to
           })
         }))
       .handle("reauthenticate", () =>

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
@@ -39,6 +39,7 @@ export type UserPatch = Partial<{
   readonly reauthentication_sent_at: Date | null
   readonly recovery_token: string | null
   readonly raw_user_meta_data: Record<string, unknown>
+  readonly raw_app_meta_data: Record<string, unknown>
   readonly email: string | null
   readonly phone: string | null
   readonly is_anonymous: boolean
@@ -146,6 +147,7 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
     const update = Effect.fn("Users.update")(function*(id: string, patch: UserPatch, now: Date): Effect.fn.Return<UserRow, SqlError> {
       const values: Record<string, unknown> = { ...patch, updated_at: now }
       if (patch.raw_user_meta_data !== undefined) values["raw_user_meta_data"] = sql.json(patch.raw_user_meta_data)
+      if (patch.raw_app_meta_data !== undefined) values["raw_app_meta_data"] = sql.json(patch.raw_app_meta_data)
       const [row] = yield* sql<UserRow>`UPDATE ${sql(t.users)} SET ${sql.update(values)} WHERE id = ${id} RETURNING *`
       return row!
     }, Effect.orDie)
@@ -154,7 +156,24 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
       yield* sql`DELETE FROM ${sql(t.users)} WHERE id = ${id}`
     }, Effect.orDie)
 
-    return { remove, findForSession, findByEmail, findByPhone, findById, isTaken, identities, create, update } as const
+    /**
+     * Sets a "message sent at" column only if the previous message is older than `window`, in one statement, so
+     * parallel requests cannot both pass the frequency check. None: another request sent one meanwhile.
+     */
+    const claimSend = Effect.fn("Users.claimSend")(function*(
+      id: string,
+      column: "confirmation_sent_at" | "reauthentication_sent_at",
+      window: Duration.Duration,
+      now: Date,
+      patch: UserPatch
+    ): Effect.fn.Return<Option.Option<UserRow>, SqlError> {
+      const cutoff = new Date(now.getTime() - Duration.toMillis(window))
+      const rows = yield* sql<UserRow>`UPDATE ${sql(t.users)} SET ${sql.update({ ...patch, [column]: now, updated_at: now })}
+        WHERE id = ${id} AND (${sql(column)} IS NULL OR ${sql(column)} <= ${cutoff}) RETURNING *`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    return { claimSend, remove, findForSession, findByEmail, findByPhone, findById, isTaken, identities, create, update } as const
   })
 }) {}
 
@@ -163,4 +182,3 @@ export const isUniqueViolation = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "cause" in error &&
   (error as { cause?: { code?: unknown } }).cause?.code === "23505"
 
-export { randomUUID as newUserId }

@@ -225,6 +225,26 @@ acceptance({ AUTH_MAILER_AUTOCONFIRM: "true" })("bad input", (it) => {
       }
     }))
 
+  it.effect("the NUL character, which PostgreSQL cannot store, is a 400 in any field, not a database error", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const email = uniqueEmail("nul")
+      const { data } = yield* call(() => authClient(url).client.signUp({ email, password: SECRET }))
+      const bearer = data.session!.access_token
+      const requests = [
+        raw(url, "/token?grant_type=password", { body: { email: "a\u0000b@example.com", password: SECRET } }),
+        raw(url, "/token?grant_type=password", { body: { phone: "1555\u00000100", password: SECRET } }),
+        raw(url, "/signup", { body: { email: uniqueEmail("nul2"), password: SECRET, data: { note: "a\u0000b" } } }),
+        raw(url, "/signup", { body: { email: uniqueEmail("nul3"), password: SECRET, data: { deep: [{ "k\u0000": 1 }] } } }),
+        raw(url, "/user", { method: "PUT", bearer, body: { data: { note: "a\u0000b" } } })
+      ]
+      for (const response of yield* Effect.all(requests)) {
+        expect(response.status).toBe(400)
+        expect(response.json).toMatchObject({ code: 400, error_code: "validation_failed" })
+        expect(response.text).not.toContain(SECRET)
+      }
+    }))
+
   it.effect("unknown fields are ignored on every endpoint", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl

@@ -103,6 +103,21 @@ acceptance({
       expect(legacy.json).toMatchObject({ code: 429, error_code: "over_email_send_rate_limit" })
     }))
 
+  it.effect("once the window has passed, parallel re-sign-ups send exactly one new confirmation; the rest get 429", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const sql = yield* SqlClient.SqlClient
+      const email = uniqueEmail("race")
+      expect((yield* raw(url, "/signup", { body: { email, password: PASSWORD } })).status).toBe(200)
+      yield* sql`UPDATE auth.users SET confirmation_sent_at = now() - interval '1 day' WHERE email = ${email}`
+      const answers = yield* Effect.all(
+        Array.from({ length: 8 }, () => raw(url, "/signup", { body: { email, password: PASSWORD } })),
+        { concurrency: "unbounded" }
+      )
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 429, 429, 429, 429, 429, 429, 429])
+      expect(yield* mailTo(email)).toHaveLength(2)
+    }))
+
   it.effect("signing up a confirmed email again gets the faux user and changes nothing", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
