@@ -70,11 +70,11 @@ export const runIamCommand = async (
   const password = config.iam.bootstrapAdmin.password._tag === "Some"
     ? config.iam.bootstrapAdmin.password.value
     : Redacted.make(await readStdin())
-  const program = Effect.gen(function*() {
-    yield* deps.migrations
-    return yield* bootstrapAdmin({ username: values.username!, email: values.email!, password })
-  }).pipe(
-    Effect.provide(BootstrapServices),
+  // The services read the iam tables while they are built, so the migrations must run before they are provided.
+  const program = Effect.zipRight(
+    deps.migrations,
+    bootstrapAdmin({ username: values.username!, email: values.email!, password }).pipe(Effect.provide(BootstrapServices))
+  ).pipe(
     Effect.provide(Layer.succeed(AppConfig, config)),
     Effect.provide(deps.database),
     Effect.scoped,

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { connect } from "node:net"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -100,6 +100,14 @@ const recordedVersions = async (env: Record<string, string>, dataDir: string): P
 const authVersions = readMigrations().filter((m) => m.product === "auth").map((m) => m.version)
 const logLines = (text: string) =>
   text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>)
+
+/** A fresh IAM signing key, as `gatehouse iam generate-key` prints it. */
+const generatedPaserk = (): string => {
+  const out = execFileSync(process.execPath, [MAIN, "iam", "generate-key"], { encoding: "utf8" })
+  const match = /k4\.secret\.[A-Za-z0-9_-]+/.exec(out)
+  if (match === null) throw new Error(`generate-key printed no k4.secret key: ${out}`)
+  return match[0]
+}
 
 /** The address a started server logs once it listens. */
 const listeningUrl = (child: ChildProcess): Promise<string> =>
@@ -211,5 +219,19 @@ describe("command line", () => {
     expect(reply).toMatch(/^HTTP\/1\.1 200/)
     expect(reply).toContain("\"access_token\"")
     expect((await done).code).toBe(0)
+  })
+
+  it("iam bootstrap-admin on a fresh database migrates, creates the admin (password from the environment), and can repeat", async () => {
+    const dir = workDir()
+    const env: Record<string, string> = { ...modeEnv(join(dir, "data")), AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "bootstrap-secret-pw" }
+    if (env["DATABASE_URL"] !== undefined) env["AUTH_IAM_PASETO_SECRET_KEY"] = generatedPaserk()
+    const first = await run(["iam", "bootstrap-admin", "--username", "root", "--email", "root@example.com"], env, dir)
+    expect(first.stderr).toBe("")
+    expect(first.code).toBe(0)
+    expect(first.stdout).toMatch(/^created admin user \d+ /m)
+    const again = await run(["iam", "bootstrap-admin", "--username", "root", "--email", "root@example.com"], env, dir)
+    expect(again.code).toBe(0)
+    expect(again.stdout).toMatch(/^updated admin user \d+ /m)
+    expect(first.stdout + first.stderr + again.stdout + again.stderr).not.toContain("bootstrap-secret-pw")
   })
 })
