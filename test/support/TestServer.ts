@@ -1,11 +1,11 @@
 import { createServer } from "node:http"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Effect, Either, Layer, Ref } from "effect"
 import { AppConfig, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
 import type { Database } from "../../src/platform/Database.js"
 import { migrate } from "../../src/platform/Migrator.js"
-import { MemoryMailer, type SentMail } from "../../src/platform/Mailer.js"
+import { Mailer, MailerError, MemoryMailer, type SentMail } from "../../src/platform/Mailer.js"
 import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
 import { MemorySmsSender, type SentSms } from "../../src/platform/SmsSender.js"
 import type { TokenSigner } from "../../src/platform/TokenSigner.js"
@@ -45,14 +45,32 @@ const ServerUrlLive = Layer.effect(
  * The real HTTP stack (edge middleware, error boundary, handlers) on a real socket, over a migrated test
  * database, so tests talk to it with fetch and the real client libraries.
  */
-export type TestServices = ServerUrl | AppConfig | Database | SentMail | SentSms | TokenSigner
+export type TestServices = ServerUrl | AppConfig | Database | SentMail | SentSms | TokenSigner | MailOutage
+
+/** Set to true and every mail fails as an unreachable SMTP server would: for the "nothing arrived" paths. */
+export class MailOutage extends Effect.Service<MailOutage>()("test/MailOutage", { effect: Ref.make(false) }) {}
+
+const OutageAwareMailer = Layer.effect(
+  Mailer,
+  Effect.gen(function*() {
+    const memory = yield* Mailer
+    const outage = yield* MailOutage
+    return {
+      send: (mail) =>
+        Effect.flatMap(Ref.get(outage), (down) =>
+          down
+            ? Effect.fail(new MailerError({ message: "could not connect to the mail server", code: "ECONNECTION", permanent: false }))
+            : memory.send(mail))
+    }
+  })
+).pipe(Layer.provideMerge(MemoryMailer), Layer.provideMerge(MailOutage.Default))
 
 /**
  * Test doubles for what cannot run here or would only slow tests down: mail and texts are recorded (SentMail,
  * SentSms), bcrypt runs at its minimum cost. Tokens are signed by the real signer from the test config.
  */
 export const TestPorts = (config: AppConfig) =>
-  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, MemoryMailer, MemorySmsSender).pipe(Layer.orDie)
+  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, OutageAwareMailer, MemorySmsSender).pipe(Layer.orDie)
 
 export const TestServer = (
   env: Readonly<Record<string, string>> = {}

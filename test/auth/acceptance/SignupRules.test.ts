@@ -7,7 +7,7 @@ import { expect } from "@effect/vitest"
 import { AuthApiError } from "@supabase/auth-js"
 import { Effect, Ref } from "effect"
 import { SentSms } from "../../../src/platform/SmsSender.js"
-import { ServerUrl } from "../../support/TestServer.js"
+import { MailOutage, ServerUrl } from "../../support/TestServer.js"
 import {
   acceptance,
   authClient,
@@ -115,6 +115,28 @@ acceptance({
         { concurrency: "unbounded" }
       )
       expect(answers.map((a) => a.status).sort()).toEqual([200, 429, 429, 429, 429, 429, 429, 429])
+      expect(yield* mailTo(email)).toHaveLength(2)
+    }))
+
+  it.effect("when the confirmation cannot be sent, the sign-up fails with a 500, keeps nothing, and can be retried at once", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const sql = yield* SqlClient.SqlClient
+      const outage = yield* MailOutage
+      const email = uniqueEmail("outage")
+      yield* Ref.set(outage, true)
+      const failed = yield* raw(url, "/signup", { body: { email, password: PASSWORD } }).pipe(Effect.ensuring(Ref.set(outage, false)))
+      expect(failed.status).toBe(500)
+      expect(failed.json).toMatchObject({ code: 500, msg: "Error sending confirmation email" })
+      expect(yield* sql`SELECT 1 FROM auth.users WHERE email = ${email}`).toHaveLength(0)
+      expect((yield* raw(url, "/signup", { body: { email, password: PASSWORD } })).status).toBe(200)
+
+      // An existing unconfirmed user whose re-send fails gets the window back, not a 429.
+      yield* sql`UPDATE auth.users SET confirmation_sent_at = now() - interval '1 day' WHERE email = ${email}`
+      yield* Ref.set(outage, true)
+      const resend = yield* raw(url, "/signup", { body: { email, password: PASSWORD } }).pipe(Effect.ensuring(Ref.set(outage, false)))
+      expect(resend.status).toBe(500)
+      expect((yield* raw(url, "/signup", { body: { email, password: PASSWORD } })).status).toBe(200)
       expect(yield* mailTo(email)).toHaveLength(2)
     }))
 
