@@ -156,6 +156,14 @@ describe("production (DATABASE_URL set)", () => {
   it("requires DB_DRIVER to be postgres", () => {
     expect(variables(parseAppConfig({ ...productionEnv, AUTH_DB_DRIVER: "mysql" }))).toStrictEqual(["AUTH_DB_DRIVER"])
   })
+
+  it("requires an SMS provider when phone sign-in is on, so codes never end up in a production log", () => {
+    expect(issues(parseAppConfig({ ...productionEnv, AUTH_EXTERNAL_PHONE_ENABLED: "true" }))).toStrictEqual([
+      { variable: "AUTH_SMS_PROVIDER", rule: "is required when EXTERNAL_PHONE_ENABLED is true" }
+    ])
+    expect(Either.isRight(parseAppConfig({ ...productionEnv, AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "vonage",
+      AUTH_SMS_VONAGE_API_KEY: "key", AUTH_SMS_VONAGE_API_SECRET: "secret", AUTH_SMS_VONAGE_FROM: "Gatehouse" }))).toBe(true)
+  })
 })
 
 describe("collecting issues", () => {
