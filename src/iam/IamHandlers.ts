@@ -6,8 +6,8 @@ import { IamPolicy } from "./access/IamPolicy.js"
 import { type PermissionRecord, type RoleRecord, Roles } from "./access/Roles.js"
 import { type Account, Accounts, type LoginIdentifier } from "./accounts/Accounts.js"
 import {
-  checkDescription, checkId, checkPermissionName, checkRegistration, checkRoleName, EMAIL_MAX, normalizeEmail,
-  PASSWORD_MAX_BYTES, USERNAME_MAX
+  checkDescription, checkId, checkLoginUsername, checkPermissionName, checkRegistration, checkRoleName, normalizeEmail,
+  PASSWORD_MAX_BYTES
 } from "./domain/AccountRules.js"
 import { accessStep, GUARDS, type Operation } from "./domain/Guards.js"
 import { IamError } from "./domain/IamError.js"
@@ -116,13 +116,9 @@ const loginIdentifier = (request: pb.LoginRequest): Effect.Effect<LoginIdentifie
   const { identifier } = request
   switch (identifier.case) {
     case "username":
-      return identifier.value === "" ? IamError.invalid("username or email is required")
-        : [...identifier.value].length > USERNAME_MAX ? IamError.invalid(`username must be at most ${USERNAME_MAX} characters`)
-        : Effect.succeed({ username: identifier.value })
+      return Effect.map(check(checkLoginUsername(identifier.value)), (username) => ({ username }))
     case "email":
-      return [...identifier.value].length > EMAIL_MAX
-        ? IamError.invalid(`email must be at most ${EMAIL_MAX} characters`)
-        : Effect.map(check(normalizeEmail(identifier.value)), (email) => ({ email }))
+      return Effect.map(check(normalizeEmail(identifier.value)), (email) => ({ email }))
     default:
       return IamError.invalid("username or email is required")
   }

@@ -5,7 +5,9 @@ import { join } from "node:path"
 import { Code } from "@connectrpc/connect"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
-import { checkPassword, checkRegistration, checkRoleName, normalizeEmail } from "../../src/iam/domain/AccountRules.js"
+import {
+  checkDescription, checkLoginUsername, checkPassword, checkPermissionName, checkRegistration, checkRoleName, normalizeEmail
+} from "../../src/iam/domain/AccountRules.js"
 import { accessStep, GUARDS, OPERATIONS } from "../../src/iam/domain/Guards.js"
 import { IAM_CODES, grpcCodeOf, httpStatusOf, iamCodeOfGrpc } from "../../src/iam/domain/IamStatus.js"
 import { decideRefresh } from "../../src/iam/domain/RefreshRotation.js"
@@ -71,6 +73,17 @@ describe("guards", () => {
 })
 
 describe("account rules", () => {
+  it.prop("text PostgreSQL cannot store (U+0000) is refused by every rule before any query",
+    [fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 })], ([before, after]) => {
+      const withNul = `${before}\u0000${after}`
+      expect(Either.isLeft(normalizeEmail(`${withNul}@example.com`))).toBe(true)
+      expect(Either.isLeft(checkLoginUsername(withNul))).toBe(true)
+      expect(Either.isLeft(checkDescription(withNul))).toBe(true)
+      expect(Either.isLeft(checkPermissionName(withNul))).toBe(true)
+      expect(Either.isLeft(checkRoleName(withNul))).toBe(true)
+      expect(Either.isLeft(checkRegistration({ username: withNul, email: "a@example.com", password: "long enough" }))).toBe(true)
+    })
+
   it.prop("registration accepts exactly the spec's bounds", [fc.string({ minLength: 1, maxLength: 120 })], ([name]) => {
     const result = checkRegistration({ username: name, password: "long enough", email: "a@b.c" })
     const valid = [...name].length <= 100 && name.trim() === name && name.trim() !== "" && !/[\u0000-\u001f\u007f]/.test(name)

@@ -40,10 +40,25 @@ export const normalizeEmail = (email: string): Either.Either<string, IamError> =
     ? Either.left(IamError.invalid("email is required"))
     : characters(normalized) > EMAIL_MAX
     ? Either.left(IamError.invalid(`email must be at most ${EMAIL_MAX} characters`))
+    : CONTROL.test(normalized)
+    ? Either.left(IamError.invalid("email must not contain control characters"))
     : !EMAIL.test(normalized)
     ? Either.left(IamError.invalid("email must be an address containing @"))
     : Either.right(normalized)
 }
+
+/**
+ * A username to log in with. No account can hold one that registration would refuse, and PostgreSQL cannot
+ * even compare text holding U+0000, so such input is refused before any lookup.
+ */
+export const checkLoginUsername = (username: string): Either.Either<string, IamError> =>
+  username === ""
+    ? Either.left(IamError.invalid("username or email is required"))
+    : characters(username) > USERNAME_MAX
+    ? Either.left(IamError.invalid(`username must be at most ${USERNAME_MAX} characters`))
+    : CONTROL.test(username)
+    ? Either.left(IamError.invalid("username must not contain control characters"))
+    : Either.right(username)
 
 export const checkPassword = (password: string): Either.Either<string, IamError> =>
   password === ""
@@ -83,10 +98,15 @@ export const checkPermissionName = (name: string): Either.Either<string, IamErro
     ? Either.left(IamError.invalid("name must not contain control characters"))
     : Either.right(name)
 
-/** An empty description is stored as NULL: proto3 cannot tell "unset" from "". */
+/**
+ * An empty description is stored as NULL: proto3 cannot tell "unset" from "". Line breaks are fine in a
+ * description; U+0000 is not storable in text at all.
+ */
 export const checkDescription = (description: string): Either.Either<string | null, IamError> =>
   characters(description) > DESCRIPTION_MAX
     ? Either.left(IamError.invalid(`description must be at most ${DESCRIPTION_MAX} characters`))
+    : description.includes("\u0000")
+    ? Either.left(IamError.invalid("description must not contain the NUL character"))
     : Either.right(description === "" ? null : description)
 
 /** Serial ids start at 1; proto3 sends an unset id as 0. */
