@@ -119,4 +119,23 @@ layer(IamTestServer(), { timeout: 120_000 })("IAM over gRPC, from a @grpc/grpc-j
       expect(code(yield* call("AuthService", "Logout", {}))).toBe("UNAUTHENTICATED")
       expect(code(yield* call("RoleService", "ListRoles", {}, session.access_token))).toBe("UNAUTHENTICATED")
     }).pipe(Effect.scoped))
+
+  it.scoped("Logout with all_sessions revokes every sign-in of the user, access and refresh tokens alike", () =>
+    Effect.gen(function*() {
+      const { grpc: address } = yield* IamEndpoints
+      const client = grpcClients(address)
+      yield* Effect.addFinalizer(() => Effect.sync(client.close))
+      const call = (...args: Parameters<typeof client.call>) => Effect.promise(() => client.call(...args))
+      ok(yield* call("AuthService", "Register", { username: "many", password: "many sessions", email: "many@example.com" }))
+      const sessions = [
+        ok(yield* call("AuthService", "Login", { username: "many", password: "many sessions" })).token,
+        ok(yield* call("AuthService", "Login", { username: "many", password: "many sessions" })).token,
+        ok(yield* call("AuthService", "Login", { email: "many@example.com", password: "many sessions" })).token
+      ]
+      expect(ok(yield* call("AuthService", "Logout", { all_sessions: true }, sessions[0].access_token))).toEqual({ success: true })
+      for (const session of sessions) {
+        expect(ok(yield* call("AuthService", "ValidateToken", { token: session.access_token }))).toMatchObject({ valid: false, reason: "revoked" })
+        expect(code(yield* call("AuthService", "RefreshToken", { refresh_token: session.refresh_token }))).toBe("UNAUTHENTICATED")
+      }
+    }))
 })

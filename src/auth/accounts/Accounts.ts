@@ -49,7 +49,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
     const newSession = (user: UserRow, method: "password" | "anonymous", at: Date) =>
       Effect.gen(function*() {
         const started = yield* sql.withTransaction(sessions.start(user.id, method, at)).pipe(Effect.orDie)
-        return yield* tokens.respond(started.user, started.sessionId, started.refreshToken)
+        return yield* tokens.respond(started)
       })
 
     /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */
@@ -234,7 +234,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
 
     const refreshGrant = Effect.fn("Accounts.refreshGrant")(function*(token: string): Effect.fn.Return<Session, AuthError> {
       const refreshed = yield* sessions.refresh(token, yield* now)
-      return yield* tokens.respond(refreshed.user, refreshed.sessionId, refreshed.refreshToken)
+      return yield* tokens.respond(refreshed)
     })
 
     return { signup, passwordGrant, refreshGrant } as const

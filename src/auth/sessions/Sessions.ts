@@ -22,6 +22,8 @@ export interface StartedSession {
   readonly refreshToken: string
   /** The user as the session left it (last_sign_in_at set). */
   readonly user: UserRow
+  /** The session's amr claims, most recent first, for the access token. */
+  readonly amr: ReadonlyArray<AmrEntry>
 }
 
 export type RefreshedSession = StartedSession
@@ -84,6 +86,16 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       })}
       ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at`
 
+    /** The session's amr claims, most recent first, as the access token carries them. */
+    const readAmr = (sessionId: string) =>
+      Effect.map(
+        sql<{ authentication_method: string; updated_at: Date }>`
+          SELECT authentication_method, updated_at FROM ${sql(t.amrClaims)}
+          WHERE session_id = ${sessionId} ORDER BY updated_at DESC, authentication_method`,
+        (rows): ReadonlyArray<AmrEntry> =>
+          rows.map((r) => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
+      )
+
     /** Starts a session for a user who just authenticated; run inside the caller's transaction. */
     const start = Effect.fn("Sessions.start")(function*(
       userId: string,
@@ -103,7 +115,8 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       yield* addAmr(sessionId, method, now)
       const [user] = yield* sql<UserRow>`
         UPDATE ${sql(t.users)} SET last_sign_in_at = ${now}, updated_at = ${now} WHERE id = ${userId} RETURNING *`
-      return { sessionId, refreshToken, user: user! }
+      // A new session has exactly the claim just written: no need to read it back.
+      return { sessionId, refreshToken, user: user!, amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }] }
     }, Effect.orDie)
 
     type Outcome =
@@ -160,12 +173,18 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
             const child = yield* insertToken(session.id, user.id, row.token, now)
             yield* sql`UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now} WHERE id = ${session.id}`
             yield* addAmr(session.id, "token_refresh", now)
-            return { _tag: "Issued", session: { user, sessionId: session.id, refreshToken: child } } as Outcome
+            const amr = yield* readAmr(session.id)
+            return { _tag: "Issued", session: { user, sessionId: session.id, refreshToken: child, amr } } as Outcome
           }
           case "ReturnChild":
             return {
               _tag: "Issued",
-              session: { user, sessionId: session.id, refreshToken: deriveRefreshToken(key, session.id, current!.id) }
+              session: {
+                user,
+                sessionId: session.id,
+                refreshToken: deriveRefreshToken(key, session.id, current!.id),
+                amr: yield* readAmr(session.id)
+              }
             } as Outcome
           case "ReuseDetected": {
             yield* sql`
@@ -196,13 +215,6 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       return outcome._tag === "Issued" ? outcome.session : yield* outcome.error
     })
 
-    /** The session's amr claims, most recent first, as the access token carries them. */
-    const amr = Effect.fn("Sessions.amr")(function*(sessionId: string): Effect.fn.Return<ReadonlyArray<AmrEntry>, SqlError> {
-      const rows = yield* sql<{ authentication_method: string; updated_at: Date }>`
-        SELECT authentication_method, updated_at FROM ${sql(t.amrClaims)}
-        WHERE session_id = ${sessionId} ORDER BY updated_at DESC, authentication_method`
-      return rows.map((r) => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
-    }, Effect.orDie)
 
 
     /** Deleting sessions cascades to their refresh tokens and amr claims. */
@@ -221,6 +233,6 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       }
     }, Effect.orDie)
 
-    return { start, refresh, amr, logout } as const
+    return { start, refresh, logout } as const
   })
 }) {}

@@ -2,8 +2,7 @@ import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Session } from "../Api.js"
-import type { UserRow } from "../domain/UserRow.js"
-import { Sessions } from "../sessions/Sessions.js"
+import type { StartedSession } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
 import { Users } from "../users/Users.js"
 
@@ -15,19 +14,15 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const signer = yield* TokenSigner
-    const sessions = yield* Sessions
     const users = yield* Users
     // GoTrue leaves iss empty when JWT_ISSUER is unset; the external URL is a more useful default.
     const issuer = Option.getOrElse(config.jwt.issuer, () => config.api.externalUrl)
 
     const respond = Effect.fn("AccessTokens.respond")(function*(
-      user: UserRow,
-      sessionId: string,
-      refreshToken: string
+      { amr, refreshToken, sessionId, user }: StartedSession
     ): Effect.fn.Return<Session> {
       const iat = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const exp = iat + config.jwt.exp
-      const amr = yield* sessions.amr(sessionId)
       const accessToken = yield* signer.sign({
         aud: user.aud ?? config.jwt.aud,
         exp,
@@ -57,5 +52,5 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
 
     return { respond } as const
   }),
-  dependencies: [Sessions.Default, Users.Default]
+  dependencies: [Users.Default]
 }) {}

@@ -68,13 +68,15 @@ export class Revocations extends Context.Tag("iam/Revocations")<Revocations, {
       const isRevoked = (ids: ReadonlyArray<string>) =>
         Effect.map(Clock.currentTimeMillis, (now) => ids.some((id) => (cache.get(id) ?? 0) > now))
 
+      // Two statements however many tokens a logout revokes. Payloads are "<id> <expiry ms>"; ids hold no comma.
       const record = (revocations: ReadonlyArray<Revocation>) =>
-        Effect.forEach(revocations, (r) =>
-          Effect.zipRight(
-            sql`INSERT INTO ${sql(table.revocations)} ${sql.insert({ id: r.id, kind: r.kind, expires_at: r.expiresAt })}
-              ON CONFLICT (id) DO NOTHING`,
-            sql`SELECT pg_notify(${channel.revocations}, ${`${r.id} ${r.expiresAt.getTime()}`})`
-          ), { discard: true }).pipe(catchSql, Effect.withSpan("Revocations.record"))
+        revocations.length === 0 ? Effect.void : Effect.zipRight(
+          sql`INSERT INTO ${sql(table.revocations)} ${sql.insert(
+            revocations.map((r) => ({ id: r.id, kind: r.kind, expires_at: r.expiresAt }))
+          )} ON CONFLICT (id) DO NOTHING`,
+          sql`SELECT pg_notify(${channel.revocations}, payload)
+            FROM unnest(string_to_array(${revocations.map((r) => `${r.id} ${r.expiresAt.getTime()}`).join(",")}, ',')) AS payload`
+        ).pipe(Effect.asVoid, catchSql, Effect.withSpan("Revocations.record"))
 
       const remember = (revocations: ReadonlyArray<Revocation>) =>
         merge(revocations.map((r) => ({ id: r.id, expiresAt: r.expiresAt.getTime() })))
