@@ -1,11 +1,11 @@
 import { FetchHttpClient } from "@effect/platform"
 import { Layer, Option } from "effect"
 import type { JWK } from "jose"
-import type { AppConfig } from "./config/AppConfig.js"
+import { type AppConfig, smsProviderReady } from "./config/AppConfig.js"
 import { LogMailer, type Mailer, SmtpMailer } from "./platform/Mailer.js"
 import { MessagebirdSmsSender } from "./platform/MessagebirdSmsSender.js"
 import { BcryptPasswordHasher, type PasswordHasher } from "./platform/PasswordHasher.js"
-import { LogSmsSender, type SmsSender } from "./platform/SmsSender.js"
+import { LogSmsSender, type SmsSender, UnconfiguredSmsSender } from "./platform/SmsSender.js"
 import { TextlocalSmsSender } from "./platform/TextlocalSmsSender.js"
 import { type TokenSignerConfigError, TokenSignerLive, type TokenSigner } from "./platform/TokenSigner.js"
 import { TwilioSmsSender } from "./platform/TwilioSmsSender.js"
@@ -30,9 +30,19 @@ export const mailerFor = (config: AppConfig): Layer.Layer<Mailer> =>
       })
   })
 
-/** The configured SMS provider; config validation guarantees its credentials when phone sign-in is on. */
+/**
+ * The configured SMS provider. Without a complete one (config warned at start-up), the embedded default writes
+ * texts to the log and production fails each send, as GoTrue does.
+ */
 export const smsSenderFor = (config: AppConfig): Layer.Layer<SmsSender> => {
-  if (!config.externalPhoneEnabled || Option.isNone(config.sms.provider)) return LogSmsSender
+  if (!smsProviderReady(config.sms) || Option.isNone(config.sms.provider)) {
+    return config.mode === "embedded"
+      ? LogSmsSender
+      : UnconfiguredSmsSender(Option.match(config.sms.provider, {
+        onNone: () => "no SMS provider is configured",
+        onSome: (name) => `the ${name} SMS provider is missing credentials`
+      }))
+  }
   const { messagebird, textlocal, twilio, vonage } = config.sms
   const provider = (() => {
     switch (config.sms.provider.value) {

@@ -1,7 +1,7 @@
 import { createServer } from "node:http"
 import { HttpApiBuilder, HttpApiSwagger, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import type { AppConfig } from "./config/AppConfig.js"
 import { AuthApi } from "./auth/Api.js"
 import { authErrorMiddleware, authErrorResponse } from "./auth/http/AuthErrorMiddleware.js"
@@ -10,6 +10,8 @@ import { SystemHttpLive } from "./auth/system/SystemHttp.js"
 import { Accounts } from "./auth/accounts/Accounts.js"
 import { AccountsHttpLive } from "./auth/accounts/AccountsHttp.js"
 import { AuthenticatedLive } from "./auth/http/AuthenticatedLive.js"
+import { authPrefix } from "./auth/http/AuthPrefix.js"
+import { RequestId } from "./platform/http/RequestId.js"
 import { Sessions } from "./auth/sessions/Sessions.js"
 import { Profile } from "./auth/user/Profile.js"
 import { UserHttpLive } from "./auth/user/UserHttp.js"
@@ -24,20 +26,24 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
 )
 
 /**
- * The HTTP routes on top of any HttpServer: the auth API, its OpenAPI document and docs page, behind the edge
- * middleware (request id, CORS, body limit, access log) and the GoTrue error boundary.
+ * The HTTP routes on top of any HttpServer: the auth API (at `/` and at `/auth/v1/`, where supabase-js calls it),
+ * its OpenAPI document and docs page, behind the edge middleware (request id, CORS, body limit, access log) and
+ * the GoTrue error boundary.
  */
 export const HttpRoutesLive = <E = never, R = never>(
   config: AppConfig,
   /** Routes another product adds on this port (the IAM service's /auth/... routes), via HttpApiBuilder.Router. */
   extraRoutes: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>
 ) =>
-  HttpApiBuilder.serve(edgeMiddleware({
-    cors: gotrueCorsPolicy(config.api.corsAllowedHeaders),
-    requestIdHeader: config.api.requestIdHeader,
-    reject: (request, requestId, status, code, message) =>
-      authErrorResponse(request, requestId, new AuthError({ status, code, message }))
-  })).pipe(
+  HttpApiBuilder.serve((app) =>
+    edgeMiddleware({
+      cors: gotrueCorsPolicy(config.api.corsAllowedHeaders),
+      requestIdHeader: config.api.requestIdHeader,
+      reject: (request, requestId, status, code, message) =>
+        authErrorResponse(request, requestId, new AuthError({ status, code, message }))
+    })(Effect.flatMap(RequestId, (requestId) =>
+      authPrefix((request) => authErrorResponse(request, requestId, AuthError.of(404, "not_found", "Not found")))(app)))
+  ).pipe(
     Layer.provide(extraRoutes),
     Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),

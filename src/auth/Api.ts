@@ -9,15 +9,16 @@ export class Health extends Schema.Class<Health>("Health")({
   description: Schema.String
 }) {}
 
+/** GoTrue v2.196's /settings, key for key: clients and dashboards read it, so it has no keys of our own. */
 export class Settings extends Schema.Class<Settings>("Settings")({
   external: Schema.Record({ key: Schema.String, value: Schema.Boolean }),
   disable_signup: Schema.Boolean,
   mailer_autoconfirm: Schema.Boolean,
   phone_autoconfirm: Schema.Boolean,
-  /** The spec's name for mailer_autoconfirm; older clients read it. */
-  autoconfirm: Schema.Boolean,
   sms_provider: Schema.String,
-  saml_enabled: Schema.Boolean
+  saml_enabled: Schema.Boolean,
+  saml_private_key_next_configured: Schema.Boolean,
+  passkeys_enabled: Schema.Boolean
 }) {}
 
 const Timestamp = Schema.String.annotations({ description: "RFC 3339 timestamp" })

@@ -157,6 +157,8 @@ export interface AppConfig {
     readonly otpExp: Duration.Duration
     readonly otpLength: number
     readonly provider: Option.Option<SmsProviderName>
+    /** SMS_TEST_OTP: fixed codes for these numbers (E.164 digits, no "+"); no text is sent to them. */
+    readonly testOtp: ReadonlyMap<string, string>
     readonly twilio: {
       readonly accountSid: Option.Option<string>
       readonly authToken: Option.Option<Redacted.Redacted<string>>
@@ -183,6 +185,19 @@ export const AppConfig = Context.GenericTag<AppConfig>("config/AppConfig")
 /** What start-up filled in because the operator left it unset: shown in the banner, never secret values. */
 export type Defaulted = ReadonlyArray<string>
 
+/**
+ * Settings that start but will fail later, as GoTrue's do (phone sign-in with no SMS provider, a provider with
+ * empty credentials): logged once at start-up, never secret values.
+ */
+export type ConfigWarnings = ReadonlyArray<string>
+
+/** What parseAppConfig returns on success. */
+export interface ParsedConfig {
+  readonly config: AppConfig
+  readonly defaulted: Defaulted
+  readonly warnings: ConfigWarnings
+}
+
 export interface ParseOptions {
   /** Embedded mode only: the JWT secret kept in the data directory. */
   readonly embeddedJwtSecret?: Redacted.Redacted<string>
@@ -195,6 +210,36 @@ const NAMESPACE = /^[a-z_][a-z0-9_]{0,40}$/
 const SMS_PROVIDERS: ReadonlyArray<SmsProviderName> = ["twilio", "messagebird", "textlocal", "vonage"]
 const LOG_LEVELS: ReadonlyArray<LogLevelName | "warning"> = ["panic", "fatal", "error", "warn", "warning", "info", "debug", "trace"]
 const JWT_ALGORITHMS = ["HS256", "RS256", "RS512", "ES256", "ES512", "EdDSA"]
+export const MIN_JWT_SECRET_BYTES = 32
+
+type SmsCredentials = Pick<AppConfig["sms"], SmsProviderName>
+
+/** The settings a provider needs that are unset (their canonical names without prefix). */
+const smsCredentialsMissing = (provider: SmsProviderName, sms: SmsCredentials): ReadonlyArray<string> => {
+  const required: Record<SmsProviderName, ReadonlyArray<readonly [string, Option.Option<unknown>]>> = {
+    twilio: [["SMS_TWILIO_ACCOUNT_SID", sms.twilio.accountSid], ["SMS_TWILIO_AUTH_TOKEN", sms.twilio.authToken],
+      ["SMS_TWILIO_MESSAGE_SERVICE_SID", sms.twilio.messageServiceSid]],
+    messagebird: [["SMS_MESSAGEBIRD_ACCESS_KEY", sms.messagebird.accessKey], ["SMS_MESSAGEBIRD_ORIGINATOR", sms.messagebird.originator]],
+    textlocal: [["SMS_TEXTLOCAL_API_KEY", sms.textlocal.apiKey], ["SMS_TEXTLOCAL_SENDER", sms.textlocal.sender]],
+    vonage: [["SMS_VONAGE_API_KEY", sms.vonage.apiKey], ["SMS_VONAGE_API_SECRET", sms.vonage.apiSecret], ["SMS_VONAGE_FROM", sms.vonage.from]]
+  }
+  return required[provider].filter(([, value]) => Option.isNone(value)).map(([key]) => key)
+}
+
+/** Whether the configured provider has every credential it needs (else sends fail, as in GoTrue). */
+export const smsProviderReady = (sms: AppConfig["sms"]): boolean =>
+  Option.isSome(sms.provider) && smsCredentialsMissing(sms.provider.value, sms).length === 0
+
+/** SMS_TEST_OTP: `phone:code` pairs, comma-separated; phones are stored as GoTrue stores them (digits, no "+"). */
+const parseTestOtp = (text: string): Option.Option<ReadonlyMap<string, string>> => {
+  const pairs = new Map<string, string>()
+  for (const entry of text.split(",").map((e) => e.trim()).filter((e) => e !== "")) {
+    const match = /^\+?([1-9][0-9]{1,14}):([0-9]{4,10})$/.exec(entry.replace(/\s/g, ""))
+    if (match === null) return Option.none()
+    pairs.set(match[1]!, match[2]!)
+  }
+  return Option.some(pairs)
+}
 
 /** The data directory, read before anything else because the embedded JWT secret lives there. */
 export const readDataDir = (env: Readonly<Record<string, string | undefined>>): string =>
@@ -211,11 +256,12 @@ export const readMode = (env: Readonly<Record<string, string | undefined>>): Dat
 export const parseAppConfig = (
   env: Readonly<Record<string, string | undefined>>,
   options: ParseOptions = {}
-): Either.Either<{ readonly config: AppConfig; readonly defaulted: Defaulted }, ReadonlyArray<ConfigIssue>> => {
+): Either.Either<ParsedConfig, ReadonlyArray<ConfigIssue>> => {
   const r = new SettingsReader(env)
   const mode = readMode(env)
   const production = mode === "postgres"
   const defaulted: Array<string> = []
+  const warnings: Array<string> = []
   const devDefault = (key: string, value: string, names?: { unprefixed?: ReadonlyArray<string> }): string => {
     if (production) return r.requiredString(key, names)
     const found = r.string(key, names)
@@ -255,6 +301,11 @@ export const parseAppConfig = (
       defaulted.push(`${r.canonical("JWT_SECRET")}=<generated, kept in the data directory>`)
       return options.embeddedJwtSecret!
     })
+  // HS256 with a short secret can be brute-forced offline from any one token; 32 bytes is HMAC-SHA256's key size.
+  const jwtSecretBytes = Buffer.byteLength(Redacted.value(jwtSecret), "utf8")
+  if (production && jwtSecretBytes > 0 && jwtSecretBytes < MIN_JWT_SECRET_BYTES) {
+    r.fail(spelledAs("JWT_SECRET"), `must be at least ${MIN_JWT_SECRET_BYTES} bytes long`)
+  }
   const jwtKeys = r.parse("JWT_KEYS", undefined, [] as ReadonlyArray<Record<string, unknown>>,
     "must be a JSON array of JWK objects", parseJwkArray)
   const validMethods = r.list("JWT_VALID_METHODS", [])
@@ -297,22 +348,24 @@ export const parseAppConfig = (
     textlocal: { apiKey: r.secret("SMS_TEXTLOCAL_API_KEY"), sender: r.string("SMS_TEXTLOCAL_SENDER") },
     vonage: { apiKey: r.string("SMS_VONAGE_API_KEY"), apiSecret: r.secret("SMS_VONAGE_API_SECRET"), from: r.string("SMS_VONAGE_FROM") }
   }
-  // Without a provider texts go to the log: fine for the embedded default, never for production (codes in logs).
-  if (production && externalPhoneEnabled && Option.isNone(smsProvider)) {
-    r.fail(r.canonical("SMS_PROVIDER"), "is required when EXTERNAL_PHONE_ENABLED is true")
+  // GoTrue starts with phone sign-in on and no usable provider and fails only when a text must be sent; so do
+  // we, with one warning naming what is missing. Without a provider, texts fail in production and go to the log
+  // in the embedded default.
+  if (externalPhoneEnabled && Option.isNone(smsProvider)) {
+    warnings.push(production
+      ? `${r.canonical("EXTERNAL_PHONE_ENABLED")} is true but ${r.canonical("SMS_PROVIDER")} is not set: texts cannot be sent (SMS_TEST_OTP numbers still work)`
+      : "texts: written to the log (no SMS_PROVIDER)")
   }
   if (externalPhoneEnabled && Option.isSome(smsProvider)) {
-    const required: Record<SmsProviderName, ReadonlyArray<[string, Option.Option<unknown>]>> = {
-      twilio: [["SMS_TWILIO_ACCOUNT_SID", sms.twilio.accountSid], ["SMS_TWILIO_AUTH_TOKEN", sms.twilio.authToken],
-        ["SMS_TWILIO_MESSAGE_SERVICE_SID", sms.twilio.messageServiceSid]],
-      messagebird: [["SMS_MESSAGEBIRD_ACCESS_KEY", sms.messagebird.accessKey], ["SMS_MESSAGEBIRD_ORIGINATOR", sms.messagebird.originator]],
-      textlocal: [["SMS_TEXTLOCAL_API_KEY", sms.textlocal.apiKey], ["SMS_TEXTLOCAL_SENDER", sms.textlocal.sender]],
-      vonage: [["SMS_VONAGE_API_KEY", sms.vonage.apiKey], ["SMS_VONAGE_API_SECRET", sms.vonage.apiSecret], ["SMS_VONAGE_FROM", sms.vonage.from]]
-    }
-    for (const [key, value] of required[smsProvider.value]) {
-      if (Option.isNone(value)) r.fail(r.canonical(key), `is required when SMS_PROVIDER is ${smsProvider.value}`)
+    const missing = smsCredentialsMissing(smsProvider.value, sms)
+    if (missing.length > 0) {
+      warnings.push(`${r.canonical("SMS_PROVIDER")} is ${smsProvider.value} but ${
+        missing.map((key) => r.canonical(key)).join(", ")
+      } ${missing.length === 1 ? "is" : "are"} not set: texts cannot be sent (SMS_TEST_OTP numbers still work)`)
     }
   }
+  const testOtp = r.parse("SMS_TEST_OTP", undefined, new Map<string, string>() as ReadonlyMap<string, string>,
+    "must be comma-separated phone:code pairs, e.g. 15551234567:123456", parseTestOtp)
 
   const external = Object.fromEntries(OAUTH_PROVIDERS.map((name) => {
     const key = `EXTERNAL_${name.toUpperCase()}`
@@ -345,6 +398,12 @@ export const parseAppConfig = (
     "must be a number of emails per hour, or N/duration such as 10/15m", parseRate)
 
   const iam = parseIamConfig(r, production)
+
+  // Nothing can confirm an address until the email flows (/verify) exist, so the embedded default confirms on
+  // sign-up; production keeps GoTrue's default (confirmation required).
+  const mailerAutoconfirm = production || Option.isSome(r.lookup("MAILER_AUTOCONFIRM"))
+    ? r.boolean("MAILER_AUTOCONFIRM", false)
+    : (defaulted.push(`${r.canonical("MAILER_AUTOCONFIRM")}=true (sign-ups are confirmed at once: no /verify yet)`), true)
 
   const config: AppConfig = {
     mode,
@@ -427,7 +486,7 @@ export const parseAppConfig = (
       maxFrequency: r.duration("SMTP_MAX_FREQUENCY", Duration.seconds(900))
     },
     mailer: {
-      autoconfirm: r.boolean("MAILER_AUTOCONFIRM", false),
+      autoconfirm: mailerAutoconfirm,
       otpExp: r.duration("MAILER_OTP_EXP", Duration.seconds(86_400)),
       otpLength: r.integer("MAILER_OTP_LENGTH", 6, { min: 6, max: 10 }),
       urlPaths: {
@@ -457,10 +516,11 @@ export const parseAppConfig = (
       otpExp: r.duration("SMS_OTP_EXP", Duration.seconds(60)),
       otpLength: r.integer("SMS_OTP_LENGTH", 6, { min: 6, max: 10 }),
       provider: smsProvider,
+      testOtp,
       ...sms
     }
   }
-  return r.issues.length > 0 ? Either.left(r.issues) : Either.right({ config, defaulted })
+  return r.issues.length > 0 ? Either.left(r.issues) : Either.right({ config, defaulted, warnings })
 }
 
 const PASERK_SECRET = /^k4\.secret\.([A-Za-z0-9_-]{86})$/

@@ -155,3 +155,12 @@ export const LogSmsSender: Layer.Layer<SmsSender> = Layer.succeed(SmsSender, {
       Effect.as({ messageId: "log" })
     )
 })
+
+/**
+ * Production with phone sign-in on but no usable provider (GoTrue starts in that state too): every send fails
+ * with the reason, which the flow answers with GoTrue's sms_send_failed.
+ */
+export const UnconfiguredSmsSender = (reason: string): Layer.Layer<SmsSender> =>
+  Layer.succeed(SmsSender, {
+    send: () => Effect.fail(new SmsError({ provider: "none", message: reason }))
+  })

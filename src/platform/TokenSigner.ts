@@ -275,14 +275,13 @@ const make = Effect.fnUntraced(function*(options: TokenSignerOptions) {
       if (!key.value.verify(signingInput, signature)) return yield* new JwtInvalid({ reason: "signature" })
       const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const { exp, nbf } = payload
-      // A token without exp would be valid forever. GoTrue always issues exp, and Supabase's
-      // anon/service_role keys carry one too, so a missing exp is treated as expired.
-      if (exp === undefined) return yield* new JwtInvalid({ reason: "expired" })
-      if (typeof exp !== "number" || (nbf !== undefined && typeof nbf !== "number")) {
+      // exp is optional (RFC 7519 §4.1.4), as in GoTrue: many Supabase anon and service_role keys in the wild
+      // have none. Tokens this server issues always carry one.
+      if ((exp !== undefined && typeof exp !== "number") || (nbf !== undefined && typeof nbf !== "number")) {
         return yield* new JwtInvalid({ reason: "malformed" })
       }
-      // RFC 7519 §4.1.4: invalid on or after exp, compared in whole seconds as jose does.
-      if (exp <= now || (nbf !== undefined && nbf > now)) {
+      // Invalid on or after exp, compared in whole seconds as jose does.
+      if ((exp !== undefined && exp <= now) || (nbf !== undefined && nbf > now)) {
         return yield* new JwtInvalid({ reason: "expired" })
       }
       return { header, payload }

@@ -40,7 +40,23 @@ layer(TestServer({ AUTH_EXTERNAL_GITHUB_ENABLED: "true", AUTH_EXTERNAL_GITHUB_CL
       expect(body["external"]["github"]).toBe(true)
       expect(body["external"]["google"]).toBe(false)
       expect(body["external"]["email"]).toBe(true)
-      expect(body).toMatchObject({ disable_signup: false, mailer_autoconfirm: true, autoconfirm: true, phone_autoconfirm: false })
+      expect(body).toMatchObject({ disable_signup: false, mailer_autoconfirm: true, phone_autoconfirm: false })
+    }))
+
+  it.effect("GET /settings has exactly GoTrue v2.196's keys", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const body = yield* json(yield* get(`${url}/settings`))
+      // As measured on GoTrue v2.196 (shared/reference/gotrue-live.md).
+      expect(Object.keys(body).sort()).toEqual([
+        "disable_signup", "external", "mailer_autoconfirm", "passkeys_enabled", "phone_autoconfirm",
+        "saml_enabled", "saml_private_key_next_configured", "sms_provider"
+      ])
+      expect(Object.keys(body["external"]).sort()).toEqual([
+        "anonymous_users", "apple", "azure", "bitbucket", "discord", "email", "facebook", "figma", "fly", "github",
+        "gitlab", "google", "kakao", "keycloak", "linkedin", "linkedin_oidc", "notion", "phone", "slack", "slack_oidc",
+        "snapchat", "spotify", "twitch", "twitter", "workos", "zoom"
+      ])
     }))
 
   it.effect("an unknown route is a 404 in the legacy envelope without an API version", () =>

@@ -157,12 +157,23 @@ describe("production (DATABASE_URL set)", () => {
     expect(variables(parseAppConfig({ ...productionEnv, AUTH_DB_DRIVER: "mysql" }))).toStrictEqual(["AUTH_DB_DRIVER"])
   })
 
-  it("requires an SMS provider when phone sign-in is on, so codes never end up in a production log", () => {
-    expect(issues(parseAppConfig({ ...productionEnv, AUTH_EXTERNAL_PHONE_ENABLED: "true" }))).toStrictEqual([
-      { variable: "AUTH_SMS_PROVIDER", rule: "is required when EXTERNAL_PHONE_ENABLED is true" }
+  it("starts with phone sign-in on and no SMS provider, as GoTrue does, with one warning naming what is missing", () => {
+    const parsed = parseAppConfig({ ...productionEnv, AUTH_EXTERNAL_PHONE_ENABLED: "true" })
+    expect(Either.isRight(parsed)).toBe(true)
+    const { warnings } = Either.getOrThrow(parsed)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain("AUTH_SMS_PROVIDER is not set")
+    const complete = parseAppConfig({ ...productionEnv, AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "vonage",
+      AUTH_SMS_VONAGE_API_KEY: "key", AUTH_SMS_VONAGE_API_SECRET: "secret", AUTH_SMS_VONAGE_FROM: "Gatehouse" })
+    expect(Either.getOrThrow(complete).warnings).toStrictEqual([])
+  })
+
+  it("refuses a JWT secret shorter than 32 bytes", () => {
+    expect(issues(parseAppConfig({ ...productionEnv, AUTH_JWT_SECRET: "x".repeat(31) }))).toStrictEqual([
+      { variable: "AUTH_JWT_SECRET", rule: "must be at least 32 bytes long" }
     ])
-    expect(Either.isRight(parseAppConfig({ ...productionEnv, AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "vonage",
-      AUTH_SMS_VONAGE_API_KEY: "key", AUTH_SMS_VONAGE_API_SECRET: "secret", AUTH_SMS_VONAGE_FROM: "Gatehouse" }))).toBe(true)
+    // Bytes, not characters: 16 two-byte characters are enough.
+    expect(Either.isRight(parseAppConfig({ ...productionEnv, AUTH_JWT_SECRET: "é".repeat(16) }))).toBe(true)
   })
 })
 
@@ -433,20 +444,29 @@ describe("external OAuth providers", () => {
 })
 
 describe("SMS providers", () => {
-  it("requires the Twilio credentials when phone sign-up uses Twilio", () => {
-    expect(issues(embedded({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "twilio" }))).toStrictEqual([
-      { variable: "AUTH_SMS_TWILIO_ACCOUNT_SID", rule: "is required when SMS_PROVIDER is twilio" },
-      { variable: "AUTH_SMS_TWILIO_AUTH_TOKEN", rule: "is required when SMS_PROVIDER is twilio" },
-      { variable: "AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID", rule: "is required when SMS_PROVIDER is twilio" }
-    ])
+  it("starts with a provider whose credentials are empty, warning once with every missing name", () => {
+    const { warnings } = Either.getOrThrow(embedded({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "twilio" }))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain("AUTH_SMS_TWILIO_ACCOUNT_SID, AUTH_SMS_TWILIO_AUTH_TOKEN, AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID are not set")
   })
 
   it.each([
     ["messagebird", ["AUTH_SMS_MESSAGEBIRD_ACCESS_KEY", "AUTH_SMS_MESSAGEBIRD_ORIGINATOR"]],
     ["textlocal", ["AUTH_SMS_TEXTLOCAL_API_KEY", "AUTH_SMS_TEXTLOCAL_SENDER"]],
     ["vonage", ["AUTH_SMS_VONAGE_API_KEY", "AUTH_SMS_VONAGE_API_SECRET", "AUTH_SMS_VONAGE_FROM"]]
-  ] as const)("requires the %s credentials", (provider, expected) => {
-    expect(variables(embedded({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: provider }))).toStrictEqual(expected)
+  ] as const)("names the missing %s credentials in its warning", (provider, expected) => {
+    const parsed = Either.getOrThrow(embedded({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: provider }))
+    expect(parsed.config.sms.provider).toStrictEqual(Option.some(provider))
+    expect(parsed.warnings).toStrictEqual([`AUTH_SMS_PROVIDER is ${provider} but ${expected.join(", ")} are not set: texts cannot be sent (SMS_TEST_OTP numbers still work)`])
+  })
+
+  it("reads SMS_TEST_OTP as phone:code pairs, with or without +, and refuses anything else", () => {
+    const c = config(embedded({ AUTH_SMS_TEST_OTP: "+15551234567:123456, 4915112345678:000111" }))
+    expect([...c.sms.testOtp]).toStrictEqual([["15551234567", "123456"], ["4915112345678", "000111"]])
+    expect(config(embedded({})).sms.testOtp.size).toBe(0)
+    for (const bad of ["15551234567", "15551234567:12", "abc:123456", "15551234567:123456,x"]) {
+      expect(variables(embedded({ AUTH_SMS_TEST_OTP: bad }))).toStrictEqual(["AUTH_SMS_TEST_OTP"])
+    }
   })
 
   it("reads a complete Twilio setup", () => {

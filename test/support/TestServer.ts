@@ -18,6 +18,8 @@ export const baseTestEnv: Readonly<Record<string, string>> = {
   AUTH_SITE_URL: "http://localhost:3000",
   API_EXTERNAL_URL: "http://localhost:9999",
   AUTH_JWT_SECRET: "test-secret-that-is-at-least-32-characters-long",
+  // GoTrue's default; the embedded mode's autoconfirm default is tested on its own.
+  AUTH_MAILER_AUTOCONFIRM: "false",
   LOG_LEVEL: "warn"
 }
 

@@ -55,21 +55,46 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
     /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */
     const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date): User => {
       const provider = email !== null ? "email" : "phone"
+      const id = randomUUID()
+      // Shaped like a new unconfirmed user's metadata, so the two cannot be told apart by it.
+      const userMetadata = {
+        ...data,
+        sub: id,
+        ...(email !== null ? { email } : { phone }),
+        email_verified: false,
+        phone_verified: false
+      }
       return new User({
-        id: randomUUID(),
+        id,
         aud: config.jwt.aud,
         role: config.jwt.defaultGroupName,
         email: email ?? "",
         phone: phone ?? "",
         confirmation_sent_at: at.toISOString(),
         app_metadata: { provider, providers: [provider] },
-        user_metadata: data,
+        user_metadata: userMetadata,
         identities: [],
         created_at: at.toISOString(),
         updated_at: at.toISOString(),
         is_anonymous: false
       })
     }
+
+    /**
+     * A sign-up of an address a confirmed user holds. With autoconfirm on, a new sign-up would have returned a
+     * session, so hiding the account protects nothing: GoTrue answers user_already_exists (422; the spec says 400
+     * for phones, and the spec wins). Otherwise the faux user keeps account existence private.
+     */
+    const duplicate = (
+      email: string | null,
+      phone: string | null,
+      data: Record<string, unknown>,
+      autoconfirm: boolean,
+      at: Date
+    ): Effect.Effect<User, AuthError> =>
+      autoconfirm
+        ? Effect.fail(AuthError.of(email !== null ? 422 : 400, "user_already_exists", "User already registered"))
+        : Effect.succeed(fauxUser(email, phone, data, at))
 
     /** Sends (or re-sends) the sign-up confirmation, honouring SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. */
     const sendConfirmation = (user: UserRow, redirectTo: string, at: Date) =>
@@ -80,7 +105,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
         const wait = resendWait(user.confirmation_sent_at, window, at)
         if (Option.isSome(wait)) return yield* tooSoon(channel, wait.value)
         const recipient = viaEmail ? user.email! : user.phone!
-        const otp = generateOtp(viaEmail ? config.mailer.otpLength : config.sms.otpLength)
+        const otp = viaEmail ? generateOtp(config.mailer.otpLength) : messages.smsOtp(recipient)
         const tokenHash = otpTokenHash(recipient, otp)
         const claimed = yield* users.claimSend(user.id, "confirmation_sent_at", window, at, { confirmation_token: tokenHash })
         if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
@@ -151,10 +176,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
       if (Option.isSome(existing)) {
         const user = existing.value
         const confirmed = viaEmail ? user.email_confirmed_at !== null : user.phone_confirmed_at !== null
-        if (confirmed) {
-          if (!viaEmail && autoconfirm) return yield* AuthError.of(400, "user_already_exists", "User already registered")
-          return fauxUser(email, phone, data, at)
-        }
+        if (confirmed) return yield* duplicate(email, phone, data, autoconfirm, at)
         // Unconfirmed: the password is not changed (that would let anyone take the address over); re-send.
         const resent = yield* sendConfirmation(user, redirectTo, at)
         return userJson(resent, yield* users.identities(resent.id))
@@ -181,7 +203,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
         ),
         Effect.orDie
       )
-      if (created === undefined) return fauxUser(email, phone, data, at)
+      if (created === undefined) return yield* duplicate(email, phone, data, autoconfirm, at)
       if (autoconfirm) return yield* newSession(created, "password", at)
       const sent = yield* sendConfirmation(created, redirectTo, at).pipe(
         // Nothing was sent, so nobody can confirm this account: remove it rather than leave it half made.

@@ -17,9 +17,10 @@ export const settingsFor = (config: AppConfig): Settings =>
     disable_signup: config.disableSignup,
     mailer_autoconfirm: config.mailer.autoconfirm,
     phone_autoconfirm: config.sms.autoconfirm,
-    autoconfirm: config.mailer.autoconfirm,
     sms_provider: Option.getOrElse(config.sms.provider, () => ""),
-    saml_enabled: false
+    saml_enabled: false,
+    saml_private_key_next_configured: false,
+    passkeys_enabled: false
   })
 
 const health = new Health({

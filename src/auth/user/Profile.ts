@@ -163,7 +163,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             Object.assign(patch, { phone, phone_confirmed_at: at, is_anonymous: false })
           } else {
             yield* frequencyLimit(user.phone_change_sent_at, config.sms.maxFrequency, at, "sms")
-            const otp = generateOtp(config.sms.otpLength)
+            const otp = messages.smsOtp(phone)
             Object.assign(patch, { phone_change: phone, phone_change_token: otpTokenHash(phone, otp), phone_change_sent_at: at })
             outgoing.push({ _tag: "Text", to: phone, otp })
           }
@@ -216,7 +216,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const channel = viaEmail ? "email" : "sms"
       const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
       yield* frequencyLimit(user.reauthentication_sent_at, window, at, channel)
-      const otp = generateOtp(viaEmail ? config.mailer.otpLength : config.sms.otpLength)
+      const otp = viaEmail ? generateOtp(config.mailer.otpLength) : messages.smsOtp(phone)
       const claimed = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at, {
         reauthentication_token: otpTokenHash(viaEmail ? email : phone, otp)
       })

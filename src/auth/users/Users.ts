@@ -101,10 +101,25 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
         updated_at, email FROM ${sql(t.identities)} WHERE user_id = ${userId} ORDER BY created_at, id`
     }, Effect.orDie)
 
-    /** Inserts a user and, for email or phone users, its identity; run inside the caller's transaction. */
+    /**
+     * Inserts a user and, for email or phone users, its identity; run inside the caller's transaction. As in
+     * GoTrue, the identity's claims (sub, email or phone, email_verified, phone_verified) are merged over the
+     * user's metadata, and the user's copy says whether the address is confirmed while the identity's stays false.
+     */
     const create = Effect.fn("Users.create")(function*(user: NewUser): Effect.fn.Return<UserRow, SqlError> {
       const id = randomUUID()
       const appMetadata = user.provider === null ? {} : { provider: user.provider, providers: [user.provider] }
+      const claims = {
+        sub: id,
+        ...(user.email !== null ? { email: user.email } : {}),
+        ...(user.phone !== null ? { phone: user.phone } : {})
+      }
+      const userMetadata = user.provider === null ? user.userMetadata : {
+        ...user.userMetadata,
+        ...claims,
+        email_verified: user.emailConfirmedAt !== null,
+        phone_verified: user.phoneConfirmedAt !== null
+      }
       const [row] = yield* sql<UserRow>`INSERT INTO ${sql(t.users)} ${sql.insert({
         instance_id: "00000000-0000-0000-0000-000000000000",
         id,
@@ -116,20 +131,13 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
         email_confirmed_at: user.emailConfirmedAt,
         phone_confirmed_at: user.phoneConfirmedAt,
         raw_app_meta_data: sql.json(appMetadata),
-        raw_user_meta_data: sql.json(user.userMetadata),
+        raw_user_meta_data: sql.json(userMetadata),
         is_anonymous: user.isAnonymous,
         created_at: user.now,
         updated_at: user.now
       })} RETURNING *`
       if (user.provider !== null) {
-        const identityData = {
-          ...user.userMetadata,
-          sub: id,
-          ...(user.email !== null ? { email: user.email } : {}),
-          ...(user.phone !== null ? { phone: user.phone } : {}),
-          email_verified: false,
-          phone_verified: false
-        }
+        const identityData = { ...user.userMetadata, ...claims, email_verified: false, phone_verified: false }
         yield* sql`INSERT INTO ${sql(t.identities)} ${sql.insert({
           id: randomUUID(),
           provider_id: id,

@@ -4,10 +4,9 @@
  * JWTs). Nothing here knows Gatehouse's internals except the recorded mail and the database.
  */
 import { createHmac, randomInt, randomUUID, type KeyObject } from "node:crypto"
-import { createServer, request as httpRequest } from "node:http"
 import { AuthClient, type GoTrueClientOptions } from "@supabase/auth-js"
 import { layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Ref, type Scope } from "effect"
+import { Effect, Layer, Logger, LogLevel, Ref } from "effect"
 import { type Mail, SentMail } from "../../../src/platform/Mailer.js"
 import { TestServer } from "../../support/TestServer.js"
 
@@ -159,46 +158,3 @@ export const withPayload = (token: string, payload: Record<string, unknown>): st
 }
 
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
-
-/**
- * A stand-in for Supabase's API gateway: supabase-js always talks to `<url>/auth/v1`, and the gateway strips that
- * prefix before the auth server sees the request. Plain node:http, so the server gets exactly what the client sent.
- */
-export const authV1Gateway = (target: string): Effect.Effect<string, never, Scope.Scope> =>
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.async<ReturnType<typeof createServer>>((resume) => {
-        const upstream = new URL(target)
-        const server = createServer((incoming, outgoing) => {
-          const path = incoming.url ?? "/"
-          if (!/^\/auth\/v1(\/|\?|$)/.test(path)) {
-            outgoing.writeHead(404).end()
-            return
-          }
-          const forwarded = httpRequest({
-            host: upstream.hostname,
-            port: upstream.port,
-            method: incoming.method,
-            path: path.slice("/auth/v1".length) || "/",
-            headers: { ...incoming.headers, host: upstream.host }
-          }, (answer) => {
-            outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
-            answer.pipe(outgoing)
-          })
-          forwarded.on("error", () => outgoing.writeHead(502).end())
-          incoming.pipe(forwarded)
-        })
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-      }),
-      (server) =>
-        Effect.async<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
-    ),
-    (server) => {
-      const address = server.address()
-      if (address === null || typeof address === "string") throw new Error("expected a TCP address")
-      return `http://127.0.0.1:${address.port}`
-    }
-  )

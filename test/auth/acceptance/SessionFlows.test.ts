@@ -20,7 +20,6 @@ import { ServerUrl } from "../../support/TestServer.js"
 import {
   acceptance,
   authClient,
-  authV1Gateway,
   call,
   decodeJwt,
   legacyError,
@@ -172,7 +171,7 @@ acceptance({
       expect(events[1]!.session!.access_token).toBe(signIn.data.session!.access_token)
       expect(events[2]!.session!.refresh_token).toBe(refreshed.data.session!.refresh_token)
       expect(events[2]!.session!.refresh_token).not.toBe(signIn.data.session!.refresh_token)
-      expect(events[3]!.session!.user.user_metadata).toEqual({ theme: "dark" })
+      expect(events[3]!.session!.user.user_metadata).toMatchObject({ theme: "dark", email_verified: true })
       expect(events[4]!.session).toBeNull()
       const after = yield* call(() => client.getSession())
       expect(after.data.session).toBeNull()
@@ -198,9 +197,10 @@ acceptance({
     Effect.gen(function*() {
       const url = yield* ServerUrl
       const { client } = authClient(url)
+      const email = uniqueEmail("merge")
       const signUp = yield* call(() =>
         client.signUp({
-          email: uniqueEmail("merge"),
+          email,
           password: PASSWORD,
           options: { data: { keep: 1, drop: "me", nested: { x: 1, y: 2 } } }
         })
@@ -208,7 +208,9 @@ acceptance({
       expect(signUp.error).toBeNull()
       const updated = yield* call(() => client.updateUser({ data: { drop: null, added: true, nested: { z: 3 } } }))
       expect(updated.error).toBeNull()
-      const expected = { keep: 1, added: true, nested: { z: 3 } }
+      // The identity's claims, merged in at sign-up, stay unless the update removes them.
+      const claims = { email: email.toLowerCase(), email_verified: true, phone_verified: false, sub: signUp.data.user!.id }
+      const expected = { keep: 1, added: true, nested: { z: 3 }, ...claims }
       expect(updated.data.user!.user_metadata).toEqual(expected)
       expect((yield* call(() => client.getUser())).data.user!.user_metadata).toEqual(expected)
       // The access token in hand is not re-issued by PUT /user; the next one carries the new metadata.
@@ -391,23 +393,73 @@ acceptance({
       expect((yield* call(() => client.getUser())).data.user!.is_anonymous).toBe(true)
     }))
 
-  it.effect("a duplicate email sign-up gets a faux user: another id, no identities, no session", () =>
+  it.effect("a duplicate email sign-up with autoconfirm is a 422 user_already_exists, as GoTrue answers", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
       const sql = yield* SqlClient.SqlClient
       const { email, user } = yield* signedIn(url)
       const { data, error } = yield* call(() => authClient(url).client.signUp({ email, password: "Other-Passw0rd" }))
-      expect(error).toBeNull()
+      expect(error).toBeInstanceOf(AuthApiError)
+      expect(error).toMatchObject({ status: 422, code: "user_already_exists", message: "User already registered" })
       expect(data.session).toBeNull()
-      expect(data.user).not.toBeNull()
-      expect(data.user!.id).not.toBe(user.id)
-      expect(data.user!.identities).toEqual([])
-      expect(data.user!.email).toBe(email)
+      const legacy = yield* raw(url, "/signup", { body: { email: email.toUpperCase(), password: PASSWORD } })
+      expect(legacy.status).toBe(422)
+      expect(legacy.headers.get("x-sb-error-code")).toBe("user_already_exists")
+      expect(legacy.json).toEqual(legacyError(422, "user_already_exists", "User already registered"))
       const rows = yield* sql<{ count: string }>`SELECT count(*)::text AS count FROM auth.users WHERE email = ${email}`
       expect(rows[0]!.count).toBe("1")
       // The existing account is untouched.
       const signIn = yield* call(() => authClient(url).client.signInWithPassword({ email, password: PASSWORD }))
       expect(signIn.data.user?.id).toBe(user.id)
+    }))
+
+  it.effect("a new email user's user_metadata carries email, email_verified, phone_verified and sub, in JSON and JWT", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const { client } = authClient(url)
+      const email = uniqueEmail("Meta")
+      const { data, error } = yield* call(() => client.signUp({ email, password: PASSWORD, options: { data: { plan: "pro", sub: "spoofed" } } }))
+      expect(error).toBeNull()
+      const id = data.user!.id
+      // The identity's claims win over the request's data, as in GoTrue.
+      const expected = { plan: "pro", email: email.toLowerCase(), email_verified: true, phone_verified: false, sub: id }
+      expect(data.user!.user_metadata).toEqual(expected)
+      expect(decodeJwt(data.session!.access_token).payload["user_metadata"]).toEqual(expected)
+      expect((yield* call(() => client.getUser())).data.user!.user_metadata).toEqual(expected)
+      // The identity keeps what the address was when it was created: not yet verified.
+      expect(data.user!.identities![0]!.identity_data).toMatchObject({ email: email.toLowerCase(), email_verified: false, sub: id })
+
+      const phone = uniquePhone()
+      const byPhone = yield* call(() => authClient(url).client.signUp({ phone, password: PASSWORD }))
+      expect(byPhone.error).toBeNull()
+      expect(byPhone.data.user!.user_metadata).toEqual({
+        phone: byPhone.data.user!.phone, email_verified: false, phone_verified: true, sub: byPhone.data.user!.id
+      })
+    }))
+
+  it.effect("every response that issues a session carries Sb-Auth-User-Id, -Session-Id and -Refresh-Token-Prefix", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const email = uniqueEmail("headers")
+      const expectHeaders = (response: { headers: Headers; json: unknown }) => {
+        const body = response.json as { refresh_token: string; access_token: string; user: { id: string } }
+        expect(response.headers.get("sb-auth-user-id")).toBe(body.user.id)
+        expect(response.headers.get("sb-auth-session-id")).toBe(decodeJwt(body.access_token).payload["session_id"])
+        expect(response.headers.get("sb-auth-refresh-token-prefix")).toBe(body.refresh_token.slice(0, 5))
+        return body
+      }
+      const signUp = yield* raw(url, "/signup", { body: { email, password: PASSWORD } })
+      expect(signUp.status).toBe(200)
+      expectHeaders(signUp)
+      const signIn = yield* raw(url, "/token?grant_type=password", { body: { email, password: PASSWORD } })
+      const { refresh_token } = expectHeaders(signIn)
+      const refreshed = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token } })
+      expect(refreshed.status).toBe(200)
+      expectHeaders(refreshed)
+      // Errors carry none of them, but do carry the error code.
+      const failed = yield* raw(url, "/token?grant_type=password", { body: { email, password: "Wr0ng-Password" } })
+      expect(failed.headers.get("sb-auth-user-id")).toBeNull()
+      expect(failed.headers.get("x-sb-error-code")).toBe("invalid_credentials")
     }))
 
   it.effect("a duplicate phone sign-up with SMS autoconfirm is a 400 \"User already registered\"", () =>
@@ -468,15 +520,14 @@ acceptance({
       expect(tooLong.error).toMatchObject({ status: 400, code: "validation_failed", message: "Password cannot be longer than 72 characters" })
     }))
 
-  it.scoped("supabase-js, through a gateway that serves /auth/v1, signs up, reads the user, refreshes and signs out", () =>
+  it.effect("supabase-js with createClient(url, anonKey) signs up, reads the user, refreshes and signs out", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
-      const gateway = yield* authV1Gateway(url)
       const config = yield* AppConfig
-      // A project's anon key: a long-lived JWT with role anon, which supabase-js sends as apikey and default bearer.
-      const anonKey = signHs256({ iss: "supabase", role: "anon", iat: nowSeconds(), exp: nowSeconds() + 86_400 },
-        Redacted.value(config.jwt.secret))
-      const supabase = createClient(gateway, anonKey, {
+      // A project's anon key: a JWT with role anon and, like many in the wild, no exp; supabase-js sends it as
+      // apikey and as the bearer until a user signs in, and calls the auth API under {url}/auth/v1.
+      const anonKey = signHs256({ iss: "supabase", role: "anon", iat: nowSeconds() }, Redacted.value(config.jwt.secret))
+      const supabase = createClient(url, anonKey, {
         auth: { autoRefreshToken: false, persistSession: false, detectSessionInUrl: false },
         realtime: { transport: NoWebSocket as never }
       })
@@ -489,12 +540,14 @@ acceptance({
       expect(signUp.data.session).not.toBeNull()
       const user = yield* call(() => supabase.auth.getUser())
       expect(user.error).toBeNull()
-      expect(user.data.user).toMatchObject({ email, user_metadata: { via: "supabase-js" } })
+      expect(user.data.user).toMatchObject({ email, user_metadata: { via: "supabase-js", email, email_verified: true } })
       const claims = yield* call(() => supabase.auth.getClaims())
       expect(claims.error).toBeNull()
       expect(claims.data!.claims).toMatchObject({ sub: user.data.user!.id, email, role: "authenticated" })
       const updated = yield* call(() => supabase.auth.updateUser({ data: { via: null, step: 2 } }))
-      expect(updated.data.user!.user_metadata).toEqual({ step: 2 })
+      expect(updated.data.user!.user_metadata).toEqual({
+        step: 2, email, email_verified: true, phone_verified: false, sub: user.data.user!.id
+      })
       const refreshed = yield* call(() => supabase.auth.refreshSession())
       expect(refreshed.error).toBeNull()
       expect((yield* call(() => supabase.auth.signOut())).error).toBeNull()

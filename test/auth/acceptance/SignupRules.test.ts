@@ -155,6 +155,9 @@ acceptance({
       expect(data.session).toBeNull()
       expect(data.user).toMatchObject({ email, identities: [], confirmation_sent_at: expect.any(String) })
       expect(data.user!.id).not.toBe(first.data.user!.id)
+      // Shaped like a real new user's metadata, so it cannot be told apart by it.
+      expect(Object.keys(data.user!.user_metadata).sort()).toEqual(Object.keys(first.data.user!.user_metadata).sort())
+      expect(data.user!.user_metadata).toMatchObject({ sub: data.user!.id, email_verified: false })
       expect((yield* sentMail).length).toBe(mailsBefore)
 
       const owner = yield* call(() => authClient(url).client.signInWithPassword({ email, password: PASSWORD }))

@@ -1,0 +1,31 @@
+import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import * as Jwt from "../../platform/Jwt.js"
+import type { Session } from "../Api.js"
+
+/**
+ * GoTrue's observability headers on every response that issues a session: who, which session, and the first
+ * characters of the refresh token (enough to correlate a log line, too few to use).
+ */
+export const sessionHeaders = (session: Session): Record<string, string> => {
+  const sessionId = Option.match(Jwt.decode(session.access_token), {
+    onNone: () => undefined,
+    onSome: ({ payload }) => (typeof payload["session_id"] === "string" ? payload["session_id"] : undefined)
+  })
+  return {
+    "sb-auth-user-id": session.user.id,
+    ...(sessionId !== undefined ? { "sb-auth-session-id": sessionId } : {}),
+    "sb-auth-refresh-token-prefix": session.refresh_token.slice(0, 5)
+  }
+}
+
+/** Adds the session headers to this request's response when `result` is a session (sign-up may answer a user). */
+export const withSessionHeaders = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.tap(effect, (result) =>
+    isSession(result)
+      ? HttpApp.appendPreResponseHandler((_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeaders(response, sessionHeaders(result))))
+      : Effect.void)
+
+const isSession = (value: unknown): value is Session =>
+  typeof value === "object" && value !== null && "access_token" in value && "refresh_token" in value && "user" in value
