@@ -1,4 +1,5 @@
 import { Context, Duration, Either, Option, Redacted } from "effect"
+import { allowListEntryProblem } from "../auth/domain/RedirectAllowList.js"
 import { parseDurationSetting } from "./GoDuration.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./OAuthProviders.js"
 import { parseRequiredCharacters } from "./RequiredCharacters.js"
@@ -281,6 +282,12 @@ export const parseAppConfig = (
   if (externalUrl !== "" && !isAbsoluteUrl(externalUrl)) {
     r.fail(spelledAs("API_EXTERNAL_URL", { unprefixed: ["API_EXTERNAL_URL"] }), "must be an absolute http(s) URL")
   }
+  // A mistyped entry would silently never match; refuse it at start-up instead.
+  const uriAllowList = r.list("URI_ALLOW_LIST", [])
+  for (const entry of uriAllowList) {
+    const problem = allowListEntryProblem(entry)
+    if (problem !== undefined) r.fail(spelledAs("URI_ALLOW_LIST"), `entry ${JSON.stringify(entry)} ${problem}`)
+  }
 
   const dbUrl = r.secret("DB_DATABASE_URL", { unprefixed: ["DATABASE_URL"] })
   if (Option.isSome(dbUrl) && !/^postgres(ql)?:\/\//.test(Redacted.value(dbUrl.value))) {
@@ -409,7 +416,7 @@ export const parseAppConfig = (
     mode,
     dataDir: readDataDir(env),
     siteUrl,
-    uriAllowList: r.list("URI_ALLOW_LIST", []),
+    uriAllowList,
     operatorToken: r.secret("OPERATOR_TOKEN"),
     disableSignup: r.boolean("DISABLE_SIGNUP", false),
     externalEmailEnabled: r.boolean("EXTERNAL_EMAIL_ENABLED", true),

@@ -309,6 +309,12 @@ describe("typed values", () => {
     expect(c.password.requiredCharacters).toStrictEqual(["abc", "ABC", "0123:"])
   })
 
+  it("refuses an URI_ALLOW_LIST entry that could never match, naming it", () => {
+    expect(issues(embedded({ GOTRUE_URI_ALLOW_LIST: "https://ok.example.com/**,app.example.com/*" }))).toStrictEqual([
+      { variable: "GOTRUE_URI_ALLOW_LIST", rule: "entry \"app.example.com/*\" must be scheme://host[:port][/path], with * or ** as wildcards" }
+    ])
+  })
+
   it.each([
     ["30", 30, 3600],
     ["10/15m", 10, 900],

@@ -9,6 +9,7 @@ import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { generateOtp, otpTokenHash } from "../domain/OtpToken.js"
 import { checkPassword, enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { formatPhoneNumber, invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
+import { compileAllowList } from "../domain/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
@@ -44,6 +45,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
     const tokens = yield* AccessTokens
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
+    const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const newSession = (user: UserRow, method: "password" | "anonymous", at: Date) =>
@@ -170,7 +172,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
           onSome: Either.right
         })
       const autoconfirm = viaEmail ? config.mailer.autoconfirm : config.sms.autoconfirm
-      const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl)
+      const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
 
       const existing = viaEmail ? yield* users.findByEmail(config.jwt.aud, email!) : yield* users.findByPhone(config.jwt.aud, phone!)
       if (Option.isSome(existing)) {

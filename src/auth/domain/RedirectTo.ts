@@ -1,18 +1,19 @@
+import { isAllowedRedirect, type RedirectAllowList } from "./RedirectAllowList.js"
+import { parseRedirectUrl, type RedirectUrl } from "./RedirectUrl.js"
+
 /**
- * Where an emailed link may send the user afterwards: the requested URL when it shares scheme, host and port with
- * SITE_URL (any port for loopback hosts, RFC 8252), otherwise SITE_URL. URI_ALLOW_LIST globs are the
- * redirect-validation work's; until then a URL outside SITE_URL's origin is replaced, never trusted.
+ * Where an emailed link may send the user afterwards: the requested URL, normalised, when it shares scheme, host
+ * and port with SITE_URL (any port for loopback hosts, RFC 8252) or matches an URI_ALLOW_LIST entry; otherwise
+ * SITE_URL. Anything that does not parse cleanly (see parseRedirectUrl) is never trusted.
  */
-export const chooseRedirect = (requested: string | undefined, siteUrl: string): string => {
-  if (requested === undefined || requested === "") return siteUrl
-  try {
-    const wanted = new URL(requested)
-    const site = new URL(siteUrl)
-    const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(wanted.hostname)
-    const sameOrigin = wanted.protocol === site.protocol && wanted.hostname === site.hostname &&
-      (loopback || wanted.port === site.port)
-    return sameOrigin ? wanted.toString() : siteUrl
-  } catch {
-    return siteUrl
-  }
+export const chooseRedirect = (requested: string | undefined, siteUrl: string, allowList: RedirectAllowList): string => {
+  const wanted = requested === undefined ? undefined : parseRedirectUrl(requested)
+  return wanted !== undefined && (onSite(wanted, siteUrl) || isAllowedRedirect(wanted, allowList)) ? wanted.href : siteUrl
+}
+
+const onSite = (wanted: RedirectUrl, siteUrl: string): boolean => {
+  if (!URL.canParse(siteUrl)) return false
+  const site = new URL(siteUrl)
+  return wanted.scheme === site.protocol.slice(0, -1) && wanted.host === site.hostname.toLowerCase() &&
+    (wanted.loopback || wanted.port === site.port)
 }

@@ -8,6 +8,7 @@ import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { generateOtp, matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
+import { compileAllowList } from "../domain/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import type { UserRow } from "../domain/UserRow.js"
@@ -52,6 +53,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
     const sessions = yield* Sessions
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
+    const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const toJson = (user: UserRow) => Effect.map(users.identities(user.id), (identities) => userJson(user, identities))
@@ -185,7 +187,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             : Effect.die(error)
         )
       )
-      const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl)
+      const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
       yield* Effect.forEach(outgoing, (message) =>
         message._tag === "EmailChange"
           ? messages.emailChange(message.to, message.tokenHash, message.otp, redirectTo)
