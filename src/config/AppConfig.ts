@@ -1,5 +1,5 @@
 import { Context, Duration, Either, Option, Redacted } from "effect"
-import { allowListEntryProblem } from "../auth/domain/RedirectAllowList.js"
+import { allowListEntryProblem } from "../platform/http/RedirectAllowList.js"
 import { parseDurationSetting } from "./GoDuration.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./OAuthProviders.js"
 import { parseRequiredCharacters } from "./RequiredCharacters.js"
