@@ -5,6 +5,7 @@ import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { Session, User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
+import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { generateOtp, otpTokenHash } from "../domain/OtpToken.js"
 import { checkPassword, enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
@@ -148,6 +149,8 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
       const rawEmail = request.email ?? ""
       const rawPhone = request.phone ?? ""
       const data = request.data ?? {}
+      const tooLarge = metadataTooLarge(data, {})
+      if (Option.isSome(tooLarge)) return yield* AuthError.validation(tooLarge.value)
       if (rawEmail === "" && rawPhone === "") return yield* signupAnonymously(data, at)
       const password = request.password ?? ""
       if (password === "") return yield* AuthError.validation("Signup requires a valid password")

@@ -4,6 +4,7 @@ import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import type { User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
+import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { generateOtp, matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
@@ -102,6 +103,23 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const outgoing: Array<Outgoing> = []
       let passwordChanged = false
 
+      if (request.appMetadata !== undefined && request.appMetadata !== null) {
+        patch["raw_app_meta_data"] = mergeMetadata(user.raw_app_meta_data ?? {}, request.appMetadata)
+      }
+
+      if (request.data !== undefined && request.data !== null) {
+        patch["raw_user_meta_data"] = mergeMetadata(user.raw_user_meta_data ?? {}, request.data)
+      }
+      // Only a request that changes metadata is held to the limit, and before any password work: the request
+      // fails whole, and bcrypt is the expensive part.
+      if (patch["raw_user_meta_data"] !== undefined || patch["raw_app_meta_data"] !== undefined) {
+        const tooLarge = metadataTooLarge(
+          (patch["raw_user_meta_data"] ?? user.raw_user_meta_data ?? {}) as Record<string, unknown>,
+          (patch["raw_app_meta_data"] ?? user.raw_app_meta_data ?? {}) as Record<string, unknown>
+        )
+        if (Option.isSome(tooLarge)) return yield* AuthError.validation(tooLarge.value)
+      }
+
       if (password !== "") {
         yield* enforcePasswordPolicy(password, config.password)
         if (config.security.updatePasswordRequireReauthentication) yield* checkNonce(user, request.nonce ?? "", at)
@@ -112,14 +130,6 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
         patch["encrypted_password"] = yield* hasher.hash(Redacted.make(password))
         patch["reauthentication_token"] = ""
         passwordChanged = true
-      }
-
-      if (request.appMetadata !== undefined && request.appMetadata !== null) {
-        patch["raw_app_meta_data"] = mergeMetadata(user.raw_app_meta_data ?? {}, request.appMetadata)
-      }
-
-      if (request.data !== undefined && request.data !== null) {
-        patch["raw_user_meta_data"] = mergeMetadata(user.raw_user_meta_data ?? {}, request.data)
       }
 
       if (rawEmail !== "") {
