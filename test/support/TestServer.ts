@@ -7,7 +7,7 @@ import type { Database } from "../../src/platform/Database.js"
 import { migrate } from "../../src/platform/Migrator.js"
 import { Mailer, MailerError, MemoryMailer, type SentMail } from "../../src/platform/Mailer.js"
 import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
-import { MemorySmsSender, type SentSms } from "../../src/platform/SmsSender.js"
+import { MemorySmsSender, type SentSms, SmsSender, UnconfiguredSmsSender } from "../../src/platform/SmsSender.js"
 import type { TokenSigner } from "../../src/platform/TokenSigner.js"
 import { tokenSignerFor } from "../../src/PortsLive.js"
 import { HttpRoutesLive } from "../../src/Server.js"
@@ -47,7 +47,7 @@ const ServerUrlLive = Layer.effect(
  * The real HTTP stack (edge middleware, error boundary, handlers) on a real socket, over a migrated test
  * database, so tests talk to it with fetch and the real client libraries.
  */
-export type TestServices = ServerUrl | AppConfig | Database | SentMail | SentSms | TokenSigner | MailOutage
+export type TestServices = ServerUrl | AppConfig | Database | SentMail | SentSms | TokenSigner | MailOutage | SmsOutage
 
 /** Set to true and every mail fails as an unreachable SMTP server would: for the "nothing arrived" paths. */
 export class MailOutage extends Effect.Service<MailOutage>()("test/MailOutage", { effect: Ref.make(false) }) {}
@@ -68,11 +68,27 @@ const OutageAwareMailer = Layer.effect(
 ).pipe(Layer.provideMerge(MemoryMailer), Layer.provideMerge(MailOutage.Default))
 
 /**
+ * Set to true and every text fails the way production does with no usable provider (UnconfiguredSmsSender), or
+ * as a provider that refuses would.
+ */
+export class SmsOutage extends Effect.Service<SmsOutage>()("test/SmsOutage", { effect: Ref.make(false) }) {}
+
+const OutageAwareSmsSender = Layer.effect(
+  SmsSender,
+  Effect.gen(function*() {
+    const memory = yield* SmsSender
+    const outage = yield* SmsOutage
+    const down = yield* Effect.provide(SmsSender, UnconfiguredSmsSender("no SMS provider is configured"))
+    return { send: (sms) => Effect.flatMap(Ref.get(outage), (isDown) => (isDown ? down : memory).send(sms)) }
+  })
+).pipe(Layer.provideMerge(MemorySmsSender), Layer.provideMerge(SmsOutage.Default))
+
+/**
  * Test doubles for what cannot run here or would only slow tests down: mail and texts are recorded (SentMail,
  * SentSms), bcrypt runs at its minimum cost. Tokens are signed by the real signer from the test config.
  */
 export const TestPorts = (config: AppConfig) =>
-  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, OutageAwareMailer, MemorySmsSender).pipe(Layer.orDie)
+  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, OutageAwareMailer, OutageAwareSmsSender).pipe(Layer.orDie)
 
 export const TestServer = (
   env: Readonly<Record<string, string>> = {}
