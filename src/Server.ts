@@ -1,7 +1,7 @@
 import { createServer } from "node:http"
-import { HttpApiBuilder, HttpApiSwagger, HttpServer } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpServer, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { AppConfig } from "./config/AppConfig.js"
 import { AuthApi } from "./auth/Api.js"
 import { authErrorMiddleware, authErrorResponse } from "./auth/http/AuthErrorMiddleware.js"
@@ -25,6 +25,23 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
   Layer.provide([Accounts.Default, Profile.Default, Sessions.Default, Users.Default])
 )
 
+/** What routes added beside the auth API add to its OpenAPI document. */
+export type DocumentRoutes = (spec: Record<string, any>) => Record<string, any>
+
+/**
+ * The served API as /openapi.json and /docs describe it: the contract, plus whatever the extra routes on this
+ * port document. Both pages read it from the same service, so they describe the same document.
+ */
+const documentedApi = (document: DocumentRoutes) =>
+  Layer.effect(
+    HttpApi.Api,
+    Effect.map(HttpApi.Api, ({ api, context }) => {
+      const own = Context.getOption(api.annotations, OpenApi.Transform)
+      const transform: DocumentRoutes = own._tag === "Some" ? (spec) => document(own.value(spec)) : document
+      return { api: api.annotate(OpenApi.Transform, transform), context }
+    })
+  )
+
 /**
  * The HTTP routes on top of any HttpServer: the auth API (at `/` and at `/auth/v1/`, where supabase-js calls it),
  * its OpenAPI document and docs page, behind the edge middleware (request id, CORS, body limit, access log) and
@@ -33,7 +50,9 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
 export const HttpRoutesLive = <E = never, R = never>(
   config: AppConfig,
   /** Routes another product adds on this port (the IAM service's /auth/... routes), via HttpApiBuilder.Router. */
-  extraRoutes: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>
+  extraRoutes: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>,
+  /** How the OpenAPI document describes `extraRoutes`. */
+  documentExtraRoutes?: DocumentRoutes
 ) =>
   HttpApiBuilder.serve((app) =>
     edgeMiddleware({
@@ -45,8 +64,11 @@ export const HttpRoutesLive = <E = never, R = never>(
       authPrefix((request) => authErrorResponse(request, requestId, AuthError.of(404, "not_found", "Not found")))(app)))
   ).pipe(
     Layer.provide(extraRoutes),
-    Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+    Layer.provide(
+      Layer.merge(HttpApiSwagger.layer({ path: "/docs" }), HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })).pipe(
+        Layer.provide(documentExtraRoutes === undefined ? Layer.empty : documentedApi(documentExtraRoutes))
+      )
+    ),
     Layer.provide(HttpApiBuilder.middleware(authErrorMiddleware)),
     Layer.provide(AuthApiLive)
   )
@@ -54,9 +76,10 @@ export const HttpRoutesLive = <E = never, R = never>(
 /** The routes served by Node on API_HOST:PORT. */
 export const HttpServerLive = <E = never, R = never>(
   config: AppConfig,
-  extraRoutes: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>
+  extraRoutes: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>,
+  documentExtraRoutes?: DocumentRoutes
 ) =>
-  HttpRoutesLive(config, extraRoutes).pipe(
+  HttpRoutesLive(config, extraRoutes, documentExtraRoutes).pipe(
     HttpServer.withLogAddress,
     Layer.provide(NodeHttpServer.layer(createServer, { host: config.api.host, port: config.api.port }))
   )

@@ -1,7 +1,9 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
+import { VERSION } from "../Version.js"
 import { AuthError } from "./domain/AuthError.js"
 import type { UserRow } from "./domain/UserRow.js"
+import { AUTH_PREFIX } from "./http/AuthPrefix.js"
 
 export class Health extends Schema.Class<Health>("Health")({
   version: Schema.String,
@@ -131,10 +133,17 @@ export class CurrentUser extends Context.Tag("auth/CurrentUser")<CurrentUser, {
   readonly claims: Readonly<Record<string, unknown>>
 }>() {}
 
+/** The access token of a session, as `Authorization: Bearer <access token>`. */
+const AccessToken = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(OpenApi.Format, "JWT"),
+  HttpApiSecurity.annotate(OpenApi.Description, "A session's access token, from /token or /signup")
+)
+
 /** GoTrue's requireAuthentication: a valid bearer JWT whose user and session still exist. */
 export class Authenticated extends HttpApiMiddleware.Tag<Authenticated>()("auth/Authenticated", {
   failure: AuthError,
-  provides: CurrentUser
+  provides: CurrentUser,
+  security: { bearer: AccessToken }
 }) {}
 
 export class SystemGroup extends HttpApiGroup.make("system")
@@ -176,7 +185,7 @@ export class UserGroup extends HttpApiGroup.make("user")
   )
   .middleware(Authenticated)
   .annotate(OpenApi.Title, "User")
-  .annotate(OpenApi.Description, "The signed-in user (Authorization: Bearer <access token>)") {}
+  .annotate(OpenApi.Description, "The signed-in user: each call needs `Authorization: Bearer <access token>`") {}
 
 /** The auth server's HTTP contract (Supabase Auth wire-compatible). Handlers implement it; OpenAPI comes from it. */
 export class AuthApi extends HttpApi.make("gatehouse")
@@ -185,4 +194,12 @@ export class AuthApi extends HttpApi.make("gatehouse")
   .add(UserGroup)
   .addError(AuthError)
   .annotate(OpenApi.Title, "Gatehouse Auth")
-  .annotate(OpenApi.Description, "A Supabase Auth (GoTrue) compatible authentication server") {}
+  .annotate(OpenApi.Version, VERSION)
+  .annotate(
+    OpenApi.Description,
+    `A Supabase Auth (GoTrue) compatible authentication server. Every auth path is served both at the root and under \`${AUTH_PREFIX}\`, where supabase-js calls it (choose it in the Servers list).`
+  )
+  .annotate(OpenApi.Servers, [
+    { url: "/", description: "The auth API at the root" },
+    { url: AUTH_PREFIX, description: "The same API where supabase-js calls it" }
+  ]) {}

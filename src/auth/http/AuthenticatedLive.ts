@@ -22,7 +22,7 @@ export const AuthenticatedLive = Layer.effect(
   Effect.gen(function*() {
     const signer = yield* TokenSigner
     const users = yield* Users
-    return Effect.gen(function*() {
+    const authenticate = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const match = BEARER.exec(request.headers["authorization"] ?? "")
       if (match === null) return yield* AuthError.of(401, "no_authorization", "This endpoint requires a valid Bearer token")
@@ -46,5 +46,8 @@ export const AuthenticatedLive = Layer.effect(
       if (!sessionExists) return yield* sessionNotFound
       return { user, sessionId, claims: payload }
     })
+    // The platform's bearer decoding strips any 7 characters ("token abc" would pass as "bc"); GoTrue's rule is
+    // the regex above on the raw header, so the decoded value is ignored and the one prebuilt effect is reused.
+    return { bearer: () => authenticate }
   })
 )
