@@ -5,7 +5,7 @@ import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../../src/config/AppConfig.js"
 import { IamGrpcAddress, IamGrpcServerLive } from "../../../src/iam/grpc/GrpcServer.js"
 import { type IamServices, IamServicesLive } from "../../../src/iam/IamLive.js"
-import { IamHttpRoutesLive } from "../../../src/iam/IamServer.js"
+import { iamEdgeRejection, IamHttpRoutesLive } from "../../../src/iam/IamServer.js"
 import { generatePaserk } from "../../../src/iam/tokens/IamKeys.js"
 import type { Database } from "../../../src/platform/Database.js"
 import { migrate } from "../../../src/platform/Migrator.js"
@@ -58,7 +58,7 @@ export const IamTestServer = (
   const config = testConfig(iamTestEnv(env))
   const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
   return EndpointsLive.pipe(
-    Layer.provideMerge(Layer.merge(HttpRoutesLive(config, IamHttpRoutesLive), IamGrpcServerLive)),
+    Layer.provideMerge(Layer.merge(HttpRoutesLive(config, IamHttpRoutesLive, iamEdgeRejection), IamGrpcServerLive)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provideMerge(IamServicesTest(config)),
     Layer.provideMerge(Migrated),
