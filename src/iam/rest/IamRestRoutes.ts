@@ -51,6 +51,7 @@ export const errorResponse = (error: IamError): HttpServerResponse.HttpServerRes
 const tooLargeResponse = (): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.unsafeJson({ code: "resource_exhausted", message: "request body is too large" }, { status: 413 })
 
+/** A body refusal as IAM states it; too large stays a RequestBodyError, the one refusal with its own status. */
 const bodyError = (reason: RequestBodyError["reason"] | undefined): IamError | RequestBodyError =>
   reason === "TooLarge" ? new RequestBodyError({ reason })
   : reason === "TooDeep" ? IamError.invalid("request body nests too deeply")

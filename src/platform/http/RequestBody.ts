@@ -93,11 +93,11 @@ const asRequestError = (request: HttpServerRequest.HttpServerRequest) => (cause:
 
 const withBody = (
   request: HttpServerRequest.HttpServerRequest,
-  text: Effect.Effect<string, HttpServerError.RequestError>
+  text: () => Effect.Effect<string, HttpServerError.RequestError>
 ): HttpServerRequest.HttpServerRequest =>
   Object.create(request, {
-    text: { value: text },
-    json: { value: Effect.flatMap(text, (body) => Effect.mapError(parseJsonBody(body), asRequestError(request))) },
+    text: { get: text },
+    json: { get: () => Effect.flatMap(text(), (body) => Effect.mapError(parseJsonBody(body), asRequestError(request))) },
     modify: { value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) => withBody(request.modify(options), text) }
   }) as HttpServerRequest.HttpServerRequest
 
@@ -105,10 +105,13 @@ const withBody = (
  * The request with its body read the one safe way, for every product on the port: `text` stops at `maxBytes`
  * (a 413 whether or not the client sent Content-Length) and `json` refuses nesting past MAX_JSON_DEPTH before
  * JSON.parse, so neither a huge nor a deep body reaches code that could run out of memory or stack. The body is
- * read once, when something first asks for it, and shared by every modified copy of the request.
+ * read once, when something first asks for it, and shared by every modified copy of the request; a request
+ * nobody reads the body of (GET /user, the hot path) pays for two closures.
  */
 export const withBoundedBody = (
   request: HttpServerRequest.HttpServerRequest,
   maxBytes: number = MAX_BODY_BYTES
-): HttpServerRequest.HttpServerRequest =>
-  withBody(request, Effect.runSync(Effect.cached(Effect.mapError(readBody(request, maxBytes), asRequestError(request)))))
+): HttpServerRequest.HttpServerRequest => {
+  let text: Effect.Effect<string, HttpServerError.RequestError> | undefined
+  return withBody(request, () => text ??= Effect.runSync(Effect.cached(Effect.mapError(readBody(request, maxBytes), asRequestError(request)))))
+}
