@@ -1,5 +1,5 @@
 import { createServer } from "node:http"
-import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpServer, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpServer, type HttpServerResponse, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import type { AppConfig } from "./config/AppConfig.js"
@@ -28,6 +28,19 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
 /** What routes added beside the auth API add to its OpenAPI document. */
 export type DocumentRoutes = (spec: Record<string, any>) => Record<string, any>
 
+/** How another product on the port answers a request to one of its paths that the edge refuses (413). */
+export type EdgeRejection = (path: string, status: number) => HttpServerResponse.HttpServerResponse | undefined
+
+/** Another product served on the auth server's port (the IAM service's /auth/... routes). */
+export interface ExtraProduct<E, R> {
+  /** Its routes, added via HttpApiBuilder.Router. */
+  readonly routes: Layer.Layer<never, E, R>
+  /** How the OpenAPI document describes them. */
+  readonly document: DocumentRoutes
+  /** Its own envelope for refusals at the edge; every other path gets GoTrue's. */
+  readonly reject: EdgeRejection
+}
+
 /**
  * The served API as /openapi.json and /docs describe it: the contract, plus whatever the extra routes on this
  * port document. Both pages read it from the same service, so they describe the same document.
@@ -44,29 +57,24 @@ const documentedApi = (document: DocumentRoutes) =>
 
 /**
  * The HTTP routes on top of any HttpServer: the auth API (at `/` and at `/auth/v1/`, where supabase-js calls it),
- * its OpenAPI document and docs page, behind the edge middleware (request id, CORS, body limit, access log) and
- * the GoTrue error boundary.
+ * its OpenAPI document and docs page, and any other product's routes, behind the edge middleware (request id,
+ * CORS, body limit, access log) and the GoTrue error boundary.
  */
-export const HttpRoutesLive = <E = never, R = never>(
-  config: AppConfig,
-  /** Routes another product adds on this port (the IAM service's /auth/... routes), via HttpApiBuilder.Router. */
-  extraRoutes: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>,
-  /** How the OpenAPI document describes `extraRoutes`. */
-  documentExtraRoutes?: DocumentRoutes
-) =>
+export const HttpRoutesLive = <E = never, R = never>(config: AppConfig, extra?: ExtraProduct<E, R>) =>
   HttpApiBuilder.serve((app) =>
     edgeMiddleware({
       cors: gotrueCorsPolicy(config.api.corsAllowedHeaders),
       requestIdHeader: config.api.requestIdHeader,
       reject: (request, requestId, status, code, message) =>
-        authErrorResponse(request, requestId, new AuthError({ status, code, message }))
+        extra?.reject(request.url.split("?", 1)[0]!, status) ??
+          authErrorResponse(request, requestId, new AuthError({ status, code, message }))
     })(Effect.flatMap(RequestId, (requestId) =>
       authPrefix((request) => authErrorResponse(request, requestId, AuthError.of(404, "not_found", "Not found")))(app)))
   ).pipe(
-    Layer.provide(extraRoutes),
+    Layer.provide(extra === undefined ? (Layer.empty as Layer.Layer<never, E, R>) : extra.routes),
     Layer.provide(
       Layer.merge(HttpApiSwagger.layer({ path: "/docs" }), HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })).pipe(
-        Layer.provide(documentExtraRoutes === undefined ? Layer.empty : documentedApi(documentExtraRoutes))
+        Layer.provide(extra === undefined ? Layer.empty : documentedApi(extra.document))
       )
     ),
     Layer.provide(HttpApiBuilder.middleware(authErrorMiddleware)),
@@ -74,12 +82,8 @@ export const HttpRoutesLive = <E = never, R = never>(
   )
 
 /** The routes served by Node on API_HOST:PORT. */
-export const HttpServerLive = <E = never, R = never>(
-  config: AppConfig,
-  extraRoutes: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>,
-  documentExtraRoutes?: DocumentRoutes
-) =>
-  HttpRoutesLive(config, extraRoutes, documentExtraRoutes).pipe(
+export const HttpServerLive = <E = never, R = never>(config: AppConfig, extra?: ExtraProduct<E, R>) =>
+  HttpRoutesLive(config, extra).pipe(
     HttpServer.withLogAddress,
     Layer.provide(NodeHttpServer.layer(createServer, { host: config.api.host, port: config.api.port }))
   )

@@ -9,7 +9,7 @@ import { migrate } from "./platform/Migrator.js"
 import { PortsLive } from "./PortsLive.js"
 import { generateKeyText, runIamCommand } from "./iam/IamCli.js"
 import { IamServicesLive } from "./iam/IamLive.js"
-import { documentIamHttpRoutes, IamBackgroundLive, IamHttpRoutesLive } from "./iam/IamServer.js"
+import { IamBackgroundLive, IamHttpProduct } from "./iam/IamServer.js"
 import { HttpServerLive } from "./Server.js"
 import { VERSION } from "./Version.js"
 
@@ -60,7 +60,7 @@ const serve = (loaded: LoadedConfig) => {
   const Migrated = Layer.effectDiscard(migrations(config))
   // The IAM service shares the HTTP port (its /auth/... routes) and adds its gRPC port.
   const Products = config.iam.enabled
-    ? Layer.merge(HttpServerLive(config, IamHttpRoutesLive, documentIamHttpRoutes), IamBackgroundLive).pipe(Layer.provide(IamServicesLive))
+    ? Layer.merge(HttpServerLive(config, IamHttpProduct), IamBackgroundLive).pipe(Layer.provide(IamServicesLive))
     : HttpServerLive(config)
   const App = Products.pipe(
     Layer.provide(PortsLive(config)),

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Either, FastCheck, FiberId, Schema } from "effect"
 import { AuthError } from "../../src/auth/domain/AuthError.js"
 import { toAuthError } from "../../src/auth/http/AuthErrorMiddleware.js"
+import { RequestBodyError } from "../../src/platform/http/RequestBody.js"
 
 const request = HttpServerRequest.fromWeb(new Request("http://x/y"))
 
@@ -90,6 +91,16 @@ describe("toAuthError", () => {
       code: "request_entity_too_large",
       message: "Request entity too large"
     })
+  })
+
+  it("maps the bounded body reader's refusals: too large is a 413, too deep or not JSON a 400 bad_json", () => {
+    const refused = (reason: RequestBodyError["reason"]) =>
+      toAuthError(Cause.die(new HttpServerError.RequestError({ request, reason: "Decode", cause: new RequestBodyError({ reason }) })))
+
+    expect(refused("TooLarge")).toMatchObject({ status: 413, code: "request_entity_too_large" })
+    for (const reason of ["TooDeep", "NotJson", "Unreadable"] as const) {
+      expect(refused(reason)).toMatchObject({ status: 400, code: "bad_json", message: "Could not parse request body as JSON" })
+    }
   })
 
   it("turns RouteNotFound into 404 not_found", () => {

@@ -1,6 +1,7 @@
 import { Headers, HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { Cause, Effect } from "effect"
+import { bodyErrorOf } from "../../platform/http/RequestBody.js"
 import { RequestId } from "../../platform/http/RequestId.js"
 import { AuthError } from "../domain/AuthError.js"
 import { API_VERSION_HEADER, renderError } from "./ErrorEnvelope.js"
@@ -42,8 +43,7 @@ export const toAuthError = (cause: Cause.Cause<unknown>): AuthError => {
   if (HttpServerError.isServerError(failure)) {
     if (failure._tag === "RouteNotFound") return AuthError.of(404, "not_found", "Not found")
     if (failure._tag === "RequestError" && failure.reason === "Decode") {
-      const tooLarge = failure.cause instanceof Error && failure.cause.message === "maxBytes exceeded"
-      return tooLarge
+      return bodyErrorOf(failure) === "TooLarge"
         ? AuthError.of(413, "request_entity_too_large", "Request entity too large")
         : AuthError.of(400, "bad_json", "Could not parse request body as JSON")
     }
@@ -51,16 +51,19 @@ export const toAuthError = (cause: Cause.Cause<unknown>): AuthError => {
   return AuthError.unexpected()
 }
 
-// GoTrue parses every body as JSON whatever its Content-Type, so `curl -d '{...}'` (sent as a form) works there.
-const READ_AS_JSON = /^(application\/x-www-form-urlencoded|text\/plain)?\s*(;.*)?$/i
-
+/**
+ * GoTrue parses every body as JSON whatever its Content-Type: `curl -d '{...}'` (sent as a form) works there, and
+ * a multipart, XML or binary body fails the JSON parse with 400 bad_json. The auth API does the same by reading
+ * every body as application/json, so HttpApi never reaches its multipart, form or byte decoders (a multipart
+ * body without a boundary was a 500 there). The body itself is read by the edge's bounded reader.
+ */
 const bodyAsJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    READ_AS_JSON.test(request.headers["content-type"] ?? "")
-      ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({
+    request.headers["content-type"] === "application/json"
+      ? app
+      : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({
         headers: Headers.set(request.headers, "content-type", "application/json")
-      }))
-      : app)
+      })))
 
 /**
  * The auth API's request and error boundary: bodies are read as JSON, and every failure or defect becomes an

@@ -1,6 +1,7 @@
 import { type DescMessage, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf"
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
+import { bodyErrorOf, parseJsonBody, RequestBodyError } from "../../platform/http/RequestBody.js"
 import type { Operation } from "../domain/Guards.js"
 import { IamError } from "../domain/IamError.js"
 import { httpStatusOf } from "../domain/IamStatus.js"
@@ -42,6 +43,29 @@ export const REST_ROUTES: ReadonlyArray<RestRoute> = [
 export const errorResponse = (error: IamError): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.unsafeJson({ code: error.code, message: error.message }, { status: httpStatusOf(error.code) })
 
+/**
+ * A body over the size limit is Connect's resource_exhausted (what connect-go answers for a message over its
+ * read limit), but with HTTP 413 rather than the table's 429: nothing is rate limited, and a client that
+ * retries a 429 would send the same body again.
+ */
+const tooLargeResponse = (): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson({ code: "resource_exhausted", message: "request body is too large" }, { status: 413 })
+
+/** A body refusal as IAM states it; too large stays a RequestBodyError, the one refusal with its own status. */
+const bodyError = (reason: RequestBodyError["reason"] | undefined): IamError | RequestBodyError =>
+  reason === "TooLarge" ? new RequestBodyError({ reason })
+  : reason === "TooDeep" ? IamError.invalid("request body nests too deeply")
+  : reason === "NotJson" ? IamError.invalid("request body is not valid JSON")
+  : IamError.invalid("could not read the request body")
+
+/** Whether a path is one of the REST routes (any method), so a refusal at the edge answers in IAM's envelope. */
+export const isRestPath = (path: string): boolean =>
+  path === "/auth/keys" || REST_ROUTES.some((route) => new RegExp(`^${route.path.replace(/:\w+/g, "[^/]+")}$`).test(path))
+
+/** The edge's refusal (413) of a request to a REST route, in IAM's envelope. */
+export const restEdgeRejection = (status: number): HttpServerResponse.HttpServerResponse =>
+  status === 413 ? tooLargeResponse() : errorResponse(IamError.invalid("bad request"))
+
 // protobuf-es quotes the offending value in its messages; a password must not come back in an error.
 const describeJsonError = (error: unknown): string => {
   const field = /field ([\w.]+)/.exec(String((error as Error | undefined)?.message ?? ""))?.[1]?.split(".").pop()
@@ -74,20 +98,18 @@ const pathIds = (params: Readonly<Record<string, string | undefined>>): Effect.E
     : Effect.fail(IamError.invalid(`${name} must be a positive integer`))
   ).pipe(Effect.map((entries) => Object.fromEntries(entries)))
 
-const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<JsonObject, IamError> =>
+const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<JsonObject, IamError | RequestBodyError> =>
   request.method === "GET" || request.method === "DELETE"
     ? Effect.succeed({})
-    : Effect.flatMap(Effect.orElseFail(request.text, () => IamError.invalid("could not read the request body")), (text) => {
-      if (text.trim() === "") return Effect.succeed({})
-      try {
-        const parsed: unknown = JSON.parse(text)
-        return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+    : request.text.pipe(
+      Effect.flatMap((text) => text.trim() === "" ? Effect.succeed({}) : parseJsonBody(text)),
+      Effect.mapError((error) => bodyError(bodyErrorOf(error))),
+      Effect.flatMap((parsed) =>
+        typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
           ? Effect.succeed(parsed as JsonObject)
           : Effect.fail(IamError.invalid("request body must be a JSON object"))
-      } catch {
-        return Effect.fail(IamError.invalid("request body is not valid JSON"))
-      }
-    })
+      )
+    )
 
 /**
  * The REST routes and GET /auth/keys, added to the main HTTP port's router. Each route decodes its JSON with
@@ -113,7 +135,7 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys>
         const output = yield* handler(input as never, { authorization: request.headers["authorization"] })
         return HttpServerResponse.unsafeJson(toJson(method.output, output as never, { useProtoFieldName: true, alwaysEmitImplicit: true }))
       }).pipe(
-        Effect.catchAll((error) => Effect.succeed(errorResponse(error))),
+        Effect.catchAll((error) => Effect.succeed(error._tag === "RequestBodyError" ? tooLargeResponse() : errorResponse(error))),
         Effect.catchAllDefect((defect) =>
           Effect.zipRight(Effect.logError("iam: unexpected failure", defect), Effect.succeed(errorResponse(IamError.internal()))))
       )

@@ -1,10 +1,10 @@
 import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { decideCors, type CorsPolicy } from "./Cors.js"
+import { MAX_BODY_BYTES, withBoundedBody } from "./RequestBody.js"
 import { RequestId, requestIdFrom } from "./RequestId.js"
 
-/** GoTrue's limitRequestBody: larger bodies get 413 before any handler reads them. */
-export const MAX_BODY_BYTES = 1024 * 1024
+export { MAX_BODY_BYTES }
 
 export interface EdgeOptions {
   readonly cors: CorsPolicy
@@ -21,7 +21,8 @@ export interface EdgeOptions {
 
 /**
  * What every request passes before routing: a request id (in the log annotations and the RequestId
- * reference), CORS, the 1 MB body limit, and one access-log line. The log names the path only: query strings
+ * reference), CORS, the 1 MB body limit (Content-Length here, chunked bodies and JSON depth when the body is
+ * read: withBoundedBody), and one access-log line. The log names the path only: query strings
  * carry tokens (GET /verify?token=…).
  */
 export const edgeMiddleware = (options: EdgeOptions) =>
@@ -39,7 +40,11 @@ export const edgeMiddleware = (options: EdgeOptions) =>
       ? Effect.succeed(withCors(options.reject(request, requestId, 413, "request_entity_too_large", "Request entity too large")))
       : Effect.zipRight(
         HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(withCors(response))),
-        HttpIncomingMessage.withMaxBodySize(app, Option.some(FileSystem.Size(MAX_BODY_BYTES)))
+        Effect.provideService(
+          HttpIncomingMessage.withMaxBodySize(app, Option.some(FileSystem.Size(MAX_BODY_BYTES))),
+          HttpServerRequest.HttpServerRequest,
+          withBoundedBody(request)
+        )
       )
     return respond.pipe(
       Effect.tap((response) =>

@@ -50,7 +50,9 @@ const anyBody: ReadonlyArray<Case> = [
   { name: "JSON null", body: "null", expected: notAnObject },
   { name: "a JSON number", body: "42", expected: notAnObject },
   { name: "a JSON string", body: `"${SECRET}"`, expected: notAnObject },
-  { name: "a body over 1 MB", body: overMegabyte, expected: tooLarge }
+  { name: "a body over 1 MB", body: overMegabyte, expected: tooLarge },
+  { name: "arrays nested 5,000 deep", body: `${"[".repeat(5_000)}${"]".repeat(5_000)}`, expected: badJson },
+  { name: "a password nested 5,000 deep", body: `{"password":${"[".repeat(5_000)}"${SECRET}"${"]".repeat(5_000)}}`, expected: badJson }
 ]
 
 const endpoints: ReadonlyArray<{
@@ -223,6 +225,57 @@ acceptance({ AUTH_MAILER_AUTOCONFIRM: "true" })("bad input", (it) => {
         expect(token.status, contentType).toBe(200)
         expect((token.json as { user: { email: string } }).user.email, contentType).toBe(email)
       }
+    }))
+
+  it.effect("multipart, XML and binary bodies are read as JSON as GoTrue reads them: 400 bad_json, never a parser's 500", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const { data } = yield* call(() => authClient(url).client.signUp({ email: uniqueEmail("types"), password: SECRET }))
+      const bearer = data.session!.access_token
+      const form = `--b\r\nContent-Disposition: form-data; name="password"\r\n\r\n${SECRET}\r\n--b--\r\n`
+      const bodies: ReadonlyArray<readonly [string, string, Expected]> = [
+        ["multipart/form-data; boundary=b", form, badJson],
+        ["multipart/form-data", form, badJson],
+        // Empty is empty under any content type (with a boundary, the multipart parser never answered it).
+        ["multipart/form-data; boundary=b", "", notAnObject],
+        ["application/xml", `<password>${SECRET}</password>`, badJson],
+        ["application/octet-stream", "\u0000\u0001", badJson]
+      ]
+      for (const [contentType, body, expected] of bodies) {
+        for (const [method, path] of [["POST", "/signup"], ["POST", "/token?grant_type=password"], ["PUT", "/user"]] as const) {
+          const response = yield* raw(url, path, { method, body, bearer, headers: { "content-type": contentType } })
+          expectEnvelope(response, expected, false, `${method} ${path} as ${contentType}`)
+        }
+      }
+      // GoTrue's reading, not a refusal: a JSON body under any content type still works.
+      const token = yield* raw(url, "/token?grant_type=password", {
+        body: { email: data.user!.email, password: SECRET },
+        headers: { "content-type": "application/octet-stream" }
+      })
+      expect(token.status).toBe(200)
+    }))
+
+  it.effect("a chunked body over 1 MB (no Content-Length) is a 413 the client gets to read, not a reset connection", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const chunk = new TextEncoder().encode(`{"password":"${SECRET}","pad":"${"x".repeat(64 * 1024)}`)
+      for (const versioned of [false, true]) {
+        let sent = 0
+        const response = yield* call(async () => {
+          const answer = await fetch(`${url}/signup`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...(versioned ? { "x-supabase-api-version": "2024-01-01" } : {}) },
+            body: new ReadableStream({
+              pull: (controller) => sent++ < 20 ? controller.enqueue(chunk) : controller.close()
+            }),
+            duplex: "half"
+          } as RequestInit)
+          const text = await answer.text()
+          return { status: answer.status, headers: answer.headers, text, json: JSON.parse(text) }
+        })
+        expectEnvelope(response, tooLarge, versioned, "chunked")
+      }
+      expect((yield* raw(url, "/health")).status).toBe(200)
     }))
 
   it.effect("the NUL character, which PostgreSQL cannot store, is a 400 in any field, not a database error", () =>
