@@ -35,8 +35,8 @@ With no DATABASE_URL, Gatehouse runs on an embedded PostgreSQL (PGlite) kept in 
 See .env.example for every setting.
 `
 
-// A second `migrate` waits for the first to release the embedded database instead of failing; anything
-// finds a running server's embedded database refused at once (see lockDataDir).
+// A second `migrate` waits for the first to release the embedded database instead of failing; an embedded
+// database held by a running server is refused at once (see lockDataDir).
 const databaseFor = (
   config: DatabaseSettings,
   lock: { readonly wait: Duration.DurationInput; readonly holder: LockHolder }
