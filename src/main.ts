@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 import { NodeRuntime } from "@effect/platform-node"
-import { type Duration, Effect, Exit, Layer, Option } from "effect"
-import { AppConfig, formatConfigIssues } from "./config/AppConfig.js"
-import { type LoadedConfig, loadConfig } from "./config/loadConfig.js"
+import { Clock, type Duration, Effect, Exit, Layer, Option } from "effect"
+import { API_KEY_ROLES, apiKeyClaims, apiKeyIssuer } from "./auth/tokens/ApiKeys.js"
+import { AppConfig, type DatabaseSettings, formatConfigIssues } from "./config/AppConfig.js"
+import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "./config/loadConfig.js"
+import type { LockHolder } from "./platform/DataDirLock.js"
 import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresDatabase } from "./platform/Database.js"
 import { LoggingLive } from "./platform/Logging.js"
 import { migrate } from "./platform/Migrator.js"
-import { PortsLive } from "./PortsLive.js"
+import { TokenSigner } from "./platform/TokenSigner.js"
+import { PortsLive, tokenSignerFor } from "./PortsLive.js"
 import { generateKeyText, runIamCommand } from "./iam/IamCli.js"
 import { IamServicesLive } from "./iam/IamLive.js"
 import { IamBackgroundLive, IamHttpProduct } from "./iam/IamServer.js"
@@ -17,7 +20,9 @@ const USAGE = `Gatehouse ${VERSION}: a Supabase-Auth-compatible auth server and 
 
 Usage:
   gatehouse [serve]    start the server (applies pending migrations first)
-  gatehouse migrate    apply pending database migrations and exit
+  gatehouse migrate    apply pending database migrations and exit (needs only the database settings)
+  gatehouse keys       print the anon and service_role API keys for Supabase clients, signed with the
+                       configured JWT secret (or the signing key in AUTH_JWT_KEYS)
   gatehouse iam bootstrap-admin --username NAME --email ADDRESS
                        create the first IAM administrator (or give an existing account the admin role);
                        the password is read from AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD or standard input
@@ -30,14 +35,18 @@ With no DATABASE_URL, Gatehouse runs on an embedded PostgreSQL (PGlite) kept in 
 See .env.example for every setting.
 `
 
-// A second `migrate` waits for the first to release the embedded database instead of failing.
-const databaseFor = (config: AppConfig, lockWait: Duration.DurationInput): Layer.Layer<Database, DatabaseUnavailable> =>
+// A second `migrate` waits for the first to release the embedded database instead of failing; an embedded
+// database held by a running server is refused at once (see lockDataDir).
+const databaseFor = (
+  config: DatabaseSettings,
+  lock: { readonly wait: Duration.DurationInput; readonly holder: LockHolder }
+): Layer.Layer<Database, DatabaseUnavailable> =>
   Option.match(config.db.url, {
-    onNone: () => EmbeddedDatabase({ dataDir: Option.some(config.dataDir), lockWait }),
+    onNone: () => EmbeddedDatabase({ dataDir: Option.some(config.dataDir), lockWait: lock.wait, lockHolder: lock.holder }),
     onSome: (url) => PostgresDatabase({ url, maxPoolSize: config.db.maxPoolSize })
   })
 
-const migrations = (config: AppConfig) =>
+const migrations = (config: DatabaseSettings) =>
   Effect.gen(function*() {
     const applied = yield* migrate({ namespace: config.db.namespace })
     yield* Effect.logInfo(applied.length === 0 ? "migrations: up to date" : `migrations: applied ${applied.length}`).pipe(
@@ -51,12 +60,13 @@ const banner = ({ config, defaulted }: LoadedConfig): string =>
     `  listening on http://${config.api.host}:${config.api.port}`,
     ...(config.iam.enabled ? [`  IAM gRPC on ${config.iam.grpcHost}:${config.iam.grpcPort}`] : []),
     ...(defaulted.length > 0 ? ["  development defaults in use:", ...defaulted.map((d) => `    ${d}`)] : []),
+    "  API keys for Supabase clients: `node dist/main.js keys` prints the anon and service_role keys",
     "  set DATABASE_URL (and the required settings in .env.example) to run in production"
   ].join("\n")
 
 const serve = (loaded: LoadedConfig) => {
   const { config } = loaded
-  const Database = databaseFor(config, "5 seconds")
+  const Database = databaseFor(config, { wait: "5 seconds", holder: "server" })
   const Migrated = Layer.effectDiscard(migrations(config))
   // The IAM service shares the HTTP port (its /auth/... routes) and adds its gRPC port.
   const Products = config.iam.enabled
@@ -79,12 +89,47 @@ const serve = (loaded: LoadedConfig) => {
 const startupFailure = (error: { readonly _tag: string; readonly message: string; readonly cause?: unknown }): string =>
   error._tag === "ServeError" && error.cause instanceof Error ? `could not listen: ${error.cause.message}` : error.message
 
-const migrateOnly = ({ config }: LoadedConfig) =>
+const migrateOnly = (config: DatabaseSettings) =>
   migrations(config).pipe(
-    Effect.provide(databaseFor(config, "2 minutes")),
+    Effect.provide(databaseFor(config, { wait: "2 minutes", holder: "command" })),
     Effect.tapError((error) => Effect.logError(error.message)),
     Effect.provide(LoggingLive(config.log))
   )
+
+/**
+ * `keys`: Supabase's two API keys, signed as the server signs access tokens, so they verify against it. The
+ * embedded default's secret comes from the data directory, the same file the server reads.
+ */
+const printKeys = async (config: AppConfig): Promise<number> => {
+  const program = Effect.gen(function*() {
+    const signer = yield* TokenSigner
+    const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+    const issuer = apiKeyIssuer(config.jwt.issuer, config.api.externalUrl)
+    return yield* Effect.forEach(API_KEY_ROLES, (role) =>
+      Effect.map(signer.sign(apiKeyClaims(role, issuer, now)), (key) => `${role} key: ${key}\n`))
+  }).pipe(Effect.provide(tokenSignerFor(config)))
+  const exit = await Effect.runPromiseExit(program)
+  if (Exit.isFailure(exit)) {
+    const failure = exit.cause._tag === "Fail" ? exit.cause.error.message : "unexpected error"
+    process.stderr.write(`keys failed: ${failure}\n`)
+    return 1
+  }
+  process.stdout.write(exit.value.join(""))
+  process.stderr.write("The service_role key bypasses row-level security and acts as an admin: keep it secret, never ship it in an app.\n")
+  return 0
+}
+
+// One message naming every broken variable, then exit code 1; None tells the caller to stop.
+const loadOrReport = async <A>(load: Effect.Effect<A, ConfigInvalid>): Promise<Option.Option<A>> => {
+  const loaded = await Effect.runPromiseExit(load)
+  if (Exit.isSuccess(loaded)) return Option.some(loaded.value)
+  const issues = loaded.cause._tag === "Fail" ? loaded.cause.error.issues : [{ variable: "configuration", rule: "could not be loaded" }]
+  process.stderr.write(formatConfigIssues(issues) + "\n")
+  process.exitCode = 1
+  return Option.none()
+}
+
+const runOptions = { disableErrorReporting: true, disablePrettyLogger: true }
 
 const main = async (argv: ReadonlyArray<string>): Promise<void> => {
   const command = argv[0] ?? "serve"
@@ -92,7 +137,7 @@ const main = async (argv: ReadonlyArray<string>): Promise<void> => {
     process.stdout.write(USAGE)
     return
   }
-  if (command !== "serve" && command !== "migrate" && command !== "iam") {
+  if (command !== "serve" && command !== "migrate" && command !== "keys" && command !== "iam") {
     process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`)
     process.exitCode = 2
     return
@@ -101,24 +146,31 @@ const main = async (argv: ReadonlyArray<string>): Promise<void> => {
     process.stdout.write(generateKeyText())
     return
   }
-  const loaded = await Effect.runPromiseExit(loadConfig({ env: process.env, envFile: ".env" }))
-  if (Exit.isFailure(loaded)) {
-    const issues = loaded.cause._tag === "Fail" ? loaded.cause.error.issues : [{ variable: "configuration", rule: "could not be loaded" }]
-    process.stderr.write(formatConfigIssues(issues) + "\n")
-    process.exitCode = 1
+  const sources = { env: process.env, envFile: ".env" }
+  if (command === "migrate") {
+    const settings = await loadOrReport(loadDatabaseSettings(sources))
+    if (Option.isSome(settings)) NodeRuntime.runMain(migrateOnly(settings.value), runOptions)
+    return
+  }
+  const loaded = await loadOrReport(loadConfig(sources))
+  if (Option.isNone(loaded)) return
+  const { config } = loaded.value
+  if (command === "keys") {
+    process.exitCode = await printKeys(config)
     return
   }
   if (command === "iam") {
-    const code = await runIamCommand(argv.slice(1), loaded.value.config, {
-      database: databaseFor(loaded.value.config, "2 minutes"),
-      migrations: migrations(loaded.value.config),
-      logging: LoggingLive(loaded.value.config.log)
+    const code = await runIamCommand(argv.slice(1), config, {
+      database: databaseFor(config, { wait: "2 minutes", holder: "command" }),
+      migrations: migrations(config),
+      logging: LoggingLive(config.log)
     })
-    process.exitCode = code
+    // As NodeRuntime.runMain does for the other commands, a failure ends the process: a database connection
+    // still opening when the command gave up (IAM's LISTEN) must not keep it alive.
+    if (code !== 0) process.exit(code)
     return
   }
-  const program = command === "migrate" ? migrateOnly(loaded.value) : serve(loaded.value)
-  NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })
+  NodeRuntime.runMain(serve(loaded.value), runOptions)
 }
 
 void main(process.argv.slice(2))

@@ -622,3 +622,48 @@ const parseRate = (raw: string): Option.Option<{ events: number; per: Duration.D
     (p) => Option.map(parseDurationSetting(p), (per) => ({ events, per }))
   )
 }
+
+/** What `migrate` needs: where the database is and how to log, none of the settings only the server uses. */
+export interface DatabaseSettings {
+  readonly mode: DatabaseMode
+  readonly dataDir: string
+  readonly db: AppConfig["db"]
+  readonly log: AppConfig["log"]
+}
+
+/**
+ * Reads only the database and logging settings, by the same rules as `parseAppConfig`, so an operator can run
+ * `migrate` from a deploy job that does not hold the SMTP, JWT or URL settings.
+ */
+export const parseDatabaseSettings = (
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<DatabaseSettings, ReadonlyArray<ConfigIssue>> => {
+  const r = new SettingsReader(env)
+  const urlNames = { unprefixed: ["DATABASE_URL"] }
+  const url = r.lookup("DB_DATABASE_URL", urlNames)
+  if (Option.isSome(url) && !/^postgres(ql)?:\/\//.test(url.value.value)) {
+    r.fail(url.value.variable, "must be a postgres:// or postgresql:// connection string")
+  }
+  const driver = r.lookup("DB_DRIVER")
+  if (Option.isSome(driver) && driver.value.value !== "postgres") r.fail(driver.value.variable, "must be postgres")
+  const namespaceNames = { unprefixed: ["DB_NAMESPACE"] }
+  const namespace = r.lookup("DB_NAMESPACE", namespaceNames)
+  if (Option.isSome(namespace) && !NAMESPACE.test(namespace.value.value)) {
+    r.fail(namespace.value.variable, "must be a lowercase SQL identifier (letters, digits, underscores; at most 41 characters)")
+  }
+  const settings: DatabaseSettings = {
+    mode: readMode(env),
+    dataDir: readDataDir(env),
+    db: {
+      driver: "postgres",
+      url: r.secret("DB_DATABASE_URL", urlNames),
+      maxPoolSize: r.integer("DB_MAX_POOL_SIZE", 0, { min: 0, max: 10_000 }),
+      namespace: Option.match(namespace, { onNone: () => "", onSome: (found) => found.value })
+    },
+    log: {
+      level: normalizeLogLevel(r.oneOf("LOG_LEVEL", LOG_LEVELS, "info", { unprefixed: ["LOG_LEVEL"] })),
+      file: r.string("LOG_FILE", { unprefixed: ["LOG_FILE"] })
+    }
+  }
+  return r.issues.length > 0 ? Either.left(r.issues) : Either.right(settings)
+}

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseEnv } from "node:util"
 import { Data, Effect, Either, Option, Redacted } from "effect"
-import { type AppConfig, type Defaulted, parseAppConfig, readDataDir, readMode } from "./AppConfig.js"
+import { type AppConfig, type DatabaseSettings, type Defaulted, parseAppConfig, parseDatabaseSettings, readDataDir, readMode } from "./AppConfig.js"
 import type { ConfigIssue } from "./SettingsReader.js"
 
 export class ConfigInvalid extends Data.TaggedError("ConfigInvalid")<{ readonly issues: ReadonlyArray<ConfigIssue> }> {}
@@ -75,3 +75,11 @@ export const loadConfig = (sources: ConfigSources): Effect.Effect<LoadedConfig, 
       onRight: Effect.succeed
     })
   })
+
+/** The database and logging settings alone, from the same sources: what `migrate` needs. */
+export const loadDatabaseSettings = (sources: ConfigSources): Effect.Effect<DatabaseSettings, ConfigInvalid> =>
+  Effect.flatMap(mergeSources(sources), (env) =>
+    Either.match(parseDatabaseSettings(env), {
+      onLeft: (issues) => Effect.fail(new ConfigInvalid({ issues })),
+      onRight: Effect.succeed
+    }))

@@ -1,12 +1,13 @@
 import { parseArgs } from "node:util"
 import type { SqlClient } from "@effect/sql"
-import { Effect, Exit, Layer, Redacted } from "effect"
+import { Effect, Either, Exit, Layer, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { BcryptPasswordHasher } from "../platform/PasswordHasher.js"
 import { IamPolicy } from "./access/IamPolicy.js"
 import { Roles } from "./access/Roles.js"
 import { Accounts } from "./accounts/Accounts.js"
 import { bootstrapAdmin } from "./accounts/BootstrapAdmin.js"
+import { checkRegistration } from "./domain/AccountRules.js"
 import { IamSql } from "./IamSql.js"
 import { generatePaserk } from "./tokens/IamKeys.js"
 
@@ -70,6 +71,12 @@ export const runIamCommand = async (
   const password = config.iam.bootstrapAdmin.password._tag === "Some"
     ? config.iam.bootstrapAdmin.password.value
     : Redacted.make(await readStdin())
+  // Checked before the database is opened: bad input is reported without a connection to wait for or close.
+  const registration = checkRegistration({ username: values.username, email: values.email, password: Redacted.value(password) })
+  if (Either.isLeft(registration)) {
+    process.stderr.write(`bootstrap-admin failed: ${registration.left.message}\n`)
+    return 1
+  }
   // The services read the iam tables while they are built, so the migrations must run before they are provided.
   const program = Effect.zipRight(
     deps.migrations,

@@ -2,7 +2,14 @@ import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import { Data, type Duration, Effect, Schedule, type Scope } from "effect"
 
-export class DataDirBusy extends Data.TaggedError("DataDirBusy")<{ readonly message: string }> {}
+/** What the process holding the data directory is doing: a server holds it until stopped, a command briefly. */
+export type LockHolder = "server" | "command"
+
+export class DataDirBusy extends Data.TaggedError("DataDirBusy")<{
+  readonly message: string
+  /** Whether waiting can help: a server does not let go of the directory by itself. */
+  readonly holder: LockHolder
+}> {}
 
 const isAlive = (pid: number): boolean => {
   try {
@@ -13,38 +20,54 @@ const isAlive = (pid: number): boolean => {
   }
 }
 
-const tryAcquire = (path: string): Effect.Effect<void, DataDirBusy> =>
+// The lock file reads "<pid> <holder>"; a bare pid (written by older versions) counts as a command.
+const readHolder = (text: string): { readonly pid: number; readonly holder: LockHolder } => {
+  const [pid = "", holder] = text.trim().split(/\s+/)
+  return { pid: Number(pid), holder: holder === "server" ? "server" : "command" }
+}
+
+const tryAcquire = (dir: string, holder: LockHolder): Effect.Effect<void, DataDirBusy> =>
   Effect.suspend(() => {
+    const path = join(dir, "gatehouse.lock")
     try {
       const fd = openSync(path, "wx", 0o600)
-      writeSync(fd, String(process.pid))
+      writeSync(fd, `${process.pid} ${holder}`)
       closeSync(fd)
       return Effect.void
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-        return Effect.fail(new DataDirBusy({ message: `could not create ${path}` }))
+        return Effect.fail(new DataDirBusy({ message: `could not create ${path}`, holder: "command" }))
       }
     }
-    const holder = Number(readFileSync(path, "utf8").trim())
-    if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+    const current = readHolder(readFileSync(path, "utf8"))
+    if (Number.isInteger(current.pid) && current.pid > 0 && isAlive(current.pid)) {
       return Effect.fail(new DataDirBusy({
-        message: `the embedded database in ${path.replace(/\/gatehouse\.lock$/, "")} is in use by process ${holder}`
+        message: `the embedded database in ${dir} is in use by another Gatehouse process (pid ${current.pid}); ` +
+          "stop it or set DATABASE_URL",
+        holder: current.holder
       }))
     }
     // The holder died without cleaning up: take the lock over.
     rmSync(path, { force: true })
-    return tryAcquire(path)
+    return tryAcquire(dir, holder)
   })
 
 /**
  * PGlite is a single process's database: two processes opening one data directory would corrupt it. This
- * lock file (holding the owner's pid) makes a second Gatehouse wait up to `wait` for the first to finish,
- * which is how two `migrate` runs started together both succeed, and then refuse with a clear message.
+ * lock file (holding the owner's pid and whether it is a server) makes a second Gatehouse wait up to `wait`
+ * for a command such as `migrate` to finish, which is how two `migrate` runs started together both succeed.
+ * A server holds the directory until it is stopped, so against one the refusal comes at once.
  */
-export const lockDataDir = (dir: string, wait: Duration.DurationInput): Effect.Effect<void, DataDirBusy, Scope.Scope> =>
+export const lockDataDir = (
+  dir: string,
+  options: { readonly wait: Duration.DurationInput; readonly holder: LockHolder }
+): Effect.Effect<void, DataDirBusy, Scope.Scope> =>
   Effect.acquireRelease(
-    tryAcquire(join(dir, "gatehouse.lock")).pipe(
-      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo(wait)))
+    tryAcquire(dir, options.holder).pipe(
+      Effect.retry({
+        schedule: Schedule.spaced("200 millis").pipe(Schedule.upTo(options.wait)),
+        while: (busy) => busy.holder === "command"
+      })
     ),
     () => Effect.sync(() => rmSync(join(dir, "gatehouse.lock"), { force: true }))
   )

@@ -6,7 +6,7 @@ import { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Data, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { lockDataDir } from "./DataDirLock.js"
+import { type LockHolder, lockDataDir } from "./DataDirLock.js"
 import type { ConfigError } from "effect/ConfigError"
 
 /**
@@ -53,13 +53,18 @@ export const PostgresDatabase = (options: {
  */
 export const EmbeddedDatabase = (options: {
   readonly dataDir: Option.Option<string>
-  /** How long to wait for another process that has the data directory open. */
+  /** How long to wait for a command (such as `migrate`) in another process to let go of the data directory. */
   readonly lockWait?: Duration.DurationInput
+  /** What this process will do with the directory; default "command". */
+  readonly lockHolder?: LockHolder
 }): Layer.Layer<Database, DatabaseUnavailable> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     if (Option.isSome(options.dataDir)) {
       mkdirSync(options.dataDir.value, { recursive: true, mode: 0o700 })
-      yield* lockDataDir(options.dataDir.value, options.lockWait ?? Duration.seconds(5)).pipe(
+      yield* lockDataDir(options.dataDir.value, {
+        wait: options.lockWait ?? Duration.seconds(5),
+        holder: options.lockHolder ?? "command"
+      }).pipe(
         Effect.mapError((busy) => new DatabaseUnavailable({ message: busy.message }))
       )
     }

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { connect } from "node:net"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -10,6 +10,7 @@ import { Effect, Exit, Option, Redacted, Scope } from "effect"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { readMigrations } from "../../src/platform/Migrator.js"
+import { TokenSigner, TokenSignerLive } from "../../src/platform/TokenSigner.js"
 import { externalDatabaseUrl, freshDatabaseUrl } from "../support/TestDatabase.js"
 
 // These tests run the built program the way an operator does; `npm test` builds it first.
@@ -18,6 +19,7 @@ const SECRET = "cli-test-jwt-secret-0123456789-abcdefghij"
 
 interface Run {
   readonly code: number | null
+  readonly signal: NodeJS.Signals | null
   readonly stdout: string
   readonly stderr: string
 }
@@ -35,10 +37,19 @@ const finish = (child: ChildProcess): Promise<Run> =>
     let stderr = ""
     child.stdout!.on("data", (d) => (stdout += d))
     child.stderr!.on("data", (d) => (stderr += d))
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
   })
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string>, cwd: string) => finish(start(args, env, cwd))
+
+/** Like run, but a process still running after `ms` is killed and reported with code null. */
+const runWithin = async (ms: number, args: ReadonlyArray<string>, env: Record<string, string>, cwd: string) => {
+  const child = start(args, env, cwd)
+  const timer = setTimeout(() => child.kill("SIGKILL"), ms)
+  const result = await finish(child)
+  clearTimeout(timer)
+  return { ...result, code: result.signal === null ? result.code : null }
+}
 
 const workDirs: Array<string> = []
 const workDir = () => {
@@ -47,7 +58,11 @@ const workDir = () => {
   return dir
 }
 
-/** Production settings over a fresh database when the suite has a real PostgreSQL; otherwise the embedded default. */
+/**
+ * Production settings over a fresh database when the suite has a real PostgreSQL; otherwise the embedded default.
+ * Servers listen on free ports (PORT=0 where a test starts one, and the IAM gRPC port here), so the suite runs
+ * beside a Gatehouse started with `npm start`.
+ */
 let scope: Scope.CloseableScope
 let databaseUrl: Option.Option<string> = Option.none()
 beforeAll(async () => {
@@ -65,9 +80,10 @@ afterAll(async () => {
 
 const modeEnv = (dataDir: string): Record<string, string> =>
   Option.match(databaseUrl, {
-    onNone: () => ({ AUTH_DATA_DIR: dataDir, AUTH_JWT_SECRET: SECRET }),
+    onNone: () => ({ AUTH_DATA_DIR: dataDir, AUTH_JWT_SECRET: SECRET, AUTH_IAM_GRPC_PORT: "0" }),
     onSome: (url) => ({
       DATABASE_URL: url,
+      AUTH_IAM_GRPC_PORT: "0",
       AUTH_DB_DRIVER: "postgres",
       AUTH_SITE_URL: "http://localhost:3000",
       API_EXTERNAL_URL: "http://localhost:9999",
@@ -234,4 +250,77 @@ describe("command line", () => {
     expect(again.stdout).toMatch(/^updated admin user \d+ /m)
     expect(first.stdout + first.stderr + again.stdout + again.stderr).not.toContain("bootstrap-secret-pw")
   })
+
+  it("iam bootstrap-admin with a bad password says so and exits 1 at once", async () => {
+    const dir = workDir()
+    const env: Record<string, string> = { ...modeEnv(join(dir, "data")), AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "short" }
+    if (env["DATABASE_URL"] !== undefined) env["AUTH_IAM_PASETO_SECRET_KEY"] = generatedPaserk()
+    const started = Date.now()
+    const result = await runWithin(15_000, ["iam", "bootstrap-admin", "--username", "root", "--email", "root@example.com"], env, dir)
+    expect(result.code).toBe(1)
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(result.stderr).toMatch(/^bootstrap-admin failed: .*password/m)
+  })
+
+  it("migrate needs only the database settings: no SMTP, JWT secret or URLs", async () => {
+    const dir = workDir()
+    // The embedded default keeps its data in ./.gatehouse under the working directory.
+    const env: Record<string, string> = Option.match(databaseUrl, {
+      onNone: () => ({}),
+      onSome: (url) => ({ DATABASE_URL: url, DB_NAMESPACE: `mig_${Math.random().toString(36).slice(2, 8)}` })
+    })
+    const result = await run(["migrate"], env, dir)
+    expect(result.stderr).toBe("")
+    expect(result.code).toBe(0)
+    expect(logLines(result.stdout).some((l) => l["msg"] === `migrations: applied ${readMigrations().length}`)).toBe(true)
+  })
+
+  it("keys prints an anon and a service_role key signed with the secret the server uses, and nothing else on stdout", async () => {
+    const dir = workDir()
+    const dataDir = join(dir, "data")
+    // The embedded default signs with the secret it generated in the data directory, so none is set here.
+    const { AUTH_JWT_SECRET: _, ...embeddedEnv } = modeEnv(dataDir)
+    const env = Option.isSome(databaseUrl) ? modeEnv(dataDir) : embeddedEnv
+    const result = await run(["keys"], env, dir)
+    expect(result.code).toBe(0)
+    const match = /^anon key: (\S+)\nservice_role key: (\S+)\n$/.exec(result.stdout)
+    expect(match).not.toBeNull()
+    expect(result.stderr).toMatch(/secret/)
+    const secret = Option.isSome(databaseUrl) ? SECRET : readFileSync(join(dataDir, "jwt-secret"), "utf8").trim()
+    const verify = (token: string) =>
+      Effect.runPromise(Effect.flatMap(TokenSigner, (signer) => signer.verify(token)).pipe(
+        Effect.provide(TokenSignerLive({ secret: Redacted.make(secret) }))
+      ))
+    const [anon, serviceRole] = await Promise.all([verify(match![1]!), verify(match![2]!)])
+    expect(anon.header.alg).toBe("HS256")
+    expect(anon.payload).toMatchObject({ role: "anon", iss: Option.isSome(databaseUrl) ? "http://localhost:9999" : "http://localhost:8081" })
+    expect(serviceRole.payload["role"]).toBe("service_role")
+    expect(anon.payload).not.toHaveProperty("sub")
+    expect(Number(anon.payload["exp"]) - Number(anon.payload["iat"])).toBeGreaterThan(9 * 365 * 24 * 3600)
+  })
+
+  it.skipIf(Option.isSome(externalDatabaseUrl))(
+    "a command that needs the embedded database while a server holds it is refused at once",
+    async () => {
+      const dir = workDir()
+      const env = { ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1" }
+      const server = start([], env, dir)
+      const stopped = finish(server)
+      await listeningUrl(server)
+      const started = Date.now()
+      const [migrated, bootstrapped] = await Promise.all([
+        runWithin(15_000, ["migrate"], env, dir),
+        runWithin(15_000, ["iam", "bootstrap-admin", "--username", "root", "--email", "root@example.com"],
+          { ...env, AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "bootstrap-secret-pw" }, dir)
+      ])
+      expect(Date.now() - started).toBeLessThan(10_000)
+      server.kill("SIGTERM")
+      expect((await stopped).code).toBe(0)
+      const refusal = `is in use by another Gatehouse process (pid ${server.pid}); stop it or set DATABASE_URL`
+      expect(migrated.code).toBe(1)
+      expect(migrated.stdout + migrated.stderr).toContain(refusal)
+      expect(bootstrapped.code).toBe(1)
+      expect(bootstrapped.stderr).toContain(refusal)
+    }
+  )
 })
