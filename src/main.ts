@@ -79,7 +79,9 @@ const serve = (loaded: LoadedConfig) => {
     Layer.provide(Database)
   )
   if (config.mode === "embedded") process.stderr.write(banner(loaded) + "\n")
-  return Layer.launch(App).pipe(
+  // Settings that start but will fail later (GoTrue starts with them too): said once, before serving.
+  return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
+    Effect.zipRight(Layer.launch(App)),
     Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(error)}`)),
     Effect.provide(LoggingLive(config.log))
   )

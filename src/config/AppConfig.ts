@@ -289,18 +289,7 @@ export const parseAppConfig = (
     if (problem !== undefined) r.fail(spelledAs("URI_ALLOW_LIST"), `entry ${JSON.stringify(entry)} ${problem}`)
   }
 
-  const dbUrl = r.secret("DB_DATABASE_URL", { unprefixed: ["DATABASE_URL"] })
-  if (Option.isSome(dbUrl) && !/^postgres(ql)?:\/\//.test(Redacted.value(dbUrl.value))) {
-    r.fail(spelledAs("DB_DATABASE_URL", { unprefixed: ["DATABASE_URL"] }),
-      "must be a postgres:// or postgresql:// connection string")
-  }
-  const driver = production ? r.requiredString("DB_DRIVER") : Option.getOrElse(r.string("DB_DRIVER"), () => "postgres")
-  if (driver !== "" && driver !== "postgres") r.fail(spelledAs("DB_DRIVER"), "must be postgres")
-  const namespace = Option.getOrElse(r.string("DB_NAMESPACE", { unprefixed: ["DB_NAMESPACE"] }), () => "")
-  if (namespace !== "" && !NAMESPACE.test(namespace)) {
-    r.fail(spelledAs("DB_NAMESPACE", { unprefixed: ["DB_NAMESPACE"] }),
-      "must be a lowercase SQL identifier (letters, digits, underscores; at most 41 characters)")
-  }
+  const storage = readStorage(r, production)
 
   const jwtSecret = production || options.embeddedJwtSecret === undefined
     ? Redacted.make(r.requiredString("JWT_SECRET"))
@@ -359,9 +348,11 @@ export const parseAppConfig = (
   // we, with one warning naming what is missing. Without a provider, texts fail in production and go to the log
   // in the embedded default.
   if (externalPhoneEnabled && Option.isNone(smsProvider)) {
-    warnings.push(production
-      ? `${r.canonical("EXTERNAL_PHONE_ENABLED")} is true but ${r.canonical("SMS_PROVIDER")} is not set: texts cannot be sent (SMS_TEST_OTP numbers still work)`
-      : "texts: written to the log (no SMS_PROVIDER)")
+    if (production) {
+      warnings.push(`${r.canonical("EXTERNAL_PHONE_ENABLED")} is true but ${r.canonical("SMS_PROVIDER")} is not set: texts cannot be sent (SMS_TEST_OTP numbers still work)`)
+    } else {
+      defaulted.push("texts: written to the log (no SMS_PROVIDER)")
+    }
   }
   if (externalPhoneEnabled && Option.isSome(smsProvider)) {
     const missing = smsCredentialsMissing(smsProvider.value, sms)
@@ -447,16 +438,8 @@ export const parseAppConfig = (
       requestIdHeader: r.string("REQUEST_ID_HEADER"),
       corsAllowedHeaders: r.list("CORS_ALLOWED_HEADERS", [])
     },
-    db: {
-      driver: "postgres",
-      url: dbUrl,
-      maxPoolSize: r.integer("DB_MAX_POOL_SIZE", 0, { min: 0, max: 10_000 }),
-      namespace
-    },
-    log: {
-      level: normalizeLogLevel(r.oneOf("LOG_LEVEL", LOG_LEVELS, "info", { unprefixed: ["LOG_LEVEL"] })),
-      file: r.string("LOG_FILE", { unprefixed: ["LOG_FILE"] })
-    },
+    db: storage.db,
+    log: storage.log,
     observability: {
       tracingEnabled: r.boolean("TRACING_ENABLED", false),
       tracingExporter: r.oneOf("TRACING_EXPORTER", ["opentelemetry"], "opentelemetry"),
@@ -639,21 +622,27 @@ export const parseDatabaseSettings = (
   env: Readonly<Record<string, string | undefined>>
 ): Either.Either<DatabaseSettings, ReadonlyArray<ConfigIssue>> => {
   const r = new SettingsReader(env)
+  // DB_DRIVER stays optional here: a migration run has only the one driver to use.
+  const settings: DatabaseSettings = { mode: readMode(env), dataDir: readDataDir(env), ...readStorage(r, false) }
+  return r.issues.length > 0 ? Either.left(r.issues) : Either.right(settings)
+}
+
+/** The database and logging settings, read the same way for the server and for `migrate`. */
+const readStorage = (r: SettingsReader, driverRequired: boolean): Pick<AppConfig, "db" | "log"> => {
   const urlNames = { unprefixed: ["DATABASE_URL"] }
   const url = r.lookup("DB_DATABASE_URL", urlNames)
   if (Option.isSome(url) && !/^postgres(ql)?:\/\//.test(url.value.value)) {
     r.fail(url.value.variable, "must be a postgres:// or postgresql:// connection string")
   }
   const driver = r.lookup("DB_DRIVER")
+  if (driverRequired && Option.isNone(driver)) r.fail(r.canonical("DB_DRIVER"), "is required")
   if (Option.isSome(driver) && driver.value.value !== "postgres") r.fail(driver.value.variable, "must be postgres")
   const namespaceNames = { unprefixed: ["DB_NAMESPACE"] }
   const namespace = r.lookup("DB_NAMESPACE", namespaceNames)
   if (Option.isSome(namespace) && !NAMESPACE.test(namespace.value.value)) {
     r.fail(namespace.value.variable, "must be a lowercase SQL identifier (letters, digits, underscores; at most 41 characters)")
   }
-  const settings: DatabaseSettings = {
-    mode: readMode(env),
-    dataDir: readDataDir(env),
+  return {
     db: {
       driver: "postgres",
       url: r.secret("DB_DATABASE_URL", urlNames),
@@ -665,5 +654,4 @@ export const parseDatabaseSettings = (
       file: r.string("LOG_FILE", { unprefixed: ["LOG_FILE"] })
     }
   }
-  return r.issues.length > 0 ? Either.left(r.issues) : Either.right(settings)
 }

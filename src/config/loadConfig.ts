@@ -3,15 +3,12 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseEnv } from "node:util"
 import { Data, Effect, Either, Option, Redacted } from "effect"
-import { type AppConfig, type DatabaseSettings, type Defaulted, parseAppConfig, parseDatabaseSettings, readDataDir, readMode } from "./AppConfig.js"
+import { type DatabaseSettings, type ParsedConfig, parseAppConfig, parseDatabaseSettings, readDataDir, readMode } from "./AppConfig.js"
 import type { ConfigIssue } from "./SettingsReader.js"
 
 export class ConfigInvalid extends Data.TaggedError("ConfigInvalid")<{ readonly issues: ReadonlyArray<ConfigIssue> }> {}
 
-export interface LoadedConfig {
-  readonly config: AppConfig
-  readonly defaulted: Defaulted
-}
+export type LoadedConfig = ParsedConfig
 
 export interface ConfigSources {
   readonly env: Readonly<Record<string, string | undefined>>

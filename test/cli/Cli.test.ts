@@ -211,6 +211,26 @@ describe("command line", () => {
     expect(result.stdout + result.stderr).not.toContain(SECRET)
   })
 
+  it("serve starts with phone sign-in on and an SMS provider missing its credentials, warning once by name", async () => {
+    const dir = workDir()
+    const child = start([], {
+      ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1",
+      AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "vonage", AUTH_SMS_VONAGE_API_KEY: "key"
+    }, dir)
+    const done = finish(child)
+    const url = await listeningUrl(child)
+    const settings = await (await fetch(`${url}/settings`)).json() as { external: Record<string, boolean>; sms_provider: string }
+    expect(settings.external["phone"]).toBe(true)
+    expect(settings.sms_provider).toBe("vonage")
+    child.kill("SIGTERM")
+    const result = await done
+    expect(result.code).toBe(0)
+    const warnings = logLines(result.stdout).filter((line) => line["level"] === "warn")
+    expect(warnings.map((line) => line["msg"])).toStrictEqual([
+      "AUTH_SMS_PROVIDER is vonage but AUTH_SMS_VONAGE_API_SECRET, AUTH_SMS_VONAGE_FROM are not set: texts cannot be sent (SMS_TEST_OTP numbers still work)"
+    ])
+  })
+
   it("a request in flight when SIGTERM arrives is answered before the process exits 0", async () => {
     const dir = workDir()
     const child = start([], { ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1", AUTH_MAILER_AUTOCONFIRM: "true" }, dir)
