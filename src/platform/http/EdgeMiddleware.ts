@@ -4,8 +4,6 @@ import { decideCors, type CorsPolicy } from "./Cors.js"
 import { MAX_BODY_BYTES, withBoundedBody } from "./RequestBody.js"
 import { RequestId, requestIdFrom } from "./RequestId.js"
 
-export { MAX_BODY_BYTES }
-
 export interface EdgeOptions {
   readonly cors: CorsPolicy
   readonly requestIdHeader: Option.Option<string>
