@@ -9,7 +9,7 @@ import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresData
 import { LoggingLive } from "./platform/Logging.js"
 import { migrate } from "./platform/Migrator.js"
 import { TokenSigner } from "./platform/TokenSigner.js"
-import { PortsLive, tokenSignerFor } from "./PortsLive.js"
+import { PortsLive, tokenSignerFor } from "./platform/PortsLive.js"
 import { generateKeyText, runIamCommand } from "./iam/IamCli.js"
 import { IamServicesLive } from "./iam/IamLive.js"
 import { IamBackgroundLive, IamHttpProduct } from "./iam/IamServer.js"

@@ -1,21 +1,7 @@
-import { tablePrefix } from "../platform/Migrator.js"
+import { qualifiedTables } from "../platform/sql/Tables.js"
 
-/** Qualified names of the auth server's tables under DB_NAMESPACE. */
-export interface AuthTables {
-  readonly users: string
-  readonly identities: string
-  readonly sessions: string
-  readonly refreshTokens: string
-  readonly amrClaims: string
-}
+/** Qualified names of the auth server's tables under DB_NAMESPACE, by GoTrue's table names. */
+export type AuthTables = ReturnType<typeof authTables>
 
-export const authTables = (namespace: string): AuthTables => {
-  const prefix = `auth.${tablePrefix(namespace)}`
-  return {
-    users: `${prefix}users`,
-    identities: `${prefix}identities`,
-    sessions: `${prefix}sessions`,
-    refreshTokens: `${prefix}refresh_tokens`,
-    amrClaims: `${prefix}mfa_amr_claims`
-  }
-}
+export const authTables = (namespace: string) =>
+  qualifiedTables("auth", namespace, ["users", "identities", "sessions", "refresh_tokens", "mfa_amr_claims"])

@@ -2,6 +2,8 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { tablePrefix } from "../platform/Migrator.js"
+import { isUnavailable, sqlState } from "../platform/sql/SqlErrors.js"
+import { qualifiedTables } from "../platform/sql/Tables.js"
 import { IamError } from "./domain/IamError.js"
 
 const TABLES = ["users", "roles", "permissions", "user_roles", "role_permissions", "refresh_tokens", "revocations",
@@ -29,7 +31,7 @@ export class IamSql extends Context.Tag("iam/IamSql")<IamSql, {
       )
       const prefix = tablePrefix(config.db.namespace)
       return {
-        table: Object.fromEntries(TABLES.map((t) => [t, `iam.${prefix}${t}`])) as Record<IamTable, string>,
+        table: qualifiedTables("iam", config.db.namespace, TABLES),
         channel: { policy: `${prefix}iam_policy`, revocations: `${prefix}iam_revocations` },
         listenSupported: !version.includes("PGlite")
       }
@@ -37,26 +39,13 @@ export class IamSql extends Context.Tag("iam/IamSql")<IamSql, {
   )
 }
 
-// SQLSTATE classes that mean "the database is not there right now", and the driver's socket errors.
-const UNAVAILABLE_STATES = /^(08|53|57P)/
-const UNAVAILABLE_ERRNO = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND"])
-
-export const sqlState = (error: SqlError.SqlError): string | undefined => {
-  const code = (error.cause as { code?: unknown } | undefined)?.code
-  return typeof code === "string" ? code : undefined
-}
-
-export const constraintOf = (error: SqlError.SqlError): string =>
-  String((error.cause as { constraint?: unknown } | undefined)?.constraint ?? "")
-
 /**
  * The repo boundary: a database that cannot be reached is UNAVAILABLE (the client may retry); any other
  * SQL failure is a bug, logged here with its cause and answered as INTERNAL without details.
  */
 export const sqlFailure = (error: SqlError.SqlError): Effect.Effect<never, IamError> => {
-  const state = sqlState(error)
-  if (state !== undefined && (UNAVAILABLE_STATES.test(state) || UNAVAILABLE_ERRNO.has(state))) {
-    return Effect.zipRight(Effect.logWarning("iam: database unavailable", { sqlstate: state }), Effect.fail(IamError.unavailable()))
+  if (isUnavailable(error)) {
+    return Effect.zipRight(Effect.logWarning("iam: database unavailable", { sqlstate: sqlState(error) }), Effect.fail(IamError.unavailable()))
   }
   return Effect.zipRight(Effect.logError("iam: unexpected database error", error), Effect.fail(IamError.internal()))
 }
@@ -70,4 +59,5 @@ export const catchSql = <A, E, R>(
     (e) => sqlFailure(e)
   ) as Effect.Effect<A, Exclude<E, SqlError.SqlError> | IamError, R>
 
+export { constraintOf, sqlState } from "../platform/sql/SqlErrors.js"
 export { SqlClient }

@@ -9,7 +9,7 @@ import { Mailer, MailerError, MemoryMailer, type SentMail } from "../../src/plat
 import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
 import { MemorySmsSender, type SentSms, SmsSender, UnconfiguredSmsSender } from "../../src/platform/SmsSender.js"
 import type { TokenSigner } from "../../src/platform/TokenSigner.js"
-import { tokenSignerFor } from "../../src/PortsLive.js"
+import { tokenSignerFor } from "../../src/platform/PortsLive.js"
 import { HttpRoutesLive } from "../../src/Server.js"
 import { TestDatabase } from "./TestDatabase.js"
 

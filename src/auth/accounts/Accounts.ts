@@ -18,7 +18,8 @@ import { AuthMessages } from "../messages/AuthMessages.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { AccessTokens } from "../tokens/AccessTokens.js"
 import { userJson } from "../users/UserJson.js"
-import { isUniqueViolation, Users } from "../users/Users.js"
+import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
+import { Users } from "../users/Users.js"
 
 export interface SignupRequest {
   readonly email?: string | null | undefined

@@ -1,12 +1,12 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Layer, Option } from "effect"
+import { bearerToken } from "../../platform/http/Bearer.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Authenticated } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { isBanned } from "../domain/UserRow.js"
 import { Users } from "../users/Users.js"
 
-const BEARER = /^bearer (\S+)$/i
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const NIL_UUID = "00000000-0000-0000-0000-000000000000"
 
@@ -24,9 +24,9 @@ export const AuthenticatedLive = Layer.effect(
     const users = yield* Users
     const authenticate = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const match = BEARER.exec(request.headers["authorization"] ?? "")
-      if (match === null) return yield* AuthError.of(401, "no_authorization", "This endpoint requires a valid Bearer token")
-      const verified = yield* signer.verify(match[1]!).pipe(
+      const token = bearerToken(request.headers["authorization"])
+      if (token === undefined) return yield* AuthError.of(401, "no_authorization", "This endpoint requires a valid Bearer token")
+      const verified = yield* signer.verify(token).pipe(
         Effect.mapError((invalid) => badJwt(invalid.reason === "expired" ? "token has invalid claims: token is expired" : "token is invalid"))
       )
       const { payload } = verified

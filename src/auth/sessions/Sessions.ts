@@ -61,9 +61,9 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
 
     const insertToken = (sessionId: string, userId: string, parent: string | null, now: Date) =>
       Effect.gen(function*() {
-        const [next] = yield* sql<{ id: string }>`SELECT nextval(pg_get_serial_sequence(${t.refreshTokens}, 'id'))::text AS id`
+        const [next] = yield* sql<{ id: string }>`SELECT nextval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'))::text AS id`
         const token = deriveRefreshToken(key, sessionId, next!.id)
-        yield* sql`INSERT INTO ${sql(t.refreshTokens)} ${sql.insert({
+        yield* sql`INSERT INTO ${sql(t.refresh_tokens)} ${sql.insert({
           id: next!.id,
           token: digestRefreshToken(token),
           user_id: userId,
@@ -77,7 +77,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       })
 
     const addAmr = (sessionId: string, method: AuthMethod, now: Date) =>
-      sql`INSERT INTO ${sql(t.amrClaims)} ${sql.insert({
+      sql`INSERT INTO ${sql(t.mfa_amr_claims)} ${sql.insert({
         session_id: sessionId,
         created_at: now,
         updated_at: now,
@@ -90,7 +90,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
     const readAmr = (sessionId: string) =>
       Effect.map(
         sql<{ authentication_method: string; updated_at: Date }>`
-          SELECT authentication_method, updated_at FROM ${sql(t.amrClaims)}
+          SELECT authentication_method, updated_at FROM ${sql(t.mfa_amr_claims)}
           WHERE session_id = ${sessionId} ORDER BY updated_at DESC, authentication_method`,
         (rows): ReadonlyArray<AmrEntry> =>
           rows.map((r) => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
@@ -130,7 +130,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         // reuse detection (revoking a session's other tokens) lock in that order; locking the token first
         // deadlocked against both, and PostgreSQL aborted one side.
         const [located] = yield* sql<{ session_id: string | null }>`
-          SELECT session_id FROM ${sql(t.refreshTokens)} WHERE token = ${digest}`
+          SELECT session_id FROM ${sql(t.refresh_tokens)} WHERE token = ${digest}`
         if (located === undefined) return { _tag: "Refused", error: notFound } as Outcome
         const [session] = located.session_id === null
           ? []
@@ -138,7 +138,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
             SELECT id, not_after FROM ${sql(t.sessions)} WHERE id = ${located.session_id} FOR UPDATE`
         const [row] = yield* sql<TokenRow>`
           SELECT id::text AS id, token, user_id, revoked, updated_at, session_id
-          FROM ${sql(t.refreshTokens)} WHERE token = ${digest} FOR UPDATE`
+          FROM ${sql(t.refresh_tokens)} WHERE token = ${digest} FOR UPDATE`
         if (row === undefined || row.user_id === null) return { _tag: "Refused", error: notFound } as Outcome
         const [user] = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE id = ${row.user_id}::uuid`
         if (user === undefined) return { _tag: "Refused", error: notFound } as Outcome
@@ -146,7 +146,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
           return { _tag: "Refused", error: AuthError.of(400, "user_banned", "Invalid Refresh Token: User Banned") } as Outcome
         }
         if (session === undefined) {
-          yield* sql`DELETE FROM ${sql(t.refreshTokens)} WHERE id = ${row.id}`
+          yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE id = ${row.id}`
           return {
             _tag: "Refused",
             error: AuthError.of(400, "session_not_found", "Invalid Refresh Token: No Valid Session Found")
@@ -159,7 +159,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
           } as Outcome
         }
         const [current] = yield* sql<{ id: string; parent: string | null }>`
-          SELECT id::text AS id, parent FROM ${sql(t.refreshTokens)}
+          SELECT id::text AS id, parent FROM ${sql(t.refresh_tokens)}
           WHERE session_id = ${session.id} AND revoked = false ORDER BY id DESC LIMIT 1`
         const decision = decideRefresh(
           { revoked: row.revoked === true, revokedAt: row.updated_at ?? new Date(0) },
@@ -169,7 +169,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         )
         switch (decision._tag) {
           case "Rotate": {
-            yield* sql`UPDATE ${sql(t.refreshTokens)} SET revoked = true, updated_at = ${now} WHERE id = ${row.id}`
+            yield* sql`UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${now} WHERE id = ${row.id}`
             const child = yield* insertToken(session.id, user.id, row.token, now)
             yield* sql`UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now} WHERE id = ${session.id}`
             yield* addAmr(session.id, "token_refresh", now)
@@ -189,11 +189,11 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
           case "ReuseDetected": {
             yield* sql`
               WITH RECURSIVE descendants AS (
-                SELECT token FROM ${sql(t.refreshTokens)} WHERE parent = ${row.token}
+                SELECT token FROM ${sql(t.refresh_tokens)} WHERE parent = ${row.token}
                 UNION
-                SELECT r.token FROM ${sql(t.refreshTokens)} r JOIN descendants d ON r.parent = d.token
+                SELECT r.token FROM ${sql(t.refresh_tokens)} r JOIN descendants d ON r.parent = d.token
               )
-              UPDATE ${sql(t.refreshTokens)} SET revoked = true, updated_at = ${now}
+              UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${now}
               WHERE revoked = false AND token IN (SELECT token FROM descendants)`
             return { _tag: "Refused", error: alreadyUsed } as Outcome
           }

@@ -16,7 +16,8 @@ import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
-import { isUniqueViolation, type UserPatch, Users } from "../users/Users.js"
+import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
+import { type UserPatch, Users } from "../users/Users.js"
 
 export interface UserUpdate {
   readonly email?: string | null | undefined

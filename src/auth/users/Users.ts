@@ -184,9 +184,3 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
     return { claimSend, remove, findForSession, findByEmail, findByPhone, findById, isTaken, identities, create, update } as const
   })
 }) {}
-
-/** A unique-violation on users' email or phone: two sign-ups raced for one address. */
-export const isUniqueViolation = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && "cause" in error &&
-  (error as { cause?: { code?: unknown } }).cause?.code === "23505"
-

@@ -5,6 +5,7 @@ import { AppConfig } from "../../config/AppConfig.js"
 import { type Account, Accounts } from "../accounts/Accounts.js"
 import { IamError } from "../domain/IamError.js"
 import { decideRefresh, type RefreshDecision, type StoredRefreshToken } from "../domain/RefreshRotation.js"
+import { bearerToken as parseBearer } from "../../platform/http/Bearer.js"
 import { catchSql, IamSql } from "../IamSql.js"
 import { PasetoTokens, type TokenClaims, type TokenRejection } from "./PasetoTokens.js"
 import { type Revocation, Revocations } from "./Revocations.js"
@@ -38,12 +39,7 @@ const REJECTED_MESSAGE: Readonly<Record<TokenRejection, string>> = {
 }
 
 /** `Authorization: Bearer <token>`; a bare token is accepted too, as the original service's clients send it. */
-export const bearerToken = (authorization: string | undefined): string | undefined => {
-  const value = authorization?.trim() ?? ""
-  if (value === "") return undefined
-  const match = /^bearer\s+(\S+)$/i.exec(value)
-  return match !== null ? match[1] : /\s/.test(value) ? undefined : value
-}
+export const bearerToken = (authorization: string | undefined): string | undefined => parseBearer(authorization, "lenient")
 
 interface StoredRow {
   readonly user_id: number

@@ -1,5 +1,5 @@
 import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { decideCors, type CorsPolicy } from "./Cors.js"
 import { MAX_BODY_BYTES, withBoundedBody } from "./RequestBody.js"
 import { RequestId, requestIdFrom } from "./RequestId.js"
@@ -28,7 +28,6 @@ export const edgeMiddleware = (options: EdgeOptions) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const requestId = requestIdFrom(request.headers, Option.getOrUndefined(options.requestIdHeader))
     const cors = decideCors(options.cors, { method: request.method, headers: request.headers })
-    const started = Date.now()
     const contentLength = Number(request.headers["content-length"] ?? "0")
     const withCors = (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.setHeaders(response, cors.headers)
     // The app sends its response before this middleware sees it, so headers are added by a pre-response hook.
@@ -44,15 +43,18 @@ export const edgeMiddleware = (options: EdgeOptions) =>
           withBoundedBody(request)
         )
       )
-    return respond.pipe(
-      Effect.tap((response) =>
-        Effect.logInfo("request").pipe(Effect.annotateLogs({
-          method: request.method,
-          path: request.url.split("?", 1)[0]!,
-          status: response.status,
-          duration_ms: Date.now() - started
-        }))
-      ),
+    return Effect.flatMap(Clock.currentTimeMillis, (started) =>
+      respond.pipe(
+        Effect.tap((response) =>
+          Effect.flatMap(Clock.currentTimeMillis, (finished) =>
+            Effect.logInfo("request").pipe(Effect.annotateLogs({
+              method: request.method,
+              path: request.url.split("?", 1)[0]!,
+              status: response.status,
+              duration_ms: finished - started
+            })))
+        )
+      )).pipe(
       Effect.provideService(RequestId, requestId),
       Effect.annotateLogs("request_id", requestId)
     )

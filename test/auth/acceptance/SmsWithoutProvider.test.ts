@@ -8,7 +8,7 @@ import { Effect, Either, Ref } from "effect"
 import { otpTokenHash } from "../../../src/auth/domain/OtpToken.js"
 import { parseAppConfig } from "../../../src/config/AppConfig.js"
 import { SentSms, SmsSender } from "../../../src/platform/SmsSender.js"
-import { smsSenderFor } from "../../../src/PortsLive.js"
+import { smsSenderFor } from "../../../src/platform/PortsLive.js"
 import { ServerUrl, SmsOutage } from "../../support/TestServer.js"
 import { acceptance, PASSWORD, raw, uniquePhone } from "./AcceptanceKit.js"
 

@@ -33,7 +33,7 @@ const tokensOf = (sessionId: string) =>
     const sql = yield* SqlClient.SqlClient
     const t = authTables((yield* AppConfig).db.namespace)
     return yield* sql<TokenRow>`
-      SELECT token, parent, revoked FROM ${sql(t.refreshTokens)} WHERE session_id = ${sessionId} ORDER BY id`
+      SELECT token, parent, revoked FROM ${sql(t.refresh_tokens)} WHERE session_id = ${sessionId} ORDER BY id`
   })
 
 /** A new user with one fresh session, as a password sign-in leaves it. */

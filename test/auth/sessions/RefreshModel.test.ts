@@ -232,7 +232,7 @@ const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Com
 
     const compareState = Effect.gen(function*() {
       const rows = yield* sql<TokenRow>`
-        SELECT token, parent, revoked, updated_at, session_id::text AS session_id FROM ${sql(t.refreshTokens)}
+        SELECT token, parent, revoked, updated_at, session_id::text AS session_id FROM ${sql(t.refresh_tokens)}
         WHERE user_id IN ${sql.in(userIds)}`
       const byDigest = new Map(rows.map((r) => [r.token, r]))
       let present = 0
@@ -315,7 +315,7 @@ const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Com
 
     // Which tokens still work, the point of it all: those the model calls live, and no others.
     const usable = yield* sql<{ token: string }>`
-      SELECT token FROM ${sql(t.refreshTokens)} WHERE user_id IN ${sql.in(userIds)} AND revoked = false`
+      SELECT token FROM ${sql(t.refresh_tokens)} WHERE user_id IN ${sql.in(userIds)} AND revoked = false`
     expect(new Set(usable.map((r) => r.token)), `usable tokens ${where()}`).toEqual(
       new Set(model.tokens.filter((tk) => model.state(tk.id)._tag === "Live").map((tk) => digestRefreshToken(tokenStrings[tk.id]!)))
     )
