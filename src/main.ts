@@ -12,8 +12,8 @@ import { TokenSigner } from "./platform/TokenSigner.js"
 import { PortsLive, tokenSignerFor } from "./platform/PortsLive.js"
 import { generateKeyText, runIamCommand } from "./iam/IamCli.js"
 import { IamServicesLive } from "./iam/IamLive.js"
-import { IamBackgroundLive, IamHttpProduct } from "./iam/IamServer.js"
-import { HttpServerLive } from "./Server.js"
+import { IamBackgroundLive } from "./iam/IamServer.js"
+import { AuthAndIamRoutesLive, AuthRoutesLive, HttpServerLive } from "./Server.js"
 import { VERSION } from "./Version.js"
 
 const USAGE = `Gatehouse ${VERSION}: a Supabase-Auth-compatible auth server and an IAM service.
@@ -70,8 +70,8 @@ const serve = (loaded: LoadedConfig) => {
   const Migrated = Layer.effectDiscard(migrations(config))
   // The IAM service shares the HTTP port (its /auth/... routes) and adds its gRPC port.
   const Products = config.iam.enabled
-    ? Layer.merge(HttpServerLive(config, IamHttpProduct), IamBackgroundLive).pipe(Layer.provide(IamServicesLive))
-    : HttpServerLive(config)
+    ? Layer.merge(HttpServerLive(config, AuthAndIamRoutesLive(config)), IamBackgroundLive).pipe(Layer.provide(IamServicesLive))
+    : HttpServerLive(config, AuthRoutesLive(config))
   const App = Products.pipe(
     Layer.provide(PortsLive(config)),
     Layer.provide(Migrated),

@@ -10,7 +10,7 @@ import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
 import { MemorySmsSender, type SentSms, SmsSender, UnconfiguredSmsSender } from "../../src/platform/SmsSender.js"
 import type { TokenSigner } from "../../src/platform/TokenSigner.js"
 import { tokenSignerFor } from "../../src/platform/PortsLive.js"
-import { HttpRoutesLive } from "../../src/Server.js"
+import { AuthRoutesLive } from "../../src/Server.js"
 import { TestDatabase } from "./TestDatabase.js"
 
 /** Settings every test server starts from; a test adds or overrides its own. */
@@ -95,7 +95,7 @@ export const TestServer = (
 ): Layer.Layer<TestServices> => {
   const config = testConfig(env)
   const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
-  return Layer.mergeAll(HttpRoutesLive(config), ServerUrlLive).pipe(
+  return Layer.mergeAll(AuthRoutesLive(config), ServerUrlLive).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provideMerge(TestPorts(config)),
     Layer.provideMerge(Layer.succeed(AppConfig, config)),

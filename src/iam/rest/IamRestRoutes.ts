@@ -1,5 +1,5 @@
 import { type DescMessage, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf"
-import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { bodyErrorOf, parseJsonBody, RequestBodyError } from "../../platform/http/RequestBody.js"
 import type { Operation } from "../domain/Guards.js"
@@ -7,6 +7,7 @@ import { IamError } from "../domain/IamError.js"
 import { httpStatusOf } from "../domain/IamStatus.js"
 import { methodOf } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
+import { IamRouter } from "../IamRouter.js"
 import { IamKeys } from "../tokens/IamKeys.js"
 
 export interface RestRoute {
@@ -58,9 +59,11 @@ const bodyError = (reason: RequestBodyError["reason"] | undefined): IamError | R
   : reason === "NotJson" ? IamError.invalid("request body is not valid JSON")
   : IamError.invalid("could not read the request body")
 
-/** Whether a path is one of the REST routes (any method), so a refusal at the edge answers in IAM's envelope. */
+const REST_PATTERNS: ReadonlyArray<RegExp> = REST_ROUTES.map((route) => new RegExp(`^${route.path.replace(/:\w+/g, "[^/]+")}$`))
+
+/** Whether a path is one of the REST routes (any method) or /auth/keys. */
 export const isRestPath = (path: string): boolean =>
-  path === "/auth/keys" || REST_ROUTES.some((route) => new RegExp(`^${route.path.replace(/:\w+/g, "[^/]+")}$`).test(path))
+  path === "/auth/keys" || REST_PATTERNS.some((pattern) => pattern.test(path))
 
 /** The edge's refusal (413) of a request to a REST route, in IAM's envelope. */
 export const restEdgeRejection = (status: number): HttpServerResponse.HttpServerResponse =>
@@ -116,7 +119,7 @@ const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<J
  * the request message's proto3 JSON mapping (snake_case or camelCase names; enums by name or number), calls
  * the shared handler, and answers with the response message in snake_case, defaults included.
  */
-export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys> = HttpApiBuilder.Router.use((router) =>
+export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys> = IamRouter.use((router) =>
   Effect.gen(function*() {
     const handlers = yield* IamHandlers
     const keys = yield* IamKeys

@@ -1,8 +1,8 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Effect, Layer } from "effect"
 import { OPERATIONS } from "../domain/Guards.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
+import { IamRouter } from "../IamRouter.js"
 import { IamRpcs } from "./IamRpcs.js"
 
 /** Where the RPC group is served on the main HTTP port. */
@@ -17,7 +17,7 @@ export const IamRpcHandlersLive = IamRpcs.toLayer(Effect.gen(function*() {
 }))
 
 /** POST /auth/rpc (NDJSON serialization), added to the main HTTP port's router. */
-export const IamRpcRoutesLive: Layer.Layer<never, never, IamHandlers> = HttpApiBuilder.Router.use((router) =>
+export const IamRpcRoutesLive: Layer.Layer<never, never, IamHandlers> = IamRouter.use((router) =>
   Effect.gen(function*() {
     const app = yield* RpcServer.toHttpApp(IamRpcs)
     yield* router.post(IAM_RPC_PATH, app)

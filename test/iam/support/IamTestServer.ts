@@ -5,11 +5,10 @@ import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../../src/config/AppConfig.js"
 import { IamGrpcAddress, IamGrpcServerLive } from "../../../src/iam/grpc/GrpcServer.js"
 import { type IamServices, IamServicesLive } from "../../../src/iam/IamLive.js"
-import { IamHttpProduct } from "../../../src/iam/IamServer.js"
 import { generatePaserk } from "../../../src/iam/tokens/IamKeys.js"
 import type { Database } from "../../../src/platform/Database.js"
 import { migrate } from "../../../src/platform/Migrator.js"
-import { HttpRoutesLive } from "../../../src/Server.js"
+import { AuthAndIamRoutesLive } from "../../../src/Server.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { TestPorts, testConfig } from "../../support/TestServer.js"
 
@@ -58,7 +57,7 @@ export const IamTestServer = (
   const config = testConfig(iamTestEnv(env))
   const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
   return EndpointsLive.pipe(
-    Layer.provideMerge(Layer.merge(HttpRoutesLive(config, IamHttpProduct), IamGrpcServerLive)),
+    Layer.provideMerge(Layer.merge(AuthAndIamRoutesLive(config), IamGrpcServerLive)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provideMerge(IamServicesTest(config)),
     Layer.provideMerge(Migrated),

@@ -1,0 +1,66 @@
+import { HttpApi, HttpApiBuilder, HttpApiSwagger, OpenApi } from "@effect/platform"
+import { Context, Effect, Layer } from "effect"
+import type { HttpProduct } from "../platform/http/HttpEdge.js"
+import { RequestId } from "../platform/http/RequestId.js"
+import { AuthApi } from "./Api.js"
+import { Accounts } from "./accounts/Accounts.js"
+import { AccountsHttpLive } from "./accounts/AccountsHttp.js"
+import { AuthError } from "./domain/AuthError.js"
+import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
+import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
+import { authPrefix } from "./http/AuthPrefix.js"
+import { Sessions } from "./sessions/Sessions.js"
+import { SystemHttpLive } from "./system/SystemHttp.js"
+import { Profile } from "./user/Profile.js"
+import { UserHttpLive } from "./user/UserHttp.js"
+import { Users } from "./users/Users.js"
+
+/** The auth API's handlers over its services; the ports, database and config come from the caller. */
+const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
+  Layer.provide([SystemHttpLive, AccountsHttpLive, UserHttpLive.pipe(Layer.provide(AuthenticatedLive))]),
+  Layer.provide([Accounts.Default, Profile.Default, Sessions.Default, Users.Default])
+)
+
+/** What routes added beside the auth API on its port add to its OpenAPI document. */
+export type DocumentRoutes = (spec: Record<string, any>) => Record<string, any>
+
+/**
+ * The served API as /openapi.json and /docs describe it: the contract, plus whatever other products on the port
+ * document. Both pages read it from the same service, so they describe the same document.
+ */
+const documentedApi = (document: DocumentRoutes) =>
+  Layer.effect(
+    HttpApi.Api,
+    Effect.map(HttpApi.Api, ({ api, context }) => {
+      const own = Context.getOption(api.annotations, OpenApi.Transform)
+      const transform: DocumentRoutes = own._tag === "Some" ? (spec) => document(own.value(spec)) : document
+      return { api: api.annotate(OpenApi.Transform, transform), context }
+    })
+  )
+
+/** The auth product on the shared port. */
+export class AuthHttp extends Context.Tag("auth/AuthHttp")<AuthHttp, HttpProduct>() {}
+
+/**
+ * The auth API (at `/` and at `/auth/v1/`, where supabase-js calls it), its OpenAPI document and docs page, behind
+ * GoTrue's error boundary. It owns every path another product does not, so unknown paths get GoTrue's 404.
+ */
+export const AuthHttpLive = (options: { readonly documentOthers?: DocumentRoutes } = {}) =>
+  Layer.effect(
+    AuthHttp,
+    Effect.map(HttpApiBuilder.httpApp, (app): HttpProduct => ({
+      owns: () => true,
+      app: Effect.flatMap(RequestId, (requestId) =>
+        authPrefix((request) => authErrorResponse(request, requestId, AuthError.of(404, "not_found", "Not found")))(app)) as HttpProduct["app"],
+      refuse: (request, requestId, status, code, message) => authErrorResponse(request, requestId, new AuthError({ status, code, message }))
+    }))
+  ).pipe(
+    Layer.provide(
+      Layer.merge(HttpApiSwagger.layer({ path: "/docs" }), HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })).pipe(
+        Layer.provide(options.documentOthers === undefined ? Layer.empty : documentedApi(options.documentOthers))
+      )
+    ),
+    Layer.provide(HttpApiBuilder.middleware(authErrorMiddleware)),
+    Layer.provide(AuthApiLive),
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])
+  )

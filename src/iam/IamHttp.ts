@@ -1,0 +1,40 @@
+import { HttpRouter, HttpServerError } from "@effect/platform"
+import { Context, Effect, Layer } from "effect"
+import type { HttpProduct } from "../platform/http/HttpEdge.js"
+import { IamError } from "./domain/IamError.js"
+import type { IamServices } from "./IamLive.js"
+import { IamRouter } from "./IamRouter.js"
+import { errorResponse, IamRestRoutesLive, isRestPath, restEdgeRejection } from "./rest/IamRestRoutes.js"
+import { IAM_RPC_PATH, IamRpcRoutesLive } from "./rpc/IamRpcRoutes.js"
+
+/** The IAM product on the shared port. */
+export class IamHttp extends Context.Tag("iam/IamHttp")<IamHttp, HttpProduct>() {}
+
+/** The IAM service's paths on the main port: the spec's REST routes, /auth/keys and the RPC group. */
+export const ownsIamPath = (path: string): boolean =>
+  path.startsWith("/auth/") && (path === IAM_RPC_PATH || isRestPath(path))
+
+/**
+ * REST under /auth/..., /auth/keys and the RPC group on the main port, on IAM's own router and behind IAM's own
+ * error handling: every answer is in IAM's envelope, a database outage is UNAVAILABLE as on gRPC, and a body over
+ * the limit is refused as resource_exhausted. A path of IAM's shape with no route for its method is passed on.
+ */
+export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices> = Layer.effect(
+  IamHttp,
+  Effect.gen(function*() {
+    const app = yield* Effect.flatMap(IamRouter.router, HttpRouter.toHttpApp)
+    return {
+      owns: ownsIamPath,
+      app: app.pipe(
+        Effect.catchIf(
+          (error): error is Exclude<typeof error, HttpServerError.RouteNotFound> =>
+            !(HttpServerError.isServerError(error) && error._tag === "RouteNotFound"),
+          () => Effect.succeed(errorResponse(IamError.invalid("bad request")))
+        ),
+        Effect.catchAllDefect((defect) =>
+          Effect.zipRight(Effect.logError("iam: unexpected failure", defect), Effect.succeed(errorResponse(IamError.internal()))))
+      ) as HttpProduct["app"],
+      refuse: (_request, _requestId, status) => restEdgeRejection(status)
+    }
+  })
+).pipe(Layer.provide([IamRestRoutesLive, IamRpcRoutesLive]), Layer.provide(IamRouter.Live))

@@ -1,0 +1,71 @@
+import {
+  type HttpApp,
+  HttpServer,
+  HttpServerError,
+  HttpServerRequest,
+  type HttpServerResponse
+} from "@effect/platform"
+import { type Context, Effect, Layer, type Option } from "effect"
+import type { CorsPolicy } from "./Cors.js"
+import { edgeMiddleware } from "./EdgeMiddleware.js"
+
+/** A request the edge refuses before any product sees it (a body over 1 MB), answered in the product's envelope. */
+export type EdgeRefusal = (
+  request: HttpServerRequest.HttpServerRequest,
+  requestId: string,
+  status: number,
+  code: string,
+  message: string
+) => HttpServerResponse.HttpServerResponse
+
+/**
+ * One product on the shared port: the paths it owns, its app (its routes, error handling and envelope), and its
+ * answer to a refusal at the edge. An app fails with RouteNotFound only for a path it owns but has no route for
+ * (a wrong method, an id that is no id); the edge then hands the request to the next product that owns it.
+ */
+export interface HttpProduct {
+  readonly owns: (path: string) => boolean
+  readonly app: HttpApp.Default<HttpServerError.RouteNotFound, never>
+  readonly refuse: EdgeRefusal
+}
+
+export interface EdgeSettings {
+  readonly cors: CorsPolicy
+  readonly requestIdHeader: Option.Option<string>
+}
+
+const pathOf = (request: HttpServerRequest.HttpServerRequest): string => request.url.split("?", 1)[0]!
+
+/**
+ * The products in order, the last one taking every path no other owns: the first owner of a request's path
+ * answers it, and a RouteNotFound passes it on to the next owner.
+ */
+const dispatch = (products: ReadonlyArray<HttpProduct>): HttpApp.Default<HttpServerError.RouteNotFound> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const path = pathOf(request)
+    const owners = products.filter((product) => product.owns(path))
+    return owners.reduceRight<HttpApp.Default<HttpServerError.RouteNotFound>>(
+      (next, owner) => Effect.catchTag(owner.app, "RouteNotFound", () => next),
+      Effect.fail(new HttpServerError.RouteNotFound({ request }))
+    )
+  })
+
+/**
+ * The one HTTP edge both products share: request id, CORS, the body limit and the access log (edgeMiddleware),
+ * then each request to the product that owns its path. The last product should own every path, so that every
+ * request gets an answer in some product's envelope.
+ */
+export const HttpEdgeLive = <const Products extends ReadonlyArray<Context.Tag<any, HttpProduct>>>(
+  settings: EdgeSettings,
+  products: Products
+): Layer.Layer<never, never, HttpServer.HttpServer | Context.Tag.Identifier<Products[number]>> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const resolved = yield* Effect.forEach(products, (tag) => tag)
+    const ownerOf = (request: HttpServerRequest.HttpServerRequest): HttpProduct =>
+      resolved.find((product) => product.owns(pathOf(request))) ?? resolved[resolved.length - 1]!
+    const app = edgeMiddleware({
+      ...settings,
+      reject: (request, requestId, status, code, message) => ownerOf(request).refuse(request, requestId, status, code, message)
+    })(dispatch(resolved))
+    return HttpServer.serve(app as HttpApp.Default<never, never>)
+  }))
