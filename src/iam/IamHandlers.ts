@@ -11,7 +11,7 @@ import {
 } from "./domain/AccountRules.js"
 import { accessStep, GUARDS, type Operation } from "./domain/Guards.js"
 import { IamError } from "./domain/IamError.js"
-import { actionEnum, actionOf, resourceEnum, resourceOf } from "./domain/ResourceAction.js"
+import { actionEnum, actionOf, resourceEnum, resourceOf } from "./ProtoEnums.js"
 import { bearerToken, type Caller, type IssuedTokens, Sessions } from "./tokens/Sessions.js"
 
 /** What a transport passes along with a request: the caller's credentials, nothing else. */
