@@ -1,8 +1,8 @@
-import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Ref, Schedule, Stream } from "effect"
+import { Context, Effect, Layer, Ref } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { CasbinPolicy, Policy, type PolicyRule, readRbacModel } from "../../platform/Policy.js"
+import { notifyOrPoll } from "../../platform/sql/NotifyOrPoll.js"
 import type { IamError } from "../domain/IamError.js"
 import type { Action, Resource } from "../domain/ResourceAction.js"
 import { catchSql, IamSql } from "../IamSql.js"
@@ -68,19 +68,14 @@ export class IamPolicy extends Context.Tag("iam/IamPolicy")<IamPolicy, {
         const [current, known] = [yield* readVersion, yield* Ref.get(seen)]
         if (current !== known) yield* engine.reload
       })
-      yield* reloadIfNewer.pipe(
-        Effect.catchAll((error) => Effect.logWarning("iam: could not check the policy version", error)),
-        Effect.repeat(Schedule.spaced(iam.cacheRefreshInterval)),
-        Effect.forkScoped
-      )
-      const pg = yield* Effect.serviceOption(PgClient.PgClient)
-      if (pg._tag === "Some" && listenSupported) {
-        yield* pg.value.listen(channel.policy).pipe(
-          Stream.runForEach(() => engine.reload),
-          Effect.catchAll((error) => Effect.logDebug("iam: LISTEN unavailable, relying on polling", error)),
-          Effect.forkScoped
-        )
-      }
+      yield* notifyOrPoll({
+        channel: channel.policy,
+        interval: iam.cacheRefreshInterval,
+        listenSupported,
+        poll: reloadIfNewer,
+        onNotify: () => engine.reload,
+        messages: { pollFailed: "iam: could not check the policy version", listenFailed: "iam: LISTEN unavailable, relying on polling" }
+      })
 
       const enforce = (userId: number, resource: Resource, action: Action) =>
         engine.enforce(userSubject(userId), resource, action)
