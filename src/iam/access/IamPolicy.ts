@@ -1,11 +1,11 @@
-import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Ref } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { CasbinPolicy, Policy, type PolicyRule, readRbacModel } from "../../platform/Policy.js"
 import { notifyOrPoll } from "../../platform/sql/NotifyOrPoll.js"
 import type { IamError } from "../domain/IamError.js"
 import type { Action, Resource } from "../domain/ResourceAction.js"
-import { catchSql, IamSql } from "../IamSql.js"
+import { IamSql } from "../IamSql.js"
+import { RolesRepo } from "./RolesRepo.js"
 
 /** The Casbin subject of a user; roles are subjects by their name (which cannot contain ':'). */
 export const userSubject = (userId: number): string => `user:${userId}`
@@ -36,36 +36,27 @@ export class IamPolicy extends Context.Tag("iam/IamPolicy")<IamPolicy, {
   /** Run after that transaction committed. */
   readonly reload: Effect.Effect<void>
 }>() {
-  static readonly layer: Layer.Layer<IamPolicy, never, SqlClient.SqlClient | IamSql | AppConfig> = Layer.scoped(
+  static readonly layer: Layer.Layer<IamPolicy, never, RolesRepo | IamSql | AppConfig> = Layer.scoped(
     IamPolicy,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const { channel, listenSupported, table } = yield* IamSql
+      const repo = yield* RolesRepo
+      const { channel, listenSupported } = yield* IamSql
       const { iam } = yield* AppConfig
       const model = yield* readRbacModel
 
-      const readVersion = Effect.map(
-        sql<{ version: string }>`SELECT version FROM ${sql(table.policy_version)}`,
-        (rows) => String(rows[0]?.version ?? "0")
-      )
       const seen = yield* Ref.make("")
       // Version first: a change committed while the rules are read is then seen as newer on the next poll.
       const rules = Effect.gen(function*() {
-        yield* Effect.flatMap(readVersion, (v) => Ref.set(seen, v))
-        const grants = yield* sql<{ role: string; resource: string; action: string }>`
-          SELECT r.name AS role, p.resource::text AS resource, p.action::text AS action
-          FROM ${sql(table.role_permissions)} rp
-          JOIN ${sql(table.roles)} r ON r.id = rp.role_id
-          JOIN ${sql(table.permissions)} p ON p.id = rp.permission_id`
-        const assignments = yield* sql<{ user_id: number; role: string }>`
-          SELECT ur.user_id, r.name AS role FROM ${sql(table.user_roles)} ur JOIN ${sql(table.roles)} r ON r.id = ur.role_id`
-        return policyRules(iam.adminRole, grants, assignments.map((a) => ({ userId: a.user_id, role: a.role })))
+        yield* Effect.flatMap(repo.policyVersion, (v) => Ref.set(seen, v))
+        const grants = yield* repo.grants
+        const assignments = yield* repo.assignments
+        return policyRules(iam.adminRole, grants, assignments)
       }).pipe(Effect.orDie)
 
       const engine = yield* Layer.build(CasbinPolicy({ model, rules })).pipe(Effect.map(Context.get(Policy)))
 
       const reloadIfNewer = Effect.gen(function*() {
-        const [current, known] = [yield* readVersion, yield* Ref.get(seen)]
+        const [current, known] = [yield* repo.policyVersion, yield* Ref.get(seen)]
         if (current !== known) yield* engine.reload
       })
       yield* notifyOrPoll({
@@ -79,12 +70,7 @@ export class IamPolicy extends Context.Tag("iam/IamPolicy")<IamPolicy, {
 
       const enforce = (userId: number, resource: Resource, action: Action) =>
         engine.enforce(userSubject(userId), resource, action)
-      const changed = Effect.gen(function*() {
-        const rows = yield* sql<{ version: string }>`
-          UPDATE ${sql(table.policy_version)} SET version = version + 1 RETURNING version`
-        yield* sql`SELECT pg_notify(${channel.policy}, ${String(rows[0]?.version ?? "")})`
-      }).pipe(catchSql)
-      return { enforce, changed, reload: engine.reload }
+      return { enforce, changed: repo.bumpPolicyVersion, reload: engine.reload }
     })
   )
 }
