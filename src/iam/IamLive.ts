@@ -4,6 +4,7 @@ import { AppConfig } from "../config/AppConfig.js"
 import type { PasswordHasher } from "../platform/PasswordHasher.js"
 import { Transactions } from "../platform/sql/Transactions.js"
 import { IamPolicy } from "./access/IamPolicy.js"
+import { IamPolicyRules } from "./access/IamPolicyRules.js"
 import { Roles } from "./access/Roles.js"
 import { RolesRepo } from "./access/RolesRepo.js"
 import { Accounts } from "./accounts/Accounts.js"
@@ -24,6 +25,8 @@ export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClien
     Layer.provideMerge(Roles.layer),
     Layer.provideMerge(Sessions.layer),
     Layer.provideMerge(Layer.mergeAll(Accounts.layer, PasetoTokens.layer, Revocations.layer, IamPolicy.layer)),
+    Layer.provideMerge(IamPolicy.engine),
+    Layer.provideMerge(IamPolicyRules.Default),
     Layer.provideMerge(Layer.mergeAll(RolesRepo.Default, AccountsRepo.Default, Transactions.Live)),
     Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer))
   )
