@@ -9,7 +9,7 @@ import { IamPolicyRules, userSubject } from "./IamPolicyRules.js"
 import { RolesRepo } from "./RolesRepo.js"
 
 /**
- * The policy engine over the roles and permissions in the database (policy/rbac_model.conf is the model).
+ * Authorization over the roles and permissions in the database, answered by the platform's Policy engine.
  * Every change bumps policy_version and notifies in the changing transaction; this instance reloads right
  * after commit, others on the notification or, failing that, on their next poll of the version.
  */
