@@ -32,7 +32,7 @@ export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClien
   )
 
 /** The configured first admin (AUTH_IAM_BOOTSTRAP_ADMIN_*), ensured at start-up when all three are set. */
-export const IamConfiguredAdminLive: Layer.Layer<never, IamStartupError, IamServices | AppConfig | SqlClient.SqlClient> =
+export const IamConfiguredAdminLive: Layer.Layer<never, IamStartupError, IamServices | AppConfig> =
   Layer.effectDiscard(Effect.gen(function*() {
     const { iam } = yield* AppConfig
     const { email, password, username } = iam.bootstrapAdmin
