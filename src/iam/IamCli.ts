@@ -3,9 +3,13 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Either, Exit, Layer, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { BcryptPasswordHasher } from "../platform/PasswordHasher.js"
+import { Transactions } from "../platform/sql/Transactions.js"
 import { IamPolicy } from "./access/IamPolicy.js"
+import { IamPolicyRules } from "./access/IamPolicyRules.js"
 import { Roles } from "./access/Roles.js"
+import { RolesRepo } from "./access/RolesRepo.js"
 import { Accounts } from "./accounts/Accounts.js"
+import { AccountsRepo } from "./accounts/AccountsRepo.js"
 import { bootstrapAdmin } from "./accounts/BootstrapAdmin.js"
 import { checkRegistration } from "./domain/AccountRules.js"
 import { IamSql } from "./IamSql.js"
@@ -20,6 +24,9 @@ export const generateKeyText = (): string => {
 // Only what bootstrapping touches: no signing keys, so it works before AUTH_IAM_PASETO_SECRET_KEY is set.
 const BootstrapServices = Layer.mergeAll(Accounts.layer, Roles.layer).pipe(
   Layer.provideMerge(IamPolicy.layer),
+  Layer.provideMerge(IamPolicy.engine),
+  Layer.provideMerge(IamPolicyRules.Default),
+  Layer.provideMerge(Layer.mergeAll(RolesRepo.Default, AccountsRepo.Default, Transactions.Live)),
   Layer.provideMerge(IamSql.layer),
   Layer.provide(BcryptPasswordHasher())
 )

@@ -9,9 +9,9 @@ import {
   checkDescription, checkId, checkLoginUsername, checkPermissionName, checkRegistration, checkRoleName, normalizeEmail,
   PASSWORD_MAX_BYTES
 } from "./domain/AccountRules.js"
-import { accessStep, GUARDS, type Operation } from "./domain/Guards.js"
+import { accessStep, type Guard, GUARDS, type Operation, OPERATIONS } from "./domain/Guards.js"
 import { IamError } from "./domain/IamError.js"
-import { actionEnum, actionOf, resourceEnum, resourceOf } from "./domain/ResourceAction.js"
+import { actionEnum, actionOf, resourceEnum, resourceOf } from "./ProtoEnums.js"
 import { bearerToken, type Caller, type IssuedTokens, Sessions } from "./tokens/Sessions.js"
 
 /** What a transport passes along with a request: the caller's credentials, nothing else. */
@@ -49,8 +49,8 @@ export type IamHandler<Op extends Operation> = (
 
 /**
  * The one set of handlers behind every transport (gRPC/Connect, REST, @effect/rpc): protobuf message in,
- * protobuf message out, IamError on failure. Each handler checks its input, applies the operation's guard
- * (domain/Guards) and calls the feature services.
+ * protobuf message out, IamError on failure. Every handler is built by one combinator that applies the
+ * operation's guard (domain/Guards); the handler itself checks its input and calls the feature services.
  */
 export class IamHandlers extends Context.Tag("iam/IamHandlers")<IamHandlers, {
   readonly [Op in Operation]: IamHandler<Op>
@@ -124,6 +124,23 @@ const loginIdentifier = (request: pb.LoginRequest): Effect.Effect<LoginIdentifie
   }
 }
 
+/** What a guarded handler gets besides its request. */
+interface GuardedContext {
+  readonly meta: CallMeta
+  /** The authenticated caller; undefined for a Public operation. */
+  readonly caller: Caller | undefined
+}
+
+/**
+ * An operation's implementation, before its guard is applied. `about` runs first, when given: request checks
+ * that answer INVALID_ARGUMENT whoever calls, and the user the call is about (0 = the caller), which a
+ * SelfOrPolicy guard compares with the caller. Without it the guard runs first.
+ */
+interface Guarded<Op extends Operation> {
+  readonly about?: (request: IamMessages[Op][0]) => Effect.Effect<number, IamError>
+  readonly handle: (request: IamMessages[Op][0], context: GuardedContext) => Effect.Effect<IamMessages[Op][1], IamError>
+}
+
 export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Sessions | Roles | IamPolicy> = Layer.effect(
   IamHandlers,
   Effect.gen(function*() {
@@ -132,10 +149,8 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
     const roles = yield* Roles
     const policy = yield* IamPolicy
 
-    /** The operation's guard: who the caller is, if the operation needs one, after the policy said yes. */
-    const authorize = Effect.fn("IamHandlers.authorize")(function*(op: Operation, meta: CallMeta, targetUserId = 0) {
-      const guard = GUARDS[op]
-      if (guard._tag === "Public") return undefined
+    /** A guard that needs credentials: who the caller is, after the policy said yes. */
+    const authorize = Effect.fn("IamHandlers.authorize")(function*(guard: Guard, meta: CallMeta, targetUserId: number) {
       const caller: Caller = yield* sessions.authenticate(meta.authorization)
       const step = accessStep(guard, caller.userId, targetUserId)
       if (step._tag === "Unauthenticated") return yield* IamError.unauthenticated()
@@ -145,14 +160,25 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
       return caller
     })
 
-    const handlers: { readonly [Op in Operation]: IamHandler<Op> } = {
-      Register: Effect.fn("IamHandlers.Register")(function*(request) {
+    /** An operation's handler: its guard, GUARDS[op], applied before its implementation, whatever that does. */
+    const guarded = <Op extends Operation>(op: Op, operation: Guarded<Op>): IamHandler<Op> => {
+      const guard = GUARDS[op]
+      return (request, meta) =>
+        Effect.gen(function*() {
+          const targetUserId = operation.about === undefined ? 0 : yield* operation.about(request)
+          const caller = guard._tag === "Public" ? undefined : yield* authorize(guard, meta, targetUserId)
+          return yield* operation.handle(request, { meta, caller })
+        }).pipe(Effect.withSpan(`IamHandlers.${op}`))
+    }
+
+    const operations: { readonly [Op in Operation]: Guarded<Op> } = {
+      Register: { handle: (request) => Effect.gen(function*() {
         const input = yield* check(checkRegistration(request))
         const account = yield* accounts.register({ ...input, password: Redacted.make(input.password) })
         const tokens = yield* sessions.issue(account)
         return create(pb.RegisterResponseSchema, { user: userMessage(account), token: tokenMessage(tokens) })
-      }),
-      Login: Effect.fn("IamHandlers.Login")(function*(request) {
+      }) },
+      Login: { handle: (request) => Effect.gen(function*() {
         const identifier = yield* loginIdentifier(request)
         if (request.password === "") return yield* IamError.invalid("password is required")
         if (Buffer.byteLength(request.password, "utf8") > PASSWORD_MAX_BYTES) {
@@ -161,26 +187,25 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
         const account = yield* accounts.login(identifier, Redacted.make(request.password))
         const tokens = yield* sessions.issue(account)
         return create(pb.LoginResponseSchema, { user: userMessage(account), token: tokenMessage(tokens) })
-      }),
-      Logout: Effect.fn("IamHandlers.Logout")(function*(request, meta) {
+      }) },
+      Logout: { handle: (request, { meta }) => Effect.gen(function*() {
         const accessToken = request.accessToken !== "" ? request.accessToken : bearerToken(meta.authorization)
         yield* sessions.logout({ accessToken, refreshToken: request.refreshToken, allSessions: request.allSessions })
         return create(pb.LogoutResponseSchema, { success: true })
-      }),
-      GenerateToken: Effect.fn("IamHandlers.GenerateToken")(function*(request, meta) {
-        yield* authorize("GenerateToken", meta)
+      }) },
+      GenerateToken: { handle: (request) => Effect.gen(function*() {
         const userId = yield* check(checkId("user_id", request.userId))
         if (request.ttlSeconds < 0) return yield* IamError.invalid("ttl_seconds must not be negative")
         const account = yield* accounts.find(userId)
         if (account === undefined) return yield* IamError.notFound("user not found")
         const ttl = request.ttlSeconds > 0 ? Duration.seconds(request.ttlSeconds) : undefined
         return create(pb.GenerateTokenResponseSchema, { token: tokenMessage(yield* sessions.issue(account, ttl)) })
-      }),
-      RefreshToken: Effect.fn("IamHandlers.RefreshToken")(function*(request) {
+      }) },
+      RefreshToken: { handle: (request) => Effect.gen(function*() {
         if (request.refreshToken === "") return yield* IamError.invalid("refresh_token is required")
         return create(pb.RefreshTokenResponseSchema, { token: tokenMessage(yield* sessions.refresh(request.refreshToken)) })
-      }),
-      ValidateToken: Effect.fn("IamHandlers.ValidateToken")(function*(request, meta) {
+      }) },
+      ValidateToken: { handle: (request, { meta }) => Effect.gen(function*() {
         const token = request.token !== "" ? request.token : bearerToken(meta.authorization)
         if (token === undefined) return yield* IamError.invalid("token is required")
         const result = yield* sessions.validate(token)
@@ -194,83 +219,81 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
           expiresAt: timestampFromDate(claims.exp),
           tokenId: claims.jti
         })
-      }),
-      CreateRole: Effect.fn("IamHandlers.CreateRole")(function*(request, meta) {
-        yield* authorize("CreateRole", meta)
+      }) },
+      CreateRole: { handle: (request) => Effect.gen(function*() {
         const name = yield* check(checkRoleName(request.name))
         const description = yield* check(checkDescription(request.description))
         return create(pb.CreateRoleResponseSchema, { role: roleMessage(yield* roles.createRole(name, description)) })
-      }),
-      ListRoles: Effect.fn("IamHandlers.ListRoles")(function*(_request, meta) {
-        yield* authorize("ListRoles", meta)
+      }) },
+      ListRoles: { handle: () => Effect.gen(function*() {
         return create(pb.ListRolesResponseSchema, { roles: (yield* roles.listRoles).map(roleMessage) })
-      }),
-      DeleteRole: Effect.fn("IamHandlers.DeleteRole")(function*(request, meta) {
-        yield* authorize("DeleteRole", meta)
+      }) },
+      DeleteRole: { handle: (request) => Effect.gen(function*() {
         yield* roles.deleteRole(yield* check(checkId("role_id", request.roleId)))
         return create(pb.DeleteRoleResponseSchema)
-      }),
-      AssignRole: Effect.fn("IamHandlers.AssignRole")(function*(request, meta) {
-        yield* authorize("AssignRole", meta)
+      }) },
+      AssignRole: { handle: (request) => Effect.gen(function*() {
         const userId = yield* check(checkId("user_id", request.userId))
         yield* roles.assign(userId, yield* check(checkId("role_id", request.roleId)))
         return create(pb.AssignRoleResponseSchema)
-      }),
-      UnassignRole: Effect.fn("IamHandlers.UnassignRole")(function*(request, meta) {
-        yield* authorize("UnassignRole", meta)
+      }) },
+      UnassignRole: { handle: (request) => Effect.gen(function*() {
         const userId = yield* check(checkId("user_id", request.userId))
         yield* roles.unassign(userId, yield* check(checkId("role_id", request.roleId)))
         return create(pb.UnassignRoleResponseSchema)
-      }),
-      ListUserRoles: Effect.fn("IamHandlers.ListUserRoles")(function*(request, meta) {
-        if (request.userId < 0) return yield* IamError.invalid("user_id must not be negative")
-        const caller = yield* authorize("ListUserRoles", meta, request.userId)
-        const userId = request.userId === 0 ? caller!.userId : request.userId
-        return create(pb.ListUserRolesResponseSchema, { roles: (yield* roles.rolesOf(userId)).map(roleMessage) })
-      }),
-      CreatePermission: Effect.fn("IamHandlers.CreatePermission")(function*(request, meta) {
-        yield* authorize("CreatePermission", meta)
+      }) },
+      ListUserRoles: {
+        about: (request) => request.userId < 0 ? IamError.invalid("user_id must not be negative") : Effect.succeed(request.userId),
+        handle: (request, { caller }) => Effect.gen(function*() {
+          const userId = request.userId === 0 ? caller!.userId : request.userId
+          return create(pb.ListUserRolesResponseSchema, { roles: (yield* roles.rolesOf(userId)).map(roleMessage) })
+        })
+      },
+      CreatePermission: { handle: (request) => Effect.gen(function*() {
         const name = yield* check(checkPermissionName(request.name))
         const description = yield* check(checkDescription(request.description))
         const { action, resource } = yield* resourceAndAction(request)
         const permission = yield* roles.createPermission({ name, description, resource, action })
         return create(pb.CreatePermissionResponseSchema, { permission: permissionMessage(permission) })
-      }),
-      ListPermissions: Effect.fn("IamHandlers.ListPermissions")(function*(_request, meta) {
-        yield* authorize("ListPermissions", meta)
+      }) },
+      ListPermissions: { handle: () => Effect.gen(function*() {
         return create(pb.ListPermissionsResponseSchema, { permissions: (yield* roles.listPermissions).map(permissionMessage) })
-      }),
-      DeletePermission: Effect.fn("IamHandlers.DeletePermission")(function*(request, meta) {
-        yield* authorize("DeletePermission", meta)
+      }) },
+      DeletePermission: { handle: (request) => Effect.gen(function*() {
         yield* roles.deletePermission(yield* check(checkId("permission_id", request.permissionId)))
         return create(pb.DeletePermissionResponseSchema)
-      }),
-      GrantPermission: Effect.fn("IamHandlers.GrantPermission")(function*(request, meta) {
-        yield* authorize("GrantPermission", meta)
+      }) },
+      GrantPermission: { handle: (request) => Effect.gen(function*() {
         const roleId = yield* check(checkId("role_id", request.roleId))
         yield* roles.grant(roleId, yield* check(checkId("permission_id", request.permissionId)))
         return create(pb.GrantPermissionResponseSchema)
-      }),
-      RevokePermission: Effect.fn("IamHandlers.RevokePermission")(function*(request, meta) {
-        yield* authorize("RevokePermission", meta)
+      }) },
+      RevokePermission: { handle: (request) => Effect.gen(function*() {
         const roleId = yield* check(checkId("role_id", request.roleId))
         yield* roles.revoke(roleId, yield* check(checkId("permission_id", request.permissionId)))
         return create(pb.RevokePermissionResponseSchema)
-      }),
-      ListRolePermissions: Effect.fn("IamHandlers.ListRolePermissions")(function*(request, meta) {
-        yield* authorize("ListRolePermissions", meta)
+      }) },
+      ListRolePermissions: { handle: (request) => Effect.gen(function*() {
         const roleId = yield* check(checkId("role_id", request.roleId))
         return create(pb.ListRolePermissionsResponseSchema, { permissions: (yield* roles.permissionsOf(roleId)).map(permissionMessage) })
-      }),
-      CheckPermission: Effect.fn("IamHandlers.CheckPermission")(function*(request, meta) {
-        if (request.userId < 0) return yield* IamError.invalid("user_id must not be negative")
-        const { action, resource } = yield* resourceAndAction(request)
-        const caller = yield* authorize("CheckPermission", meta, request.userId)
-        const userId = request.userId === 0 ? caller!.userId : request.userId
-        // An unknown user has no roles, so the policy denies: existence is not revealed.
-        return create(pb.CheckPermissionResponseSchema, { allowed: yield* policy.enforce(userId, resource, action) })
-      })
+      }) },
+      CheckPermission: {
+        // A malformed question is INVALID_ARGUMENT whoever asks it, so these checks come before the guard.
+        about: (request) =>
+          request.userId < 0
+            ? IamError.invalid("user_id must not be negative")
+            : Effect.as(resourceAndAction(request), request.userId),
+        handle: (request, { caller }) => Effect.gen(function*() {
+          const { action, resource } = yield* resourceAndAction(request)
+          const userId = request.userId === 0 ? caller!.userId : request.userId
+          // An unknown user has no roles, so the policy denies: existence is not revealed.
+          return create(pb.CheckPermissionResponseSchema, { allowed: yield* policy.enforce(userId, resource, action) })
+        })
+      }
     }
-    return handlers
+    // Every handler goes through guarded: none can skip its guard.
+    return Object.fromEntries(OPERATIONS.map((op) => [op, guarded(op, operations[op] as Guarded<typeof op>)])) as {
+      readonly [Op in Operation]: IamHandler<Op>
+    }
   })
 )

@@ -2,9 +2,13 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import type { PasswordHasher } from "../platform/PasswordHasher.js"
+import { Transactions } from "../platform/sql/Transactions.js"
 import { IamPolicy } from "./access/IamPolicy.js"
+import { IamPolicyRules } from "./access/IamPolicyRules.js"
 import { Roles } from "./access/Roles.js"
+import { RolesRepo } from "./access/RolesRepo.js"
 import { Accounts } from "./accounts/Accounts.js"
+import { AccountsRepo } from "./accounts/AccountsRepo.js"
 import { bootstrapAdmin } from "./accounts/BootstrapAdmin.js"
 import { IamHandlers, IamHandlersLive } from "./IamHandlers.js"
 import { IamSql } from "./IamSql.js"
@@ -13,7 +17,7 @@ import { PasetoTokens } from "./tokens/PasetoTokens.js"
 import { Revocations } from "./tokens/Revocations.js"
 import { Sessions } from "./tokens/Sessions.js"
 
-export type IamServices = IamHandlers | IamKeys | Accounts | Roles | Sessions | IamPolicy | IamSql
+export type IamServices = IamHandlers | IamKeys | Accounts | Roles | Sessions | IamPolicy | IamSql | AccountsRepo | RolesRepo
 
 /** Every IAM service over a migrated database; transports (gRPC, REST, RPC) sit on top of IamHandlers. */
 export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClient.SqlClient | AppConfig | PasswordHasher> =
@@ -21,11 +25,14 @@ export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClien
     Layer.provideMerge(Roles.layer),
     Layer.provideMerge(Sessions.layer),
     Layer.provideMerge(Layer.mergeAll(Accounts.layer, PasetoTokens.layer, Revocations.layer, IamPolicy.layer)),
+    Layer.provideMerge(IamPolicy.engine),
+    Layer.provideMerge(IamPolicyRules.Default),
+    Layer.provideMerge(Layer.mergeAll(RolesRepo.Default, AccountsRepo.Default, Transactions.Live)),
     Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer))
   )
 
 /** The configured first admin (AUTH_IAM_BOOTSTRAP_ADMIN_*), ensured at start-up when all three are set. */
-export const IamConfiguredAdminLive: Layer.Layer<never, IamStartupError, IamServices | AppConfig | SqlClient.SqlClient> =
+export const IamConfiguredAdminLive: Layer.Layer<never, IamStartupError, IamServices | AppConfig> =
   Layer.effectDiscard(Effect.gen(function*() {
     const { iam } = yield* AppConfig
     const { email, password, username } = iam.bootstrapAdmin

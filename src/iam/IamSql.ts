@@ -37,6 +37,13 @@ export class IamSql extends Context.Tag("iam/IamSql")<IamSql, {
       }
     })
   )
+
+  /** Names without a database, for services over in-memory repos: nothing to LISTEN to. */
+  static readonly Test: Layer.Layer<IamSql> = Layer.succeed(IamSql, {
+    table: qualifiedTables("iam", "", TABLES),
+    channel: { policy: "iam_policy", revocations: "iam_revocations" },
+    listenSupported: false
+  })
 }
 
 /**

@@ -11,9 +11,10 @@ import {
 import { accessStep, GUARDS, OPERATIONS } from "../../src/iam/domain/Guards.js"
 import { IAM_CODES, grpcCodeOf, httpStatusOf, iamCodeOfGrpc } from "../../src/iam/domain/IamStatus.js"
 import { decideRefresh } from "../../src/iam/domain/RefreshRotation.js"
-import { ACTIONS, RESOURCES, actionEnum, actionOf, resourceEnum, resourceOf } from "../../src/iam/domain/ResourceAction.js"
+import { ACTIONS, RESOURCES } from "../../src/iam/domain/ResourceAction.js"
+import { actionEnum, actionOf, resourceEnum, resourceOf } from "../../src/iam/ProtoEnums.js"
 import { contractMismatch } from "../../src/iam/IamContract.js"
-import { policyRules } from "../../src/iam/access/IamPolicy.js"
+import { policyRules } from "../../src/iam/access/IamPolicyRules.js"
 import { embeddedSigningKey, generatePaserk, parseSigningKey } from "../../src/iam/tokens/IamKeys.js"
 import { bearerToken } from "../../src/iam/tokens/Sessions.js"
 

@@ -1,31 +1,15 @@
-import { PgClient } from "@effect/sql-pg"
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Ref, Schedule, Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { CasbinPolicy, Policy, type PolicyRule, readRbacModel } from "../../platform/Policy.js"
+import { CasbinPolicy, Policy, readRbacModel } from "../../platform/Policy.js"
+import { notifyOrPoll } from "../../platform/sql/NotifyOrPoll.js"
 import type { IamError } from "../domain/IamError.js"
 import type { Action, Resource } from "../domain/ResourceAction.js"
-import { catchSql, IamSql } from "../IamSql.js"
-
-/** The Casbin subject of a user; roles are subjects by their name (which cannot contain ':'). */
-export const userSubject = (userId: number): string => `user:${userId}`
-
-/**
- * The policy lines the database implies: one `p, <role>, <RESOURCE>, <ACTION>` per granted permission, one
- * `g, user:<id>, <role>` per assignment, and the admin role allowed everything.
- */
-export const policyRules = (
-  adminRole: string,
-  grants: ReadonlyArray<{ readonly role: string; readonly resource: string; readonly action: string }>,
-  assignments: ReadonlyArray<{ readonly userId: number; readonly role: string }>
-): ReadonlyArray<PolicyRule> => [
-  ["p", adminRole, "*", "*"],
-  ...grants.map((g) => ["p", g.role, g.resource, g.action]),
-  ...assignments.map((a) => ["g", userSubject(a.userId), a.role])
-]
+import { IamSql } from "../IamSql.js"
+import { IamPolicyRules, userSubject } from "./IamPolicyRules.js"
+import { RolesRepo } from "./RolesRepo.js"
 
 /**
- * The policy engine over the roles and permissions in the database (policy/rbac_model.conf is the model).
+ * Authorization over the roles and permissions in the database, answered by the platform's Policy engine.
  * Every change bumps policy_version and notifies in the changing transaction; this instance reloads right
  * after commit, others on the notification or, failing that, on their next poll of the version.
  */
@@ -36,60 +20,41 @@ export class IamPolicy extends Context.Tag("iam/IamPolicy")<IamPolicy, {
   /** Run after that transaction committed. */
   readonly reload: Effect.Effect<void>
 }>() {
-  static readonly layer: Layer.Layer<IamPolicy, never, SqlClient.SqlClient | IamSql | AppConfig> = Layer.scoped(
-    IamPolicy,
+  /**
+   * The engine this IAM policy runs on: the platform's Casbin over policy/rbac_model.conf and the rules the
+   * database implies. Provided from outside so a test can swap it for another Policy.
+   */
+  static readonly engine: Layer.Layer<Policy, never, IamPolicyRules> = Layer.unwrapEffect(
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const { channel, listenSupported, table } = yield* IamSql
-      const { iam } = yield* AppConfig
+      const rules = yield* IamPolicyRules
       const model = yield* readRbacModel
-
-      const readVersion = Effect.map(
-        sql<{ version: string }>`SELECT version FROM ${sql(table.policy_version)}`,
-        (rows) => String(rows[0]?.version ?? "0")
-      )
-      const seen = yield* Ref.make("")
-      // Version first: a change committed while the rules are read is then seen as newer on the next poll.
-      const rules = Effect.gen(function*() {
-        yield* Effect.flatMap(readVersion, (v) => Ref.set(seen, v))
-        const grants = yield* sql<{ role: string; resource: string; action: string }>`
-          SELECT r.name AS role, p.resource::text AS resource, p.action::text AS action
-          FROM ${sql(table.role_permissions)} rp
-          JOIN ${sql(table.roles)} r ON r.id = rp.role_id
-          JOIN ${sql(table.permissions)} p ON p.id = rp.permission_id`
-        const assignments = yield* sql<{ user_id: number; role: string }>`
-          SELECT ur.user_id, r.name AS role FROM ${sql(table.user_roles)} ur JOIN ${sql(table.roles)} r ON r.id = ur.role_id`
-        return policyRules(iam.adminRole, grants, assignments.map((a) => ({ userId: a.user_id, role: a.role })))
-      }).pipe(Effect.orDie)
-
-      const engine = yield* Layer.build(CasbinPolicy({ model, rules })).pipe(Effect.map(Context.get(Policy)))
-
-      const reloadIfNewer = Effect.gen(function*() {
-        const [current, known] = [yield* readVersion, yield* Ref.get(seen)]
-        if (current !== known) yield* engine.reload
-      })
-      yield* reloadIfNewer.pipe(
-        Effect.catchAll((error) => Effect.logWarning("iam: could not check the policy version", error)),
-        Effect.repeat(Schedule.spaced(iam.cacheRefreshInterval)),
-        Effect.forkScoped
-      )
-      const pg = yield* Effect.serviceOption(PgClient.PgClient)
-      if (pg._tag === "Some" && listenSupported) {
-        yield* pg.value.listen(channel.policy).pipe(
-          Stream.runForEach(() => engine.reload),
-          Effect.catchAll((error) => Effect.logDebug("iam: LISTEN unavailable, relying on polling", error)),
-          Effect.forkScoped
-        )
-      }
-
-      const enforce = (userId: number, resource: Resource, action: Action) =>
-        engine.enforce(userSubject(userId), resource, action)
-      const changed = Effect.gen(function*() {
-        const rows = yield* sql<{ version: string }>`
-          UPDATE ${sql(table.policy_version)} SET version = version + 1 RETURNING version`
-        yield* sql`SELECT pg_notify(${channel.policy}, ${String(rows[0]?.version ?? "")})`
-      }).pipe(catchSql)
-      return { enforce, changed, reload: engine.reload }
+      return CasbinPolicy({ model, rules: rules.load })
     })
   )
+
+  static readonly layer: Layer.Layer<IamPolicy, never, Policy | IamPolicyRules | RolesRepo | IamSql | AppConfig> =
+    Layer.scoped(
+      IamPolicy,
+      Effect.gen(function*() {
+        const engine = yield* Policy
+        const rules = yield* IamPolicyRules
+        const repo = yield* RolesRepo
+        const { channel, listenSupported } = yield* IamSql
+        const { iam } = yield* AppConfig
+
+        const reloadIfNewer = Effect.flatMap(rules.isStale, (stale) => stale ? engine.reload : Effect.void)
+        yield* notifyOrPoll({
+          channel: channel.policy,
+          interval: iam.cacheRefreshInterval,
+          listenSupported,
+          poll: reloadIfNewer,
+          onNotify: () => engine.reload,
+          messages: { pollFailed: "iam: could not check the policy version", listenFailed: "iam: LISTEN unavailable, relying on polling" }
+        })
+
+        const enforce = (userId: number, resource: Resource, action: Action) =>
+          engine.enforce(userSubject(userId), resource, action)
+        return { enforce, changed: repo.bumpPolicyVersion, reload: engine.reload }
+      })
+    )
 }

@@ -1,8 +1,8 @@
-import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
+import { RolesRepo } from "../access/RolesRepo.js"
 import { IamError } from "../domain/IamError.js"
-import { catchSql, constraintOf, IamSql, sqlState } from "../IamSql.js"
+import { AccountsRepo, type UserRow } from "./AccountsRepo.js"
 
 /** A user as the service hands it out: never with its password hash. */
 export interface Account {
@@ -13,30 +13,13 @@ export interface Account {
   readonly updatedAt: Date
 }
 
-interface Row {
-  readonly id: number
-  readonly username: string
-  readonly email: string
-  readonly password_hash: string
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toAccount = (row: Row): Account => ({
+const toAccount = (row: UserRow): Account => ({
   id: row.id,
   username: row.username,
   email: row.email,
-  createdAt: new Date(row.created_at),
-  updatedAt: new Date(row.updated_at)
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt
 })
-
-// The database's own checks back up domain/AccountRules; a race on a unique name lands here.
-const registerFailure = (error: SqlError.SqlError): SqlError.SqlError | IamError =>
-  sqlState(error) === "23505"
-    ? IamError.exists("username or email is already registered")
-    : sqlState(error) === "23514" && constraintOf(error).includes("email")
-    ? IamError.invalid("email must be an address containing @")
-    : error
 
 export type LoginIdentifier = { readonly username: string } | { readonly email: string }
 
@@ -53,11 +36,11 @@ export class Accounts extends Context.Tag("iam/Accounts")<Accounts, {
   readonly find: (id: number) => Effect.Effect<Account | undefined, IamError>
   readonly roleNames: (id: number) => Effect.Effect<ReadonlyArray<string>, IamError>
 }>() {
-  static readonly layer: Layer.Layer<Accounts, never, SqlClient.SqlClient | IamSql | PasswordHasher> = Layer.effect(
+  static readonly layer: Layer.Layer<Accounts, never, AccountsRepo | RolesRepo | PasswordHasher> = Layer.effect(
     Accounts,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const { table } = yield* IamSql
+      const repo = yield* AccountsRepo
+      const roles = yield* RolesRepo
       const hasher = yield* PasswordHasher
 
       const register = Effect.fn("Accounts.register")(function*(input: {
@@ -67,35 +50,26 @@ export class Accounts extends Context.Tag("iam/Accounts")<Accounts, {
       }) {
         // Hashing happens before any query: bcrypt must never run inside a transaction (PGlite serialises them).
         const passwordHash = yield* hasher.hash(input.password)
-        const rows = yield* sql<Row>`
-          INSERT INTO ${sql(table.users)} ${sql.insert({ username: input.username, email: input.email, password_hash: passwordHash })}
-          RETURNING *`.pipe(
-          Effect.mapError(registerFailure)
-        )
-        return toAccount(rows[0]!)
-      }, (effect) => catchSql(effect))
+        return toAccount(yield* repo.insert({ username: input.username, email: input.email, passwordHash }))
+      })
 
       const login = Effect.fn("Accounts.login")(function*(identifier: LoginIdentifier, password: Redacted.Redacted<string>) {
-        const rows = "username" in identifier
-          ? yield* sql<Row>`SELECT * FROM ${sql(table.users)} WHERE username = ${identifier.username}`
-          : yield* sql<Row>`SELECT * FROM ${sql(table.users)} WHERE email = ${identifier.email}`
-        const row = rows[0]
-        const ok = yield* hasher.verifyOrBurn(password, row?.password_hash)
+        const row = "username" in identifier
+          ? yield* repo.findByUsername(identifier.username)
+          : yield* repo.findByEmail(identifier.email)
+        const ok = yield* hasher.verifyOrBurn(password, row?.passwordHash)
         if (row === undefined || !ok) return yield* IamError.unauthenticated("invalid credentials")
         return toAccount(row)
-      }, (effect) => catchSql(effect))
+      })
 
       const find = Effect.fn("Accounts.find")(function*(id: number) {
-        const rows = yield* sql<Row>`SELECT * FROM ${sql(table.users)} WHERE id = ${id}`
-        return rows[0] === undefined ? undefined : toAccount(rows[0])
-      }, (effect) => catchSql(effect))
+        const row = yield* repo.findById(id)
+        return row === undefined ? undefined : toAccount(row)
+      })
 
       const roleNames = Effect.fn("Accounts.roleNames")(function*(id: number) {
-        const rows = yield* sql<{ name: string }>`
-          SELECT r.name FROM ${sql(table.user_roles)} ur JOIN ${sql(table.roles)} r ON r.id = ur.role_id
-          WHERE ur.user_id = ${id} ORDER BY r.name`
-        return rows.map((r) => r.name)
-      }, (effect) => catchSql(effect))
+        return yield* roles.roleNamesOf(id)
+      })
 
       return { register, login, find, roleNames }
     })

@@ -1,11 +1,10 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Either, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { Roles } from "../access/Roles.js"
+import { RolesRepo } from "../access/RolesRepo.js"
 import { checkRegistration } from "../domain/AccountRules.js"
-import { IamError } from "../domain/IamError.js"
-import { catchSql, IamSql } from "../IamSql.js"
 import { Accounts } from "./Accounts.js"
+import { AccountsRepo } from "./AccountsRepo.js"
 
 export interface BootstrapResult {
   readonly userId: number
@@ -25,19 +24,14 @@ export const bootstrapAdmin = Effect.fn("IamBootstrap.bootstrapAdmin")(function*
   const registration = checkRegistration({ ...input, password: Redacted.value(input.password) })
   if (Either.isLeft(registration)) return yield* registration.left
   const { iam } = yield* AppConfig
-  const sql = yield* SqlClient.SqlClient
-  const { table } = yield* IamSql
+  const accountsRepo = yield* AccountsRepo
+  const rolesRepo = yield* RolesRepo
   const accounts = yield* Accounts
   const roles = yield* Roles
 
-  const existing = yield* catchSql(sql<{ id: number }>`SELECT id FROM ${sql(table.users)} WHERE username = ${registration.right.username}`)
-  const userId = existing[0]?.id ?? (yield* accounts.register({ ...registration.right, password: input.password })).id
-  const role = yield* catchSql(Effect.zipRight(
-    sql`INSERT INTO ${sql(table.roles)} ${sql.insert({ name: iam.adminRole, description: "Administrators: every action on every resource" })}
-      ON CONFLICT (name) DO NOTHING`,
-    sql<{ id: number }>`SELECT id FROM ${sql(table.roles)} WHERE name = ${iam.adminRole}`
-  ))
-  if (role[0] === undefined) return yield* IamError.internal()
-  yield* roles.assign(userId, role[0].id)
-  return { userId, created: existing.length === 0 } satisfies BootstrapResult
+  const existing = yield* accountsRepo.findByUsername(registration.right.username)
+  const userId = existing?.id ?? (yield* accounts.register({ ...registration.right, password: input.password })).id
+  const roleId = yield* rolesRepo.ensureRole(iam.adminRole, "Administrators: every action on every resource")
+  yield* roles.assign(userId, roleId)
+  return { userId, created: existing === undefined } satisfies BootstrapResult
 })

@@ -1,34 +1,9 @@
-import { ActionType, ResourceType } from "../../gen/gatehouse/iam/v1/iam_pb.js"
-
 /**
- * The database enumerations resource_type and action_type, and their proto twins. The stored value is the
- * proto name without its prefix (RESOURCE_TYPE_USER is 'USER'), and it is also what the Casbin policy
- * compares, so a policy line reads `p, editor, USER, UPDATE`.
+ * The database enumerations resource_type and action_type. The stored value is also what the Casbin policy
+ * compares, so a policy line reads `p, editor, USER, UPDATE`; the proto enums map onto these names at the
+ * edge (ProtoEnums).
  */
 export const RESOURCES = ["USER", "ROLE", "PERMISSION", "TOKEN", "PRODUCT", "ORDER"] as const
 export type Resource = (typeof RESOURCES)[number]
 export const ACTIONS = ["CREATE", "READ", "UPDATE", "DELETE", "LIST"] as const
 export type Action = (typeof ACTIONS)[number]
-
-const RESOURCE_BY_ENUM: ReadonlyMap<ResourceType, Resource> = new Map([
-  [ResourceType.USER, "USER"],
-  [ResourceType.ROLE, "ROLE"],
-  [ResourceType.PERMISSION, "PERMISSION"],
-  [ResourceType.TOKEN, "TOKEN"],
-  [ResourceType.PRODUCT, "PRODUCT"],
-  [ResourceType.ORDER, "ORDER"]
-])
-const ACTION_BY_ENUM: ReadonlyMap<ActionType, Action> = new Map([
-  [ActionType.CREATE, "CREATE"],
-  [ActionType.READ, "READ"],
-  [ActionType.UPDATE, "UPDATE"],
-  [ActionType.DELETE, "DELETE"],
-  [ActionType.LIST, "LIST"]
-])
-
-/** undefined for UNSPECIFIED and for numbers no enum value has (proto3 enums are open). */
-export const resourceOf = (value: ResourceType): Resource | undefined => RESOURCE_BY_ENUM.get(value)
-export const actionOf = (value: ActionType): Action | undefined => ACTION_BY_ENUM.get(value)
-
-export const resourceEnum = (resource: Resource): ResourceType => ResourceType[resource]
-export const actionEnum = (action: Action): ActionType => ActionType[action]

@@ -1,7 +1,7 @@
-import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Schedule, Stream } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { notifyOrPoll } from "../../platform/sql/NotifyOrPoll.js"
 import type { IamError } from "../domain/IamError.js"
 import { catchSql, IamSql } from "../IamSql.js"
 
@@ -48,22 +48,17 @@ export class Revocations extends Context.Tag("iam/Revocations")<Revocations, {
       })
 
       yield* reload.pipe(Effect.orDie)
-      yield* reload.pipe(
-        Effect.catchAll((error) => Effect.logWarning("iam: could not refresh the revocation list", error)),
-        Effect.repeat(Schedule.spaced(iam.cacheRefreshInterval)),
-        Effect.forkScoped
-      )
-      const pg = yield* Effect.serviceOption(PgClient.PgClient)
-      if (pg._tag === "Some" && listenSupported) {
-        yield* pg.value.listen(channel.revocations).pipe(
-          Stream.runForEach((payload) => {
-            const [id = "", expiresAt = "0"] = payload.split(" ")
-            return merge([{ id, expiresAt: Number(expiresAt) }])
-          }),
-          Effect.catchAll((error) => Effect.logDebug("iam: LISTEN unavailable, relying on polling", error)),
-          Effect.forkScoped
-        )
-      }
+      yield* notifyOrPoll({
+        channel: channel.revocations,
+        interval: iam.cacheRefreshInterval,
+        listenSupported,
+        poll: reload,
+        onNotify: (payload) => {
+          const [id = "", expiresAt = "0"] = payload.split(" ")
+          return merge([{ id, expiresAt: Number(expiresAt) }])
+        },
+        messages: { pollFailed: "iam: could not refresh the revocation list", listenFailed: "iam: LISTEN unavailable, relying on polling" }
+      })
 
       const isRevoked = (ids: ReadonlyArray<string>) =>
         Effect.map(Clock.currentTimeMillis, (now) => ids.some((id) => (cache.get(id) ?? 0) > now))

@@ -1,0 +1,163 @@
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { AppConfig } from "../../src/config/AppConfig.js"
+import {
+  ASSIGNMENT_DANGLES, GRANT_DANGLES, PERMISSION_NAME_TAKEN, ROLE_NAME_TAKEN, RolesRepo
+} from "../../src/iam/access/RolesRepo.js"
+import { AccountsRepo, EMAIL_WITHOUT_AT, TAKEN } from "../../src/iam/accounts/AccountsRepo.js"
+import { IamError } from "../../src/iam/domain/IamError.js"
+import { IamSql } from "../../src/iam/IamSql.js"
+import { migrate } from "../../src/platform/Migrator.js"
+import { TestDatabase } from "../support/TestDatabase.js"
+import { testConfig } from "../support/TestServer.js"
+import { iamTestEnv } from "./support/IamTestServer.js"
+
+/**
+ * One contract, run against the SQL repos on a migrated database and against the in-memory Test repos, so
+ * the services' tests over the Test repos stand for what production does. The layer (and its rows) is shared
+ * by the tests of one run: each test uses names of its own and compares ids relative to each other.
+ */
+const config = testConfig(iamTestEnv())
+
+const Live: Layer.Layer<AccountsRepo | RolesRepo> = Layer.mergeAll(AccountsRepo.Default, RolesRepo.Default).pipe(
+  Layer.provide(IamSql.layer),
+  Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
+  Layer.provide(Layer.succeed(AppConfig, config)),
+  Layer.provide(TestDatabase),
+  Layer.orDie
+)
+
+const InMemory: Layer.Layer<AccountsRepo | RolesRepo> = RolesRepo.Test.pipe(Layer.provideMerge(AccountsRepo.Test))
+
+const failure = <A>(effect: Effect.Effect<A, IamError>) => Effect.map(Effect.flip(effect), ({ code, message }) => ({ code, message }))
+
+const user = (name: string) => ({ username: name, email: `${name}@example.com`, passwordHash: "$2a$04$not-a-real-hash" })
+
+const contract = (name: string, repos: Layer.Layer<AccountsRepo | RolesRepo>) =>
+  layer(repos, { timeout: 60_000 })(`${name}: repo contract`, (it) => {
+    it.effect("users: found by username, email and id; username and email unique, compared exactly", () =>
+      Effect.gen(function*() {
+        const accounts = yield* AccountsRepo
+        const ann = yield* accounts.insert(user("ann"))
+        expect(ann).toMatchObject({ username: "ann", email: "ann@example.com", passwordHash: user("ann").passwordHash })
+        expect(ann.createdAt).toBeInstanceOf(Date)
+        expect((yield* accounts.findByUsername("ann"))?.id).toBe(ann.id)
+        expect((yield* accounts.findByEmail("ann@example.com"))?.id).toBe(ann.id)
+        expect((yield* accounts.findById(ann.id))?.username).toBe("ann")
+        expect(yield* accounts.findByUsername("nobody")).toBeUndefined()
+        expect(yield* accounts.findById(ann.id + 1000)).toBeUndefined()
+
+        const taken = { code: "already_exists", message: TAKEN }
+        expect(yield* failure(accounts.insert({ ...user("ann"), email: "other@example.com" }))).toEqual(taken)
+        expect(yield* failure(accounts.insert({ ...user("ann2"), email: "ann@example.com" }))).toEqual(taken)
+        expect(yield* failure(accounts.insert({ ...user("ann3"), email: "no-at-sign" })))
+          .toEqual({ code: "invalid_argument", message: EMAIL_WITHOUT_AT })
+        // Case matters to the UNIQUE constraint (AccountRules normalises before the repo sees a name).
+        expect((yield* accounts.insert(user("Ann"))).username).toBe("Ann")
+      }))
+
+    it.effect("ids are allocated like serials: a failed insert spends one", () =>
+      Effect.gen(function*() {
+        const accounts = yield* AccountsRepo
+        const roles = yield* RolesRepo
+        const first = yield* accounts.insert(user("serial1"))
+        yield* Effect.flip(accounts.insert(user("serial1")))
+        expect((yield* accounts.insert(user("serial2"))).id).toBe(first.id + 2)
+
+        const role = yield* roles.createRole("serial-role", null)
+        yield* Effect.flip(roles.createRole("serial-role", null))
+        // ON CONFLICT DO NOTHING evaluates the default, so an existing role spends an id too.
+        expect(yield* roles.ensureRole("serial-role", "ignored")).toBe(role.id)
+        expect((yield* roles.createRole("serial-role2", null)).id).toBe(role.id + 3)
+      }))
+
+    it.effect("roles and permissions: names unique, listed by id", () =>
+      Effect.gen(function*() {
+        const roles = yield* RolesRepo
+        const editor = yield* roles.createRole("editor", "edits")
+        expect(editor).toMatchObject({ name: "editor", description: "edits" })
+        expect(yield* failure(roles.createRole("editor", null))).toEqual({ code: "already_exists", message: ROLE_NAME_TAKEN })
+        const created = yield* roles.ensureRole("ensured", "made by ensureRole")
+        expect(yield* roles.ensureRole("ensured", "again")).toBe(created)
+        const listed = yield* roles.listRoles
+        expect(listed.map((r) => r.id)).toEqual([...listed.map((r) => r.id)].sort((a, b) => a - b))
+        expect(listed.find((r) => r.id === created)).toMatchObject({ name: "ensured", description: "made by ensureRole" })
+
+        const read = yield* roles.createPermission({ name: "read orders", description: null, resource: "ORDER", action: "READ" })
+        expect(read).toMatchObject({ name: "read orders", description: null, resource: "ORDER", action: "READ" })
+        expect(yield* failure(roles.createPermission({ name: "read orders", description: null, resource: "USER", action: "LIST" })))
+          .toEqual({ code: "already_exists", message: PERMISSION_NAME_TAKEN })
+        expect((yield* roles.listPermissions).map((p) => p.name)).toContain("read orders")
+      }))
+
+    it.effect("links: to a missing row NOT_FOUND, twice is once, unlinking a missing link succeeds", () =>
+      Effect.gen(function*() {
+        const accounts = yield* AccountsRepo
+        const roles = yield* RolesRepo
+        const bob = yield* accounts.insert(user("bob"))
+        const role = yield* roles.createRole("links-b", null)
+        const other = yield* roles.createRole("links-a", null)
+        const permission = yield* roles.createPermission({ name: "links", description: null, resource: "USER", action: "READ" })
+        const dangles = { code: "not_found", message: ASSIGNMENT_DANGLES }
+        expect(yield* failure(roles.assign(bob.id + 1000, role.id))).toEqual(dangles)
+        expect(yield* failure(roles.assign(bob.id, role.id + 1000))).toEqual(dangles)
+        expect(yield* failure(roles.grant(role.id, permission.id + 1000))).toEqual({ code: "not_found", message: GRANT_DANGLES })
+        expect(yield* failure(roles.grant(role.id + 1000, permission.id))).toEqual({ code: "not_found", message: GRANT_DANGLES })
+
+        yield* roles.assign(bob.id, role.id)
+        yield* roles.assign(bob.id, role.id)
+        yield* roles.assign(bob.id, other.id)
+        yield* roles.grant(role.id, permission.id)
+        yield* roles.grant(role.id, permission.id)
+        yield* roles.unassign(bob.id + 1000, role.id)
+        yield* roles.revoke(other.id, permission.id)
+
+        expect((yield* roles.rolesOf(bob.id)).map((r) => r.id)).toEqual([role.id, other.id])
+        expect(yield* roles.roleNamesOf(bob.id)).toEqual(["links-a", "links-b"])
+        expect((yield* roles.permissionsOf(role.id)).map((p) => p.id)).toEqual([permission.id])
+        expect(yield* roles.grants).toContainEqual({ role: "links-b", resource: "USER", action: "READ" })
+        expect((yield* roles.assignments).filter((a) => a.userId === bob.id)).toHaveLength(2)
+        expect(yield* roles.userExists(bob.id)).toBe(true)
+        expect(yield* roles.userExists(bob.id + 1000)).toBe(false)
+        expect(yield* roles.roleExists(role.id)).toBe(true)
+
+        yield* roles.unassign(bob.id, other.id)
+        expect(yield* roles.roleNamesOf(bob.id)).toEqual(["links-b"])
+      }))
+
+    it.effect("deleting a role or a permission deletes its links; deleting a missing one reports it", () =>
+      Effect.gen(function*() {
+        const accounts = yield* AccountsRepo
+        const roles = yield* RolesRepo
+        const cat = yield* accounts.insert(user("cat"))
+        const role = yield* roles.createRole("doomed", null)
+        const kept = yield* roles.createRole("kept", null)
+        const permission = yield* roles.createPermission({ name: "doomed permission", description: null, resource: "TOKEN", action: "CREATE" })
+        yield* roles.assign(cat.id, role.id)
+        yield* roles.grant(role.id, permission.id)
+        yield* roles.grant(kept.id, permission.id)
+
+        expect(yield* roles.deleteRole(role.id)).toBe(true)
+        expect(yield* roles.deleteRole(role.id)).toBe(false)
+        expect(yield* roles.roleExists(role.id)).toBe(false)
+        expect(yield* roles.rolesOf(cat.id)).toEqual([])
+        expect((yield* roles.assignments).filter((a) => a.role === "doomed")).toEqual([])
+        expect((yield* roles.grants).filter((g) => g.role === "doomed")).toEqual([])
+
+        expect(yield* roles.deletePermission(permission.id)).toBe(true)
+        expect(yield* roles.deletePermission(permission.id)).toBe(false)
+        expect(yield* roles.permissionsOf(kept.id)).toEqual([])
+      }))
+
+    it.effect("the policy version moves by one on every bump", () =>
+      Effect.gen(function*() {
+        const roles = yield* RolesRepo
+        const before = Number(yield* roles.policyVersion)
+        yield* roles.bumpPolicyVersion
+        yield* roles.bumpPolicyVersion
+        expect(Number(yield* roles.policyVersion)).toBe(before + 2)
+      }))
+  })
+
+contract("SQL (Live)", Live)
+contract("in memory (Test)", InMemory)

@@ -1,0 +1,138 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Redacted } from "effect"
+import { AppConfig } from "../../src/config/AppConfig.js"
+import { IamPolicy } from "../../src/iam/access/IamPolicy.js"
+import { IamPolicyRules } from "../../src/iam/access/IamPolicyRules.js"
+import { Roles } from "../../src/iam/access/Roles.js"
+import { RolesRepo } from "../../src/iam/access/RolesRepo.js"
+import { Accounts } from "../../src/iam/accounts/Accounts.js"
+import { AccountsRepo } from "../../src/iam/accounts/AccountsRepo.js"
+import { bootstrapAdmin } from "../../src/iam/accounts/BootstrapAdmin.js"
+import type { IamError } from "../../src/iam/domain/IamError.js"
+import { IamSql } from "../../src/iam/IamSql.js"
+import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
+import { PolicyTest } from "../../src/platform/Policy.js"
+import { Transactions } from "../../src/platform/sql/Transactions.js"
+import { testConfig } from "../support/TestServer.js"
+import { iamTestEnv } from "./support/IamTestServer.js"
+
+/**
+ * Accounts and Roles over the in-memory repos (Repos.test.ts holds them to the SQL ones): their rules, with
+ * no database. Each test gets fresh repos.
+ */
+const config = testConfig(iamTestEnv())
+
+const Ports = Layer.mergeAll(Transactions.Test, IamSql.Test, PasswordHasherTest, Layer.succeed(AppConfig, config))
+const Repos = RolesRepo.Test.pipe(Layer.provideMerge(AccountsRepo.Test))
+
+const Services = Layer.mergeAll(Accounts.layer, Roles.layer).pipe(
+  Layer.provideMerge(IamPolicy.layer),
+  Layer.provideMerge(IamPolicy.engine),
+  Layer.provideMerge(IamPolicyRules.Default),
+  Layer.provideMerge(Repos),
+  Layer.provideMerge(Ports)
+)
+
+const failure = <A, R>(effect: Effect.Effect<A, IamError, R>) => Effect.map(Effect.flip(effect), ({ code, message }) => ({ code, message }))
+
+const register = (username: string, email = `${username}@example.com`) =>
+  Effect.flatMap(Accounts, (accounts) => accounts.register({ username, email, password: Redacted.make(`${username} password`) }))
+
+describe("IAM services over the Test repos", () => {
+  it.effect("registration: a taken username or email is ALREADY_EXISTS without saying which", () =>
+    Effect.gen(function*() {
+      yield* register("ann")
+      const taken = { code: "already_exists", message: "username or email is already registered" }
+      expect(yield* failure(register("ann", "other@example.com"))).toEqual(taken)
+      expect(yield* failure(register("ann2", "ann@example.com"))).toEqual(taken)
+    }).pipe(Effect.provide(Services)))
+
+  it.effect("login: by username or email with the right password; anything else is the same UNAUTHENTICATED", () =>
+    Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const ann = yield* register("ann")
+      expect(ann).not.toHaveProperty("passwordHash")
+      expect((yield* accounts.login({ username: "ann" }, Redacted.make("ann password"))).id).toBe(ann.id)
+      expect((yield* accounts.login({ email: "ann@example.com" }, Redacted.make("ann password"))).id).toBe(ann.id)
+      const refused = { code: "unauthenticated", message: "invalid credentials" }
+      expect(yield* failure(accounts.login({ username: "ann" }, Redacted.make("wrong password")))).toEqual(refused)
+      expect(yield* failure(accounts.login({ username: "nobody" }, Redacted.make("ann password")))).toEqual(refused)
+    }).pipe(Effect.provide(Services)))
+
+  it.effect("a role for a missing user, or a missing role, is NOT_FOUND", () =>
+    Effect.gen(function*() {
+      const roles = yield* Roles
+      const ann = yield* register("ann")
+      const role = yield* roles.createRole("clerk", null)
+      expect((yield* failure(roles.assign(ann.id + 1, role.id))).code).toBe("not_found")
+      expect((yield* failure(roles.assign(ann.id, role.id + 1))).code).toBe("not_found")
+      expect(yield* failure(roles.rolesOf(ann.id + 1))).toEqual({ code: "not_found", message: "user not found" })
+      expect(yield* failure(roles.permissionsOf(role.id + 1))).toEqual({ code: "not_found", message: "role not found" })
+      expect(yield* failure(roles.deletePermission(1))).toEqual({ code: "not_found", message: "permission not found" })
+      expect(yield* roles.rolesOf(ann.id)).toEqual([])
+    }).pipe(Effect.provide(Services)))
+
+  it.effect("a change is enforced at once, and deleting a role removes its links and what they allowed", () =>
+    Effect.gen(function*() {
+      const roles = yield* Roles
+      const accounts = yield* Accounts
+      const policy = yield* IamPolicy
+      const ann = yield* register("ann")
+      const role = yield* roles.createRole("clerk", null)
+      const permission = yield* roles.createPermission({ name: "delete orders", description: null, resource: "ORDER", action: "DELETE" })
+      yield* roles.grant(role.id, permission.id)
+      expect(yield* policy.enforce(ann.id, "ORDER", "DELETE")).toBe(false)
+      yield* roles.assign(ann.id, role.id)
+      expect(yield* policy.enforce(ann.id, "ORDER", "DELETE")).toBe(true)
+      expect(yield* accounts.roleNames(ann.id)).toEqual(["clerk"])
+      expect((yield* roles.permissionsOf(role.id)).map((p) => p.name)).toEqual(["delete orders"])
+
+      yield* roles.deleteRole(role.id)
+      expect(yield* policy.enforce(ann.id, "ORDER", "DELETE")).toBe(false)
+      expect(yield* roles.rolesOf(ann.id)).toEqual([])
+      expect(yield* accounts.roleNames(ann.id)).toEqual([])
+      expect(yield* failure(roles.deleteRole(role.id))).toEqual({ code: "not_found", message: "role not found" })
+    }).pipe(Effect.provide(Services)))
+
+  it.effect("revoking a grant is enforced at once; the policy version moves with every change", () =>
+    Effect.gen(function*() {
+      const roles = yield* Roles
+      const repo = yield* RolesRepo
+      const policy = yield* IamPolicy
+      const ann = yield* register("ann")
+      const role = yield* roles.createRole("reader", null)
+      const permission = yield* roles.createPermission({ name: "read users", description: null, resource: "USER", action: "READ" })
+      const before = Number(yield* repo.policyVersion)
+      yield* roles.assign(ann.id, role.id)
+      yield* roles.grant(role.id, permission.id)
+      expect(yield* policy.enforce(ann.id, "USER", "READ")).toBe(true)
+      yield* roles.revoke(role.id, permission.id)
+      expect(yield* policy.enforce(ann.id, "USER", "READ")).toBe(false)
+      expect(Number(yield* repo.policyVersion)).toBe(before + 3)
+    }).pipe(Effect.provide(Services)))
+
+  it.effect("bootstrapAdmin creates the admin once, and the admin role allows everything", () =>
+    Effect.gen(function*() {
+      const policy = yield* IamPolicy
+      const input = { username: "boss", email: "boss@example.com", password: Redacted.make("boss password") }
+      const first = yield* bootstrapAdmin(input)
+      const again = yield* bootstrapAdmin(input)
+      expect(first.created).toBe(true)
+      expect(again).toEqual({ userId: first.userId, created: false })
+      expect(yield* policy.enforce(first.userId, "PERMISSION", "DELETE")).toBe(true)
+      expect(yield* Effect.flatMap(Accounts, (a) => a.roleNames(first.userId))).toEqual([config.iam.adminRole])
+    }).pipe(Effect.provide(Services)))
+
+  it.effect("the engine is a port: IamPolicy answers from whatever Policy it is given", () =>
+    Effect.gen(function*() {
+      const policy = yield* IamPolicy
+      expect(yield* policy.enforce(7, "ORDER", "READ")).toBe(true)
+      expect(yield* policy.enforce(7, "ORDER", "DELETE")).toBe(false)
+      expect(yield* policy.enforce(8, "ORDER", "READ")).toBe(false)
+    }).pipe(Effect.provide(IamPolicy.layer.pipe(
+      Layer.provide(PolicyTest([["p", "clerk", "ORDER", "READ"], ["g", "user:7", "clerk"]])),
+      Layer.provide(IamPolicyRules.Default),
+      Layer.provideMerge(Repos),
+      Layer.provide(Ports)
+    ))))
+})
