@@ -1,13 +1,13 @@
-import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Session, User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
-import { generateOtp, otpTokenHash } from "../domain/OtpToken.js"
+import { otpTokenHash } from "../domain/OtpToken.js"
 import { checkPassword, enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { formatPhoneNumber, invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
@@ -47,6 +47,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
     const tokens = yield* AccessTokens
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
+    const random = yield* SecureRandom
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -57,9 +58,8 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
       })
 
     /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */
-    const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date): User => {
+    const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date, id: string): User => {
       const provider = email !== null ? "email" : "phone"
-      const id = randomUUID()
       // Shaped like a new unconfirmed user's metadata, so the two cannot be told apart by it.
       const userMetadata = {
         ...data,
@@ -98,7 +98,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
     ): Effect.Effect<User, AuthError> =>
       autoconfirm
         ? Effect.fail(AuthError.of(email !== null ? 422 : 400, "user_already_exists", "User already registered"))
-        : Effect.succeed(fauxUser(email, phone, data, at))
+        : Effect.map(random.uuid(), (id) => fauxUser(email, phone, data, at, id))
 
     /** Sends (or re-sends) the sign-up confirmation, honouring SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. */
     const sendConfirmation = (user: UserRow, redirectTo: string, at: Date) =>
@@ -109,7 +109,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
         const wait = resendWait(user.confirmation_sent_at, window, at)
         if (Option.isSome(wait)) return yield* tooSoon(channel, wait.value)
         const recipient = viaEmail ? user.email! : user.phone!
-        const otp = viaEmail ? generateOtp(config.mailer.otpLength) : messages.smsOtp(recipient)
+        const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(recipient))
         const tokenHash = otpTokenHash(recipient, otp)
         const claimed = yield* users.claimSend(user.id, "confirmation_sent_at", window, at, { confirmation_token: tokenHash })
         if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))

@@ -2,11 +2,12 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import type { User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
-import { generateOtp, matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
+import { matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
@@ -55,6 +56,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
     const sessions = yield* Sessions
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
+    const random = yield* SecureRandom
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -143,7 +145,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             Object.assign(patch, { email, email_confirmed_at: at, is_anonymous: false })
           } else {
             yield* frequencyLimit(user.email_change_sent_at, config.smtp.maxFrequency, at, "email")
-            const otp = generateOtp(config.mailer.otpLength)
+            const otp = yield* random.digits(config.mailer.otpLength)
             const tokenHash = otpTokenHash(email, otp)
             Object.assign(patch, {
               email_change: email,
@@ -154,7 +156,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             outgoing.push({ _tag: "EmailChange", to: email, tokenHash, otp })
             // Secure email change: the current address must confirm too.
             if (user.email !== null && user.email !== "") {
-              const currentOtp = generateOtp(config.mailer.otpLength)
+              const currentOtp = yield* random.digits(config.mailer.otpLength)
               const currentHash = otpTokenHash(user.email, currentOtp)
               patch["email_change_token_current"] = currentHash
               outgoing.push({ _tag: "EmailChange", to: user.email, tokenHash: currentHash, otp: currentOtp })
@@ -176,7 +178,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             Object.assign(patch, { phone, phone_confirmed_at: at, is_anonymous: false })
           } else {
             yield* frequencyLimit(user.phone_change_sent_at, config.sms.maxFrequency, at, "sms")
-            const otp = messages.smsOtp(phone)
+            const otp = yield* messages.smsOtp(phone)
             Object.assign(patch, { phone_change: phone, phone_change_token: otpTokenHash(phone, otp), phone_change_sent_at: at })
             outgoing.push({ _tag: "Text", to: phone, otp })
           }
@@ -229,7 +231,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const channel = viaEmail ? "email" : "sms"
       const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
       yield* frequencyLimit(user.reauthentication_sent_at, window, at, channel)
-      const otp = viaEmail ? generateOtp(config.mailer.otpLength) : messages.smsOtp(phone)
+      const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(phone))
       const claimed = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at, {
         reauthentication_token: otpTokenHash(viaEmail ? email : phone, otp)
       })
