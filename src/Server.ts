@@ -6,23 +6,33 @@ import type { AppConfig } from "./config/AppConfig.js"
 import { AuthApi } from "./auth/Api.js"
 import { authErrorMiddleware, authErrorResponse } from "./auth/http/AuthErrorMiddleware.js"
 import { AuthError } from "./auth/domain/AuthError.js"
-import { SystemHttpLive } from "./auth/system/SystemHttp.js"
-import { Accounts } from "./auth/accounts/Accounts.js"
-import { AccountsHttpLive } from "./auth/accounts/AccountsHttp.js"
+import { SettingsHttpLive } from "./auth/settings/SettingsHttp.js"
+import { Signup } from "./auth/signup/Signup.js"
+import { SignupHttpLive } from "./auth/signup/SignupHttp.js"
+import { PasswordGrant } from "./auth/token/PasswordGrant.js"
+import { TokenHttpLive } from "./auth/token/TokenHttp.js"
+import { LogoutHttpLive } from "./auth/logout/LogoutHttp.js"
+import { AccessTokens } from "./auth/sessions/AccessTokens.js"
 import { AuthenticatedLive } from "./auth/http/AuthenticatedLive.js"
 import { authPrefix } from "./auth/http/AuthPrefix.js"
 import { RequestId } from "./platform/http/RequestId.js"
 import { Sessions } from "./auth/sessions/Sessions.js"
-import { Profile } from "./auth/user/Profile.js"
-import { UserHttpLive } from "./auth/user/UserHttp.js"
+import { Profile } from "./auth/profile/Profile.js"
+import { ProfileHttpLive } from "./auth/profile/ProfileHttp.js"
 import { Users } from "./auth/users/Users.js"
 import { gotrueCorsPolicy } from "./platform/http/Cors.js"
 import { edgeMiddleware } from "./platform/http/EdgeMiddleware.js"
 
 /** The auth API's handlers over its services; the ports, database and config come from the caller. */
 const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
-  Layer.provide([SystemHttpLive, AccountsHttpLive, UserHttpLive.pipe(Layer.provide(AuthenticatedLive))]),
-  Layer.provide([Accounts.Default, Profile.Default, Sessions.Default, Users.Default])
+  Layer.provide([
+    SettingsHttpLive,
+    SignupHttpLive,
+    TokenHttpLive,
+    ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
+    LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive))
+  ]),
+  Layer.provide([Signup.Default, PasswordGrant.Default, AccessTokens.Default, Profile.Default, Sessions.Default, Users.Default])
 )
 
 /** What routes added beside the auth API add to its OpenAPI document. */

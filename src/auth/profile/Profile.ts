@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
@@ -18,6 +17,7 @@ import { AuthMessages } from "../messages/AuthMessages.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
 import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
 import { type UserPatch, Users } from "../users/Users.js"
 
 export interface UserUpdate {
@@ -51,7 +51,7 @@ type Outgoing =
 export class Profile extends Effect.Service<Profile>()("auth/Profile", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
-    const sql = yield* SqlClient.SqlClient
+    const transactions = yield* Transactions
     const users = yield* Users
     const sessions = yield* Sessions
     const hasher = yield* PasswordHasher
@@ -186,7 +186,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       }
 
       // One transaction for every write of the request; the messages go out after it commits.
-      const updated = yield* sql.withTransaction(Effect.gen(function*() {
+      const updated = yield* transactions.run(Effect.gen(function*() {
         const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
         if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
         return row
@@ -246,5 +246,5 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
 
     return { get, update, reauthenticate } as const
   }),
-  dependencies: [Users.Default, Sessions.Default, AuthMessages.Default]
+  dependencies: [Users.Default, Sessions.Default, AuthMessages.Default, Transactions.Live]
 }) {}

@@ -1,24 +1,23 @@
-import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
-import { Session, User } from "../Api.js"
+import { type Session, User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { otpTokenHash } from "../domain/OtpToken.js"
-import { checkPassword, enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
-import { formatPhoneNumber, invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
+import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
+import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
-import { isBanned, type UserRow } from "../domain/UserRow.js"
+import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
-import { Sessions } from "../sessions/Sessions.js"
-import { AccessTokens } from "../tokens/AccessTokens.js"
+import { AccessTokens } from "../sessions/AccessTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
 import { Users } from "../users/Users.js"
 
 export interface SignupRequest {
@@ -29,33 +28,18 @@ export interface SignupRequest {
   readonly redirectTo?: string | undefined
 }
 
-export interface PasswordGrantRequest {
-  readonly email?: string | null | undefined
-  readonly phone?: string | null | undefined
-  readonly password?: string | null | undefined
-}
-
-const invalidCredentials = AuthError.of(400, "invalid_credentials", "Invalid login credentials")
-
-/** Sign-up and the password and refresh-token grants (reference §2.1–2.4). */
-export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
+/** POST /signup (reference §2.1, §2.2). */
+export class Signup extends Effect.Service<Signup>()("auth/Signup", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
-    const sql = yield* SqlClient.SqlClient
+    const transactions = yield* Transactions
     const users = yield* Users
-    const sessions = yield* Sessions
     const tokens = yield* AccessTokens
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
     const random = yield* SecureRandom
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-
-    const newSession = (user: UserRow, method: "password" | "anonymous", at: Date) =>
-      Effect.gen(function*() {
-        const started = yield* sql.withTransaction(sessions.start(user.id, method, at)).pipe(Effect.orDie)
-        return yield* tokens.respond(started)
-      })
 
     /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */
     const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date, id: string): User => {
@@ -128,7 +112,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
         if (!config.anonymousUsersEnabled) {
           return yield* AuthError.of(422, "anonymous_provider_disabled", "Anonymous sign-ins are disabled")
         }
-        const user = yield* sql.withTransaction(users.create({
+        const user = yield* transactions.run(users.create({
           aud: config.jwt.aud,
           role: config.jwt.defaultGroupName,
           email: null,
@@ -141,10 +125,10 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
           isAnonymous: true,
           now: at
         })).pipe(Effect.orDie)
-        return yield* newSession(user, "anonymous", at)
+        return yield* tokens.issue(user, "anonymous", at)
       })
 
-    const signup = Effect.fn("Accounts.signup")(function*(request: SignupRequest): Effect.fn.Return<Session | User, AuthError> {
+    const signup = Effect.fn("Signup.signup")(function*(request: SignupRequest): Effect.fn.Return<Session | User, AuthError> {
       const at = yield* now
       if (config.disableSignup) return yield* AuthError.of(422, "signup_disabled", "Signups not allowed for this instance")
       const rawEmail = request.email ?? ""
@@ -189,7 +173,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
       }
 
       const encryptedPassword = yield* hasher.hash(Redacted.make(password))
-      const created = yield* sql.withTransaction(users.create({
+      const created = yield* transactions.run(users.create({
         aud: config.jwt.aud,
         role: config.jwt.defaultGroupName,
         email,
@@ -210,7 +194,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
         Effect.orDie
       )
       if (created === undefined) return yield* duplicate(email, phone, data, autoconfirm, at)
-      if (autoconfirm) return yield* newSession(created, "password", at)
+      if (autoconfirm) return yield* tokens.issue(created, "password", at)
       const sent = yield* sendConfirmation(created, redirectTo, at).pipe(
         // Nothing was sent, so nobody can confirm this account: remove it rather than leave it half made.
         Effect.tapError(() => users.remove(created.id))
@@ -218,54 +202,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
       return userJson(sent, yield* users.identities(sent.id))
     })
 
-    const passwordGrant = Effect.fn("Accounts.passwordGrant")(function*(
-      request: PasswordGrantRequest
-    ): Effect.fn.Return<Session, AuthError> {
-      const email = request.email ?? ""
-      const phone = request.phone ?? ""
-      if (email !== "" && phone !== "") {
-        return yield* AuthError.validation("Only an email address or phone number should be provided on login.")
-      }
-      if (email === "" && phone === "") return yield* AuthError.validation("missing email or phone")
-      if (email !== "" && !config.externalEmailEnabled) {
-        return yield* AuthError.of(422, "email_provider_disabled", "Email logins are disabled")
-      }
-      if (phone !== "" && !config.externalPhoneEnabled) {
-        return yield* AuthError.of(422, "phone_provider_disabled", "Phone logins are disabled")
-      }
-      const found = email !== ""
-        ? yield* users.findByEmail(config.jwt.aud, email.trim())
-        : yield* users.findByPhone(config.jwt.aud, formatPhoneNumber(phone))
-      const password = Redacted.make(request.password ?? "")
-      const stored = Option.flatMap(found, (u) => Option.fromNullable(u.encrypted_password)).pipe(
-        Option.filter((hash) => hash !== "")
-      )
-      // An unknown user costs the same bcrypt work as a wrong password, so timing does not reveal accounts.
-      const valid = yield* hasher.verifyOrBurn(password, Option.getOrUndefined(stored))
-      if (!valid || Option.isNone(found)) return yield* invalidCredentials
-      const user = found.value
-      const at = yield* now
-      // Checked after the password, unlike GoTrue, so a ban does not confirm that an account exists.
-      if (isBanned(user, at)) return yield* AuthError.of(400, "user_banned", "User is banned")
-      if (email !== "" && user.email_confirmed_at === null) {
-        return yield* AuthError.of(400, "email_not_confirmed", "Email not confirmed")
-      }
-      if (phone !== "" && user.phone_confirmed_at === null) {
-        return yield* AuthError.of(400, "phone_not_confirmed", "Phone not confirmed")
-      }
-      const session = yield* newSession(user, "password", at)
-      const check = checkPassword(Redacted.value(password), config.password)
-      return check._tag === "Weak"
-        ? new Session({ ...session, weak_password: { message: check.message, reasons: check.reasons } })
-        : session
-    })
-
-    const refreshGrant = Effect.fn("Accounts.refreshGrant")(function*(token: string): Effect.fn.Return<Session, AuthError> {
-      const refreshed = yield* sessions.refresh(token, yield* now)
-      return yield* tokens.respond(refreshed)
-    })
-
-    return { signup, passwordGrant, refreshGrant } as const
+    return { signup } as const
   }),
-  dependencies: [Users.Default, Sessions.Default, AccessTokens.Default, AuthMessages.Default]
+  dependencies: [Users.Default, AccessTokens.Default, AuthMessages.Default, Transactions.Live]
 }) {}
