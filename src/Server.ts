@@ -17,9 +17,9 @@ import { AuthenticatedLive } from "./auth/http/AuthenticatedLive.js"
 import { authPrefix } from "./auth/http/AuthPrefix.js"
 import { RequestId } from "./platform/http/RequestId.js"
 import { Sessions } from "./auth/sessions/Sessions.js"
+import { SessionsRepo } from "./auth/sessions/SessionsRepo.js"
 import { Profile } from "./auth/profile/Profile.js"
 import { ProfileHttpLive } from "./auth/profile/ProfileHttp.js"
-import { Users } from "./auth/users/Users.js"
 import { gotrueCorsPolicy } from "./platform/http/Cors.js"
 import { edgeMiddleware } from "./platform/http/EdgeMiddleware.js"
 
@@ -32,7 +32,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
     LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive))
   ]),
-  Layer.provide([Signup.Default, PasswordGrant.Default, AccessTokens.Default, Profile.Default, Sessions.Default, Users.Default])
+  Layer.provide([Signup.Default, PasswordGrant.Default, AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default])
 )
 
 /** What routes added beside the auth API add to its OpenAPI document. */

@@ -16,9 +16,9 @@ import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
-import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
-import { type UserPatch, Users } from "../users/Users.js"
+import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
+import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 
 export interface UserUpdate {
   readonly email?: string | null | undefined
@@ -52,15 +52,18 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const transactions = yield* Transactions
-    const users = yield* Users
+    const users = yield* UsersRepo
+    const identities = yield* IdentitiesRepo
     const sessions = yield* Sessions
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
     const random = yield* SecureRandom
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
+    const restore = (id: string, patch: UserPatch, at: Date) => Effect.orDie(users.update(id, patch, at))
 
-    const toJson = (user: UserRow) => Effect.map(users.identities(user.id), (identities) => userJson(user, identities))
+    const toJson = (user: UserRow) => Effect.map(identities.forUser(user.id), (rows) => userJson(user, rows))
 
     const get = Effect.fn("Profile.get")(function*(user: UserRow): Effect.fn.Return<User> {
       return yield* toJson(user)
@@ -192,13 +195,11 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
         return row
       })).pipe(
         // Another request took the address between our check and this write.
-        Effect.catchAll((error) =>
-          isUniqueViolation(error)
-            ? Effect.fail(patch["phone"] !== undefined && patch["email"] === undefined && patch["email_change"] === undefined
-              ? AuthError.of(422, "phone_exists", "A user with this phone number has already been registered")
-              : AuthError.of(422, "email_exists", "A user with this email address has already been registered"))
-            : Effect.die(error)
-        )
+        Effect.catchTag("UniqueViolation", () =>
+          Effect.fail(patch["phone"] !== undefined && patch["email"] === undefined && patch["email_change"] === undefined
+            ? AuthError.of(422, "phone_exists", "A user with this phone number has already been registered")
+            : AuthError.of(422, "email_exists", "A user with this email address has already been registered"))),
+        Effect.orDie
       )
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
       yield* Effect.forEach(outgoing, (message) =>
@@ -206,7 +207,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
           ? messages.emailChange(message.to, message.tokenHash, message.otp, redirectTo)
           : messages.text(message.to, message.otp)).pipe(
           // Nothing (or not everything) arrived: let the user ask again at once.
-          Effect.tapError(() => users.update(user.id, {
+          Effect.tapError(() => restore(user.id, {
             email_change_sent_at: user.email_change_sent_at,
             phone_change_sent_at: user.phone_change_sent_at
           }, at))
@@ -237,7 +238,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       })
       if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
       yield* (viaEmail ? messages.reauthentication(email, otp) : messages.text(phone, otp)).pipe(
-        Effect.tapError(() => users.update(user.id, {
+        Effect.tapError(() => restore(user.id, {
           reauthentication_sent_at: user.reauthentication_sent_at,
           reauthentication_token: user.reauthentication_token
         }, at))
@@ -246,5 +247,5 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
 
     return { get, update, reauthenticate } as const
   }),
-  dependencies: [Users.Default, Sessions.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [UsersRepo.Default, IdentitiesRepo.Default, Sessions.Default, AuthMessages.Default, Transactions.Live]
 }) {}

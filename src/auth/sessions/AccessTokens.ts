@@ -5,7 +5,7 @@ import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Session } from "../Api.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { userJson } from "../users/UserJson.js"
-import { Users } from "../users/Users.js"
+import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type AuthMethod, Sessions, type StartedSession } from "./Sessions.js"
 
 /**
@@ -17,7 +17,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const signer = yield* TokenSigner
-    const users = yield* Users
+    const identitiesRepo = yield* IdentitiesRepo
     const sessions = yield* Sessions
     const transactions = yield* Transactions
     // GoTrue leaves iss empty when JWT_ISSUER is unset; the external URL is a more useful default.
@@ -44,7 +44,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
         session_id: sessionId,
         is_anonymous: user.is_anonymous
       })
-      const identities = yield* users.identities(user.id)
+      const identities = yield* identitiesRepo.forUser(user.id)
       return new Session({
         access_token: accessToken,
         token_type: "bearer",
@@ -63,5 +63,5 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
 
     return { respond, issue } as const
   }),
-  dependencies: [Users.Default, Sessions.Default, Transactions.Live]
+  dependencies: [IdentitiesRepo.Default, Sessions.Default, Transactions.Live]
 }) {}

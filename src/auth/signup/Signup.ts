@@ -16,9 +16,10 @@ import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { userJson } from "../users/UserJson.js"
-import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
+import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { Users } from "../users/Users.js"
+import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 
 export interface SignupRequest {
   readonly email?: string | null | undefined
@@ -33,13 +34,17 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const transactions = yield* Transactions
-    const users = yield* Users
+    const users = yield* UsersRepo
+    const newUsers = yield* Users
+    const identities = yield* IdentitiesRepo
     const tokens = yield* AccessTokens
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
     const random = yield* SecureRandom
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
+    const restore = (id: string, patch: UserPatch, at: Date) => Effect.orDie(users.update(id, patch, at))
 
     /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */
     const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date, id: string): User => {
@@ -99,7 +104,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
         yield* (viaEmail ? messages.confirmation(recipient, tokenHash, otp, redirectTo) : messages.text(recipient, otp)).pipe(
           // Nothing arrived, so the user must be able to ask again at once: give the window back.
-          Effect.tapError(() => users.update(user.id, {
+          Effect.tapError(() => restore(user.id, {
             confirmation_sent_at: user.confirmation_sent_at,
             confirmation_token: user.confirmation_token
           }, at))
@@ -112,7 +117,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         if (!config.anonymousUsersEnabled) {
           return yield* AuthError.of(422, "anonymous_provider_disabled", "Anonymous sign-ins are disabled")
         }
-        const user = yield* transactions.run(users.create({
+        const user = yield* transactions.run(newUsers.create({
           aud: config.jwt.aud,
           role: config.jwt.defaultGroupName,
           email: null,
@@ -169,11 +174,11 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         if (confirmed) return yield* duplicate(email, phone, data, autoconfirm, at)
         // Unconfirmed: the password is not changed (that would let anyone take the address over); re-send.
         const resent = yield* sendConfirmation(user, redirectTo, at)
-        return userJson(resent, yield* users.identities(resent.id))
+        return userJson(resent, yield* identities.forUser(resent.id))
       }
 
       const encryptedPassword = yield* hasher.hash(Redacted.make(password))
-      const created = yield* transactions.run(users.create({
+      const created = yield* transactions.run(newUsers.create({
         aud: config.jwt.aud,
         role: config.jwt.defaultGroupName,
         email,
@@ -186,11 +191,8 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         isAnonymous: false,
         now: at
       })).pipe(
-        Effect.catchIf(
-          isUniqueViolation,
-          // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
-          () => Effect.succeed(undefined)
-        ),
+        // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
+        Effect.catchTag("UniqueViolation", () => Effect.succeed(undefined)),
         Effect.orDie
       )
       if (created === undefined) return yield* duplicate(email, phone, data, autoconfirm, at)
@@ -199,10 +201,10 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         // Nothing was sent, so nobody can confirm this account: remove it rather than leave it half made.
         Effect.tapError(() => users.remove(created.id))
       )
-      return userJson(sent, yield* users.identities(sent.id))
+      return userJson(sent, yield* identities.forUser(sent.id))
     })
 
     return { signup } as const
   }),
-  dependencies: [Users.Default, AccessTokens.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AccessTokens.Default, AuthMessages.Default, Transactions.Live]
 }) {}

@@ -7,7 +7,7 @@ import { checkPassword } from "../domain/PasswordPolicy.js"
 import { formatPhoneNumber } from "../domain/Phone.js"
 import { isBanned } from "../domain/UserRow.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
-import { Users } from "../users/Users.js"
+import { UsersRepo } from "../users/UsersRepo.js"
 
 export interface PasswordGrantRequest {
   readonly email?: string | null | undefined
@@ -21,7 +21,7 @@ const invalidCredentials = AuthError.of(400, "invalid_credentials", "Invalid log
 export class PasswordGrant extends Effect.Service<PasswordGrant>()("auth/PasswordGrant", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
-    const users = yield* Users
+    const users = yield* UsersRepo
     const tokens = yield* AccessTokens
     const hasher = yield* PasswordHasher
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -70,5 +70,5 @@ export class PasswordGrant extends Effect.Service<PasswordGrant>()("auth/Passwor
 
     return { signIn } as const
   }),
-  dependencies: [Users.Default, AccessTokens.Default]
+  dependencies: [UsersRepo.Default, AccessTokens.Default]
 }) {}
