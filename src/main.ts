@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { NodeRuntime } from "@effect/platform-node"
 import { Clock, type Duration, Effect, Exit, Layer, Option } from "effect"
-import { API_KEY_ROLES, apiKeyClaims, apiKeyIssuer } from "./auth/tokens/ApiKeys.js"
+import { API_KEY_ROLES, apiKeyClaims, apiKeyIssuer } from "./auth/sessions/ApiKeys.js"
 import { AppConfig, type DatabaseSettings, formatConfigIssues } from "./config/AppConfig.js"
 import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "./config/loadConfig.js"
 import type { LockHolder } from "./platform/DataDirLock.js"

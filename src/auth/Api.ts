@@ -146,30 +146,34 @@ export class Authenticated extends HttpApiMiddleware.Tag<Authenticated>()("auth/
   security: { bearer: AccessToken }
 }) {}
 
-export class SystemGroup extends HttpApiGroup.make("system")
+export class SettingsGroup extends HttpApiGroup.make("settings")
   .add(HttpApiEndpoint.get("health", "/health").addSuccess(Health))
   .add(HttpApiEndpoint.get("settings", "/settings").addSuccess(Settings))
   .add(HttpApiEndpoint.get("jwks", "/.well-known/jwks.json").addSuccess(Schema.Struct({ keys: Schema.Array(JsonObject) })))
   .annotate(OpenApi.Title, "System")
   .annotate(OpenApi.Description, "Service health, public settings and signing keys") {}
 
-export class AccountsGroup extends HttpApiGroup.make("accounts")
+export class SignupGroup extends HttpApiGroup.make("signup")
   .add(
     HttpApiEndpoint.post("signup", "/signup")
       .setPayload(SignupPayload)
       .setUrlParams(Schema.Struct({ redirect_to: Schema.optional(Schema.String) }))
       .addSuccess(Schema.Union(Session, User))
   )
+  .annotate(OpenApi.Title, "Signup")
+  .annotate(OpenApi.Description, "Sign-up with an email address, a phone number, or anonymously") {}
+
+export class TokenGroup extends HttpApiGroup.make("token")
   .add(
     HttpApiEndpoint.post("token", "/token")
       .setPayload(TokenPayload)
       .setUrlParams(Schema.Struct({ grant_type: Schema.optional(Schema.String) }))
       .addSuccess(Session)
   )
-  .annotate(OpenApi.Title, "Accounts")
-  .annotate(OpenApi.Description, "Sign-up and sign-in") {}
+  .annotate(OpenApi.Title, "Token")
+  .annotate(OpenApi.Description, "Sign-in: the password and refresh_token grants") {}
 
-export class UserGroup extends HttpApiGroup.make("user")
+export class ProfileGroup extends HttpApiGroup.make("profile")
   .add(HttpApiEndpoint.get("getUser", "/user").addSuccess(User))
   .add(
     HttpApiEndpoint.put("updateUser", "/user")
@@ -178,20 +182,27 @@ export class UserGroup extends HttpApiGroup.make("user")
       .addSuccess(User)
   )
   .add(HttpApiEndpoint.get("reauthenticate", "/reauthenticate").addSuccess(Schema.Struct({})))
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "Profile")
+  .annotate(OpenApi.Description, "The signed-in user: each call needs `Authorization: Bearer <access token>`") {}
+
+export class LogoutGroup extends HttpApiGroup.make("logout")
   .add(
     HttpApiEndpoint.post("logout", "/logout")
       .setUrlParams(Schema.Struct({ scope: Schema.optional(Schema.String) }))
       .addSuccess(Schema.Void, { status: 204 })
   )
   .middleware(Authenticated)
-  .annotate(OpenApi.Title, "User")
-  .annotate(OpenApi.Description, "The signed-in user: each call needs `Authorization: Bearer <access token>`") {}
+  .annotate(OpenApi.Title, "Logout")
+  .annotate(OpenApi.Description, "Ends the caller's sessions: needs `Authorization: Bearer <access token>`") {}
 
 /** The auth server's HTTP contract (Supabase Auth wire-compatible). Handlers implement it; OpenAPI comes from it. */
 export class AuthApi extends HttpApi.make("gatehouse")
-  .add(SystemGroup)
-  .add(AccountsGroup)
-  .add(UserGroup)
+  .add(SettingsGroup)
+  .add(SignupGroup)
+  .add(TokenGroup)
+  .add(ProfileGroup)
+  .add(LogoutGroup)
   .addError(AuthError)
   .annotate(OpenApi.Title, "Gatehouse Auth")
   .annotate(OpenApi.Version, VERSION)

@@ -3,22 +3,32 @@ import { Context, Effect, Layer } from "effect"
 import type { HttpProduct } from "../platform/http/HttpEdge.js"
 import { RequestId } from "../platform/http/RequestId.js"
 import { AuthApi } from "./Api.js"
-import { Accounts } from "./accounts/Accounts.js"
-import { AccountsHttpLive } from "./accounts/AccountsHttp.js"
 import { AuthError } from "./domain/AuthError.js"
 import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
 import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
 import { authPrefix } from "./http/AuthPrefix.js"
+import { LogoutHttpLive } from "./logout/LogoutHttp.js"
+import { Profile } from "./profile/Profile.js"
+import { ProfileHttpLive } from "./profile/ProfileHttp.js"
+import { AccessTokens } from "./sessions/AccessTokens.js"
 import { Sessions } from "./sessions/Sessions.js"
-import { SystemHttpLive } from "./system/SystemHttp.js"
-import { Profile } from "./user/Profile.js"
-import { UserHttpLive } from "./user/UserHttp.js"
-import { Users } from "./users/Users.js"
+import { SessionsRepo } from "./sessions/SessionsRepo.js"
+import { SettingsHttpLive } from "./settings/SettingsHttp.js"
+import { Signup } from "./signup/Signup.js"
+import { SignupHttpLive } from "./signup/SignupHttp.js"
+import { PasswordGrant } from "./token/PasswordGrant.js"
+import { TokenHttpLive } from "./token/TokenHttp.js"
 
 /** The auth API's handlers over its services; the ports, database and config come from the caller. */
 const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
-  Layer.provide([SystemHttpLive, AccountsHttpLive, UserHttpLive.pipe(Layer.provide(AuthenticatedLive))]),
-  Layer.provide([Accounts.Default, Profile.Default, Sessions.Default, Users.Default])
+  Layer.provide([
+    SettingsHttpLive,
+    SignupHttpLive,
+    TokenHttpLive,
+    ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
+    LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive))
+  ]),
+  Layer.provide([Signup.Default, PasswordGrant.Default, AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default])
 )
 
 /** What routes added beside the auth API on its port add to its OpenAPI document. */

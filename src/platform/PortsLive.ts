@@ -5,13 +5,14 @@ import { type AppConfig, smsProviderReady } from "../config/AppConfig.js"
 import { LogMailer, type Mailer, SmtpMailer } from "./Mailer.js"
 import { MessagebirdSmsSender } from "./MessagebirdSmsSender.js"
 import { BcryptPasswordHasher, type PasswordHasher } from "./PasswordHasher.js"
+import { SecureRandom } from "./SecureRandom.js"
 import { LogSmsSender, type SmsSender, UnconfiguredSmsSender } from "./SmsSender.js"
 import { TextlocalSmsSender } from "./TextlocalSmsSender.js"
 import { type TokenSignerConfigError, TokenSignerLive, type TokenSigner } from "./TokenSigner.js"
 import { TwilioSmsSender } from "./TwilioSmsSender.js"
 import { VonageSmsSender } from "./VonageSmsSender.js"
 
-export type Ports = TokenSigner | PasswordHasher | Mailer | SmsSender
+export type Ports = TokenSigner | PasswordHasher | Mailer | SmsSender | SecureRandom
 
 const definitely = <A>(option: Option.Option<A>): A => Option.getOrThrow(option)
 
@@ -73,4 +74,4 @@ export const tokenSignerFor = (config: AppConfig): Layer.Layer<TokenSigner, Toke
 
 /** The production implementation of every external dependency, chosen from configuration. */
 export const PortsLive = (config: AppConfig): Layer.Layer<Ports, TokenSignerConfigError> =>
-  Layer.mergeAll(tokenSignerFor(config), BcryptPasswordHasher(), mailerFor(config), smsSenderFor(config))
+  Layer.mergeAll(tokenSignerFor(config), BcryptPasswordHasher(), mailerFor(config), smsSenderFor(config), SecureRandom.Live)

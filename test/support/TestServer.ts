@@ -7,6 +7,7 @@ import type { Database } from "../../src/platform/Database.js"
 import { migrate } from "../../src/platform/Migrator.js"
 import { Mailer, MailerError, MemoryMailer, type SentMail } from "../../src/platform/Mailer.js"
 import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
+import { SecureRandom } from "../../src/platform/SecureRandom.js"
 import { MemorySmsSender, type SentSms, SmsSender, UnconfiguredSmsSender } from "../../src/platform/SmsSender.js"
 import type { TokenSigner } from "../../src/platform/TokenSigner.js"
 import { tokenSignerFor } from "../../src/platform/PortsLive.js"
@@ -85,10 +86,11 @@ const OutageAwareSmsSender = Layer.effect(
 
 /**
  * Test doubles for what cannot run here or would only slow tests down: mail and texts are recorded (SentMail,
- * SentSms), bcrypt runs at its minimum cost. Tokens are signed by the real signer from the test config.
+ * SentSms), bcrypt runs at its minimum cost. Tokens are signed by the real signer from the test config, and codes
+ * are as random as in production (tests read them from the recorded messages).
  */
 export const TestPorts = (config: AppConfig) =>
-  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, OutageAwareMailer, OutageAwareSmsSender).pipe(Layer.orDie)
+  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, OutageAwareMailer, OutageAwareSmsSender, SecureRandom.Live).pipe(Layer.orDie)
 
 export const TestServer = (
   env: Readonly<Record<string, string>> = {}

@@ -1,8 +1,4 @@
-import { createHash, randomInt, timingSafeEqual } from "node:crypto"
-
-/** A uniformly random, zero-padded numeric code of `length` digits. */
-export const generateOtp = (length: number): string =>
-  Array.from({ length }, () => String(randomInt(10))).join("")
+import { createHash, timingSafeEqual } from "node:crypto"
 
 /**
  * GoTrue's stored form of an emailed or texted code: hex(sha224(recipient + code)). Using the same formula

@@ -5,7 +5,7 @@ import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Authenticated } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { isBanned } from "../domain/UserRow.js"
-import { Users } from "../users/Users.js"
+import { SessionsRepo } from "../sessions/SessionsRepo.js"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const NIL_UUID = "00000000-0000-0000-0000-000000000000"
@@ -21,7 +21,7 @@ export const AuthenticatedLive = Layer.effect(
   Authenticated,
   Effect.gen(function*() {
     const signer = yield* TokenSigner
-    const users = yield* Users
+    const sessions = yield* SessionsRepo
     const authenticate = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const token = bearerToken(request.headers["authorization"])
@@ -38,7 +38,7 @@ export const AuthenticatedLive = Layer.effect(
       const sessionId = typeof claim === "string" && claim !== "" && claim !== NIL_UUID ? claim : undefined
       const sessionNotFound = AuthError.of(403, "session_not_found", "Session from session_id claim in JWT does not exist")
       if (sessionId !== undefined && !UUID.test(sessionId)) return yield* sessionNotFound
-      const found = yield* users.findForSession(sub, sessionId)
+      const found = yield* sessions.findForSession(sub, sessionId)
       if (Option.isNone(found)) return yield* AuthError.of(403, "user_not_found", "User from sub claim in JWT does not exist")
       const { sessionExists, user } = found.value
       const now = new Date(yield* Clock.currentTimeMillis)

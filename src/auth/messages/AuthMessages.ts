@@ -1,9 +1,9 @@
 import { Effect } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { Mailer } from "../../platform/Mailer.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import { SmsSender } from "../../platform/SmsSender.js"
 import { AuthError } from "../domain/AuthError.js"
-import { generateOtp } from "../domain/OtpToken.js"
 
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
@@ -23,6 +23,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     const config = yield* AppConfig
     const mailer = yield* Mailer
     const sms = yield* SmsSender
+    const random = yield* SecureRandom
 
     const actionUrl = (path: string, tokenHash: string, type: string, redirectTo: string): string => {
       const url = new URL(path, config.api.externalUrl.endsWith("/") ? config.api.externalUrl : `${config.api.externalUrl}/`)
@@ -66,7 +67,10 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     })
 
     /** The code to text to `phone`: the fixed SMS_TEST_OTP code for a test number, otherwise a fresh one. */
-    const smsOtp = (phone: string): string => config.sms.testOtp.get(phone) ?? generateOtp(config.sms.otpLength)
+    const smsOtp = (phone: string): Effect.Effect<string> => {
+      const fixed = config.sms.testOtp.get(phone)
+      return fixed !== undefined ? Effect.succeed(fixed) : random.digits(config.sms.otpLength)
+    }
 
     const text = Effect.fn("AuthMessages.text")(function*(phone: string, otp: string): Effect.fn.Return<void, AuthError> {
       // Test numbers receive nothing: their code is known, and they work with no provider configured.

@@ -1,20 +1,25 @@
 import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Session } from "../Api.js"
-import type { StartedSession } from "../sessions/Sessions.js"
+import type { UserRow } from "../domain/UserRow.js"
 import { userJson } from "../users/UserJson.js"
-import { Users } from "../users/Users.js"
+import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
+import { type AuthMethod, Sessions, type StartedSession } from "./Sessions.js"
 
 /**
  * Turns a session into GoTrue's token response: a JWT with exactly GoTrue's claims (reference §4: aud as one
  * string, email and phone always present, amr as objects, no nbf or jti) plus the refresh token and the user.
+ * It lives on the sessions floor because sign-up (with autoconfirm) and every grant issue sessions.
  */
 export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTokens", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const signer = yield* TokenSigner
-    const users = yield* Users
+    const identitiesRepo = yield* IdentitiesRepo
+    const sessions = yield* Sessions
+    const transactions = yield* Transactions
     // GoTrue leaves iss empty when JWT_ISSUER is unset; the external URL is a more useful default.
     const issuer = Option.getOrElse(config.jwt.issuer, () => config.api.externalUrl)
 
@@ -39,7 +44,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
         session_id: sessionId,
         is_anonymous: user.is_anonymous
       })
-      const identities = yield* users.identities(user.id)
+      const identities = yield* identitiesRepo.forUser(user.id)
       return new Session({
         access_token: accessToken,
         token_type: "bearer",
@@ -50,7 +55,13 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
       })
     })
 
-    return { respond } as const
+    /** Starts a session for a user who just authenticated and answers with its tokens. */
+    const issue = Effect.fn("AccessTokens.issue")(function*(user: UserRow, method: AuthMethod, at: Date): Effect.fn.Return<Session> {
+      const started = yield* transactions.run(sessions.start(user.id, method, at)).pipe(Effect.orDie)
+      return yield* respond(started)
+    })
+
+    return { respond, issue } as const
   }),
-  dependencies: [Users.Default]
+  dependencies: [IdentitiesRepo.Default, Sessions.Default, Transactions.Live]
 }) {}

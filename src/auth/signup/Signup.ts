@@ -1,25 +1,25 @@
-import { randomUUID } from "node:crypto"
-import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
-import { Session, User } from "../Api.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
+import { type Session, User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
-import { generateOtp, otpTokenHash } from "../domain/OtpToken.js"
-import { checkPassword, enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
-import { formatPhoneNumber, invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
+import { otpTokenHash } from "../domain/OtpToken.js"
+import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
+import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
-import { isBanned, type UserRow } from "../domain/UserRow.js"
+import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
-import { Sessions } from "../sessions/Sessions.js"
-import { AccessTokens } from "../tokens/AccessTokens.js"
+import { AccessTokens } from "../sessions/AccessTokens.js"
 import { userJson } from "../users/UserJson.js"
-import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
+import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { Users } from "../users/Users.js"
+import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 
 export interface SignupRequest {
   readonly email?: string | null | undefined
@@ -29,37 +29,26 @@ export interface SignupRequest {
   readonly redirectTo?: string | undefined
 }
 
-export interface PasswordGrantRequest {
-  readonly email?: string | null | undefined
-  readonly phone?: string | null | undefined
-  readonly password?: string | null | undefined
-}
-
-const invalidCredentials = AuthError.of(400, "invalid_credentials", "Invalid login credentials")
-
-/** Sign-up and the password and refresh-token grants (reference §2.1–2.4). */
-export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
+/** POST /signup (reference §2.1, §2.2). */
+export class Signup extends Effect.Service<Signup>()("auth/Signup", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
-    const sql = yield* SqlClient.SqlClient
-    const users = yield* Users
-    const sessions = yield* Sessions
+    const transactions = yield* Transactions
+    const users = yield* UsersRepo
+    const newUsers = yield* Users
+    const identities = yield* IdentitiesRepo
     const tokens = yield* AccessTokens
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
+    const random = yield* SecureRandom
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-
-    const newSession = (user: UserRow, method: "password" | "anonymous", at: Date) =>
-      Effect.gen(function*() {
-        const started = yield* sql.withTransaction(sessions.start(user.id, method, at)).pipe(Effect.orDie)
-        return yield* tokens.respond(started)
-      })
+    // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
+    const restore = (id: string, patch: UserPatch, at: Date) => Effect.orDie(users.update(id, patch, at))
 
     /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */
-    const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date): User => {
+    const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date, id: string): User => {
       const provider = email !== null ? "email" : "phone"
-      const id = randomUUID()
       // Shaped like a new unconfirmed user's metadata, so the two cannot be told apart by it.
       const userMetadata = {
         ...data,
@@ -98,7 +87,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
     ): Effect.Effect<User, AuthError> =>
       autoconfirm
         ? Effect.fail(AuthError.of(email !== null ? 422 : 400, "user_already_exists", "User already registered"))
-        : Effect.succeed(fauxUser(email, phone, data, at))
+        : Effect.map(random.uuid(), (id) => fauxUser(email, phone, data, at, id))
 
     /** Sends (or re-sends) the sign-up confirmation, honouring SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. */
     const sendConfirmation = (user: UserRow, redirectTo: string, at: Date) =>
@@ -109,13 +98,13 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
         const wait = resendWait(user.confirmation_sent_at, window, at)
         if (Option.isSome(wait)) return yield* tooSoon(channel, wait.value)
         const recipient = viaEmail ? user.email! : user.phone!
-        const otp = viaEmail ? generateOtp(config.mailer.otpLength) : messages.smsOtp(recipient)
+        const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(recipient))
         const tokenHash = otpTokenHash(recipient, otp)
         const claimed = yield* users.claimSend(user.id, "confirmation_sent_at", window, at, { confirmation_token: tokenHash })
         if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
         yield* (viaEmail ? messages.confirmation(recipient, tokenHash, otp, redirectTo) : messages.text(recipient, otp)).pipe(
           // Nothing arrived, so the user must be able to ask again at once: give the window back.
-          Effect.tapError(() => users.update(user.id, {
+          Effect.tapError(() => restore(user.id, {
             confirmation_sent_at: user.confirmation_sent_at,
             confirmation_token: user.confirmation_token
           }, at))
@@ -128,7 +117,7 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
         if (!config.anonymousUsersEnabled) {
           return yield* AuthError.of(422, "anonymous_provider_disabled", "Anonymous sign-ins are disabled")
         }
-        const user = yield* sql.withTransaction(users.create({
+        const user = yield* transactions.run(newUsers.create({
           aud: config.jwt.aud,
           role: config.jwt.defaultGroupName,
           email: null,
@@ -141,10 +130,10 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
           isAnonymous: true,
           now: at
         })).pipe(Effect.orDie)
-        return yield* newSession(user, "anonymous", at)
+        return yield* tokens.issue(user, "anonymous", at)
       })
 
-    const signup = Effect.fn("Accounts.signup")(function*(request: SignupRequest): Effect.fn.Return<Session | User, AuthError> {
+    const signup = Effect.fn("Signup.signup")(function*(request: SignupRequest): Effect.fn.Return<Session | User, AuthError> {
       const at = yield* now
       if (config.disableSignup) return yield* AuthError.of(422, "signup_disabled", "Signups not allowed for this instance")
       const rawEmail = request.email ?? ""
@@ -185,11 +174,11 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
         if (confirmed) return yield* duplicate(email, phone, data, autoconfirm, at)
         // Unconfirmed: the password is not changed (that would let anyone take the address over); re-send.
         const resent = yield* sendConfirmation(user, redirectTo, at)
-        return userJson(resent, yield* users.identities(resent.id))
+        return userJson(resent, yield* identities.forUser(resent.id))
       }
 
       const encryptedPassword = yield* hasher.hash(Redacted.make(password))
-      const created = yield* sql.withTransaction(users.create({
+      const created = yield* transactions.run(newUsers.create({
         aud: config.jwt.aud,
         role: config.jwt.defaultGroupName,
         email,
@@ -202,70 +191,20 @@ export class Accounts extends Effect.Service<Accounts>()("auth/Accounts", {
         isAnonymous: false,
         now: at
       })).pipe(
-        Effect.catchIf(
-          isUniqueViolation,
-          // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
-          () => Effect.succeed(undefined)
-        ),
+        // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
+        Effect.catchTag("UniqueViolation", () => Effect.succeed(undefined)),
         Effect.orDie
       )
       if (created === undefined) return yield* duplicate(email, phone, data, autoconfirm, at)
-      if (autoconfirm) return yield* newSession(created, "password", at)
+      if (autoconfirm) return yield* tokens.issue(created, "password", at)
       const sent = yield* sendConfirmation(created, redirectTo, at).pipe(
         // Nothing was sent, so nobody can confirm this account: remove it rather than leave it half made.
         Effect.tapError(() => users.remove(created.id))
       )
-      return userJson(sent, yield* users.identities(sent.id))
+      return userJson(sent, yield* identities.forUser(sent.id))
     })
 
-    const passwordGrant = Effect.fn("Accounts.passwordGrant")(function*(
-      request: PasswordGrantRequest
-    ): Effect.fn.Return<Session, AuthError> {
-      const email = request.email ?? ""
-      const phone = request.phone ?? ""
-      if (email !== "" && phone !== "") {
-        return yield* AuthError.validation("Only an email address or phone number should be provided on login.")
-      }
-      if (email === "" && phone === "") return yield* AuthError.validation("missing email or phone")
-      if (email !== "" && !config.externalEmailEnabled) {
-        return yield* AuthError.of(422, "email_provider_disabled", "Email logins are disabled")
-      }
-      if (phone !== "" && !config.externalPhoneEnabled) {
-        return yield* AuthError.of(422, "phone_provider_disabled", "Phone logins are disabled")
-      }
-      const found = email !== ""
-        ? yield* users.findByEmail(config.jwt.aud, email.trim())
-        : yield* users.findByPhone(config.jwt.aud, formatPhoneNumber(phone))
-      const password = Redacted.make(request.password ?? "")
-      const stored = Option.flatMap(found, (u) => Option.fromNullable(u.encrypted_password)).pipe(
-        Option.filter((hash) => hash !== "")
-      )
-      // An unknown user costs the same bcrypt work as a wrong password, so timing does not reveal accounts.
-      const valid = yield* hasher.verifyOrBurn(password, Option.getOrUndefined(stored))
-      if (!valid || Option.isNone(found)) return yield* invalidCredentials
-      const user = found.value
-      const at = yield* now
-      // Checked after the password, unlike GoTrue, so a ban does not confirm that an account exists.
-      if (isBanned(user, at)) return yield* AuthError.of(400, "user_banned", "User is banned")
-      if (email !== "" && user.email_confirmed_at === null) {
-        return yield* AuthError.of(400, "email_not_confirmed", "Email not confirmed")
-      }
-      if (phone !== "" && user.phone_confirmed_at === null) {
-        return yield* AuthError.of(400, "phone_not_confirmed", "Phone not confirmed")
-      }
-      const session = yield* newSession(user, "password", at)
-      const check = checkPassword(Redacted.value(password), config.password)
-      return check._tag === "Weak"
-        ? new Session({ ...session, weak_password: { message: check.message, reasons: check.reasons } })
-        : session
-    })
-
-    const refreshGrant = Effect.fn("Accounts.refreshGrant")(function*(token: string): Effect.fn.Return<Session, AuthError> {
-      const refreshed = yield* sessions.refresh(token, yield* now)
-      return yield* tokens.respond(refreshed)
-    })
-
-    return { signup, passwordGrant, refreshGrant } as const
+    return { signup } as const
   }),
-  dependencies: [Users.Default, Sessions.Default, AccessTokens.Default, AuthMessages.Default]
+  dependencies: [Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AccessTokens.Default, AuthMessages.Default, Transactions.Live]
 }) {}

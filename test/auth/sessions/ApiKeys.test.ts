@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
-import { API_KEY_ROLES, apiKeyClaims, apiKeyIssuer } from "../../../src/auth/tokens/ApiKeys.js"
+import { API_KEY_ROLES, apiKeyClaims, apiKeyIssuer } from "../../../src/auth/sessions/ApiKeys.js"
 
 describe("apiKeyClaims", () => {
   it("names the role, the issuer and a lifetime of about ten years, and no user", () => {

@@ -1,12 +1,12 @@
-import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import type { User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
-import { generateOtp, matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
+import { matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
@@ -16,8 +16,9 @@ import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
-import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
-import { type UserPatch, Users } from "../users/Users.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
+import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
+import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 
 export interface UserUpdate {
   readonly email?: string | null | undefined
@@ -50,15 +51,19 @@ type Outgoing =
 export class Profile extends Effect.Service<Profile>()("auth/Profile", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
-    const sql = yield* SqlClient.SqlClient
-    const users = yield* Users
+    const transactions = yield* Transactions
+    const users = yield* UsersRepo
+    const identities = yield* IdentitiesRepo
     const sessions = yield* Sessions
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
+    const random = yield* SecureRandom
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
+    const restore = (id: string, patch: UserPatch, at: Date) => Effect.orDie(users.update(id, patch, at))
 
-    const toJson = (user: UserRow) => Effect.map(users.identities(user.id), (identities) => userJson(user, identities))
+    const toJson = (user: UserRow) => Effect.map(identities.forUser(user.id), (rows) => userJson(user, rows))
 
     const get = Effect.fn("Profile.get")(function*(user: UserRow): Effect.fn.Return<User> {
       return yield* toJson(user)
@@ -143,7 +148,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             Object.assign(patch, { email, email_confirmed_at: at, is_anonymous: false })
           } else {
             yield* frequencyLimit(user.email_change_sent_at, config.smtp.maxFrequency, at, "email")
-            const otp = generateOtp(config.mailer.otpLength)
+            const otp = yield* random.digits(config.mailer.otpLength)
             const tokenHash = otpTokenHash(email, otp)
             Object.assign(patch, {
               email_change: email,
@@ -154,7 +159,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             outgoing.push({ _tag: "EmailChange", to: email, tokenHash, otp })
             // Secure email change: the current address must confirm too.
             if (user.email !== null && user.email !== "") {
-              const currentOtp = generateOtp(config.mailer.otpLength)
+              const currentOtp = yield* random.digits(config.mailer.otpLength)
               const currentHash = otpTokenHash(user.email, currentOtp)
               patch["email_change_token_current"] = currentHash
               outgoing.push({ _tag: "EmailChange", to: user.email, tokenHash: currentHash, otp: currentOtp })
@@ -176,7 +181,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             Object.assign(patch, { phone, phone_confirmed_at: at, is_anonymous: false })
           } else {
             yield* frequencyLimit(user.phone_change_sent_at, config.sms.maxFrequency, at, "sms")
-            const otp = messages.smsOtp(phone)
+            const otp = yield* messages.smsOtp(phone)
             Object.assign(patch, { phone_change: phone, phone_change_token: otpTokenHash(phone, otp), phone_change_sent_at: at })
             outgoing.push({ _tag: "Text", to: phone, otp })
           }
@@ -184,19 +189,17 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       }
 
       // One transaction for every write of the request; the messages go out after it commits.
-      const updated = yield* sql.withTransaction(Effect.gen(function*() {
+      const updated = yield* transactions.run(Effect.gen(function*() {
         const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
         if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
         return row
       })).pipe(
         // Another request took the address between our check and this write.
-        Effect.catchAll((error) =>
-          isUniqueViolation(error)
-            ? Effect.fail(patch["phone"] !== undefined && patch["email"] === undefined && patch["email_change"] === undefined
-              ? AuthError.of(422, "phone_exists", "A user with this phone number has already been registered")
-              : AuthError.of(422, "email_exists", "A user with this email address has already been registered"))
-            : Effect.die(error)
-        )
+        Effect.catchTag("UniqueViolation", () =>
+          Effect.fail(patch["phone"] !== undefined && patch["email"] === undefined && patch["email_change"] === undefined
+            ? AuthError.of(422, "phone_exists", "A user with this phone number has already been registered")
+            : AuthError.of(422, "email_exists", "A user with this email address has already been registered"))),
+        Effect.orDie
       )
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
       yield* Effect.forEach(outgoing, (message) =>
@@ -204,7 +207,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
           ? messages.emailChange(message.to, message.tokenHash, message.otp, redirectTo)
           : messages.text(message.to, message.otp)).pipe(
           // Nothing (or not everything) arrived: let the user ask again at once.
-          Effect.tapError(() => users.update(user.id, {
+          Effect.tapError(() => restore(user.id, {
             email_change_sent_at: user.email_change_sent_at,
             phone_change_sent_at: user.phone_change_sent_at
           }, at))
@@ -229,13 +232,13 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const channel = viaEmail ? "email" : "sms"
       const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
       yield* frequencyLimit(user.reauthentication_sent_at, window, at, channel)
-      const otp = viaEmail ? generateOtp(config.mailer.otpLength) : messages.smsOtp(phone)
+      const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(phone))
       const claimed = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at, {
         reauthentication_token: otpTokenHash(viaEmail ? email : phone, otp)
       })
       if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
       yield* (viaEmail ? messages.reauthentication(email, otp) : messages.text(phone, otp)).pipe(
-        Effect.tapError(() => users.update(user.id, {
+        Effect.tapError(() => restore(user.id, {
           reauthentication_sent_at: user.reauthentication_sent_at,
           reauthentication_token: user.reauthentication_token
         }, at))
@@ -244,5 +247,5 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
 
     return { get, update, reauthenticate } as const
   }),
-  dependencies: [Users.Default, Sessions.Default, AuthMessages.Default]
+  dependencies: [UsersRepo.Default, IdentitiesRepo.Default, Sessions.Default, AuthMessages.Default, Transactions.Live]
 }) {}

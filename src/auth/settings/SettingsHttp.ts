@@ -29,7 +29,7 @@ const health = new Health({
   description: "Gatehouse is a user registration and authentication API compatible with Supabase Auth"
 })
 
-export const SystemHttpLive = HttpApiBuilder.group(AuthApi, "system", (handlers) =>
+export const SettingsHttpLive = HttpApiBuilder.group(AuthApi, "settings", (handlers) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     // Settings cannot change while the process runs, so the response is built once.

@@ -3,17 +3,11 @@ import { Effect } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { AuthApi, CurrentUser } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
-import { Sessions } from "../sessions/Sessions.js"
 import { Profile } from "./Profile.js"
 
-const SCOPES = ["global", "local", "others"] as const
-type Scope = (typeof SCOPES)[number]
-const isScope = (value: string): value is Scope => (SCOPES as ReadonlyArray<string>).includes(value)
-
-export const UserHttpLive = HttpApiBuilder.group(AuthApi, "user", (handlers) =>
+export const ProfileHttpLive = HttpApiBuilder.group(AuthApi, "profile", (handlers) =>
   Effect.gen(function*() {
     const profile = yield* Profile
-    const sessions = yield* Sessions
     const config = yield* AppConfig
     return handlers
       .handle("getUser", () =>
@@ -42,11 +36,4 @@ export const UserHttpLive = HttpApiBuilder.group(AuthApi, "user", (handlers) =>
         }))
       .handle("reauthenticate", () =>
         Effect.flatMap(CurrentUser, ({ user }) => Effect.as(profile.reauthenticate(user), {})))
-      .handle("logout", ({ urlParams }) =>
-        Effect.gen(function*() {
-          const { sessionId, user } = yield* CurrentUser
-          const scope = urlParams.scope ?? "global"
-          if (!isScope(scope)) return yield* AuthError.validation(`Unsupported logout scope "${scope.slice(0, 20)}"`)
-          yield* sessions.logout(user.id, sessionId, scope)
-        }))
   }))

@@ -1,8 +1,8 @@
 import { connect } from "node:net"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { OAUTH_PROVIDERS } from "../../src/config/OAuthProviders.js"
-import { ServerUrl, TestServer } from "../support/TestServer.js"
+import { OAUTH_PROVIDERS } from "../../../src/config/OAuthProviders.js"
+import { ServerUrl, TestServer } from "../../support/TestServer.js"
 
 const get = (url: string, init: RequestInit = {}) => Effect.promise(() => fetch(url, init))
 const json = (response: Response) => Effect.promise(() => response.json() as Promise<Record<string, any>>)

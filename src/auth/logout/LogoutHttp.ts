@@ -1,0 +1,22 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { AuthApi, CurrentUser } from "../Api.js"
+import { AuthError } from "../domain/AuthError.js"
+import { Sessions } from "../sessions/Sessions.js"
+
+const SCOPES = ["global", "local", "others"] as const
+type Scope = (typeof SCOPES)[number]
+const isScope = (value: string): value is Scope => (SCOPES as ReadonlyArray<string>).includes(value)
+
+/** POST /logout: ending sessions is the sessions floor's job, so this feature is its handler alone. */
+export const LogoutHttpLive = HttpApiBuilder.group(AuthApi, "logout", (handlers) =>
+  Effect.gen(function*() {
+    const sessions = yield* Sessions
+    return handlers.handle("logout", ({ urlParams }) =>
+      Effect.gen(function*() {
+        const { sessionId, user } = yield* CurrentUser
+        const scope = urlParams.scope ?? "global"
+        if (!isScope(scope)) return yield* AuthError.validation(`Unsupported logout scope "${scope.slice(0, 20)}"`)
+        yield* sessions.logout(user.id, sessionId, scope)
+      }))
+  }))

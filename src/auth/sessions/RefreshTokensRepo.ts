@@ -1,0 +1,162 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option, Ref } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { authTables } from "../AuthTables.js"
+import { SessionsRepo } from "./SessionsRepo.js"
+
+/** A refresh_tokens row as the exchange reads it: `token` is the digest, `parent` the parent's digest. */
+export interface RefreshTokenRow {
+  readonly id: string
+  readonly token: string
+  readonly user_id: string | null
+  readonly revoked: boolean | null
+  readonly updated_at: Date | null
+  readonly session_id: string | null
+}
+
+export interface RefreshTokenInsert {
+  readonly id: string
+  readonly digest: string
+  readonly userId: string
+  readonly parent: string | null
+  readonly sessionId: string
+  readonly now: Date
+}
+
+export interface RefreshTokensRepoShape {
+  /** The id the next token will have; tokens are derived from it, so it is taken before the row is written. */
+  readonly nextId: () => Effect.Effect<string>
+  readonly insert: (token: RefreshTokenInsert) => Effect.Effect<void>
+  /** The session of the token with this digest, read without a lock (the session is locked first). */
+  readonly sessionOf: (digest: string) => Effect.Effect<Option.Option<{ readonly session_id: string | null }>>
+  /** The token with this digest, locked until the transaction ends. */
+  readonly lock: (digest: string) => Effect.Effect<Option.Option<RefreshTokenRow>>
+  readonly remove: (id: string) => Effect.Effect<void>
+  /** The session's newest unrevoked token. */
+  readonly current: (sessionId: string) => Effect.Effect<Option.Option<{ readonly id: string; readonly parent: string | null }>>
+  readonly revoke: (id: string, now: Date) => Effect.Effect<void>
+  /** Revokes every unrevoked token descending from the one with this digest (not that one itself). */
+  readonly revokeDescendants: (digest: string, now: Date) => Effect.Effect<void>
+}
+
+/** The refresh_tokens table: trees of digests, one tree per session. */
+export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth/RefreshTokensRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const t = authTables(config.db.namespace)
+
+    const nextId = Effect.fn("RefreshTokensRepo.nextId")(function*() {
+      const [next] = yield* sql<{ id: string }>`SELECT nextval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'))::text AS id`
+      return next!.id
+    }, Effect.orDie)
+
+    const insert = Effect.fn("RefreshTokensRepo.insert")(function*(token: RefreshTokenInsert) {
+      yield* sql`INSERT INTO ${sql(t.refresh_tokens)} ${sql.insert({
+        id: token.id,
+        token: token.digest,
+        user_id: token.userId,
+        revoked: false,
+        created_at: token.now,
+        updated_at: token.now,
+        parent: token.parent,
+        session_id: token.sessionId
+      })}`
+    }, Effect.orDie)
+
+    const sessionOf = Effect.fn("RefreshTokensRepo.sessionOf")(function*(digest: string) {
+      const [located] = yield* sql<{ session_id: string | null }>`
+        SELECT session_id FROM ${sql(t.refresh_tokens)} WHERE token = ${digest}`
+      return Option.fromNullable(located)
+    }, Effect.orDie)
+
+    const lock = Effect.fn("RefreshTokensRepo.lock")(function*(digest: string) {
+      const [row] = yield* sql<RefreshTokenRow>`
+        SELECT id::text AS id, token, user_id, revoked, updated_at, session_id
+        FROM ${sql(t.refresh_tokens)} WHERE token = ${digest} FOR UPDATE`
+      return Option.fromNullable(row)
+    }, Effect.orDie)
+
+    const remove = Effect.fn("RefreshTokensRepo.remove")(function*(id: string) {
+      yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE id = ${id}`
+    }, Effect.orDie)
+
+    const current = Effect.fn("RefreshTokensRepo.current")(function*(sessionId: string) {
+      const [row] = yield* sql<{ id: string; parent: string | null }>`
+        SELECT id::text AS id, parent FROM ${sql(t.refresh_tokens)}
+        WHERE session_id = ${sessionId} AND revoked = false ORDER BY id DESC LIMIT 1`
+      return Option.fromNullable(row)
+    }, Effect.orDie)
+
+    const revoke = Effect.fn("RefreshTokensRepo.revoke")(function*(id: string, now: Date) {
+      yield* sql`UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${now} WHERE id = ${id}`
+    }, Effect.orDie)
+
+    const revokeDescendants = Effect.fn("RefreshTokensRepo.revokeDescendants")(function*(digest: string, now: Date) {
+      yield* sql`
+        WITH RECURSIVE descendants AS (
+          SELECT token FROM ${sql(t.refresh_tokens)} WHERE parent = ${digest}
+          UNION
+          SELECT r.token FROM ${sql(t.refresh_tokens)} r JOIN descendants d ON r.parent = d.token
+        )
+        UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${now}
+        WHERE revoked = false AND token IN (SELECT token FROM descendants)`
+    }, Effect.orDie)
+
+    return { nextId, insert, sessionOf, lock, remove, current, revoke, revokeDescendants } satisfies RefreshTokensRepoShape
+  })
+}) {
+  /**
+   * In memory. A token whose session no longer exists is gone, as ON DELETE CASCADE makes it: every read asks the
+   * provided SessionsRepo (SessionsRepo.Test in rules tests).
+   */
+  static readonly Test: Layer.Layer<RefreshTokensRepo, never, SessionsRepo> = Layer.effect(
+    RefreshTokensRepo,
+    Effect.gen(function*() {
+      const sessions = yield* SessionsRepo
+      const counter = yield* Ref.make(0)
+      const rows = yield* Ref.make<ReadonlyArray<RefreshTokenRow & { readonly parent: string | null }>>([])
+      const live = Effect.flatMap(Ref.get(rows), (all) =>
+        Effect.filter(all, (row) =>
+          row.session_id === null ? Effect.succeed(true) : Effect.map(sessions.lockForRefresh(row.session_id), Option.isSome)))
+      const find = (digest: string) => Effect.map(live, (all) => Option.fromNullable(all.find((row) => row.token === digest)))
+      const set = (ids: ReadonlyArray<string>, now: Date) =>
+        Ref.update(rows, (all) => all.map((row) => (ids.includes(row.id) ? { ...row, revoked: true, updated_at: now } : row)))
+
+      return RefreshTokensRepo.make({
+        nextId: () => Effect.map(Ref.updateAndGet(counter, (n) => n + 1), String),
+        insert: (token) =>
+          Ref.update(rows, (all) => [...all, {
+            id: token.id,
+            token: token.digest,
+            user_id: token.userId,
+            revoked: false,
+            updated_at: token.now,
+            session_id: token.sessionId,
+            parent: token.parent
+          }]),
+        sessionOf: (digest) => Effect.map(find(digest), Option.map((row) => ({ session_id: row.session_id }))),
+        lock: (digest) => Effect.map(find(digest), Option.map(({ parent: _parent, ...row }) => row)),
+        remove: (id) => Ref.update(rows, (all) => all.filter((row) => row.id !== id)),
+        current: (sessionId) =>
+          Effect.map(live, (all) =>
+            Option.fromNullable(
+              all.filter((row) => row.session_id === sessionId && row.revoked === false)
+                .sort((a, b) => Number(b.id) - Number(a.id))[0]
+            ).pipe(Option.map((row) => ({ id: row.id, parent: row.parent })))),
+        revoke: (id, now) => set([id], now),
+        revokeDescendants: (digest, now) =>
+          Effect.flatMap(live, (all) => {
+            const found: Array<string> = []
+            let frontier = [digest]
+            while (frontier.length > 0) {
+              const children = all.filter((row) => row.parent !== null && frontier.includes(row.parent) && !found.includes(row.token))
+              found.push(...children.map((row) => row.token))
+              frontier = children.map((row) => row.token)
+            }
+            return set(all.filter((row) => found.includes(row.token) && row.revoked === false).map((row) => row.id), now)
+          })
+      })
+    })
+  )
+}

@@ -1,0 +1,175 @@
+import { randomUUID } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option, Ref } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { authTables } from "../AuthTables.js"
+import type { UserRow } from "../domain/UserRow.js"
+import { UsersRepo } from "../users/UsersRepo.js"
+
+export interface AmrEntry {
+  readonly method: string
+  readonly timestamp: number
+}
+
+export interface SessionsRepoShape {
+  readonly insert: (session: { readonly id: string; readonly userId: string; readonly now: Date }) => Effect.Effect<void>
+  /** Stamps the user's last sign-in and returns the user as it now is. */
+  readonly signedIn: (userId: string, now: Date) => Effect.Effect<UserRow>
+  /** The session row, locked until the transaction ends (the refresh exchange locks it before its token). */
+  readonly lockForRefresh: (id: string) => Effect.Effect<Option.Option<{ readonly id: string; readonly not_after: Date | null }>>
+  readonly findUser: (userId: string) => Effect.Effect<Option.Option<UserRow>>
+  readonly markRefreshed: (id: string, now: Date) => Effect.Effect<void>
+  /** Records (or renews) an amr claim of the session. */
+  readonly addAmr: (sessionId: string, method: string, now: Date) => Effect.Effect<void>
+  /** The session's amr claims, most recent first, as the access token carries them. */
+  readonly amr: (sessionId: string) => Effect.Effect<ReadonlyArray<AmrEntry>>
+  /**
+   * The bearer check's one query: the user, and whether the token's session still exists for that user
+   * (`sessionId` undefined: no session to check).
+   */
+  readonly findForSession: (
+    userId: string,
+    sessionId: string | undefined
+  ) => Effect.Effect<Option.Option<{ readonly user: UserRow; readonly sessionExists: boolean }>>
+  /** Deletes sessions of a user: all, only one, or all but one. Their refresh tokens and amr claims go with them. */
+  readonly deleteForUser: (userId: string, which: { readonly only: string } | { readonly except: string } | "all") => Effect.Effect<void>
+}
+
+/** The sessions and mfa_amr_claims tables, and the two statements on a session's user. */
+export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const t = authTables(config.db.namespace)
+
+    const insert = Effect.fn("SessionsRepo.insert")(function*(session: { readonly id: string; readonly userId: string; readonly now: Date }) {
+      yield* sql`INSERT INTO ${sql(t.sessions)} ${sql.insert({
+        id: session.id,
+        user_id: session.userId,
+        created_at: session.now,
+        updated_at: session.now,
+        aal: "aal1",
+        refreshed_at: session.now
+      })}`
+    }, Effect.orDie)
+
+    const signedIn = Effect.fn("SessionsRepo.signedIn")(function*(userId: string, now: Date) {
+      const [user] = yield* sql<UserRow>`
+        UPDATE ${sql(t.users)} SET last_sign_in_at = ${now}, updated_at = ${now} WHERE id = ${userId} RETURNING *`
+      return user!
+    }, Effect.orDie)
+
+    const lockForRefresh = Effect.fn("SessionsRepo.lockForRefresh")(function*(id: string) {
+      const [session] = yield* sql<{ id: string; not_after: Date | null }>`
+        SELECT id, not_after FROM ${sql(t.sessions)} WHERE id = ${id} FOR UPDATE`
+      return Option.fromNullable(session)
+    }, Effect.orDie)
+
+    const findUser = Effect.fn("SessionsRepo.findUser")(function*(userId: string) {
+      const [user] = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE id = ${userId}::uuid`
+      return Option.fromNullable(user)
+    }, Effect.orDie)
+
+    const markRefreshed = Effect.fn("SessionsRepo.markRefreshed")(function*(id: string, now: Date) {
+      yield* sql`UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now} WHERE id = ${id}`
+    }, Effect.orDie)
+
+    const addAmr = Effect.fn("SessionsRepo.addAmr")(function*(sessionId: string, method: string, now: Date) {
+      yield* sql`INSERT INTO ${sql(t.mfa_amr_claims)} ${sql.insert({
+        session_id: sessionId,
+        created_at: now,
+        updated_at: now,
+        authentication_method: method,
+        id: randomUUID()
+      })}
+      ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at`
+    }, Effect.orDie)
+
+    const amr = Effect.fn("SessionsRepo.amr")(function*(sessionId: string) {
+      const rows = yield* sql<{ authentication_method: string; updated_at: Date }>`
+        SELECT authentication_method, updated_at FROM ${sql(t.mfa_amr_claims)}
+        WHERE session_id = ${sessionId} ORDER BY updated_at DESC, authentication_method`
+      return rows.map((r): AmrEntry => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
+    }, Effect.orDie)
+
+    const findForSession = Effect.fn("SessionsRepo.findForSession")(function*(userId: string, sessionId: string | undefined) {
+      const rows = yield* sql<UserRow & { readonly session_exists: boolean }>`
+        SELECT u.*, ${sessionId === undefined
+          ? sql`true`
+          : sql`EXISTS (SELECT 1 FROM ${sql(t.sessions)} s WHERE s.id = ${sessionId} AND s.user_id = u.id)`} AS session_exists
+        FROM ${sql(t.users)} u WHERE u.id = ${userId}`
+      return Option.map(Option.fromNullable(rows[0]), ({ session_exists, ...user }) => ({ user, sessionExists: session_exists }))
+    }, Effect.orDie)
+
+    const deleteForUser = Effect.fn("SessionsRepo.deleteForUser")(function*(
+      userId: string,
+      which: { readonly only: string } | { readonly except: string } | "all"
+    ) {
+      if (which === "all") {
+        yield* sql`DELETE FROM ${sql(t.sessions)} WHERE user_id = ${userId}`
+      } else if ("only" in which) {
+        yield* sql`DELETE FROM ${sql(t.sessions)} WHERE id = ${which.only} AND user_id = ${userId}`
+      } else {
+        yield* sql`DELETE FROM ${sql(t.sessions)} WHERE user_id = ${userId} AND id <> ${which.except}`
+      }
+    }, Effect.orDie)
+
+    return {
+      insert, signedIn, lockForRefresh, findUser, markRefreshed, addAmr, amr, findForSession, deleteForUser
+    } satisfies SessionsRepoShape
+  })
+}) {
+  /**
+   * In memory, over the users of whatever UsersRepo is provided (UsersRepo.Test in rules tests). Locks are no-ops:
+   * with Transactions.Test nothing runs concurrently. A deleted session takes its amr claims with it; its refresh
+   * tokens go too (RefreshTokensRepo.Test asks this repo whether their session still exists).
+   */
+  static readonly Test: Layer.Layer<SessionsRepo, never, UsersRepo> = Layer.effect(
+    SessionsRepo,
+    Effect.gen(function*() {
+      const users = yield* UsersRepo
+      interface Row { readonly id: string; readonly userId: string; readonly notAfter: Date | null }
+      const sessions = yield* Ref.make(new Map<string, Row>())
+      // session id -> method -> last updated
+      const claims = yield* Ref.make(new Map<string, ReadonlyMap<string, Date>>())
+      const remove = (keep: (row: Row) => boolean) =>
+        Ref.get(sessions).pipe(
+          Effect.flatMap((map) => {
+            const gone = [...map.values()].filter((row) => !keep(row)).map((row) => row.id)
+            return Effect.zipRight(
+              Ref.set(sessions, new Map([...map].filter(([id]) => !gone.includes(id)))),
+              Ref.update(claims, (all) => new Map([...all].filter(([id]) => !gone.includes(id))))
+            )
+          })
+        )
+      return SessionsRepo.make({
+        insert: ({ id, now: _now, userId }) => Ref.update(sessions, (map) => new Map(map).set(id, { id, userId, notAfter: null })),
+        signedIn: (userId, now) => Effect.orDie(users.update(userId, { last_sign_in_at: now }, now)),
+        lockForRefresh: (id) =>
+          Effect.map(Ref.get(sessions), (map) => Option.map(Option.fromNullable(map.get(id)), (row) => ({ id: row.id, not_after: row.notAfter }))),
+        findUser: users.findById,
+        markRefreshed: () => Effect.void,
+        addAmr: (sessionId, method, now) =>
+          Ref.update(claims, (all) => new Map(all).set(sessionId, new Map(all.get(sessionId) ?? []).set(method, now))),
+        amr: (sessionId) =>
+          Effect.map(Ref.get(claims), (all) =>
+            [...(all.get(sessionId) ?? new Map<string, Date>())]
+              .sort(([ma, a], [mb, b]) => b.getTime() - a.getTime() || (ma < mb ? -1 : ma > mb ? 1 : 0))
+              .map(([method, at]) => ({ method, timestamp: Math.floor(at.getTime() / 1000) }))),
+        findForSession: (userId, sessionId) =>
+          Effect.gen(function*() {
+            const user = yield* users.findById(userId)
+            const map = yield* Ref.get(sessions)
+            return Option.map(user, (user) => ({
+              user,
+              sessionExists: sessionId === undefined || map.get(sessionId)?.userId === user.id
+            }))
+          }),
+        deleteForUser: (userId, which) =>
+          remove((row) =>
+            row.userId !== userId ||
+            (which === "all" ? false : "only" in which ? row.id !== which.only : row.id === which.except))
+      })
+    })
+  )
+}

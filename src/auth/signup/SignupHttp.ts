@@ -1,0 +1,18 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { AuthApi } from "../Api.js"
+import { withSessionHeaders } from "../http/SessionHeaders.js"
+import { Signup } from "./Signup.js"
+
+export const SignupHttpLive = HttpApiBuilder.group(AuthApi, "signup", (handlers) =>
+  Effect.gen(function*() {
+    const signup = yield* Signup
+    return handlers.handle("signup", ({ payload, urlParams }) =>
+      withSessionHeaders(signup.signup({
+        email: payload.email,
+        phone: payload.phone,
+        password: payload.password,
+        data: payload.data,
+        redirectTo: urlParams.redirect_to
+      })))
+  }))

@@ -1,0 +1,74 @@
+import { Clock, Effect, Option, Redacted } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { PasswordHasher } from "../../platform/PasswordHasher.js"
+import { Session } from "../Api.js"
+import { AuthError } from "../domain/AuthError.js"
+import { checkPassword } from "../domain/PasswordPolicy.js"
+import { formatPhoneNumber } from "../domain/Phone.js"
+import { isBanned } from "../domain/UserRow.js"
+import { AccessTokens } from "../sessions/AccessTokens.js"
+import { UsersRepo } from "../users/UsersRepo.js"
+
+export interface PasswordGrantRequest {
+  readonly email?: string | null | undefined
+  readonly phone?: string | null | undefined
+  readonly password?: string | null | undefined
+}
+
+const invalidCredentials = AuthError.of(400, "invalid_credentials", "Invalid login credentials")
+
+/** POST /token?grant_type=password (reference §2.3). */
+export class PasswordGrant extends Effect.Service<PasswordGrant>()("auth/PasswordGrant", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const users = yield* UsersRepo
+    const tokens = yield* AccessTokens
+    const hasher = yield* PasswordHasher
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const signIn = Effect.fn("PasswordGrant.signIn")(function*(
+      request: PasswordGrantRequest
+    ): Effect.fn.Return<Session, AuthError> {
+      const email = request.email ?? ""
+      const phone = request.phone ?? ""
+      if (email !== "" && phone !== "") {
+        return yield* AuthError.validation("Only an email address or phone number should be provided on login.")
+      }
+      if (email === "" && phone === "") return yield* AuthError.validation("missing email or phone")
+      if (email !== "" && !config.externalEmailEnabled) {
+        return yield* AuthError.of(422, "email_provider_disabled", "Email logins are disabled")
+      }
+      if (phone !== "" && !config.externalPhoneEnabled) {
+        return yield* AuthError.of(422, "phone_provider_disabled", "Phone logins are disabled")
+      }
+      const found = email !== ""
+        ? yield* users.findByEmail(config.jwt.aud, email.trim())
+        : yield* users.findByPhone(config.jwt.aud, formatPhoneNumber(phone))
+      const password = Redacted.make(request.password ?? "")
+      const stored = Option.flatMap(found, (u) => Option.fromNullable(u.encrypted_password)).pipe(
+        Option.filter((hash) => hash !== "")
+      )
+      // An unknown user costs the same bcrypt work as a wrong password, so timing does not reveal accounts.
+      const valid = yield* hasher.verifyOrBurn(password, Option.getOrUndefined(stored))
+      if (!valid || Option.isNone(found)) return yield* invalidCredentials
+      const user = found.value
+      const at = yield* now
+      // Checked after the password, unlike GoTrue, so a ban does not confirm that an account exists.
+      if (isBanned(user, at)) return yield* AuthError.of(400, "user_banned", "User is banned")
+      if (email !== "" && user.email_confirmed_at === null) {
+        return yield* AuthError.of(400, "email_not_confirmed", "Email not confirmed")
+      }
+      if (phone !== "" && user.phone_confirmed_at === null) {
+        return yield* AuthError.of(400, "phone_not_confirmed", "Phone not confirmed")
+      }
+      const session = yield* tokens.issue(user, "password", at)
+      const check = checkPassword(Redacted.value(password), config.password)
+      return check._tag === "Weak"
+        ? new Session({ ...session, weak_password: { message: check.message, reasons: check.reasons } })
+        : session
+    })
+
+    return { signIn } as const
+  }),
+  dependencies: [UsersRepo.Default, AccessTokens.Default]
+}) {}

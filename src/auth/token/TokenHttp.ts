@@ -1,0 +1,30 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Clock, Effect } from "effect"
+import { AuthApi } from "../Api.js"
+import { AuthError } from "../domain/AuthError.js"
+import { withSessionHeaders } from "../http/SessionHeaders.js"
+import { AccessTokens } from "../sessions/AccessTokens.js"
+import { Sessions } from "../sessions/Sessions.js"
+import { PasswordGrant } from "./PasswordGrant.js"
+
+export const TokenHttpLive = HttpApiBuilder.group(AuthApi, "token", (handlers) =>
+  Effect.gen(function*() {
+    const password = yield* PasswordGrant
+    const sessions = yield* Sessions
+    const tokens = yield* AccessTokens
+    return handlers.handle("token", ({ payload, urlParams }) => {
+      switch (urlParams.grant_type) {
+        case "password":
+          return withSessionHeaders(password.signIn(payload))
+        case "refresh_token":
+          // The refresh rules are the sessions floor's; this grant only answers with the session it returns.
+          return withSessionHeaders(Clock.currentTimeMillis.pipe(
+            Effect.flatMap((ms) => sessions.refresh(payload.refresh_token ?? "", new Date(ms))),
+            Effect.flatMap(tokens.respond)
+          ))
+        default:
+          // GoTrue's answer, code and all, for any grant it does not handle.
+          return Effect.fail(AuthError.of(400, "invalid_credentials", "unsupported_grant_type"))
+      }
+    })
+  }))

@@ -1,0 +1,75 @@
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Ref } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { authTables } from "../AuthTables.js"
+import type { IdentityRow } from "../domain/UserRow.js"
+
+export interface IdentityInsert {
+  readonly id: string
+  readonly provider_id: string
+  readonly user_id: string
+  readonly identity_data: Record<string, unknown>
+  readonly provider: string
+  readonly now: Date
+}
+
+export interface IdentitiesRepoShape {
+  /** A user's identities, oldest first. */
+  readonly forUser: (userId: string) => Effect.Effect<ReadonlyArray<IdentityRow>>
+  readonly insert: (identity: IdentityInsert) => Effect.Effect<void>
+}
+
+/** The identities table: how a user signs in (email, phone, later OAuth providers). */
+export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/IdentitiesRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    const config = yield* AppConfig
+    const t = authTables(config.db.namespace)
+
+    const forUser = Effect.fn("IdentitiesRepo.forUser")(function*(userId: string) {
+      return yield* sql<IdentityRow>`SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
+        updated_at, email FROM ${sql(t.identities)} WHERE user_id = ${userId} ORDER BY created_at, id`
+    }, Effect.orDie)
+
+    const insert = Effect.fn("IdentitiesRepo.insert")(function*(identity: IdentityInsert) {
+      yield* sql`INSERT INTO ${sql(t.identities)} ${sql.insert({
+        id: identity.id,
+        provider_id: identity.provider_id,
+        user_id: identity.user_id,
+        identity_data: sql.json(identity.identity_data),
+        provider: identity.provider,
+        last_sign_in_at: identity.now,
+        created_at: identity.now,
+        updated_at: identity.now
+      })}`
+    }, Effect.orDie)
+
+    return { forUser, insert } satisfies IdentitiesRepoShape
+  })
+}) {
+  /** In memory. Rows stay when their user is removed: nothing reads identities by anything but a live user's id. */
+  static readonly Test: Layer.Layer<IdentitiesRepo> = Layer.effect(
+    IdentitiesRepo,
+    Effect.map(Ref.make<ReadonlyArray<IdentityRow>>([]), (rows) =>
+      IdentitiesRepo.make({
+        forUser: (userId) =>
+          Effect.map(Ref.get(rows), (all) =>
+            all.filter((row) => row.user_id === userId).sort((a, b) =>
+              a.created_at!.getTime() - b.created_at!.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+            )),
+        insert: (identity) =>
+          Ref.update(rows, (all) => [...all, {
+            id: identity.id,
+            provider_id: identity.provider_id,
+            user_id: identity.user_id,
+            identity_data: identity.identity_data,
+            provider: identity.provider,
+            last_sign_in_at: identity.now,
+            created_at: identity.now,
+            updated_at: identity.now,
+            // Generated in the table from identity_data.
+            email: typeof identity.identity_data["email"] === "string" ? identity.identity_data["email"].toLowerCase() : null
+          }])
+      }))
+  )
+}

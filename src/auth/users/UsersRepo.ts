@@ -1,0 +1,250 @@
+import { PgClient } from "@effect/sql-pg"
+import { Data, Duration, Effect, Layer, Option, Ref } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
+import { authTables } from "../AuthTables.js"
+import type { UserRow } from "../domain/UserRow.js"
+
+/** Another user already holds this email or phone (SQLSTATE 23505 in Live): two writers raced for one address. */
+export class UniqueViolation extends Data.TaggedError("UniqueViolation")<{}> {}
+
+/** A users row to insert; every column not named here takes its default. */
+export interface UserInsert {
+  readonly id: string
+  readonly aud: string
+  readonly role: string
+  readonly email: string | null
+  readonly phone: string | null
+  readonly encrypted_password: string
+  readonly email_confirmed_at: Date | null
+  readonly phone_confirmed_at: Date | null
+  readonly raw_app_meta_data: Record<string, unknown>
+  readonly raw_user_meta_data: Record<string, unknown>
+  readonly is_anonymous: boolean
+  readonly now: Date
+}
+
+/** Column values a service may change on a user; every other column stays as it is. */
+export type UserPatch = Partial<{
+  readonly encrypted_password: string | null
+  readonly email_confirmed_at: Date | null
+  readonly phone_confirmed_at: Date | null
+  readonly confirmation_token: string | null
+  readonly confirmation_sent_at: Date | null
+  readonly email_change: string | null
+  readonly email_change_token_new: string | null
+  readonly email_change_token_current: string | null
+  readonly email_change_confirm_status: number
+  readonly email_change_sent_at: Date | null
+  readonly phone_change: string | null
+  readonly phone_change_token: string | null
+  readonly phone_change_sent_at: Date | null
+  readonly reauthentication_token: string | null
+  readonly reauthentication_sent_at: Date | null
+  readonly recovery_token: string | null
+  readonly raw_user_meta_data: Record<string, unknown>
+  readonly raw_app_meta_data: Record<string, unknown>
+  readonly email: string | null
+  readonly phone: string | null
+  readonly is_anonymous: boolean
+  readonly last_sign_in_at: Date | null
+}>
+
+/** The table's generated confirmed_at: LEAST(email_confirmed_at, phone_confirmed_at), which skips NULLs. */
+const confirmedAt = (email: Date | null, phone: Date | null): Date | null =>
+  email === null ? phone : phone === null ? email : email.getTime() <= phone.getTime() ? email : phone
+
+export type SentAtColumn = "confirmation_sent_at" | "reauthentication_sent_at"
+
+export interface UsersRepoShape {
+  readonly findByEmail: (aud: string, email: string) => Effect.Effect<Option.Option<UserRow>>
+  readonly findByPhone: (aud: string, phone: string) => Effect.Effect<Option.Option<UserRow>>
+  readonly findById: (id: string) => Effect.Effect<Option.Option<UserRow>>
+  /** Whether another user already holds this email or phone (any audience: the columns are unique). */
+  readonly isTaken: (column: "email" | "phone", value: string, exceptUserId: string) => Effect.Effect<boolean>
+  readonly insert: (user: UserInsert) => Effect.Effect<UserRow, UniqueViolation>
+  readonly update: (id: string, patch: UserPatch, now: Date) => Effect.Effect<UserRow, UniqueViolation>
+  readonly remove: (id: string) => Effect.Effect<void>
+  /**
+   * Sets a "message sent at" column only if the previous message is older than `window`, in one statement, so
+   * parallel requests cannot both pass the frequency check. None: another request sent one meanwhile.
+   */
+  readonly claimSend: (
+    id: string,
+    column: SentAtColumn,
+    window: Duration.Duration,
+    now: Date,
+    patch: UserPatch
+  ) => Effect.Effect<Option.Option<UserRow>>
+}
+
+/** The users table. Lookups are scoped by audience, as GoTrue's are. */
+export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    const config = yield* AppConfig
+    const t = authTables(config.db.namespace)
+    // 23505 means something to the services (a lost race for an address); any other database failure is a defect.
+    const unique = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, UniqueViolation, R> =>
+      Effect.catchAll(effect, (error) => (isUniqueViolation(error) ? Effect.fail(new UniqueViolation()) : Effect.die(error)))
+
+    const findByEmail = Effect.fn("UsersRepo.findByEmail")(function*(aud: string, email: string) {
+      const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)}
+        WHERE lower(email) = ${email.toLowerCase()} AND aud = ${aud} AND is_sso_user = false LIMIT 1`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    const findByPhone = Effect.fn("UsersRepo.findByPhone")(function*(aud: string, phone: string) {
+      const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE phone = ${phone} AND aud = ${aud} LIMIT 1`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    const findById = Effect.fn("UsersRepo.findById")(function*(id: string) {
+      const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE id = ${id}`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    const isTaken = Effect.fn("UsersRepo.isTaken")(function*(column: "email" | "phone", value: string, exceptUserId: string) {
+      const rows = column === "email"
+        ? yield* sql`SELECT 1 FROM ${sql(t.users)} WHERE lower(email) = ${value.toLowerCase()} AND is_sso_user = false AND id <> ${exceptUserId}`
+        : yield* sql`SELECT 1 FROM ${sql(t.users)} WHERE phone = ${value} AND id <> ${exceptUserId}`
+      return rows.length > 0
+    }, Effect.orDie)
+
+    const insert = Effect.fn("UsersRepo.insert")(function*(user: UserInsert) {
+      const [row] = yield* sql<UserRow>`INSERT INTO ${sql(t.users)} ${sql.insert({
+        instance_id: "00000000-0000-0000-0000-000000000000",
+        id: user.id,
+        aud: user.aud,
+        role: user.role,
+        email: user.email,
+        phone: user.phone,
+        encrypted_password: user.encrypted_password,
+        email_confirmed_at: user.email_confirmed_at,
+        phone_confirmed_at: user.phone_confirmed_at,
+        raw_app_meta_data: sql.json(user.raw_app_meta_data),
+        raw_user_meta_data: sql.json(user.raw_user_meta_data),
+        is_anonymous: user.is_anonymous,
+        created_at: user.now,
+        updated_at: user.now
+      })} RETURNING *`
+      return row!
+    }, unique)
+
+    const update = Effect.fn("UsersRepo.update")(function*(id: string, patch: UserPatch, now: Date) {
+      const values: Record<string, unknown> = { ...patch, updated_at: now }
+      if (patch.raw_user_meta_data !== undefined) values["raw_user_meta_data"] = sql.json(patch.raw_user_meta_data)
+      if (patch.raw_app_meta_data !== undefined) values["raw_app_meta_data"] = sql.json(patch.raw_app_meta_data)
+      const [row] = yield* sql<UserRow>`UPDATE ${sql(t.users)} SET ${sql.update(values)} WHERE id = ${id} RETURNING *`
+      return row!
+    }, unique)
+
+    const remove = Effect.fn("UsersRepo.remove")(function*(id: string) {
+      yield* sql`DELETE FROM ${sql(t.users)} WHERE id = ${id}`
+    }, Effect.orDie)
+
+    const claimSend = Effect.fn("UsersRepo.claimSend")(function*(
+      id: string,
+      column: SentAtColumn,
+      window: Duration.Duration,
+      now: Date,
+      patch: UserPatch
+    ) {
+      const cutoff = new Date(now.getTime() - Duration.toMillis(window))
+      const rows = yield* sql<UserRow>`UPDATE ${sql(t.users)} SET ${sql.update({ ...patch, [column]: now, updated_at: now })}
+        WHERE id = ${id} AND (${sql(column)} IS NULL OR ${sql(column)} <= ${cutoff}) RETURNING *`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    return { findByEmail, findByPhone, findById, isTaken, insert, update, remove, claimSend } satisfies UsersRepoShape
+  })
+}) {
+  /** In memory, with the table's unique keys: email among non-SSO users, and phone. */
+  static readonly Test: Layer.Layer<UsersRepo> = Layer.effect(
+    UsersRepo,
+    Effect.gen(function*() {
+      const rows = yield* Ref.make(new Map<string, UserRow>())
+      const all = Effect.map(Ref.get(rows), (map) => [...map.values()])
+      const first = (predicate: (row: UserRow) => boolean) => Effect.map(all, (list) => Option.fromNullable(list.find(predicate)))
+      const clashes = (row: UserRow, others: ReadonlyArray<UserRow>): boolean =>
+        others.some((other) =>
+          other.id !== row.id && (
+            (row.email !== null && !row.is_sso_user && !other.is_sso_user && other.email === row.email) ||
+            (row.phone !== null && other.phone === row.phone)
+          )
+        )
+      const write = (row: UserRow) =>
+        Ref.modify(rows, (map): readonly [Effect.Effect<UserRow, UniqueViolation>, Map<string, UserRow>] =>
+          clashes(row, [...map.values()])
+            ? [Effect.fail(new UniqueViolation()), map]
+            : [Effect.succeed(row), new Map(map).set(row.id, row)]).pipe(Effect.flatten)
+      const existing = (id: string) =>
+        Effect.flatMap(Ref.get(rows), (map) => {
+          const row = map.get(id)
+          return row === undefined ? Effect.dieMessage(`UsersRepo.Test: no user ${id}`) : Effect.succeed(row)
+        })
+
+      return UsersRepo.make({
+        findByEmail: (aud, email) =>
+          first((u) => u.email?.toLowerCase() === email.toLowerCase() && u.aud === aud && !u.is_sso_user),
+        findByPhone: (aud, phone) => first((u) => u.phone === phone && u.aud === aud),
+        findById: (id) => first((u) => u.id === id),
+        isTaken: (column, value, exceptUserId) =>
+          Effect.map(all, (list) =>
+            list.some((u) =>
+              u.id !== exceptUserId &&
+              (column === "email" ? u.email?.toLowerCase() === value.toLowerCase() && !u.is_sso_user : u.phone === value)
+            )),
+        insert: (user) =>
+          write({
+            id: user.id,
+            aud: user.aud,
+            role: user.role,
+            email: user.email,
+            encrypted_password: user.encrypted_password,
+            email_confirmed_at: user.email_confirmed_at,
+            invited_at: null,
+            confirmation_token: null,
+            confirmation_sent_at: null,
+            recovery_sent_at: null,
+            email_change: null,
+            email_change_sent_at: null,
+            last_sign_in_at: null,
+            raw_app_meta_data: user.raw_app_meta_data,
+            raw_user_meta_data: user.raw_user_meta_data,
+            created_at: user.now,
+            updated_at: user.now,
+            phone: user.phone,
+            phone_confirmed_at: user.phone_confirmed_at,
+            phone_change: "",
+            phone_change_sent_at: null,
+            confirmed_at: confirmedAt(user.email_confirmed_at, user.phone_confirmed_at),
+            banned_until: null,
+            reauthentication_token: "",
+            reauthentication_sent_at: null,
+            is_sso_user: false,
+            deleted_at: null,
+            is_anonymous: user.is_anonymous
+          }),
+        update: (id, patch, now) =>
+          Effect.flatMap(existing(id), (row) => {
+            const next = { ...row, ...patch, updated_at: now }
+            return write({ ...next, confirmed_at: confirmedAt(next.email_confirmed_at, next.phone_confirmed_at) })
+          }),
+        remove: (id) =>
+          Ref.update(rows, (map) => {
+            const next = new Map(map)
+            next.delete(id)
+            return next
+          }),
+        claimSend: (id, column, window, now, patch) =>
+          Effect.flatMap(existing(id), (row) => {
+            const sentAt = row[column]
+            return sentAt !== null && sentAt.getTime() > now.getTime() - Duration.toMillis(window)
+              ? Effect.succeed(Option.none())
+              : Effect.map(Effect.orDie(write({ ...row, ...patch, [column]: now, updated_at: now })), Option.some)
+          })
+      })
+    })
+  )
+}

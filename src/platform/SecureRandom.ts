@@ -1,0 +1,31 @@
+import { randomInt, randomUUID } from "node:crypto"
+import { Context, Effect, Layer, Ref } from "effect"
+
+/**
+ * Unpredictable values: one-time codes and identifiers a client sees. Codes are secrets, so Live draws from the
+ * operating system's CSPRNG (node:crypto), not from Effect's seedable Random. Test is deterministic, so a test
+ * can know the code a flow will send.
+ */
+export class SecureRandom extends Context.Tag("platform/SecureRandom")<SecureRandom, {
+  /** A uniformly random, zero-padded numeric code of `length` digits. */
+  readonly digits: (length: number) => Effect.Effect<string>
+  /** A random (version 4) UUID. */
+  readonly uuid: () => Effect.Effect<string>
+}>() {
+  static readonly Live: Layer.Layer<SecureRandom> = Layer.succeed(SecureRandom, {
+    digits: (length) => Effect.sync(() => Array.from({ length }, () => String(randomInt(10))).join("")),
+    uuid: () => Effect.sync(() => randomUUID())
+  })
+
+  /** Each call returns the next value of a counter: codes 000001, 000002, …; UUIDs …0001, …0002, … */
+  static readonly Test: Layer.Layer<SecureRandom> = Layer.effect(
+    SecureRandom,
+    Effect.map(Ref.make(0), (counter) => {
+      const next = Ref.updateAndGet(counter, (n) => n + 1)
+      return {
+        digits: (length) => Effect.map(next, (n) => String(n % 10 ** length).padStart(length, "0")),
+        uuid: () => Effect.map(next, (n) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`)
+      }
+    })
+  )
+}

@@ -1,0 +1,247 @@
+import { randomUUID } from "node:crypto"
+import { describe, expect, layer } from "@effect/vitest"
+import { Duration, Effect, Either, Layer, Option } from "effect"
+import { RefreshTokensRepo } from "../../src/auth/sessions/RefreshTokensRepo.js"
+import { SessionsRepo } from "../../src/auth/sessions/SessionsRepo.js"
+import { IdentitiesRepo } from "../../src/auth/users/IdentitiesRepo.js"
+import { UsersRepo } from "../../src/auth/users/UsersRepo.js"
+import { AppConfig } from "../../src/config/AppConfig.js"
+import { migrate } from "../../src/platform/Migrator.js"
+import { TestDatabase } from "../support/TestDatabase.js"
+import { testConfig } from "../support/TestServer.js"
+import { type AuthRepos, MemoryRepos } from "./support/MemoryRepos.js"
+
+/*
+ * One contract, two implementations: every case runs against the Live repos on the real database (PGlite, or
+ * PostgreSQL with DATABASE_URL) and against the in-memory Test layers, so the rules tests built on the Test
+ * layers test the behaviour the server has.
+ */
+
+const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
+  UsersRepo.Default,
+  IdentitiesRepo.Default,
+  SessionsRepo.Default,
+  RefreshTokensRepo.Default
+).pipe(
+  Layer.provideMerge(Layer.succeed(AppConfig, testConfig())),
+  Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
+  Layer.provideMerge(TestDatabase)
+) as Layer.Layer<AuthRepos>
+
+const T0 = new Date(Date.UTC(2030, 0, 1))
+const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000)
+
+const newUser = (fields: { email?: string | null; phone?: string | null; aud?: string } = {}) => ({
+  id: randomUUID(),
+  aud: fields.aud ?? "authenticated",
+  role: "authenticated",
+  email: fields.email === undefined ? `c-${randomUUID().slice(0, 8)}@example.com` : fields.email,
+  phone: fields.phone ?? null,
+  encrypted_password: "",
+  email_confirmed_at: at(0),
+  phone_confirmed_at: null,
+  raw_app_meta_data: { provider: "email" },
+  raw_user_meta_data: { a: 1 },
+  is_anonymous: false,
+  now: at(0)
+})
+
+const uniquePhone = () => `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`
+
+/** A user with one session holding one token, as Sessions.start leaves them. */
+const withSession = Effect.gen(function*() {
+  const users = yield* UsersRepo
+  const sessions = yield* SessionsRepo
+  const tokens = yield* RefreshTokensRepo
+  const user = yield* users.insert(newUser())
+  const sessionId = randomUUID()
+  yield* sessions.insert({ id: sessionId, userId: user.id, now: at(0) })
+  const id = yield* tokens.nextId()
+  const digest = `d-${randomUUID()}`
+  yield* tokens.insert({ id, digest, userId: user.id, parent: null, sessionId, now: at(0) })
+  return { user, sessionId, tokenId: id, digest }
+})
+
+const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
+  layer(repos, { timeout: 60_000 })(name, (it) => {
+    it.effect("users: found by email in any case, by phone and by id, each lookup scoped by audience", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const phone = uniquePhone()
+        const inserted = yield* users.insert(newUser({ email: `Mixed-${randomUUID().slice(0, 8)}@Example.com`, phone }))
+        expect(inserted.confirmed_at).toEqual(at(0))
+        expect(inserted.is_sso_user).toBe(false)
+        const byEmail = yield* users.findByEmail("authenticated", inserted.email!.toUpperCase())
+        expect(Option.map(byEmail, (u) => u.id)).toEqual(Option.some(inserted.id))
+        expect(Option.isNone(yield* users.findByEmail("other-audience", inserted.email!))).toBe(true)
+        expect(Option.map(yield* users.findByPhone("authenticated", phone), (u) => u.id)).toEqual(Option.some(inserted.id))
+        expect(Option.isNone(yield* users.findByPhone("other-audience", phone))).toBe(true)
+        expect(Option.map(yield* users.findById(inserted.id), (u) => u.raw_user_meta_data)).toEqual(Option.some({ a: 1 }))
+        yield* users.remove(inserted.id)
+        expect(Option.isNone(yield* users.findById(inserted.id))).toBe(true)
+      }))
+
+    it.effect("users: a taken email or phone is a UniqueViolation on insert and update, in any audience", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const phone = uniquePhone()
+        const first = yield* users.insert(newUser({ phone }))
+        const sameEmail = yield* Effect.either(users.insert(newUser({ email: first.email, aud: "other-audience" })))
+        expect(Either.isLeft(sameEmail) && sameEmail.left._tag).toBe("UniqueViolation")
+        const samePhone = yield* Effect.either(users.insert(newUser({ phone })))
+        expect(Either.isLeft(samePhone) && samePhone.left._tag).toBe("UniqueViolation")
+        const second = yield* users.insert(newUser())
+        const moved = yield* Effect.either(users.update(second.id, { email: first.email }, at(1)))
+        expect(Either.isLeft(moved) && moved.left._tag).toBe("UniqueViolation")
+        expect(yield* users.isTaken("email", first.email!.toUpperCase(), second.id)).toBe(true)
+        expect(yield* users.isTaken("email", first.email!, first.id)).toBe(false)
+        expect(yield* users.isTaken("phone", phone, second.id)).toBe(true)
+        const updated = yield* users.update(second.id, { raw_user_meta_data: { b: 2 }, phone_confirmed_at: at(-5) }, at(2))
+        expect(updated.raw_user_meta_data).toEqual({ b: 2 })
+        expect(updated.updated_at).toEqual(at(2))
+        expect(updated.confirmed_at).toEqual(at(-5))
+      }))
+
+    it.effect("users: claimSend stamps the column only once the window has passed", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const user = yield* users.insert(newUser())
+        const window = Duration.seconds(60)
+        const first = yield* users.claimSend(user.id, "confirmation_sent_at", window, at(10), { confirmation_token: "t1" })
+        expect(Option.map(first, (u) => [u.confirmation_sent_at, u.confirmation_token])).toEqual(Option.some([at(10), "t1"]))
+        expect(Option.isNone(yield* users.claimSend(user.id, "confirmation_sent_at", window, at(69), {}))).toBe(true)
+        const again = yield* users.claimSend(user.id, "confirmation_sent_at", window, at(70), { confirmation_token: "t2" })
+        expect(Option.map(again, (u) => u.confirmation_token)).toEqual(Option.some("t2"))
+        const other = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at(71), {})
+        expect(Option.map(other, (u) => u.reauthentication_sent_at)).toEqual(Option.some(at(71)))
+      }))
+
+    it.effect("identities: a user's, oldest first, with the email lower-cased from identity_data", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const identities = yield* IdentitiesRepo
+        const user = yield* users.insert(newUser())
+        yield* identities.insert({
+          id: randomUUID(), provider_id: user.id, user_id: user.id, identity_data: { email: "Later@Example.com" }, provider: "email", now: at(5)
+        })
+        yield* identities.insert({
+          id: randomUUID(), provider_id: "+15550001", user_id: user.id, identity_data: { phone: "15550001" }, provider: "phone", now: at(1)
+        })
+        const rows = yield* identities.forUser(user.id)
+        expect(rows.map((r) => [r.provider, r.email, r.last_sign_in_at])).toEqual([["phone", null, at(1)], ["email", "later@example.com", at(5)]])
+        expect(yield* identities.forUser(randomUUID())).toEqual([])
+      }))
+
+    it.effect("sessions: signedIn stamps the user; findForSession tells whether the session is the user's", () =>
+      Effect.gen(function*() {
+        const sessions = yield* SessionsRepo
+        const { sessionId, user } = yield* withSession
+        const signedIn = yield* sessions.signedIn(user.id, at(3))
+        expect([signedIn.last_sign_in_at, signedIn.updated_at]).toEqual([at(3), at(3)])
+        const found = yield* sessions.findForSession(user.id, sessionId)
+        expect(Option.map(found, (f) => [f.user.id, f.sessionExists])).toEqual(Option.some([user.id, true]))
+        const other = yield* withSession
+        expect(Option.map(yield* sessions.findForSession(user.id, other.sessionId), (f) => f.sessionExists)).toEqual(Option.some(false))
+        expect(Option.map(yield* sessions.findForSession(user.id, undefined), (f) => f.sessionExists)).toEqual(Option.some(true))
+        expect(Option.isNone(yield* sessions.findForSession(randomUUID(), sessionId))).toBe(true)
+        expect(Option.map(yield* sessions.lockForRefresh(sessionId), (s) => s.not_after)).toEqual(Option.some(null))
+        expect(Option.map(yield* sessions.findUser(user.id), (u) => u.id)).toEqual(Option.some(user.id))
+      }))
+
+    it.effect("sessions: an amr claim is renewed, not repeated; the newest comes first", () =>
+      Effect.gen(function*() {
+        const sessions = yield* SessionsRepo
+        const { sessionId } = yield* withSession
+        yield* sessions.addAmr(sessionId, "password", at(1))
+        yield* sessions.addAmr(sessionId, "token_refresh", at(2))
+        yield* sessions.addAmr(sessionId, "password", at(3))
+        const seconds = (s: number) => Math.floor(at(s).getTime() / 1000)
+        expect(yield* sessions.amr(sessionId)).toEqual([
+          { method: "password", timestamp: seconds(3) },
+          { method: "token_refresh", timestamp: seconds(2) }
+        ])
+      }))
+
+    it.effect("sessions: deleting one, all but one, or all of a user's sessions takes their tokens and claims along", () =>
+      Effect.gen(function*() {
+        const sessions = yield* SessionsRepo
+        const tokens = yield* RefreshTokensRepo
+        const a = yield* withSession
+        const addSession = Effect.gen(function*() {
+          const id = randomUUID()
+          yield* sessions.insert({ id, userId: a.user.id, now: at(0) })
+          const digest = `d-${randomUUID()}`
+          yield* tokens.insert({ id: yield* tokens.nextId(), digest, userId: a.user.id, parent: null, sessionId: id, now: at(0) })
+          yield* sessions.addAmr(id, "password", at(0))
+          return { id, digest }
+        })
+        const b = yield* addSession
+        const c = yield* addSession
+        const stranger = yield* withSession
+        const alive = (id: string) => Effect.map(sessions.lockForRefresh(id), Option.isSome)
+
+        yield* sessions.deleteForUser(stranger.user.id, { only: b.id })
+        expect(yield* alive(b.id)).toBe(true)
+        yield* sessions.deleteForUser(a.user.id, { only: b.id })
+        expect([yield* alive(a.sessionId), yield* alive(b.id), yield* alive(c.id)]).toEqual([true, false, true])
+        expect(Option.isNone(yield* tokens.sessionOf(b.digest))).toBe(true)
+        expect(yield* sessions.amr(b.id)).toEqual([])
+
+        yield* sessions.deleteForUser(a.user.id, { except: c.id })
+        expect([yield* alive(a.sessionId), yield* alive(c.id)]).toEqual([false, true])
+        expect(Option.isNone(yield* tokens.lock(a.digest))).toBe(true)
+
+        yield* sessions.deleteForUser(a.user.id, "all")
+        expect(yield* alive(c.id)).toBe(false)
+        expect(Option.isNone(yield* tokens.current(c.id))).toBe(true)
+        expect(yield* alive(stranger.sessionId)).toBe(true)
+      }))
+
+    it.effect("refresh tokens: ids increase; the current token is the newest unrevoked one", () =>
+      Effect.gen(function*() {
+        const tokens = yield* RefreshTokensRepo
+        const { digest, sessionId, tokenId, user } = yield* withSession
+        expect(yield* tokens.sessionOf(digest)).toEqual(Option.some({ session_id: sessionId }))
+        const locked = yield* tokens.lock(digest)
+        expect(Option.map(locked, (r) => [r.id, r.token, r.user_id, r.revoked, r.session_id])).toEqual(
+          Option.some([tokenId, digest, user.id, false, sessionId])
+        )
+        yield* tokens.revoke(tokenId, at(4))
+        expect(Option.map(yield* tokens.lock(digest), (r) => [r.revoked, r.updated_at])).toEqual(Option.some([true, at(4)]))
+        expect(Option.isNone(yield* tokens.current(sessionId))).toBe(true)
+        const childId = yield* tokens.nextId()
+        expect(Number(childId)).toBeGreaterThan(Number(tokenId))
+        yield* tokens.insert({ id: childId, digest: `${digest}-c`, userId: user.id, parent: digest, sessionId, now: at(4) })
+        expect(yield* tokens.current(sessionId)).toEqual(Option.some({ id: childId, parent: digest }))
+        yield* tokens.remove(childId)
+        expect(Option.isNone(yield* tokens.sessionOf(`${digest}-c`))).toBe(true)
+        expect(Option.isNone(yield* tokens.sessionOf("no-such-digest"))).toBe(true)
+      }))
+
+    it.effect("refresh tokens: revoking descendants revokes the whole subtree below a token, and only it", () =>
+      Effect.gen(function*() {
+        const tokens = yield* RefreshTokensRepo
+        const { digest: root, sessionId, user } = yield* withSession
+        const add = (digest: string, parent: string) =>
+          Effect.flatMap(tokens.nextId(), (id) => tokens.insert({ id, digest, userId: user.id, parent, sessionId, now: at(0) }))
+        yield* add(`${root}-a`, root)
+        yield* add(`${root}-a1`, `${root}-a`)
+        yield* add(`${root}-a11`, `${root}-a1`)
+        yield* add(`${root}-b`, root)
+        const revokedBefore = yield* Effect.flatMap(tokens.lock(`${root}-a1`), (row) => tokens.revoke(Option.getOrThrow(row).id, at(1)))
+        expect(revokedBefore).toBeUndefined()
+        yield* tokens.revokeDescendants(`${root}-a`, at(9))
+        const state = (digest: string) => Effect.map(tokens.lock(digest), (row) => Option.map(row, (r) => [r.revoked, r.updated_at]))
+        expect(yield* state(root)).toEqual(Option.some([false, at(0)]))
+        expect(yield* state(`${root}-a`)).toEqual(Option.some([false, at(0)]))
+        // Already revoked: keeps its own revocation time.
+        expect(yield* state(`${root}-a1`)).toEqual(Option.some([true, at(1)]))
+        expect(yield* state(`${root}-a11`)).toEqual(Option.some([true, at(9)]))
+        expect(yield* state(`${root}-b`)).toEqual(Option.some([false, at(0)]))
+      }))
+  })
+
+describe("auth repos", () => {
+  contract("Live repos on the database", LiveRepos)
+  contract("in-memory Test repos", MemoryRepos())
+})

@@ -1,0 +1,123 @@
+import { randomUUID } from "node:crypto"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Either, Layer } from "effect"
+import type { AuthError } from "../../../src/auth/domain/AuthError.js"
+import { Sessions } from "../../../src/auth/sessions/Sessions.js"
+import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
+import { AppConfig } from "../../../src/config/AppConfig.js"
+import { Transactions } from "../../../src/platform/sql/Transactions.js"
+import { testConfig } from "../../support/TestServer.js"
+import { MemoryRepos } from "../support/MemoryRepos.js"
+
+/*
+ * Spec §3's rotation and reuse rules through the Sessions service itself, over the in-memory repos: no database.
+ * RefreshModel.test.ts checks the same rules against Postgres; RepoContract.test.ts keeps the two repos alike.
+ */
+
+const INTERVAL_S = 10
+const T0 = Date.UTC(2030, 0, 1)
+const at = (seconds: number) => new Date(T0 + seconds * 1000)
+
+const SessionsOverMemory = (env: Record<string, string> = {}) =>
+  Sessions.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(MemoryRepos()),
+    Layer.provide(Transactions.Test),
+    Layer.provide(Layer.succeed(AppConfig, testConfig({ AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: String(INTERVAL_S), ...env })))
+  )
+
+const signIn = Effect.gen(function*() {
+  const users = yield* UsersRepo
+  const sessions = yield* Sessions
+  const user = yield* users.insert({
+    id: randomUUID(),
+    aud: "authenticated",
+    role: "authenticated",
+    email: `rules-${randomUUID().slice(0, 8)}@example.com`,
+    phone: null,
+    encrypted_password: "",
+    email_confirmed_at: at(0),
+    phone_confirmed_at: null,
+    raw_app_meta_data: {},
+    raw_user_meta_data: {},
+    is_anonymous: false,
+    now: at(0)
+  })
+  return yield* sessions.start(user.id, "password", at(0))
+})
+
+const refusal = (result: Either.Either<unknown, AuthError>) => Either.isLeft(result) ? result.left.code : "issued"
+
+layer(SessionsOverMemory())("refresh rotation over the in-memory repos (rotation on)", (it) => {
+  it.effect("a valid token rotates: a new token, the user signed in, amr renewed with token_refresh first", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const started = yield* signIn
+      expect(started.user.last_sign_in_at).toEqual(at(0))
+      expect(started.amr.map((a) => a.method)).toEqual(["password"])
+      const refreshed = yield* sessions.refresh(started.refreshToken, at(1))
+      expect(refreshed.sessionId).toBe(started.sessionId)
+      expect(refreshed.refreshToken).not.toBe(started.refreshToken)
+      expect(refreshed.amr.map((a) => a.method)).toEqual(["token_refresh", "password"])
+    }))
+
+  it.effect("the parent of the current token, within the interval, hands out the same child again", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const started = yield* signIn
+      const child = yield* sessions.refresh(started.refreshToken, at(1))
+      const again = yield* sessions.refresh(started.refreshToken, at(1 + INTERVAL_S))
+      expect(again.refreshToken).toBe(child.refreshToken)
+      // The child is still valid and rotates as usual.
+      const grandchild = yield* sessions.refresh(child.refreshToken, at(2 + INTERVAL_S))
+      expect(grandchild.refreshToken).not.toBe(child.refreshToken)
+    }))
+
+  it.effect("reuse after the interval is refused and revokes every descendant, so the thief's child dies too", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const started = yield* signIn
+      const child = yield* sessions.refresh(started.refreshToken, at(1))
+      const reuse = yield* Effect.either(sessions.refresh(started.refreshToken, at(2 + INTERVAL_S)))
+      expect(refusal(reuse)).toBe("refresh_token_already_used")
+      expect(refusal(yield* Effect.either(sessions.refresh(child.refreshToken, at(3 + INTERVAL_S))))).toBe("refresh_token_already_used")
+    }))
+
+  it.effect("a grandparent is never forgiven, even within the interval", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const started = yield* signIn
+      const child = yield* sessions.refresh(started.refreshToken, at(1))
+      yield* sessions.refresh(child.refreshToken, at(2))
+      expect(refusal(yield* Effect.either(sessions.refresh(started.refreshToken, at(3))))).toBe("refresh_token_already_used")
+    }))
+
+  it.effect("after logout the session's tokens are not found; a malformed token is a validation error", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const started = yield* signIn
+      yield* sessions.logout(started.user.id, started.sessionId, "local")
+      expect(refusal(yield* Effect.either(sessions.refresh(started.refreshToken, at(1))))).toBe("refresh_token_not_found")
+      expect(refusal(yield* Effect.either(sessions.refresh("not a token", at(1))))).toBe("validation_failed")
+    }))
+
+  it.effect("logout of the others keeps the caller's session", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const first = yield* signIn
+      const second = yield* sessions.start(first.user.id, "password", at(0))
+      yield* sessions.logout(first.user.id, first.sessionId, "others")
+      expect(refusal(yield* Effect.either(sessions.refresh(second.refreshToken, at(1))))).toBe("refresh_token_not_found")
+      expect(refusal(yield* Effect.either(sessions.refresh(first.refreshToken, at(1))))).toBe("issued")
+    }))
+})
+
+layer(SessionsOverMemory({ AUTH_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: "false" }))("refresh over the in-memory repos (rotation off)", (it) => {
+  it.effect("reuse is refused and revokes nothing", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const started = yield* signIn
+      const child = yield* sessions.refresh(started.refreshToken, at(1))
+      expect(refusal(yield* Effect.either(sessions.refresh(started.refreshToken, at(2))))).toBe("refresh_token_already_used")
+      expect(refusal(yield* Effect.either(sessions.refresh(child.refreshToken, at(3))))).toBe("issued")
+    }))
+})
