@@ -4,17 +4,19 @@ import { decideCors, type CorsPolicy } from "./Cors.js"
 import { MAX_BODY_BYTES, withBoundedBody } from "./RequestBody.js"
 import { RequestId, requestIdFrom } from "./RequestId.js"
 
+/** A request the edge refuses before any product sees it (a body over 1 MB), answered in the product's envelope. */
+export type EdgeRefusal = (
+  request: HttpServerRequest.HttpServerRequest,
+  requestId: string,
+  status: number,
+  code: string,
+  message: string
+) => HttpServerResponse.HttpServerResponse
+
 export interface EdgeOptions {
   readonly cors: CorsPolicy
   readonly requestIdHeader: Option.Option<string>
-  /** Answers a request refused at the edge (413) in the product's error envelope. */
-  readonly reject: (
-    request: HttpServerRequest.HttpServerRequest,
-    requestId: string,
-    status: number,
-    code: string,
-    message: string
-  ) => HttpServerResponse.HttpServerResponse
+  readonly reject: EdgeRefusal
 }
 
 /**

@@ -1,22 +1,7 @@
-import {
-  type HttpApp,
-  HttpServer,
-  HttpServerError,
-  HttpServerRequest,
-  type HttpServerResponse
-} from "@effect/platform"
+import { type HttpApp, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { type Context, Effect, Layer, type Option } from "effect"
 import type { CorsPolicy } from "./Cors.js"
-import { edgeMiddleware } from "./EdgeMiddleware.js"
-
-/** A request the edge refuses before any product sees it (a body over 1 MB), answered in the product's envelope. */
-export type EdgeRefusal = (
-  request: HttpServerRequest.HttpServerRequest,
-  requestId: string,
-  status: number,
-  code: string,
-  message: string
-) => HttpServerResponse.HttpServerResponse
+import { type EdgeRefusal, edgeMiddleware } from "./EdgeMiddleware.js"
 
 /**
  * One product on the shared port: the paths it owns, its app (its routes, error handling and envelope), and its
