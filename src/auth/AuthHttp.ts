@@ -60,8 +60,9 @@ export const AuthHttpLive = (options: { readonly documentOthers?: DocumentRoutes
     AuthHttp,
     Effect.map(HttpApiBuilder.httpApp, (app): HttpProduct => ({
       owns: () => true,
-      app: Effect.flatMap(RequestId, (requestId) =>
-        authPrefix((request) => authErrorResponse(request, requestId, AuthError.of(404, "not_found", "Not found")))(app)) as HttpProduct["app"],
+      app: authPrefix((request) =>
+        Effect.map(RequestId, (requestId) => authErrorResponse(request, requestId, AuthError.of(404, "not_found", "Not found")))
+      )(app) as HttpProduct["app"],
       refuse: (request, requestId, status, code, message) => authErrorResponse(request, requestId, new AuthError({ status, code, message }))
     }))
   ).pipe(

@@ -59,7 +59,7 @@ export const toAuthError = (cause: Cause.Cause<unknown>): AuthError => {
  */
 const bodyAsJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    request.headers["content-type"] === "application/json"
+    request.method === "GET" || request.method === "HEAD" || /^application\/json\s*(;|$)/i.test(request.headers["content-type"] ?? "")
       ? app
       : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({
         headers: Headers.set(request.headers, "content-type", "application/json")

@@ -31,15 +31,17 @@ export const routeAuthPrefix = (url: string): PrefixRoute => {
  * Serves the auth API at `/auth/v1/…` as well as at the root, by rewriting the URL before routing. Paths under
  * `/auth/v1/` never reach the IAM routes, so neither product can shadow the other.
  */
-export const authPrefix = (notFound: (request: HttpServerRequest.HttpServerRequest) => HttpServerResponse.HttpServerResponse) =>
-<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+export const authPrefix = <R2>(
+  notFound: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R2>
+) =>
+<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | R2> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): HttpApp.Default<E, R | R2> => {
     const route = routeAuthPrefix(request.url)
     switch (route._tag) {
       case "AsIs":
         return app
       case "NotFound":
-        return Effect.succeed(notFound(request))
+        return notFound(request)
       case "Auth":
         return Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url: route.url }))
     }

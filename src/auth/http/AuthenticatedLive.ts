@@ -10,6 +10,9 @@ import { SessionsRepo } from "../sessions/SessionsRepo.js"
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const NIL_UUID = "00000000-0000-0000-0000-000000000000"
 
+// Built when a request fails, not before: most requests do not.
+const sessionNotFound = () => AuthError.of(403, "session_not_found", "Session from session_id claim in JWT does not exist")
+
 const badJwt = (detail: string) => AuthError.of(403, "bad_jwt", `invalid JWT: unable to parse or verify signature, ${detail}`)
 
 /**
@@ -36,18 +39,18 @@ export const AuthenticatedLive = Layer.effect(
       if (!UUID.test(sub)) return yield* AuthError.of(400, "bad_jwt", "invalid claim: sub claim must be a UUID")
       const claim = payload["session_id"]
       const sessionId = typeof claim === "string" && claim !== "" && claim !== NIL_UUID ? claim : undefined
-      const sessionNotFound = AuthError.of(403, "session_not_found", "Session from session_id claim in JWT does not exist")
-      if (sessionId !== undefined && !UUID.test(sessionId)) return yield* sessionNotFound
+      if (sessionId !== undefined && !UUID.test(sessionId)) return yield* sessionNotFound()
       const found = yield* sessions.findForSession(sub, sessionId)
       if (Option.isNone(found)) return yield* AuthError.of(403, "user_not_found", "User from sub claim in JWT does not exist")
       const { sessionExists, user } = found.value
       const now = new Date(yield* Clock.currentTimeMillis)
       if (isBanned(user, now)) return yield* AuthError.of(403, "user_banned", "User is banned")
-      if (!sessionExists) return yield* sessionNotFound
+      if (!sessionExists) return yield* sessionNotFound()
       return { user, sessionId, claims: payload }
     })
-    // The platform's bearer decoding strips any 7 characters ("token abc" would pass as "bc"); GoTrue's rule is
-    // the regex above on the raw header, so the decoded value is ignored and the one prebuilt effect is reused.
+    // The platform's bearer decoding strips any 7 characters ("token abc" would pass as "bc"). GoTrue's rule is
+    // the strict bearerToken (platform/http/Bearer.ts) on the raw header, so the decoded value is ignored and the
+    // one prebuilt effect is reused.
     return { bearer: () => authenticate }
   })
 )

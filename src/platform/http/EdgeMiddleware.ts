@@ -13,6 +13,9 @@ export type EdgeRefusal = (
   message: string
 ) => HttpServerResponse.HttpServerResponse
 
+/** A request's path without its query string (which may carry tokens, so logs never see it). */
+export const pathOf = (request: HttpServerRequest.HttpServerRequest): string => request.url.split("?", 1)[0]!
+
 export interface EdgeOptions {
   readonly cors: CorsPolicy
   readonly requestIdHeader: Option.Option<string>
@@ -51,7 +54,7 @@ export const edgeMiddleware = (options: EdgeOptions) =>
           Effect.flatMap(Clock.currentTimeMillis, (finished) =>
             Effect.logInfo("request").pipe(Effect.annotateLogs({
               method: request.method,
-              path: request.url.split("?", 1)[0]!,
+              path: pathOf(request),
               status: response.status,
               duration_ms: finished - started
             })))

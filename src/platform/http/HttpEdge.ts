@@ -1,7 +1,7 @@
 import { type HttpApp, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { type Context, Effect, Layer, type Option } from "effect"
 import type { CorsPolicy } from "./Cors.js"
-import { type EdgeRefusal, edgeMiddleware } from "./EdgeMiddleware.js"
+import { type EdgeRefusal, edgeMiddleware, pathOf } from "./EdgeMiddleware.js"
 
 /**
  * One product on the shared port: the paths it owns, its app (its routes, error handling and envelope), and its
@@ -19,8 +19,6 @@ export interface EdgeSettings {
   readonly requestIdHeader: Option.Option<string>
 }
 
-const pathOf = (request: HttpServerRequest.HttpServerRequest): string => request.url.split("?", 1)[0]!
-
 /**
  * The products in order, the last one taking every path no other owns: the first owner of a request's path
  * answers it, and a RouteNotFound passes it on to the next owner.
@@ -29,9 +27,10 @@ const dispatch = (products: ReadonlyArray<HttpProduct>): HttpApp.Default<HttpSer
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const path = pathOf(request)
     const owners = products.filter((product) => product.owns(path))
-    return owners.reduceRight<HttpApp.Default<HttpServerError.RouteNotFound>>(
+    // The common case, one owner, adds nothing per request; an error is built only when a request is not found.
+    return owners.length === 1 ? owners[0]!.app : owners.reduceRight<HttpApp.Default<HttpServerError.RouteNotFound>>(
       (next, owner) => Effect.catchTag(owner.app, "RouteNotFound", () => next),
-      Effect.fail(new HttpServerError.RouteNotFound({ request }))
+      Effect.failSync(() => new HttpServerError.RouteNotFound({ request }))
     )
   })
 
