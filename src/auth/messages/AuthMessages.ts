@@ -4,7 +4,8 @@ import { Mailer } from "../../platform/Mailer.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { SmsSender } from "../../platform/SmsSender.js"
 import { AuthError } from "../domain/AuthError.js"
-import { escapeHtml, type MailTemplateVariables } from "./MailTemplate.js"
+import { escapeHtml } from "../../platform/Html.js"
+import type { MailTemplateVariables } from "./MailTemplate.js"
 import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
 
 const mailBody = (intro: string, url: string | undefined, otp: string) => ({

@@ -1,3 +1,5 @@
+import { escapeHtml } from "../../platform/Html.js"
+
 /**
  * The variables an email template may use, named as GoTrue names them. Each is set only by the messages it makes
  * sense for (NewEmail by the email change); an unset one renders empty.
@@ -11,17 +13,6 @@ export interface MailTemplateVariables {
   readonly TokenHash?: string
   readonly RedirectTo?: string
 }
-
-const HTML_ESCAPES: Readonly<Record<string, string>> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  "\"": "&quot;",
-  "'": "&#39;"
-}
-
-/** Safe in element text and in quoted attribute values, which is where a template puts its variables. */
-export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!)
 
 // `{{ .Name }}`, `{{.Name}}`: one field of the data, with any whitespace inside the braces.
 const VARIABLE = /\{\{\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { escapeHtml, type MailTemplateVariables, renderMailTemplate } from "../../../src/auth/messages/MailTemplate.js"
+import { type MailTemplateVariables, renderMailTemplate } from "../../../src/auth/messages/MailTemplate.js"
+import { escapeHtml } from "../../../src/platform/Html.js"
 
 const NAMES = ["SiteURL", "Email", "ConfirmationURL", "NewEmail", "Token", "TokenHash", "RedirectTo"] as const
 
