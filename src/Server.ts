@@ -9,25 +9,32 @@ import type { IamServices } from "./iam/IamLive.js"
 import { documentIamRoutes } from "./iam/rest/IamRestDocs.js"
 import { gotrueCorsPolicy } from "./platform/http/Cors.js"
 import { HttpEdgeLive } from "./platform/http/HttpEdge.js"
+import { OutboxHttp, OutboxHttpLive } from "./platform/http/OutboxHttp.js"
+import type { Outbox } from "./platform/Outbox.js"
+import { outboxEnabled } from "./platform/PortsLive.js"
 
 const edgeSettings = (config: AppConfig) => ({
   cors: gotrueCorsPolicy(config.api.corsAllowedHeaders),
   requestIdHeader: config.api.requestIdHeader
 })
 
-/** The auth product alone on the shared edge (IAM disabled). */
+/** The auth product alone on the shared edge (IAM disabled), after the outbox page in the embedded default. */
 export const AuthRoutesLive = (config: AppConfig) =>
-  HttpEdgeLive(edgeSettings(config), [AuthHttp]).pipe(Layer.provide(AuthHttpLive()))
+  HttpEdgeLive(edgeSettings(config), outboxEnabled(config) ? [OutboxHttp, AuthHttp] : [AuthHttp]).pipe(
+    Layer.provide(AuthHttpLive()),
+    Layer.provide(OutboxHttpLive)
+  )
 
 /**
  * Both products on one port: the IAM service owns its REST and RPC paths under /auth/, the auth API every other
- * path (and `/auth/v1/`); /openapi.json and /docs describe both.
+ * path (and `/auth/v1/`); /openapi.json and /docs describe both. The embedded default adds its outbox page.
  */
-export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, never, HttpServer.HttpServer | IamServices> =>
-  HttpEdgeLive(edgeSettings(config), [IamHttp, AuthHttp]).pipe(
+export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox> =>
+  HttpEdgeLive(edgeSettings(config), outboxEnabled(config) ? [OutboxHttp, IamHttp, AuthHttp] : [IamHttp, AuthHttp]).pipe(
     Layer.provide(IamHttpLive),
-    Layer.provide(AuthHttpLive({ documentOthers: documentIamRoutes }))
-  ) as Layer.Layer<never, never, HttpServer.HttpServer | IamServices>
+    Layer.provide(AuthHttpLive({ documentOthers: documentIamRoutes })),
+    Layer.provide(OutboxHttpLive)
+  ) as Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox>
 
 /** The routes served by Node on API_HOST:PORT. */
 export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<never, E, R>) =>

@@ -9,7 +9,8 @@ import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresData
 import { LoggingLive } from "./platform/Logging.js"
 import { migrate } from "./platform/Migrator.js"
 import { TokenSigner } from "./platform/TokenSigner.js"
-import { PortsLive, tokenSignerFor } from "./platform/PortsLive.js"
+import { outboxPageUrl } from "./platform/http/OutboxHttp.js"
+import { outboxEnabled, PortsLive, tokenSignerFor } from "./platform/PortsLive.js"
 import { generateKeyText, runIamCommand } from "./iam/IamCli.js"
 import { IamServicesLive } from "./iam/IamLive.js"
 import { IamBackgroundLive } from "./iam/IamServer.js"
@@ -59,6 +60,7 @@ const banner = ({ config, defaulted }: LoadedConfig): string =>
     `Gatehouse ${VERSION} (embedded PostgreSQL in ${config.dataDir})`,
     `  listening on http://${config.api.host}:${config.api.port}`,
     ...(config.iam.enabled ? [`  IAM gRPC on ${config.iam.grpcHost}:${config.iam.grpcPort}`] : []),
+    ...(outboxEnabled(config) ? [`  mail and texts are not delivered: read them at ${outboxPageUrl(config.api.host, config.api.port)}`] : []),
     ...(defaulted.length > 0 ? ["  development defaults in use:", ...defaulted.map((d) => `    ${d}`)] : []),
     "  API keys for Supabase clients: `node dist/main.js keys` prints the anon and service_role keys",
     "  set DATABASE_URL (and the required settings in .env.example) to run in production"

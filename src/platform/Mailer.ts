@@ -1,5 +1,6 @@
 import { Context, Data, Effect, Layer, Redacted, Ref } from "effect"
 import { createTransport, type NodemailerError } from "nodemailer"
+import { Outbox } from "./Outbox.js"
 
 /** One outgoing email. `text` is the plain-text alternative; without it only the HTML part is sent. */
 export interface Mail {
@@ -118,6 +119,22 @@ export const LogMailer: Layer.Layer<Mailer> = Layer.succeed(
       yield* Effect.logInfo("mail not sent: no SMTP server configured").pipe(
         Effect.annotateLogs({ to: mail.to, subject: mail.subject, text: mail.text ?? mail.html })
       )
+    })
+  })
+)
+
+/** The embedded default's mailer: each mail the inner mailer sends (LogMailer there) is also kept in the Outbox. */
+export const OutboxMailer: Layer.Layer<Mailer, never, Mailer | Outbox> = Layer.effect(
+  Mailer,
+  Effect.gen(function*() {
+    const inner = yield* Mailer
+    const outbox = yield* Outbox
+    return Mailer.of({
+      send: (mail) =>
+        Effect.zipRight(
+          inner.send(mail),
+          outbox.add({ channel: "email", to: mail.to, subject: mail.subject, html: mail.html, text: mail.text })
+        )
     })
   })
 )

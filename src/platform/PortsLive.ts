@@ -2,17 +2,18 @@ import { FetchHttpClient } from "@effect/platform"
 import { Layer, Option } from "effect"
 import type { JWK } from "jose"
 import { type AppConfig, smsProviderReady } from "../config/AppConfig.js"
-import { LogMailer, type Mailer, SmtpMailer } from "./Mailer.js"
+import { LogMailer, type Mailer, OutboxMailer, SmtpMailer } from "./Mailer.js"
 import { MessagebirdSmsSender } from "./MessagebirdSmsSender.js"
 import { BcryptPasswordHasher, type PasswordHasher } from "./PasswordHasher.js"
 import { SecureRandom } from "./SecureRandom.js"
-import { LogSmsSender, type SmsSender, UnconfiguredSmsSender } from "./SmsSender.js"
+import { Outbox } from "./Outbox.js"
+import { LogSmsSender, OutboxSmsSender, type SmsSender, UnconfiguredSmsSender } from "./SmsSender.js"
 import { TextlocalSmsSender } from "./TextlocalSmsSender.js"
 import { type TokenSignerConfigError, TokenSignerLive, type TokenSigner } from "./TokenSigner.js"
 import { TwilioSmsSender } from "./TwilioSmsSender.js"
 import { VonageSmsSender } from "./VonageSmsSender.js"
 
-export type Ports = TokenSigner | PasswordHasher | Mailer | SmsSender | SecureRandom
+export type Ports = TokenSigner | PasswordHasher | Mailer | SmsSender | SecureRandom | Outbox
 
 const definitely = <A>(option: Option.Option<A>): A => Option.getOrThrow(option)
 
@@ -64,6 +65,25 @@ export const smsSenderFor = (config: AppConfig): Layer.Layer<SmsSender> => {
   return provider.pipe(Layer.provide(FetchHttpClient.layer))
 }
 
+/**
+ * The embedded default (no DATABASE_URL, no SMTP_HOST): nothing is really delivered by email, so mail and texts
+ * are also kept in the Outbox, which the outbox page shows.
+ */
+export const outboxEnabled = (config: AppConfig): boolean => config.mode === "embedded" && Option.isNone(config.smtp.host)
+
+/**
+ * The Mailer and SmsSender, with the outbox in front of them in the embedded default. The Outbox is in the graph
+ * either way (an empty list costs nothing), so what the routes need does not depend on the configuration.
+ */
+export const messagingFor = (config: AppConfig): Layer.Layer<Mailer | SmsSender | Outbox> => {
+  const mailer = mailerFor(config)
+  const sms = smsSenderFor(config)
+  const senders = outboxEnabled(config)
+    ? Layer.merge(OutboxMailer.pipe(Layer.provide(mailer)), OutboxSmsSender.pipe(Layer.provide(sms)))
+    : Layer.merge(mailer, sms)
+  return senders.pipe(Layer.provideMerge(Outbox.Default))
+}
+
 export const tokenSignerFor = (config: AppConfig): Layer.Layer<TokenSigner, TokenSignerConfigError> =>
   TokenSignerLive({
     secret: config.jwt.secret,
@@ -74,4 +94,4 @@ export const tokenSignerFor = (config: AppConfig): Layer.Layer<TokenSigner, Toke
 
 /** The production implementation of every external dependency, chosen from configuration. */
 export const PortsLive = (config: AppConfig): Layer.Layer<Ports, TokenSignerConfigError> =>
-  Layer.mergeAll(tokenSignerFor(config), BcryptPasswordHasher(), mailerFor(config), smsSenderFor(config), SecureRandom.Live)
+  Layer.mergeAll(tokenSignerFor(config), BcryptPasswordHasher(), messagingFor(config), SecureRandom.Live)

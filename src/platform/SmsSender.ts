@@ -1,5 +1,6 @@
 import { HttpClient, HttpClientRequest, type UrlParams } from "@effect/platform"
 import { Context, Data, Duration, Effect, identity, Layer, Ref } from "effect"
+import { Outbox } from "./Outbox.js"
 
 /** One outgoing text message. */
 export interface Sms {
@@ -155,6 +156,18 @@ export const LogSmsSender: Layer.Layer<SmsSender> = Layer.succeed(SmsSender, {
       Effect.as({ messageId: "log" })
     )
 })
+
+/** The embedded default's SMS sender: each text the inner sender accepts is also kept in the Outbox. */
+export const OutboxSmsSender: Layer.Layer<SmsSender, never, SmsSender | Outbox> = Layer.effect(
+  SmsSender,
+  Effect.gen(function*() {
+    const inner = yield* SmsSender
+    const outbox = yield* Outbox
+    return SmsSender.of({
+      send: (sms) => Effect.tap(inner.send(sms), () => outbox.add({ channel: "sms", to: sms.to, body: sms.body }))
+    })
+  })
+)
 
 /**
  * Production with phone sign-in on but no usable provider (GoTrue starts in that state too): every send fails

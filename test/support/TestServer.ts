@@ -5,12 +5,13 @@ import { Context, Effect, Either, Layer, Ref } from "effect"
 import { AppConfig, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
 import type { Database } from "../../src/platform/Database.js"
 import { migrate } from "../../src/platform/Migrator.js"
-import { Mailer, MailerError, MemoryMailer, type SentMail } from "../../src/platform/Mailer.js"
+import { Mailer, MailerError, MemoryMailer, OutboxMailer, type SentMail } from "../../src/platform/Mailer.js"
+import { Outbox } from "../../src/platform/Outbox.js"
 import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
 import { SecureRandom } from "../../src/platform/SecureRandom.js"
-import { MemorySmsSender, type SentSms, SmsSender, UnconfiguredSmsSender } from "../../src/platform/SmsSender.js"
+import { MemorySmsSender, OutboxSmsSender, type SentSms, SmsSender, UnconfiguredSmsSender } from "../../src/platform/SmsSender.js"
 import type { TokenSigner } from "../../src/platform/TokenSigner.js"
-import { tokenSignerFor } from "../../src/platform/PortsLive.js"
+import { outboxEnabled, tokenSignerFor } from "../../src/platform/PortsLive.js"
 import { AuthRoutesLive } from "../../src/Server.js"
 import { TestDatabase } from "./TestDatabase.js"
 
@@ -48,7 +49,7 @@ const ServerUrlLive = Layer.effect(
  * The real HTTP stack (edge middleware, error boundary, handlers) on a real socket, over a migrated test
  * database, so tests talk to it with fetch and the real client libraries.
  */
-export type TestServices = ServerUrl | AppConfig | Database | SentMail | SentSms | TokenSigner | MailOutage | SmsOutage
+export type TestServices = ServerUrl | AppConfig | Database | SentMail | SentSms | TokenSigner | MailOutage | SmsOutage | Outbox
 
 /** Set to true and every mail fails as an unreachable SMTP server would: for the "nothing arrived" paths. */
 export class MailOutage extends Effect.Service<MailOutage>()("test/MailOutage", { effect: Ref.make(false) }) {}
@@ -84,21 +85,31 @@ const OutageAwareSmsSender = Layer.effect(
   })
 ).pipe(Layer.provideMerge(MemorySmsSender), Layer.provideMerge(SmsOutage.Default))
 
+/** Recorded mail and texts, also kept in the Outbox when the configuration has one, as in production. */
+const TestMessaging = (config: AppConfig) => {
+  const recorded = Layer.merge(OutageAwareMailer, OutageAwareSmsSender)
+  return (outboxEnabled(config) ? Layer.merge(OutboxMailer, OutboxSmsSender).pipe(Layer.provideMerge(recorded)) : recorded).pipe(
+    Layer.provideMerge(Outbox.Default)
+  )
+}
+
 /**
  * Test doubles for what cannot run here or would only slow tests down: mail and texts are recorded (SentMail,
  * SentSms), bcrypt runs at its minimum cost. Tokens are signed by the real signer from the test config, and codes
  * are as random as in production (tests read them from the recorded messages).
  */
 export const TestPorts = (config: AppConfig) =>
-  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, OutageAwareMailer, OutageAwareSmsSender, SecureRandom.Live).pipe(Layer.orDie)
+  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, TestMessaging(config), SecureRandom.Live).pipe(Layer.orDie)
 
+/** `host` is where the server listens: 127.0.0.1 unless a test needs a non-loopback client (0.0.0.0). */
 export const TestServer = (
-  env: Readonly<Record<string, string>> = {}
+  env: Readonly<Record<string, string>> = {},
+  { host = "127.0.0.1" }: { readonly host?: string } = {}
 ): Layer.Layer<TestServices> => {
   const config = testConfig(env)
   const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
   return Layer.mergeAll(AuthRoutesLive(config), ServerUrlLive).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port: 0 })),
     Layer.provideMerge(TestPorts(config)),
     Layer.provideMerge(Layer.succeed(AppConfig, config)),
     Layer.provideMerge(Migrated),

@@ -1,12 +1,12 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { Mailer } from "../../platform/Mailer.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { SmsSender } from "../../platform/SmsSender.js"
 import { AuthError } from "../domain/AuthError.js"
-
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
+import { escapeHtml } from "../../platform/Html.js"
+import type { MailTemplateVariables } from "./MailTemplate.js"
+import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
 
 const mailBody = (intro: string, url: string | undefined, otp: string) => ({
   html: `<h2>${escapeHtml(intro)}</h2>${url === undefined ? "" : `<p><a href="${escapeHtml(url)}">Follow this link</a></p>`}` +
@@ -15,8 +15,9 @@ const mailBody = (intro: string, url: string | undefined, otp: string) => ({
 })
 
 /**
- * The messages the account flows send. The built-in bodies carry the link and the code; templates by URL and
- * the /verify endpoint that consumes them belong to the email-flows work.
+ * The messages the account flows send. A mail with a configured template (MAILER_TEMPLATES_*) gets the rendered
+ * template as its only (HTML) body; without one, or when it cannot be had, the built-in body with the link and
+ * the code.
  */
 export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessages", {
   effect: Effect.gen(function*() {
@@ -24,6 +25,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     const mailer = yield* Mailer
     const sms = yield* SmsSender
     const random = yield* SecureRandom
+    const templates = yield* MailTemplates
 
     const actionUrl = (path: string, tokenHash: string, type: string, redirectTo: string): string => {
       const url = new URL(path, config.api.externalUrl.endsWith("/") ? config.api.externalUrl : `${config.api.externalUrl}/`)
@@ -33,10 +35,21 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       return url.toString()
     }
 
-    const send = (to: string, subject: string, body: { html: string; text: string }, what: string) =>
+    const send = (to: string, subject: string, body: { readonly html: string; readonly text?: string }, what: string) =>
       mailer.send({ to, subject, ...body }).pipe(
         Effect.tapError((error) => Effect.logError(`could not send ${what} email`, error)),
         Effect.mapError(() => AuthError.of(500, "unexpected_failure", `Error sending ${what} email`))
+      )
+
+    // GoTrue's templates see the site URL in every mail; the rest is the message's own.
+    const bodyOf = (
+      name: MailTemplateName,
+      builtIn: { readonly html: string; readonly text: string },
+      variables: Omit<MailTemplateVariables, "SiteURL">
+    ): Effect.Effect<{ readonly html: string; readonly text?: string }> =>
+      Effect.map(
+        templates.render(name, { SiteURL: config.siteUrl, ...variables }),
+        Option.match({ onNone: () => builtIn, onSome: (html) => ({ html }) })
       )
 
     const confirmation = Effect.fn("AuthMessages.confirmation")(function*(
@@ -46,17 +59,34 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       redirectTo: string
     ): Effect.fn.Return<void, AuthError> {
       const url = actionUrl(config.mailer.urlPaths.confirmation, tokenHash, "signup", redirectTo)
-      yield* send(email, config.mailer.subjects.confirmation, mailBody("Confirm your signup", url, otp), "confirmation")
+      const body = yield* bodyOf("confirmation", mailBody("Confirm your signup", url, otp), {
+        Email: email,
+        ConfirmationURL: url,
+        Token: otp,
+        TokenHash: tokenHash,
+        RedirectTo: redirectTo
+      })
+      yield* send(email, config.mailer.subjects.confirmation, body, "confirmation")
     })
 
+    /** One of the change's confirmations, to `to`: the new address, or the current one when both must confirm. */
     const emailChange = Effect.fn("AuthMessages.emailChange")(function*(
       to: string,
+      change: { readonly email: string; readonly newEmail: string },
       tokenHash: string,
       otp: string,
       redirectTo: string
     ): Effect.fn.Return<void, AuthError> {
       const url = actionUrl(config.mailer.urlPaths.emailChange, tokenHash, "email_change", redirectTo)
-      yield* send(to, config.mailer.subjects.emailChange, mailBody("Confirm the change of your email address", url, otp), "email change")
+      const body = yield* bodyOf("emailChange", mailBody("Confirm the change of your email address", url, otp), {
+        Email: change.email,
+        NewEmail: change.newEmail,
+        ConfirmationURL: url,
+        Token: otp,
+        TokenHash: tokenHash,
+        RedirectTo: redirectTo
+      })
+      yield* send(to, config.mailer.subjects.emailChange, body, "email change")
     })
 
     const reauthentication = Effect.fn("AuthMessages.reauthentication")(function*(
@@ -82,5 +112,6 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     })
 
     return { confirmation, emailChange, reauthentication, smsOtp, text } as const
-  })
+  }),
+  dependencies: [MailTemplates.Default]
 }) {}

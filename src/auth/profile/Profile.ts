@@ -44,7 +44,13 @@ export const mergeMetadata = (
 }
 
 type Outgoing =
-  | { readonly _tag: "EmailChange"; readonly to: string; readonly tokenHash: string; readonly otp: string }
+  | {
+    readonly _tag: "EmailChange"
+    readonly to: string
+    readonly change: { readonly email: string; readonly newEmail: string }
+    readonly tokenHash: string
+    readonly otp: string
+  }
   | { readonly _tag: "Text"; readonly to: string; readonly otp: string }
 
 /** GET /user, PUT /user and GET /reauthenticate (reference §2.12, §2.15). */
@@ -156,13 +162,14 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
               email_change_confirm_status: 0,
               email_change_sent_at: at
             })
-            outgoing.push({ _tag: "EmailChange", to: email, tokenHash, otp })
+            const change = { email: user.email ?? "", newEmail: email }
+            outgoing.push({ _tag: "EmailChange", to: email, change, tokenHash, otp })
             // Secure email change: the current address must confirm too.
             if (user.email !== null && user.email !== "") {
               const currentOtp = yield* random.digits(config.mailer.otpLength)
               const currentHash = otpTokenHash(user.email, currentOtp)
               patch["email_change_token_current"] = currentHash
-              outgoing.push({ _tag: "EmailChange", to: user.email, tokenHash: currentHash, otp: currentOtp })
+              outgoing.push({ _tag: "EmailChange", to: user.email, change, tokenHash: currentHash, otp: currentOtp })
             }
           }
         }
@@ -204,7 +211,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
       yield* Effect.forEach(outgoing, (message) =>
         message._tag === "EmailChange"
-          ? messages.emailChange(message.to, message.tokenHash, message.otp, redirectTo)
+          ? messages.emailChange(message.to, message.change, message.tokenHash, message.otp, redirectTo)
           : messages.text(message.to, message.otp)).pipe(
           // Nothing (or not everything) arrived: let the user ask again at once.
           Effect.tapError(() => restore(user.id, {

@@ -1,0 +1,95 @@
+import type { IncomingMessage } from "node:http"
+import { HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Context, Effect, Layer } from "effect"
+import { escapeHtml } from "../Html.js"
+import { OUTBOX_CAPACITY, Outbox, type OutboxMessage } from "../Outbox.js"
+import type { HttpProduct } from "./HttpEdge.js"
+
+const PAGE = "/_outbox"
+const JSON_PAGE = "/_outbox.json"
+
+/** True for an address of this machine's loopback interface, as Node reports a socket's peer. */
+export const isLoopback = (address: string): boolean =>
+  address === "::1" || /^(?:::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(address)
+
+// The socket's peer, never a header: X-Forwarded-For is the client's to write.
+const peerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  (NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage | undefined)?.socket?.remoteAddress
+
+/** Where a developer on this machine reads the outbox, for a server listening on `host`:`port`. */
+export const outboxPageUrl = (host: string, port: number): string => {
+  const local = host === "" || host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host
+  return `http://${local}:${port}${PAGE}`
+}
+
+const linkify = (escapedText: string): string =>
+  escapedText.replace(/https?:\/\/[^\s<>"']+/g, (url) => `<a href="${url}" target="_blank" rel="noreferrer">${url}</a>`)
+
+/**
+ * A mail's own HTML runs in a sandboxed frame: no script, no form, no access to this page. Its links open in a new
+ * tab (the base target, and popups that leave the sandbox), so a confirmation link works as it would in a mail client.
+ */
+const mailFrame = (html: string): string =>
+  `<iframe sandbox="allow-popups allow-popups-to-escape-sandbox" srcdoc="${escapeHtml(`<base target="_blank">${html}`)}"></iframe>`
+
+const entry = (message: OutboxMessage): string => {
+  const time = message.sentAt.toISOString()
+  const heading = message.channel === "email" ? escapeHtml(message.subject) : "Text message"
+  const body = message.channel === "email" ? mailFrame(message.html) : `<pre>${linkify(escapeHtml(message.body))}</pre>`
+  return `<article><h2>${heading}</h2><p class="meta">${message.channel === "email" ? "Email" : "SMS"} to <b>${
+    escapeHtml(message.to)
+  }</b> at <time datetime="${time}">${time}</time></p>${body}</article>`
+}
+
+const STYLE = "body{font:15px/1.4 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}" +
+  "article{border:1px solid #ccc;border-radius:6px;padding:0 1rem 1rem;margin:1rem 0}h2{font-size:1.1rem}" +
+  ".meta{color:#555}iframe{width:100%;height:18rem;border:1px solid #eee}pre{white-space:pre-wrap}"
+
+const page = (messages: ReadonlyArray<OutboxMessage>): string =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Gatehouse outbox</title><style>${STYLE}</style></head>` +
+  `<body><h1>Outbox</h1><p>Mail and text messages this development server sent to its log instead of delivering, ` +
+  `newest first (the last ${OUTBOX_CAPACITY}). Reload for new ones; <a href="${JSON_PAGE}">${JSON_PAGE}</a> has the same as JSON.</p>` +
+  (messages.length === 0 ? "<p><i>Nothing sent yet.</i></p>" : messages.map(entry).join("")) +
+  "</body></html>"
+
+const asJson = (message: OutboxMessage) =>
+  message.channel === "email"
+    ? { channel: "email", to: message.to, subject: message.subject, html: message.html, text: message.text ?? null, sent_at: message.sentAt.toISOString() }
+    : { channel: "sms", to: message.to, body: message.body, sent_at: message.sentAt.toISOString() }
+
+// No script of ours or of a mail's: the page is markup only, and srcdoc frames inherit this policy.
+const PAGE_HEADERS = {
+  "cache-control": "no-store",
+  "content-security-policy": "script-src 'none'; object-src 'none'; form-action 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer"
+}
+
+/** The embedded default's outbox page, beside the auth API on its port. */
+export class OutboxHttp extends Context.Tag("platform/OutboxHttp")<OutboxHttp, HttpProduct>() {}
+
+/**
+ * GET /_outbox (HTML) and /_outbox.json, newest first. The messages carry live links and codes, so only a client
+ * on this machine (a loopback peer) is answered; anyone else, and any other method, gets the auth API's 404, as
+ * for a path that does not exist. Behind a reverse proxy on the same machine every client looks local: the
+ * outbox exists only in the embedded development default, which is not for such a deployment.
+ */
+export const OutboxHttpLive: Layer.Layer<OutboxHttp, never, Outbox> = Layer.effect(
+  OutboxHttp,
+  Effect.map(Outbox, (outbox): HttpProduct => ({
+    owns: (path) => path === PAGE || path === JSON_PAGE,
+    app: Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const peer = peerOf(request)
+      if (request.method !== "GET" || peer === undefined || !isLoopback(peer)) {
+        return yield* new HttpServerError.RouteNotFound({ request })
+      }
+      const messages = yield* outbox.list
+      return request.url.split("?", 1)[0] === JSON_PAGE
+        ? HttpServerResponse.unsafeJson({ messages: messages.map(asJson) }, { headers: PAGE_HEADERS })
+        : HttpServerResponse.text(page(messages), { contentType: "text/html; charset=utf-8", headers: PAGE_HEADERS })
+    }),
+    refuse: (_request, _requestId, status, code, message) => HttpServerResponse.unsafeJson({ code, message }, { status })
+  }))
+)

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Ref } from "effect"
+import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
+import { type MailTemplateName, MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
+import { AppConfig } from "../../../src/config/AppConfig.js"
+import { MemoryMailer, SentMail } from "../../../src/platform/Mailer.js"
+import { SecureRandom } from "../../../src/platform/SecureRandom.js"
+import { MemorySmsSender } from "../../../src/platform/SmsSender.js"
+import { testConfig } from "../../support/TestServer.js"
+
+const messagesWith = (templates: Partial<Record<MailTemplateName, string>>) =>
+  AuthMessages.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      MailTemplates.Test(templates),
+      MemoryMailer,
+      MemorySmsSender,
+      SecureRandom.Test,
+      Layer.succeed(AppConfig, testConfig({ AUTH_MAILER_SUBJECTS_EMAIL_CHANGE: "Your new address" }))
+    ))
+  )
+
+const lastMail = Effect.flatMap(SentMail, ({ mails }) => Effect.map(Ref.get(mails), (sent) => sent.at(-1)!))
+
+describe("AuthMessages with templates", () => {
+  it.effect("a configured template is the whole body, with every variable GoTrue offers", () =>
+    Effect.gen(function*() {
+      const messages = yield* AuthMessages
+      yield* messages.confirmation("a@example.com", "hash1", "123456", "http://localhost:3000/welcome")
+      const mail = yield* lastMail
+      expect(mail.subject).toBe("Confirm Your Signup")
+      expect(mail.text).toBeUndefined()
+      expect(mail.html).toBe(
+        "http://localhost:3000|a@example.com|http://localhost:9999/verify?token=hash1&amp;type=signup&amp;redirect_to=http%3A%2F%2Flocalhost%3A3000%2Fwelcome" +
+          "||123456|hash1|http://localhost:3000/welcome"
+      )
+    }).pipe(Effect.provide(messagesWith({
+      confirmation: "{{ .SiteURL }}|{{ .Email }}|{{ .ConfirmationURL }}|{{ .NewEmail }}|{{ .Token }}|{{ .TokenHash }}|{{ .RedirectTo }}"
+    }))))
+
+  it.effect("the email change names both addresses, whichever one it goes to", () =>
+    Effect.gen(function*() {
+      const messages = yield* AuthMessages
+      yield* messages.emailChange("old@example.com", { email: "old@example.com", newEmail: "new@example.com" }, "h", "654321", "http://localhost:3000")
+      const mail = yield* lastMail
+      expect(mail).toMatchObject({ to: "old@example.com", subject: "Your new address", html: "old@example.com to new@example.com: 654321" })
+    }).pipe(Effect.provide(messagesWith({ emailChange: "{{ .Email }} to {{ .NewEmail }}: {{ .Token }}" }))))
+
+  it.effect("without a template the built-in body carries the link and the code, in HTML and text", () =>
+    Effect.gen(function*() {
+      const messages = yield* AuthMessages
+      yield* messages.confirmation("a@example.com", "hash1", "123456", "http://localhost:3000")
+      const mail = yield* lastMail
+      expect(mail.html).toContain(`href="http://localhost:9999/verify?token=hash1&amp;type=signup&amp;redirect_to=`)
+      expect(mail.html).toContain("123456")
+      expect(mail.text).toContain("Code: 123456")
+    }).pipe(Effect.provide(messagesWith({ emailChange: "only the email change has one" }))))
+})
