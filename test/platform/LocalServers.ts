@@ -1,5 +1,5 @@
 import { Effect, Queue, type Scope } from "effect"
-import { createServer, type IncomingHttpHeaders } from "node:http"
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import { type AddressInfo, createServer as createTcpServer } from "node:net"
 
 /** One request exactly as the stub received it. */
@@ -39,18 +39,22 @@ export const startHttpStub = (
         res.end(JSON.stringify(reply.json))
       })
     })
-    const port = yield* Effect.acquireRelease(
-      Effect.async<number>((resume) => {
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-      }),
-      () =>
-        Effect.async<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
-    )
+    const port = yield* listenScoped(server)
     return { baseUrl: `http://127.0.0.1:${port}`, requests }
   })
+
+/** Listens on 127.0.0.1 and a free port; the server and any held connections are closed with the scope. */
+export const listenScoped = (server: Server): Effect.Effect<number, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<number>((resume) => {
+      server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
+    }),
+    () =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
 
 /** The form fields of a urlencoded body, in order. */
 export const formFields = (body: string): Array<[string, string]> => [...new URLSearchParams(body)]

@@ -1,6 +1,6 @@
 import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { Effect, Queue, Ref, type Scope } from "effect"
+import { listenScoped } from "../../platform/LocalServers.js"
 
 /** What the template server answers: a status and a body, or nothing at all (to drive the fetch's timeout). */
 export type TemplateAnswer = { readonly status: number; readonly body: string } | "hang"
@@ -26,15 +26,6 @@ export const startTemplateServer = (
       res.writeHead(reply.status, { "content-type": "text/html; charset=utf-8" })
       res.end(reply.body)
     })
-    const port = yield* Effect.acquireRelease(
-      Effect.async<number>((resume) => {
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-      }),
-      () =>
-        Effect.async<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
-    )
+    const port = yield* listenScoped(server)
     return { url: `http://127.0.0.1:${port}/templates/confirmation.html`, answer, requests }
   })
