@@ -4,6 +4,7 @@ import { Duration, Effect, Either, Layer, Option } from "effect"
 import { RefreshTokensRepo } from "../../src/auth/sessions/RefreshTokensRepo.js"
 import { SessionsRepo } from "../../src/auth/sessions/SessionsRepo.js"
 import { IdentitiesRepo } from "../../src/auth/users/IdentitiesRepo.js"
+import { OtpAttemptsRepo } from "../../src/auth/users/OtpAttemptsRepo.js"
 import { UsersRepo } from "../../src/auth/users/UsersRepo.js"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import { migrate } from "../../src/platform/Migrator.js"
@@ -21,7 +22,8 @@ const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   UsersRepo.Default,
   IdentitiesRepo.Default,
   SessionsRepo.Default,
-  RefreshTokensRepo.Default
+  RefreshTokensRepo.Default,
+  OtpAttemptsRepo.Default
 ).pipe(
   Layer.provideMerge(Layer.succeed(AppConfig, testConfig())),
   Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
@@ -114,6 +116,57 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(Option.map(again, (u) => u.confirmation_token)).toEqual(Option.some("t2"))
         const other = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at(71), {})
         expect(Option.map(other, (u) => u.reauthentication_sent_at)).toEqual(Option.some(at(71)))
+      }))
+
+    it.effect("users: found by a token hash in the named columns, by a pending email or phone change, and locked by id", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const user = yield* users.insert(newUser())
+        const hash = `h-${randomUUID()}`
+        const newEmail = `n-${randomUUID().slice(0, 8)}@example.com`
+        const phone = uniquePhone()
+        yield* users.update(user.id, { email_change_token_current: hash, email_change: newEmail, phone_change: phone }, at(1))
+        expect(Option.map(yield* users.findByToken(["email_change_token_new", "email_change_token_current"], hash), (u) => u.id))
+          .toEqual(Option.some(user.id))
+        expect(Option.isNone(yield* users.findByToken(["confirmation_token"], hash))).toBe(true)
+        expect(Option.isNone(yield* users.findByToken(["email_change_token_current"], ""))).toBe(true)
+        for (const email of [newEmail.toUpperCase(), user.email!]) {
+          expect(Option.map(yield* users.findByEmailChange("authenticated", email), (u) => u.id)).toEqual(Option.some(user.id))
+        }
+        expect(Option.isNone(yield* users.findByEmailChange("other-audience", newEmail))).toBe(true)
+        expect(Option.map(yield* users.findByPhoneChange("authenticated", phone), (u) => u.id)).toEqual(Option.some(user.id))
+        expect(Option.map(yield* users.lockById(user.id), (u) => u.email_change_token_current)).toEqual(Option.some(hash))
+        const plain = yield* users.insert(newUser())
+        expect(plain.email_change_token_current).toBe("")
+        expect(plain.phone_change_token).toBe("")
+        expect(plain.email_change_confirm_status).toBe(0)
+        expect(Option.isNone(yield* users.findByEmailChange("authenticated", plain.email!))).toBe(true)
+      }))
+
+    it.effect("otp attempts: misses count per user, kind and token hash; clear forgets them", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const attempts = yield* OtpAttemptsRepo
+        const user = yield* users.insert(newUser())
+        expect(yield* attempts.recordMiss(user.id, "confirmation", "a", at(1))).toBe(1)
+        expect(yield* attempts.recordMiss(user.id, "confirmation", "a", at(2))).toBe(2)
+        expect(yield* attempts.recordMiss(user.id, "phone_change", "a", at(3))).toBe(1)
+        expect(yield* attempts.recordMiss(user.id, "confirmation", "b", at(4))).toBe(1)
+        yield* attempts.clear(user.id, "confirmation")
+        expect(yield* attempts.recordMiss(user.id, "confirmation", "b", at(5))).toBe(1)
+        expect(yield* attempts.recordMiss(user.id, "phone_change", "a", at(6))).toBe(2)
+      }))
+
+    it.effect("identities: updateData replaces the claims and the email derived from them", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const identities = yield* IdentitiesRepo
+        const user = yield* users.insert(newUser())
+        const id = randomUUID()
+        yield* identities.insert({ id, provider_id: user.id, user_id: user.id, identity_data: { email: "a@example.com" }, provider: "email", now: at(1) })
+        yield* identities.updateData(id, { email: "B@Example.com", email_verified: true }, at(2))
+        const [row] = yield* identities.forUser(user.id)
+        expect([row!.identity_data, row!.email, row!.updated_at]).toEqual([{ email: "B@Example.com", email_verified: true }, "b@example.com", at(2)])
       }))
 
     it.effect("identities: a user's, oldest first, with the email lower-cased from identity_data", () =>

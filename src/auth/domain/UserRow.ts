@@ -9,8 +9,12 @@ export interface UserRow {
   readonly invited_at: Date | null
   readonly confirmation_token: string | null
   readonly confirmation_sent_at: Date | null
+  readonly recovery_token: string | null
   readonly recovery_sent_at: Date | null
+  readonly email_change_token_new: string | null
   readonly email_change: string | null
+  readonly email_change_token_current: string | null
+  readonly email_change_confirm_status: number | null
   readonly email_change_sent_at: Date | null
   readonly last_sign_in_at: Date | null
   readonly raw_app_meta_data: Record<string, unknown> | null
@@ -20,6 +24,7 @@ export interface UserRow {
   readonly phone: string | null
   readonly phone_confirmed_at: Date | null
   readonly phone_change: string | null
+  readonly phone_change_token: string | null
   readonly phone_change_sent_at: Date | null
   readonly confirmed_at: Date | null
   readonly banned_until: Date | null

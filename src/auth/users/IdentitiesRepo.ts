@@ -17,7 +17,13 @@ export interface IdentitiesRepoShape {
   /** A user's identities, oldest first. */
   readonly forUser: (userId: string) => Effect.Effect<ReadonlyArray<IdentityRow>>
   readonly insert: (identity: IdentityInsert) => Effect.Effect<void>
+  /** Replaces an identity's claims (the table derives its email column from them). */
+  readonly updateData: (id: string, identityData: Record<string, unknown>, now: Date) => Effect.Effect<void>
 }
+
+// Generated in the table from identity_data.
+const emailOf = (data: Record<string, unknown>): string | null =>
+  typeof data["email"] === "string" ? data["email"].toLowerCase() : null
 
 /** The identities table: how a user signs in (email, phone, later OAuth providers). */
 export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/IdentitiesRepo", {
@@ -44,7 +50,11 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
       })}`
     }, Effect.orDie)
 
-    return { forUser, insert } satisfies IdentitiesRepoShape
+    const updateData = Effect.fn("IdentitiesRepo.updateData")(function*(id: string, identityData: Record<string, unknown>, now: Date) {
+      yield* sql`UPDATE ${sql(t.identities)} SET identity_data = ${sql.json(identityData)}, updated_at = ${now} WHERE id = ${id}`
+    }, Effect.orDie)
+
+    return { forUser, insert, updateData } satisfies IdentitiesRepoShape
   })
 }) {
   /** In memory. Rows stay when their user is removed: nothing reads identities by anything but a live user's id. */
@@ -67,9 +77,11 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
             last_sign_in_at: identity.now,
             created_at: identity.now,
             updated_at: identity.now,
-            // Generated in the table from identity_data.
-            email: typeof identity.identity_data["email"] === "string" ? identity.identity_data["email"].toLowerCase() : null
-          }])
+            email: emailOf(identity.identity_data)
+          }]),
+        updateData: (id, identityData, now) =>
+          Ref.update(rows, (all) =>
+            all.map((row) => row.id === id ? { ...row, identity_data: identityData, email: emailOf(identityData), updated_at: now } : row))
       }))
   )
 }

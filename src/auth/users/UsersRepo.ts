@@ -56,10 +56,20 @@ const confirmedAt = (email: Date | null, phone: Date | null): Date | null =>
 
 export type SentAtColumn = "confirmation_sent_at" | "reauthentication_sent_at"
 
+/** The columns that hold a one-time token's hash. */
+export type TokenColumn = "confirmation_token" | "email_change_token_new" | "email_change_token_current" | "phone_change_token"
+
 export interface UsersRepoShape {
   readonly findByEmail: (aud: string, email: string) => Effect.Effect<Option.Option<UserRow>>
   readonly findByPhone: (aud: string, phone: string) => Effect.Effect<Option.Option<UserRow>>
   readonly findById: (id: string) => Effect.Effect<Option.Option<UserRow>>
+  /** The user whose pending email change is to, or from, this address. */
+  readonly findByEmailChange: (aud: string, email: string) => Effect.Effect<Option.Option<UserRow>>
+  readonly findByPhoneChange: (aud: string, phone: string) => Effect.Effect<Option.Option<UserRow>>
+  /** The user holding this token hash in one of `columns` (a link's token_hash: no address comes with it). */
+  readonly findByToken: (columns: ReadonlyArray<TokenColumn>, tokenHash: string) => Effect.Effect<Option.Option<UserRow>>
+  /** The user, locked until the caller's transaction ends, so concurrent verifications of one user queue. */
+  readonly lockById: (id: string) => Effect.Effect<Option.Option<UserRow>>
   /** Whether another user already holds this email or phone (any audience: the columns are unique). */
   readonly isTaken: (column: "email" | "phone", value: string, exceptUserId: string) => Effect.Effect<boolean>
   readonly insert: (user: UserInsert) => Effect.Effect<UserRow, UniqueViolation>
@@ -101,6 +111,30 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
 
     const findById = Effect.fn("UsersRepo.findById")(function*(id: string) {
       const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE id = ${id}`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    const findByEmailChange = Effect.fn("UsersRepo.findByEmailChange")(function*(aud: string, email: string) {
+      const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)}
+        WHERE (lower(email_change) = ${email.toLowerCase()} OR lower(email) = ${email.toLowerCase()})
+          AND email_change IS NOT NULL AND email_change <> '' AND aud = ${aud} AND is_sso_user = false LIMIT 1`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    const findByPhoneChange = Effect.fn("UsersRepo.findByPhoneChange")(function*(aud: string, phone: string) {
+      const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE phone_change = ${phone} AND aud = ${aud} LIMIT 1`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    const findByToken = Effect.fn("UsersRepo.findByToken")(function*(columns: ReadonlyArray<TokenColumn>, tokenHash: string) {
+      if (tokenHash === "" || columns.length === 0) return Option.none<UserRow>()
+      const matches = sql.or(columns.map((column) => sql`${sql(column)} = ${tokenHash}`))
+      const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE ${matches} LIMIT 1`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    const lockById = Effect.fn("UsersRepo.lockById")(function*(id: string) {
+      const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE id = ${id} FOR UPDATE`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
@@ -156,7 +190,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    return { findByEmail, findByPhone, findById, isTaken, insert, update, remove, claimSend } satisfies UsersRepoShape
+    return { findByEmail, findByPhone, findById, findByEmailChange, findByPhoneChange, findByToken, lockById, isTaken, insert, update, remove, claimSend } satisfies UsersRepoShape
   })
 }) {
   /** In memory, with the table's unique keys: email among non-SSO users, and phone. */
@@ -189,6 +223,15 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
           first((u) => u.email?.toLowerCase() === email.toLowerCase() && u.aud === aud && !u.is_sso_user),
         findByPhone: (aud, phone) => first((u) => u.phone === phone && u.aud === aud),
         findById: (id) => first((u) => u.id === id),
+        findByEmailChange: (aud, email) =>
+          first((u) =>
+            (u.email_change ?? "") !== "" && u.aud === aud && !u.is_sso_user &&
+            (u.email_change!.toLowerCase() === email.toLowerCase() || u.email?.toLowerCase() === email.toLowerCase())
+          ),
+        findByPhoneChange: (aud, phone) => first((u) => u.phone_change === phone && u.aud === aud),
+        findByToken: (columns, tokenHash) =>
+          tokenHash === "" ? Effect.succeed(Option.none()) : first((u) => columns.some((column) => u[column] === tokenHash)),
+        lockById: (id) => first((u) => u.id === id),
         isTaken: (column, value, exceptUserId) =>
           Effect.map(all, (list) =>
             list.some((u) =>
@@ -206,8 +249,12 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
             invited_at: null,
             confirmation_token: null,
             confirmation_sent_at: null,
+            recovery_token: null,
             recovery_sent_at: null,
+            email_change_token_new: null,
             email_change: null,
+            email_change_token_current: "",
+            email_change_confirm_status: 0,
             email_change_sent_at: null,
             last_sign_in_at: null,
             raw_app_meta_data: user.raw_app_meta_data,
@@ -217,6 +264,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
             phone: user.phone,
             phone_confirmed_at: user.phone_confirmed_at,
             phone_change: "",
+            phone_change_token: "",
             phone_change_sent_at: null,
             confirmed_at: confirmedAt(user.email_confirmed_at, user.phone_confirmed_at),
             banned_until: null,
