@@ -92,6 +92,21 @@ export class Session extends Schema.Class<Session>("Session")({
   weak_password: Schema.optional(Schema.Struct({ message: Schema.String, reasons: Schema.Array(Schema.String) }))
 }) {}
 
+/** POST /verify's answer to the first confirmation of a double email change (`code` is a string, as in GoTrue). */
+export class EmailChangeAccepted extends Schema.Class<EmailChangeAccepted>("EmailChangeAccepted")({
+  msg: Schema.String,
+  code: Schema.String
+}) {}
+
+export const VerifyPayload = Schema.Struct({
+  type: OptionalString,
+  token: OptionalString,
+  token_hash: OptionalString,
+  email: OptionalString,
+  phone: OptionalString,
+  redirect_to: OptionalString
+})
+
 export const SignupPayload = Schema.Struct({
   email: OptionalString,
   phone: OptionalString,
@@ -173,6 +188,24 @@ export class TokenGroup extends HttpApiGroup.make("token")
   .annotate(OpenApi.Title, "Token")
   .annotate(OpenApi.Description, "Sign-in: the password and refresh_token grants") {}
 
+export class VerifyGroup extends HttpApiGroup.make("verify")
+  .add(
+    HttpApiEndpoint.post("verify", "/verify")
+      .setPayload(VerifyPayload)
+      .addSuccess(Schema.Union(Session, EmailChangeAccepted))
+  )
+  .add(
+    HttpApiEndpoint.get("verifyLink", "/verify")
+      .setUrlParams(Schema.Struct({
+        token: Schema.optional(Schema.String),
+        type: Schema.optional(Schema.String),
+        redirect_to: Schema.optional(Schema.String)
+      }))
+      .addSuccess(Schema.Void.annotations({ description: "See Other: to redirect_to with the session, or the error, in the fragment" }), { status: 303 })
+  )
+  .annotate(OpenApi.Title, "Verify")
+  .annotate(OpenApi.Description, "Confirms a sign-up, an email change or a phone change with an emailed or texted code or link") {}
+
 export class ProfileGroup extends HttpApiGroup.make("profile")
   .add(HttpApiEndpoint.get("getUser", "/user").addSuccess(User))
   .add(
@@ -201,6 +234,7 @@ export class AuthApi extends HttpApi.make("gatehouse")
   .add(SettingsGroup)
   .add(SignupGroup)
   .add(TokenGroup)
+  .add(VerifyGroup)
   .add(ProfileGroup)
   .add(LogoutGroup)
   .addError(AuthError)

@@ -18,6 +18,8 @@ import { Signup } from "./signup/Signup.js"
 import { SignupHttpLive } from "./signup/SignupHttp.js"
 import { PasswordGrant } from "./token/PasswordGrant.js"
 import { TokenHttpLive } from "./token/TokenHttp.js"
+import { Verify } from "./verify/Verify.js"
+import { VerifyHttpLive } from "./verify/VerifyHttp.js"
 
 /** The auth API's handlers over its services; the ports, database and config come from the caller. */
 const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
@@ -25,10 +27,11 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     SettingsHttpLive,
     SignupHttpLive,
     TokenHttpLive,
+    VerifyHttpLive,
     ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
     LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive))
   ]),
-  Layer.provide([Signup.Default, PasswordGrant.Default, AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default])
+  Layer.provide([Signup.Default, PasswordGrant.Default, Verify.Default, AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default])
 )
 
 /** What routes added beside the auth API on its port add to its OpenAPI document. */
