@@ -397,11 +397,6 @@ export const parseAppConfig = (
 
   const iam = parseIamConfig(r, production)
 
-  // Nothing can confirm an address until the email flows (/verify) exist, so the embedded default confirms on
-  // sign-up; production keeps GoTrue's default (confirmation required).
-  const mailerAutoconfirm = production || Option.isSome(r.lookup("MAILER_AUTOCONFIRM"))
-    ? r.boolean("MAILER_AUTOCONFIRM", false)
-    : (defaulted.push(`${r.canonical("MAILER_AUTOCONFIRM")}=true (sign-ups are confirmed at once: no /verify yet)`), true)
 
   const config: AppConfig = {
     mode,
@@ -476,7 +471,7 @@ export const parseAppConfig = (
       maxFrequency: r.duration("SMTP_MAX_FREQUENCY", Duration.seconds(900))
     },
     mailer: {
-      autoconfirm: mailerAutoconfirm,
+      autoconfirm: r.boolean("MAILER_AUTOCONFIRM", false),
       otpExp: r.duration("MAILER_OTP_EXP", Duration.seconds(86_400)),
       otpLength: r.integer("MAILER_OTP_LENGTH", 6, { min: 6, max: 10 }),
       urlPaths: {

@@ -53,6 +53,9 @@ describe("embedded default (no DATABASE_URL)", () => {
     expect(config.api.port).toBe(8081)
     expect(Redacted.value(config.jwt.secret)).toBe(GENERATED_SECRET)
     expect(Option.isNone(config.smtp.host)).toBe(true)
+    // GoTrue's default: confirmation required, since /verify can confirm (through the outbox's links).
+    expect(config.mailer.autoconfirm).toBe(false)
+    expect(defaulted.some((line) => line.startsWith("AUTH_MAILER_AUTOCONFIRM="))).toBe(false)
     expect(defaulted).toContain("AUTH_SITE_URL=http://localhost:8081")
     expect(defaulted).toContain("API_EXTERNAL_URL=http://localhost:8081")
     expect(defaulted.some((line) => line.startsWith("AUTH_JWT_SECRET="))).toBe(true)

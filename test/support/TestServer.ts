@@ -20,7 +20,7 @@ export const baseTestEnv: Readonly<Record<string, string>> = {
   AUTH_SITE_URL: "http://localhost:3000",
   API_EXTERNAL_URL: "http://localhost:9999",
   AUTH_JWT_SECRET: "test-secret-that-is-at-least-32-characters-long",
-  // GoTrue's default; the embedded mode's autoconfirm default is tested on its own.
+  // GoTrue's default, and the embedded one: pinned so a test never depends on how the mode is chosen.
   AUTH_MAILER_AUTOCONFIRM: "false",
   LOG_LEVEL: "warn"
 }
