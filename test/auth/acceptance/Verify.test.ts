@@ -126,6 +126,20 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_TEST_OTP: `${TEST_NUM
       expect(row!.email_confirmed_at).toBeNull()
     }))
 
+  it.effect("wrong codes sent all at once are each counted: the right one fails after them", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const { code, email } = yield* signUpByEmail("burst")
+      const guesses = Array.from({ length: 12 }, (_, i) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, "0"))
+      const answers = yield* Effect.all(
+        guesses.map((token) => raw(url, "/verify", { body: { type: "signup", email, token } })),
+        { concurrency: "unbounded" }
+      )
+      expect(answers.map((a) => a.status)).toEqual(guesses.map(() => 403))
+      const { error } = yield* call(() => authClient(url).client.verifyOtp({ email, token: code, type: "signup" }))
+      expect(error).toMatchObject({ status: 403, code: "otp_expired" })
+    }))
+
   it.effect("four wrong codes leave the right one working", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
