@@ -69,6 +69,24 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       yield* send(email, config.mailer.subjects.confirmation, body, "confirmation")
     })
 
+    /** A recovery or magic-link mail: both carry a code stored in recovery_token and a link on the recovery path. */
+    const link = Effect.fn("AuthMessages.link")(function*(
+      kind: "recovery" | "magiclink",
+      email: string,
+      tokenHash: string,
+      otp: string,
+      redirectTo: string
+    ): Effect.fn.Return<void, AuthError> {
+      const url = actionUrl(config.mailer.urlPaths.recovery, tokenHash, kind, redirectTo)
+      const recovery = kind === "recovery"
+      const body = yield* bodyOf(
+        recovery ? "recovery" : "magicLink",
+        mailBody(recovery ? "Reset your password" : "Sign in with this magic link", url, otp),
+        { Email: email, ConfirmationURL: url, Token: otp, TokenHash: tokenHash, RedirectTo: redirectTo }
+      )
+      yield* send(email, recovery ? config.mailer.subjects.recovery : config.mailer.subjects.magicLink, body, recovery ? "recovery" : "magic link")
+    })
+
     /** One of the change's confirmations, to `to`: the new address, or the current one when both must confirm. */
     const emailChange = Effect.fn("AuthMessages.emailChange")(function*(
       to: string,
@@ -102,16 +120,18 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       return fixed !== undefined ? Effect.succeed(fixed) : random.digits(config.sms.otpLength)
     }
 
-    const text = Effect.fn("AuthMessages.text")(function*(phone: string, otp: string): Effect.fn.Return<void, AuthError> {
+    /** Texts the code; the answer is the provider's message id ("test-otp" for a test number, as in GoTrue). */
+    const text = Effect.fn("AuthMessages.text")(function*(phone: string, otp: string): Effect.fn.Return<string, AuthError> {
       // Test numbers receive nothing: their code is known, and they work with no provider configured.
-      if (config.sms.testOtp.has(phone)) return
-      yield* sms.send({ to: phone, body: `Your code is ${otp}` }).pipe(
+      if (config.sms.testOtp.has(phone)) return "test-otp"
+      const receipt = yield* sms.send({ to: phone, body: `Your code is ${otp}` }).pipe(
         Effect.tapError((error) => Effect.logError("could not send SMS", error)),
         Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
       )
+      return receipt.messageId
     })
 
-    return { confirmation, emailChange, reauthentication, smsOtp, text } as const
+    return { confirmation, link, emailChange, reauthentication, smsOtp, text } as const
   }),
   dependencies: [MailTemplates.Default]
 }) {}

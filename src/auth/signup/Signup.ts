@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
+import { Clock, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
@@ -6,20 +6,18 @@ import { type Session, User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
-import { otpTokenHash } from "../domain/OtpToken.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
-import { resendWait, tooSoon } from "../domain/SendWindow.js"
-import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
+import { Confirmations } from "../messages/Confirmations.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { Users } from "../users/Users.js"
-import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
+import { UsersRepo } from "../users/UsersRepo.js"
 
 export interface SignupRequest {
   readonly email?: string | null | undefined
@@ -39,12 +37,10 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
     const identities = yield* IdentitiesRepo
     const tokens = yield* AccessTokens
     const hasher = yield* PasswordHasher
-    const messages = yield* AuthMessages
     const random = yield* SecureRandom
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-    // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
-    const restore = (id: string, patch: UserPatch, at: Date) => Effect.orDie(users.update(id, patch, at))
+    const confirmations = yield* Confirmations
 
     /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */
     const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date, id: string): User => {
@@ -88,29 +84,6 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
       autoconfirm
         ? Effect.fail(AuthError.of(email !== null ? 422 : 400, "user_already_exists", "User already registered"))
         : Effect.map(random.uuid(), (id) => fauxUser(email, phone, data, at, id))
-
-    /** Sends (or re-sends) the sign-up confirmation, honouring SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. */
-    const sendConfirmation = (user: UserRow, redirectTo: string, at: Date) =>
-      Effect.gen(function*() {
-        const viaEmail = user.email !== null && user.email !== ""
-        const channel = viaEmail ? "email" : "sms"
-        const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
-        const wait = resendWait(user.confirmation_sent_at, window, at)
-        if (Option.isSome(wait)) return yield* tooSoon(channel, wait.value)
-        const recipient = viaEmail ? user.email! : user.phone!
-        const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(recipient))
-        const tokenHash = otpTokenHash(recipient, otp)
-        const claimed = yield* users.claimSend(user.id, "confirmation_sent_at", window, at, { confirmation_token: tokenHash })
-        if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
-        yield* (viaEmail ? messages.confirmation(recipient, tokenHash, otp, redirectTo) : messages.text(recipient, otp)).pipe(
-          // Nothing arrived, so the user must be able to ask again at once: give the window back.
-          Effect.tapError(() => restore(user.id, {
-            confirmation_sent_at: user.confirmation_sent_at,
-            confirmation_token: user.confirmation_token
-          }, at))
-        )
-        return claimed.value
-      })
 
     const signupAnonymously = (data: Record<string, unknown>, at: Date) =>
       Effect.gen(function*() {
@@ -173,35 +146,16 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         const confirmed = viaEmail ? user.email_confirmed_at !== null : user.phone_confirmed_at !== null
         if (confirmed) return yield* duplicate(email, phone, data, autoconfirm, at)
         // Unconfirmed: the password is not changed (that would let anyone take the address over); re-send.
-        const resent = yield* sendConfirmation(user, redirectTo, at)
-        return userJson(resent, yield* identities.forUser(resent.id))
+        const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at)
+        return userJson(resent.user, yield* identities.forUser(resent.user.id))
       }
 
       const encryptedPassword = yield* hasher.hash(Redacted.make(password))
-      const created = yield* transactions.run(newUsers.create({
-        aud: config.jwt.aud,
-        role: config.jwt.defaultGroupName,
-        email,
-        phone,
-        encryptedPassword,
-        userMetadata: data,
-        provider: viaEmail ? "email" : "phone",
-        emailConfirmedAt: viaEmail && autoconfirm ? at : null,
-        phoneConfirmedAt: !viaEmail && autoconfirm ? at : null,
-        isAnonymous: false,
-        now: at
-      })).pipe(
-        // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
-        Effect.catchTag("UniqueViolation", () => Effect.succeed(undefined)),
-        Effect.orDie
-      )
-      if (created === undefined) return yield* duplicate(email, phone, data, autoconfirm, at)
-      if (autoconfirm) return yield* tokens.issue(created, "password", at)
-      const sent = yield* sendConfirmation(created, redirectTo, at).pipe(
-        // Nothing was sent, so nobody can confirm this account: remove it rather than leave it half made.
-        Effect.tapError(() => users.remove(created.id))
-      )
-      return userJson(sent, yield* identities.forUser(sent.id))
+      const created = yield* confirmations.register({ email, phone, encryptedPassword, data, autoconfirm, redirectTo }, at)
+      // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
+      if (Option.isNone(created)) return yield* duplicate(email, phone, data, autoconfirm, at)
+      if (autoconfirm) return yield* tokens.issue(created.value, "password", at)
+      return userJson(created.value, yield* identities.forUser(created.value.id))
     })
 
     return { signup } as const

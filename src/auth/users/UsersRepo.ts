@@ -42,6 +42,7 @@ export type UserPatch = Partial<{
   readonly reauthentication_token: string | null
   readonly reauthentication_sent_at: Date | null
   readonly recovery_token: string | null
+  readonly recovery_sent_at: Date | null
   readonly raw_user_meta_data: Record<string, unknown>
   readonly raw_app_meta_data: Record<string, unknown>
   readonly email: string | null
@@ -54,10 +55,13 @@ export type UserPatch = Partial<{
 const confirmedAt = (email: Date | null, phone: Date | null): Date | null =>
   email === null ? phone : phone === null ? email : email.getTime() <= phone.getTime() ? email : phone
 
-export type SentAtColumn = "confirmation_sent_at" | "reauthentication_sent_at"
+export type SentAtColumn = "confirmation_sent_at" | "recovery_sent_at" | "reauthentication_sent_at"
 
 /** The columns that hold a one-time token's hash. */
-export type TokenColumn = "confirmation_token" | "email_change_token_new" | "email_change_token_current" | "phone_change_token"
+export type TokenColumn =
+  | "confirmation_token"
+  | "recovery_token"
+  | "email_change_token_new" | "email_change_token_current" | "phone_change_token"
 
 export interface UsersRepoShape {
   readonly findByEmail: (aud: string, email: string) => Effect.Effect<Option.Option<UserRow>>

@@ -1,0 +1,132 @@
+import { Duration, Effect, Option } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
+import { AuthError } from "../domain/AuthError.js"
+import { otpTokenHash } from "../domain/OtpToken.js"
+import { resendWait, tooSoon } from "../domain/SendWindow.js"
+import type { UserRow } from "../domain/UserRow.js"
+import { Users } from "../users/Users.js"
+import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
+import { AuthMessages } from "./AuthMessages.js"
+
+/** GoTrue's fixed floor for recovery and magic-link mails: however low SMTP_MAX_FREQUENCY is, one a minute. */
+export const RECOVERY_MIN_INTERVAL: Duration.Duration = Duration.seconds(60)
+
+export type LinkKind = "recovery" | "magiclink"
+
+/** What a sign-up makes: an email or a phone user with a hashed password, confirmed or waiting for the code. */
+export interface Registrant {
+  readonly email: string | null
+  readonly phone: string | null
+  readonly encryptedPassword: string
+  readonly data: Record<string, unknown>
+  readonly autoconfirm: boolean
+  readonly redirectTo: string
+}
+
+export interface Sent {
+  readonly user: UserRow
+  /** The SMS provider's id for a text; undefined for a mail. */
+  readonly messageId: string | undefined
+}
+
+export interface ConfirmationsShape {
+  /** Sends (or re-sends) the sign-up confirmation, honouring SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. */
+  readonly sendConfirmation: (user: UserRow, channel: "email" | "sms", redirectTo: string, at: Date) => Effect.Effect<Sent, AuthError>
+  /**
+   * Creates the user and, unless autoconfirmed, sends its confirmation; when that fails the user is removed again.
+   * None: another request created the address first.
+   */
+  readonly register: (registrant: Registrant, at: Date) => Effect.Effect<Option.Option<UserRow>, AuthError>
+  /** A recovery or magic-link mail, its code in recovery_token; the window is shared by both kinds, as in GoTrue. */
+  readonly sendLink: (user: UserRow, kind: LinkKind, redirectTo: string, at: Date) => Effect.Effect<UserRow, AuthError>
+}
+
+/**
+ * The messages several features send on a user's behalf (sign-up, /otp, /magiclink, /recover, /resend), each
+ * with the same bookkeeping: the frequency window is claimed with one conditional UPDATE and given back when the
+ * message never arrived. Built inside the services that use it, from the floors they already depend on.
+ */
+export const Confirmations: Effect.Effect<
+  ConfirmationsShape,
+  never,
+  AppConfig | UsersRepo | Users | AuthMessages | SecureRandom | Transactions
+> = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const users = yield* UsersRepo
+  const newUsers = yield* Users
+  const messages = yield* AuthMessages
+  const random = yield* SecureRandom
+  const transactions = yield* Transactions
+  // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
+  const restore = (id: string, patch: UserPatch, at: Date) => Effect.orDie(users.update(id, patch, at))
+
+  const sendConfirmation = (user: UserRow, channel: "email" | "sms", redirectTo: string, at: Date) =>
+    Effect.gen(function*() {
+      const viaEmail = channel === "email"
+      const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
+      const wait = resendWait(user.confirmation_sent_at, window, at)
+      if (Option.isSome(wait)) return yield* tooSoon(channel, wait.value)
+      const recipient = viaEmail ? user.email! : user.phone!
+      const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(recipient))
+      const tokenHash = otpTokenHash(recipient, otp)
+      const claimed = yield* users.claimSend(user.id, "confirmation_sent_at", window, at, { confirmation_token: tokenHash })
+      if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
+      const messageId = yield* (viaEmail
+        ? Effect.as(messages.confirmation(recipient, tokenHash, otp, redirectTo), undefined)
+        : messages.text(recipient, otp)).pipe(
+          // Nothing arrived, so the user must be able to ask again at once: give the window back.
+          Effect.tapError(() =>
+            restore(user.id, { confirmation_sent_at: user.confirmation_sent_at, confirmation_token: user.confirmation_token }, at)
+          )
+        )
+      return { user: claimed.value, messageId }
+    })
+
+  const register = (registrant: Registrant, at: Date) =>
+    Effect.gen(function*() {
+      const viaEmail = registrant.email !== null
+      const created = yield* transactions.run(newUsers.create({
+        aud: config.jwt.aud,
+        role: config.jwt.defaultGroupName,
+        email: registrant.email,
+        phone: registrant.phone,
+        encryptedPassword: registrant.encryptedPassword,
+        userMetadata: registrant.data,
+        provider: viaEmail ? "email" : "phone",
+        emailConfirmedAt: viaEmail && registrant.autoconfirm ? at : null,
+        phoneConfirmedAt: !viaEmail && registrant.autoconfirm ? at : null,
+        isAnonymous: false,
+        now: at
+      })).pipe(
+        Effect.map(Option.some),
+        Effect.catchTag("UniqueViolation", () => Effect.succeedNone),
+        Effect.orDie
+      )
+      if (Option.isNone(created) || registrant.autoconfirm) return created
+      const sent = yield* sendConfirmation(created.value, viaEmail ? "email" : "sms", registrant.redirectTo, at).pipe(
+        // Nothing was sent, so nobody can confirm this account: remove it rather than leave it half made.
+        Effect.tapError(() => users.remove(created.value.id))
+      )
+      return Option.some(sent.user)
+    })
+
+  const sendLink = (user: UserRow, kind: LinkKind, redirectTo: string, at: Date) =>
+    Effect.gen(function*() {
+      const window = Duration.max(config.smtp.maxFrequency, RECOVERY_MIN_INTERVAL)
+      const wait = resendWait(user.recovery_sent_at, window, at)
+      if (Option.isSome(wait)) return yield* tooSoon("email", wait.value)
+      const email = user.email!
+      const otp = yield* random.digits(config.mailer.otpLength)
+      const tokenHash = otpTokenHash(email, otp)
+      const claimed = yield* users.claimSend(user.id, "recovery_sent_at", window, at, { recovery_token: tokenHash })
+      if (Option.isNone(claimed)) return yield* tooSoon("email", Math.ceil(Duration.toSeconds(window)))
+      yield* messages.link(kind, email, tokenHash, otp, redirectTo).pipe(
+        Effect.tapError(() => restore(user.id, { recovery_sent_at: user.recovery_sent_at, recovery_token: user.recovery_token }, at))
+      )
+      return claimed.value
+    })
+
+  return { sendConfirmation, register, sendLink } satisfies ConfirmationsShape
+})
