@@ -5,7 +5,7 @@ import { authTables } from "../AuthTables.js"
 import { failuresAfterMiss, type OtpFailures } from "../domain/Verification.js"
 
 /** Which of a user's one-time tokens failures count against. */
-export type OtpTokenKind = "confirmation" | "email_change_new" | "email_change_current" | "phone_change"
+export type OtpTokenKind = "confirmation" | "recovery" | "email_change_new" | "email_change_current" | "phone_change"
 
 export interface OtpAttemptsRepoShape {
   /** Counts one more wrong code against the stored `tokenHash` (see failuresAfterMiss) and returns the count. */

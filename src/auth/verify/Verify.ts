@@ -47,7 +47,7 @@ export interface LinkQuery {
 const LINK_TYPES: ReadonlyArray<VerifyType> = ["signup", "invite", "recovery", "magiclink", "email_change", "email"]
 
 /** Types whose tokens Gatehouse does not issue yet: no such token can match, so they answer like a wrong one. */
-const UNISSUED: ReadonlyArray<VerifyType> = ["recovery", "magiclink", "invite"]
+const UNISSUED: ReadonlyArray<VerifyType> = ["invite"]
 
 const FIRST_HALF_MESSAGE = "Confirmation link accepted. Please proceed to confirm link sent to the other email"
 
@@ -69,7 +69,10 @@ const invalidation = (slot: Slot): UserPatch =>
 
 const lower = (value: string | null): string => (value ?? "").toLowerCase()
 
-/** POST /verify and GET /verify for the tokens Gatehouse issues: sign-up confirmation, email and phone change. */
+/**
+ * POST /verify and GET /verify for the tokens Gatehouse issues: sign-up confirmation, recovery and magic link
+ * (both in recovery_token), email and phone change.
+ */
 export class Verify extends Effect.Service<Verify>()("auth/Verify", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
@@ -94,6 +97,14 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         sentAt: user.confirmation_sent_at,
         validity
       })
+      const recovery = (): Slot => ({
+        kind: "recovery",
+        column: "recovery_token",
+        stored: user.recovery_token,
+        recipient: user.email!,
+        sentAt: user.recovery_sent_at,
+        validity: config.mailer.otpExp
+      })
       const emailChange = (current: boolean): Slot => ({
         kind: current ? "email_change_current" : "email_change_new",
         column: current ? "email_change_token_current" : "email_change_token_new",
@@ -106,10 +117,20 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
       // and texted codes come only as codes (GoTrue has no phone links either).
       switch (request.type) {
         case "signup":
-        case "email":
           return (byHash || email !== undefined) && (user.email ?? "") !== ""
             ? Option.some(confirmation(user.email!, config.mailer.otpExp))
             : Option.none()
+        case "recovery":
+        case "magiclink":
+          return (byHash || email !== undefined) && (user.email ?? "") !== "" ? Option.some(recovery()) : Option.none()
+        case "email": {
+          // An emailed code is either kind: the one whose hash it matches, else the confirmation (for the count).
+          if (!(byHash || email !== undefined) || (user.email ?? "") === "") return Option.none()
+          const isRecovery = byHash
+            ? sameHash(user.recovery_token, request.tokenHash)
+            : request._tag === "Code" && matchesOtp(user.recovery_token, user.email!, request.token)
+          return Option.some(isRecovery ? recovery() : confirmation(user.email!, config.mailer.otpExp))
+        }
         case "sms":
           return phone !== undefined && (user.phone ?? "") !== "" ? Option.some(confirmation(user.phone!, config.sms.otpExp)) : Option.none()
         case "email_change":
@@ -150,6 +171,10 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
           ? ["email_change_token_new", "email_change_token_current"]
           : request.type === "phone_change"
           ? ["phone_change_token"]
+          : request.type === "recovery" || request.type === "magiclink"
+          ? ["recovery_token"]
+          : request.type === "email"
+          ? ["confirmation_token", "recovery_token"]
           : ["confirmation_token"]
         return users.findByToken(columns, request.tokenHash)
       }
@@ -196,6 +221,17 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
       Effect.gen(function*() {
         const meta = user.raw_user_meta_data ?? {}
         const noConflict = AuthError.unexpected()
+        if (slot.kind === "recovery") {
+          // A recovery or magic link proves the address, so it confirms an unconfirmed one (as GoTrue's does).
+          if (user.email_confirmed_at !== null) return Option.some(yield* update(user, { recovery_token: "" }, at, noConflict))
+          yield* setIdentityClaims(user, "email", { email_verified: true }, at, false)
+          return Option.some(yield* update(user, {
+            recovery_token: "",
+            email_confirmed_at: at,
+            confirmation_token: "",
+            raw_user_meta_data: { ...meta, email_verified: true }
+          }, at, noConflict))
+        }
         switch (request.type) {
           case "sms": {
             yield* setIdentityClaims(user, "phone", { phone_verified: true }, at, false)
