@@ -118,6 +118,44 @@ export const SignupPayload = Schema.Struct({
   gotrue_meta_security: MetaSecurity
 })
 
+export const OtpPayload = Schema.Struct({
+  email: OptionalString,
+  phone: OptionalString,
+  create_user: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  data: OptionalObject,
+  channel: OptionalString,
+  code_challenge: OptionalString,
+  code_challenge_method: OptionalString,
+  gotrue_meta_security: MetaSecurity
+})
+
+export const MagicLinkPayload = Schema.Struct({
+  email: OptionalString,
+  data: OptionalObject,
+  code_challenge: OptionalString,
+  code_challenge_method: OptionalString,
+  gotrue_meta_security: MetaSecurity
+})
+
+export const RecoverPayload = Schema.Struct({
+  email: OptionalString,
+  code_challenge: OptionalString,
+  code_challenge_method: OptionalString,
+  gotrue_meta_security: MetaSecurity
+})
+
+export const ResendPayload = Schema.Struct({
+  type: OptionalString,
+  email: OptionalString,
+  phone: OptionalString,
+  code_challenge: OptionalString,
+  code_challenge_method: OptionalString,
+  gotrue_meta_security: MetaSecurity
+})
+
+/** What /otp and /resend answer: `{}`, or the SMS provider's id when a text went to a known number. */
+export const MessageSent = Schema.Struct({ message_id: Schema.optional(Schema.String) })
+
 export const TokenPayload = Schema.Struct({
   email: OptionalString,
   phone: OptionalString,
@@ -206,6 +244,24 @@ export class VerifyGroup extends HttpApiGroup.make("verify")
   .annotate(OpenApi.Title, "Verify")
   .annotate(OpenApi.Description, "Confirms a sign-up, an email change or a phone change with an emailed or texted code or link") {}
 
+const RedirectParam = Schema.Struct({ redirect_to: Schema.optional(Schema.String) })
+
+export class OtpGroup extends HttpApiGroup.make("otp")
+  .add(HttpApiEndpoint.post("otp", "/otp").setPayload(OtpPayload).setUrlParams(RedirectParam).addSuccess(MessageSent))
+  .add(HttpApiEndpoint.post("magiclink", "/magiclink").setPayload(MagicLinkPayload).setUrlParams(RedirectParam).addSuccess(MessageSent))
+  .annotate(OpenApi.Title, "OTP")
+  .annotate(OpenApi.Description, "Passwordless sign-in: a magic link or code by email, a code by SMS; new addresses are signed up") {}
+
+export class RecoverGroup extends HttpApiGroup.make("recover")
+  .add(HttpApiEndpoint.post("recover", "/recover").setPayload(RecoverPayload).setUrlParams(RedirectParam).addSuccess(Schema.Struct({})))
+  .annotate(OpenApi.Title, "Recover")
+  .annotate(OpenApi.Description, "Password recovery: mails a code and link that sign in; answers `{}` for any address") {}
+
+export class ResendGroup extends HttpApiGroup.make("resend")
+  .add(HttpApiEndpoint.post("resend", "/resend").setPayload(ResendPayload).setUrlParams(RedirectParam).addSuccess(MessageSent))
+  .annotate(OpenApi.Title, "Resend")
+  .annotate(OpenApi.Description, "Sends a pending sign-up confirmation again") {}
+
 export class ProfileGroup extends HttpApiGroup.make("profile")
   .add(HttpApiEndpoint.get("getUser", "/user").addSuccess(User))
   .add(
@@ -235,6 +291,9 @@ export class AuthApi extends HttpApi.make("gatehouse")
   .add(SignupGroup)
   .add(TokenGroup)
   .add(VerifyGroup)
+  .add(OtpGroup)
+  .add(RecoverGroup)
+  .add(ResendGroup)
   .add(ProfileGroup)
   .add(LogoutGroup)
   .addError(AuthError)

@@ -9,7 +9,13 @@ import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
 import { authPrefix } from "./http/AuthPrefix.js"
 import { LogoutHttpLive } from "./logout/LogoutHttp.js"
 import { Profile } from "./profile/Profile.js"
+import { Otp } from "./otp/Otp.js"
+import { OtpHttpLive } from "./otp/OtpHttp.js"
 import { ProfileHttpLive } from "./profile/ProfileHttp.js"
+import { Recover } from "./recover/Recover.js"
+import { RecoverHttpLive } from "./recover/RecoverHttp.js"
+import { Resend } from "./resend/Resend.js"
+import { ResendHttpLive } from "./resend/ResendHttp.js"
 import { AccessTokens } from "./sessions/AccessTokens.js"
 import { Sessions } from "./sessions/Sessions.js"
 import { SessionsRepo } from "./sessions/SessionsRepo.js"
@@ -28,10 +34,20 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     SignupHttpLive,
     TokenHttpLive,
     VerifyHttpLive,
+    OtpHttpLive,
+    RecoverHttpLive,
+    ResendHttpLive,
     ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
     LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive))
   ]),
-  Layer.provide([Signup.Default, PasswordGrant.Default, Verify.Default, AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default])
+  Layer.provide([
+    Signup.Default,
+    PasswordGrant.Default,
+    Verify.Default,
+    Otp.Default,
+    Recover.Default,
+    Resend.Default,
+    AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default])
 )
 
 /** What routes added beside the auth API on its port add to its OpenAPI document. */

@@ -39,6 +39,10 @@ export interface ConfirmationsShape {
    * None: another request created the address first.
    */
   readonly register: (registrant: Registrant, at: Date) => Effect.Effect<Option.Option<UserRow>, AuthError>
+  /** Sends a pending email change's confirmations again, with fresh codes: to the new address, and the current one. */
+  readonly resendEmailChange: (user: UserRow, redirectTo: string, at: Date) => Effect.Effect<UserRow, AuthError>
+  /** Texts a pending phone change's code again, a fresh one; the answer is the provider's message id. */
+  readonly resendPhoneChange: (user: UserRow, at: Date) => Effect.Effect<string, AuthError>
   /** A recovery or magic-link mail, its code in recovery_token; the window is shared by both kinds, as in GoTrue. */
   readonly sendLink: (user: UserRow, kind: LinkKind, redirectTo: string, at: Date) => Effect.Effect<UserRow, AuthError>
 }
@@ -128,5 +132,54 @@ export const Confirmations: Effect.Effect<
       return claimed.value
     })
 
-  return { sendConfirmation, register, sendLink } satisfies ConfirmationsShape
+  const resendEmailChange = (user: UserRow, redirectTo: string, at: Date) =>
+    Effect.gen(function*() {
+      const window = config.smtp.maxFrequency
+      const wait = resendWait(user.email_change_sent_at, window, at)
+      if (Option.isSome(wait)) return yield* tooSoon("email", wait.value)
+      const newEmail = user.email_change!
+      const change = { email: user.email ?? "", newEmail }
+      const otp = yield* random.digits(config.mailer.otpLength)
+      const tokenHash = otpTokenHash(newEmail, otp)
+      const mails = [{ to: newEmail, tokenHash, otp }]
+      const patch: Record<string, unknown> = { email_change_token_new: tokenHash, email_change_confirm_status: 0 }
+      // As when the change was asked for: a user with an address confirms from it too.
+      if ((user.email ?? "") !== "") {
+        const currentOtp = yield* random.digits(config.mailer.otpLength)
+        const currentHash = otpTokenHash(user.email!, currentOtp)
+        patch["email_change_token_current"] = currentHash
+        mails.push({ to: user.email!, tokenHash: currentHash, otp: currentOtp })
+      }
+      const claimed = yield* users.claimSend(user.id, "email_change_sent_at", window, at, patch as UserPatch)
+      if (Option.isNone(claimed)) return yield* tooSoon("email", Math.ceil(Duration.toSeconds(window)))
+      yield* Effect.forEach(mails, (mail) => messages.emailChange(mail.to, change, mail.tokenHash, mail.otp, redirectTo)).pipe(
+        Effect.tapError(() =>
+          restore(user.id, {
+            email_change_sent_at: user.email_change_sent_at,
+            email_change_token_new: user.email_change_token_new,
+            email_change_token_current: user.email_change_token_current,
+            email_change_confirm_status: user.email_change_confirm_status ?? 0
+          }, at)
+        )
+      )
+      return claimed.value
+    })
+
+  const resendPhoneChange = (user: UserRow, at: Date) =>
+    Effect.gen(function*() {
+      const window = config.sms.maxFrequency
+      const wait = resendWait(user.phone_change_sent_at, window, at)
+      if (Option.isSome(wait)) return yield* tooSoon("sms", wait.value)
+      const phone = user.phone_change!
+      const otp = yield* messages.smsOtp(phone)
+      const claimed = yield* users.claimSend(user.id, "phone_change_sent_at", window, at, { phone_change_token: otpTokenHash(phone, otp) })
+      if (Option.isNone(claimed)) return yield* tooSoon("sms", Math.ceil(Duration.toSeconds(window)))
+      return yield* messages.text(phone, otp).pipe(
+        Effect.tapError(() =>
+          restore(user.id, { phone_change_sent_at: user.phone_change_sent_at, phone_change_token: user.phone_change_token }, at)
+        )
+      )
+    })
+
+  return { sendConfirmation, register, sendLink, resendEmailChange, resendPhoneChange } satisfies ConfirmationsShape
 })

@@ -55,7 +55,12 @@ export type UserPatch = Partial<{
 const confirmedAt = (email: Date | null, phone: Date | null): Date | null =>
   email === null ? phone : phone === null ? email : email.getTime() <= phone.getTime() ? email : phone
 
-export type SentAtColumn = "confirmation_sent_at" | "recovery_sent_at" | "reauthentication_sent_at"
+export type SentAtColumn =
+  | "confirmation_sent_at"
+  | "recovery_sent_at"
+  | "email_change_sent_at"
+  | "phone_change_sent_at"
+  | "reauthentication_sent_at"
 
 /** The columns that hold a one-time token's hash. */
 export type TokenColumn =

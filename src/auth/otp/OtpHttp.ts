@@ -1,0 +1,21 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { AuthApi } from "../Api.js"
+import { Otp } from "./Otp.js"
+
+export const OtpHttpLive = HttpApiBuilder.group(AuthApi, "otp", (handlers) =>
+  Effect.gen(function*() {
+    const otp = yield* Otp
+    return handlers
+      .handle("otp", ({ payload, urlParams }) =>
+        otp.otp({
+          email: payload.email,
+          phone: payload.phone,
+          createUser: payload.create_user,
+          data: payload.data,
+          channel: payload.channel,
+          redirectTo: urlParams.redirect_to
+        }))
+      .handle("magiclink", ({ payload, urlParams }) =>
+        otp.magiclink({ email: payload.email, data: payload.data, redirectTo: urlParams.redirect_to }))
+  }))

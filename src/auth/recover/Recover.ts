@@ -1,0 +1,41 @@
+import { Clock, Effect, Either, Option } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
+import { AuthError } from "../domain/AuthError.js"
+import { emailProblemMessage, parseEmail } from "../domain/Email.js"
+import { chooseRedirect } from "../domain/RedirectTo.js"
+import { AuthMessages } from "../messages/AuthMessages.js"
+import { Confirmations } from "../messages/Confirmations.js"
+import { Users } from "../users/Users.js"
+import { UsersRepo } from "../users/UsersRepo.js"
+
+export interface RecoverRequest {
+  readonly email?: string | null | undefined
+  readonly redirectTo?: string | undefined
+}
+
+/** POST /recover (reference §2.10): a recovery code and link for a known address, and the same `{}` for any. */
+export class Recover extends Effect.Service<Recover>()("auth/Recover", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const users = yield* UsersRepo
+    const confirmations = yield* Confirmations
+    const allowList = compileAllowList(config.uriAllowList)
+
+    const recover = Effect.fn("Recover.recover")(function*(request: RecoverRequest): Effect.fn.Return<void, AuthError> {
+      const at = new Date(yield* Clock.currentTimeMillis)
+      const raw = request.email ?? ""
+      if (raw === "") return yield* AuthError.validation("Password recovery requires an email")
+      if (!config.externalEmailEnabled) return yield* AuthError.of(400, "email_provider_disabled", "Email logins are disabled")
+      const email = yield* Either.mapLeft(parseEmail(raw), (problem) => AuthError.validation(emailProblemMessage[problem]))
+      const user = yield* users.findByEmail(config.jwt.aud, email)
+      // An unknown address gets the same answer, so the endpoint cannot tell which addresses have accounts.
+      if (Option.isNone(user)) return
+      yield* confirmations.sendLink(user.value, "recovery", chooseRedirect(request.redirectTo, config.siteUrl, allowList), at)
+    })
+
+    return { recover } as const
+  }),
+  dependencies: [UsersRepo.Default, Users.Default, AuthMessages.Default, Transactions.Live]
+}) {}

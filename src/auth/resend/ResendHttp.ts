@@ -1,0 +1,11 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { AuthApi } from "../Api.js"
+import { Resend } from "./Resend.js"
+
+export const ResendHttpLive = HttpApiBuilder.group(AuthApi, "resend", (handlers) =>
+  Effect.gen(function*() {
+    const resend = yield* Resend
+    return handlers.handle("resend", ({ payload, urlParams }) =>
+      resend.resend({ type: payload.type, email: payload.email, phone: payload.phone, redirectTo: urlParams.redirect_to }))
+  }))
