@@ -236,5 +236,79 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMTP_MAX_FREQUENCY: "0", 
         const gone = yield* call(() => authClient(url).client.signInWithOtp({ email: fresh, options: { shouldCreateUser: false } }))
         expect(gone.error).toMatchObject({ code: "otp_disabled" })
       }))
+    it.effect("a recovery code survives four wrong guesses and not five", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const email = yield* confirmedUser("guess")
+        expect((yield* raw(url, "/recover", { body: { email } })).status).toBe(200)
+        const code = codeIn((yield* mailTo(email)).at(-1)!)
+        const wrong = code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10)
+        for (let i = 0; i < 5; i++) {
+          const { error } = yield* call(() => authClient(url).client.verifyOtp({ email, token: wrong, type: "recovery" }))
+          expect(error).toMatchObject({ code: "otp_expired" })
+        }
+        const { error } = yield* call(() => authClient(url).client.verifyOtp({ email, token: code, type: "recovery" }))
+        expect(error).toMatchObject({ code: "otp_expired" })
+      }))
+
+    it.effect("/otp's body rules: one of email and phone, a channel only with a phone", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const ask = (body: unknown) => Effect.map(raw(url, "/otp", { body, apiVersion: true }), (r) => [r.status, r.json])
+        const email = uniqueEmail("rules")
+        expect(yield* ask({ email, phone: uniquePhone() })).toEqual([
+          400,
+          versionedError("validation_failed", "Only an email address or phone number should be provided")
+        ])
+        expect(yield* ask({ email, channel: "sms" })).toEqual([
+          400,
+          versionedError("validation_failed", "Channel should only be specified with Phone OTP")
+        ])
+        expect(yield* ask({})).toEqual([400, versionedError("validation_failed", "One of email or phone must be set")])
+        expect(yield* mailTo(email)).toEqual([])
+      }))
+
+    it.effect("resend(email_change) mails both addresses fresh codes that apply the change", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const email = yield* confirmedUser("rechange")
+        const { client } = authClient(url)
+        const signedIn = yield* call(() => client.signInWithPassword({ email, password: PASSWORD }))
+        const newEmail = uniqueEmail("rechanged")
+        const put = yield* raw(url, "/user", { method: "PUT", bearer: signedIn.data.session!.access_token, body: { email: newEmail } })
+        expect(put.status).toBe(200)
+        expect((yield* call(() => client.resend({ type: "email_change", email: newEmail }))).error).toBeNull()
+        const toNew = yield* mailTo(newEmail)
+        expect(toNew).toHaveLength(2)
+        const toCurrent = (yield* mailTo(email)).at(-1)!
+        const first = yield* raw(url, "/verify", { body: { type: "email_change", email: newEmail, token: codeIn(toNew[1]!) } })
+        expect(first.status).toBe(200)
+        const second = yield* call(() => client.verifyOtp({ email, token: codeIn(toCurrent), type: "email_change" }))
+        expect(second.error).toBeNull()
+        expect(second.data.user).toMatchObject({ email: newEmail })
+        // Nothing pending any more: {} and no mail.
+        expect((yield* raw(url, "/resend", { body: { type: "email_change", email: newEmail } })).text).toBe("{}")
+        expect(yield* mailTo(newEmail)).toHaveLength(2)
+      }))
+
+    it.effect("resend(phone_change) texts a fresh code that applies the change", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const phone = yield* confirmedPhoneUser
+        const { client } = authClient(url)
+        const signedIn = yield* call(() => client.signInWithPassword({ phone, password: PASSWORD }))
+        const newPhone = uniquePhone()
+        const put = yield* raw(url, "/user", { method: "PUT", bearer: signedIn.data.session!.access_token, body: { phone: newPhone } })
+        expect(put.status).toBe(200)
+        const resent = yield* raw(url, "/resend", { body: { type: "phone_change", phone: newPhone } })
+        expect([resent.status, resent.json]).toEqual([200, { message_id: expect.any(String) }])
+        const texts = yield* textsTo(newPhone.slice(1))
+        expect(texts).toHaveLength(2)
+        const { data, error } = yield* call(() =>
+          client.verifyOtp({ phone: newPhone, token: codeInText(texts[1]!.body), type: "phone_change" })
+        )
+        expect(error).toBeNull()
+        expect(data.user).toMatchObject({ phone: newPhone.slice(1) })
+      }))
   }
 )
