@@ -307,9 +307,17 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
             : sameHash(stored, request.tokenHash)
           if (!matched) {
             // A link's hash names no user when it is wrong; only a code aimed at a known address can be counted.
-            if (request._tag === "Code" && stored !== null && stored !== "") {
-              const failures = yield* attempts.recordMiss(user.id, kind, stored, at)
-              if (isExhausted(failures)) yield* users.update(user.id, invalidation(slot.value), at).pipe(Effect.orDie)
+            // An `email` code could have been either emailed token, so it counts against both: otherwise it would
+            // be a way to guess a recovery code past the limit.
+            if (request._tag === "Code") {
+              const aimedAt = request.type === "email"
+                ? [slot.value, ...Option.toArray(slotOf(user, { ...request, type: "recovery" }))]
+                : [slot.value]
+              for (const target of aimedAt) {
+                if (target.stored === null || target.stored === "") continue
+                const failures = yield* attempts.recordMiss(user.id, target.kind, target.stored, at)
+                if (isExhausted(failures)) yield* users.update(user.id, invalidation(target), at).pipe(Effect.orDie)
+              }
             }
             return refused
           }

@@ -236,7 +236,7 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMTP_MAX_FREQUENCY: "0", 
         const gone = yield* call(() => authClient(url).client.signInWithOtp({ email: fresh, options: { shouldCreateUser: false } }))
         expect(gone.error).toMatchObject({ code: "otp_disabled" })
       }))
-    it.effect("a recovery code survives four wrong guesses and not five", () =>
+    it.effect.each(["recovery", "email"] as const)("a recovery code survives four wrong guesses and not five (type %s)", (type) =>
       Effect.gen(function*() {
         const url = yield* ServerUrl
         const email = yield* confirmedUser("guess")
@@ -244,7 +244,7 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMTP_MAX_FREQUENCY: "0", 
         const code = codeIn((yield* mailTo(email)).at(-1)!)
         const wrong = code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10)
         for (let i = 0; i < 5; i++) {
-          const { error } = yield* call(() => authClient(url).client.verifyOtp({ email, token: wrong, type: "recovery" }))
+          const { error } = yield* call(() => authClient(url).client.verifyOtp({ email, token: wrong, type }))
           expect(error).toMatchObject({ code: "otp_expired" })
         }
         const { error } = yield* call(() => authClient(url).client.verifyOtp({ email, token: code, type: "recovery" }))
