@@ -15,7 +15,7 @@ const messagesWith = (templates: Partial<Record<MailTemplateName, string>>) =>
       MemoryMailer,
       MemorySmsSender,
       SecureRandom.Test,
-      Layer.succeed(AppConfig, testConfig({ AUTH_MAILER_SUBJECTS_EMAIL_CHANGE: "Your new address" }))
+      Layer.succeed(AppConfig, testConfig({ AUTH_MAILER_SUBJECTS_EMAIL_CHANGE: "Your new address", AUTH_MAILER_URLPATHS_RECOVERY: "/auth/v1/verify" }))
     ))
   )
 
@@ -54,4 +54,20 @@ describe("AuthMessages with templates", () => {
       expect(mail.html).toContain("123456")
       expect(mail.text).toContain("Code: 123456")
     }).pipe(Effect.provide(messagesWith({ emailChange: "only the email change has one" }))))
+
+  it.effect("recovery and magic-link mails use their own templates and subjects, on the recovery path, with their type", () =>
+    Effect.gen(function*() {
+      const messages = yield* AuthMessages
+      yield* messages.link("recovery", "a@example.com", "h1", "111111", "http://localhost:3000")
+      expect(yield* lastMail).toMatchObject({
+        subject: "Reset Your Password",
+        html: "reset a@example.com 111111 http://localhost:9999/auth/v1/verify?token=h1&amp;type=recovery&amp;redirect_to=http%3A%2F%2Flocalhost%3A3000"
+      })
+      yield* messages.link("magiclink", "a@example.com", "h2", "222222", "http://localhost:3000")
+      const magic = yield* lastMail
+      expect(magic.subject).toBe("Your Magic Link")
+      // No magic-link template: the built-in body, with the link and the code.
+      expect(magic.text).toContain("http://localhost:9999/auth/v1/verify?token=h2&type=magiclink&redirect_to=")
+      expect(magic.text).toContain("Code: 222222")
+    }).pipe(Effect.provide(messagesWith({ recovery: "reset {{ .Email }} {{ .Token }} {{ .ConfirmationURL }}" }))))
 })
