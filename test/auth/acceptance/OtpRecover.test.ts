@@ -312,3 +312,18 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMTP_MAX_FREQUENCY: "0", 
       }))
   }
 )
+
+acceptance({ AUTH_MAILER_AUTOCONFIRM: "true" })("/otp with autoconfirm", (it) => {
+  it.effect("a new address is signed up confirmed and gets the magic link straight away", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const email = uniqueEmail("auto")
+      const { client } = authClient(url)
+      expect((yield* call(() => client.signInWithOtp({ email }))).error).toBeNull()
+      const mails = yield* mailTo(email)
+      expect(mails.map((mail) => mail.subject)).toEqual(["Your Magic Link"])
+      const { data, error } = yield* call(() => client.verifyOtp({ email, token: codeIn(mails[0]!), type: "magiclink" }))
+      expect(error).toBeNull()
+      expect(data.user).toMatchObject({ email, email_confirmed_at: expect.any(String) })
+    }))
+})
