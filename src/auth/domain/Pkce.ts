@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Either, Option } from "effect"
+import { AuthError } from "./AuthError.js"
 
 /** RFC 7636's transformations, in GoTrue's spelling (it stores them lower case). */
 export type ChallengeMethod = "s256" | "plain"
@@ -67,3 +68,10 @@ export const FLOW_STATE_EXPIRY_SECONDS = 300
 
 export const isFlowStateExpired = (createdAt: Date, now: Date): boolean =>
   now.getTime() > createdAt.getTime() + FLOW_STATE_EXPIRY_SECONDS * 1000
+
+/** A request's PKCE parameters, or GoTrue's 400 for malformed ones. */
+export const requestedPkce = (
+  challenge: string | null | undefined,
+  method: string | null | undefined
+): Either.Either<Option.Option<PkceChallenge>, AuthError> =>
+  Either.mapLeft(parsePkce(challenge, method), (problem) => AuthError.validation(pkceProblemMessage[problem]))
