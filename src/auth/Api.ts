@@ -161,6 +161,8 @@ export const TokenPayload = Schema.Struct({
   phone: OptionalString,
   password: OptionalString,
   refresh_token: OptionalString,
+  auth_code: OptionalString,
+  code_verifier: OptionalString,
   gotrue_meta_security: MetaSecurity
 })
 

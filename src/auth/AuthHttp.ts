@@ -23,6 +23,7 @@ import { SettingsHttpLive } from "./settings/SettingsHttp.js"
 import { Signup } from "./signup/Signup.js"
 import { SignupHttpLive } from "./signup/SignupHttp.js"
 import { PasswordGrant } from "./token/PasswordGrant.js"
+import { PkceGrant } from "./token/PkceGrant.js"
 import { TokenHttpLive } from "./token/TokenHttp.js"
 import { Verify } from "./verify/Verify.js"
 import { VerifyHttpLive } from "./verify/VerifyHttp.js"
@@ -43,6 +44,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
   Layer.provide([
     Signup.Default,
     PasswordGrant.Default,
+    PkceGrant.Default,
     Verify.Default,
     Otp.Default,
     Recover.Default,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { describe, expect, layer } from "@effect/vitest"
 import { Duration, Effect, Either, Layer, Option } from "effect"
+import { FlowStateRepo } from "../../src/auth/sessions/FlowStateRepo.js"
 import { RefreshTokensRepo } from "../../src/auth/sessions/RefreshTokensRepo.js"
 import { SessionsRepo } from "../../src/auth/sessions/SessionsRepo.js"
 import { IdentitiesRepo } from "../../src/auth/users/IdentitiesRepo.js"
@@ -23,7 +24,8 @@ const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   IdentitiesRepo.Default,
   SessionsRepo.Default,
   RefreshTokensRepo.Default,
-  OtpAttemptsRepo.Default
+  OtpAttemptsRepo.Default,
+  FlowStateRepo.Default
 ).pipe(
   Layer.provideMerge(Layer.succeed(AppConfig, testConfig())),
   Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
@@ -155,6 +157,45 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         yield* attempts.clear(user.id, "confirmation")
         expect(yield* attempts.recordMiss(user.id, "confirmation", "b", at(5))).toBe(1)
         expect(yield* attempts.recordMiss(user.id, "phone_change", "a", at(6))).toBe(2)
+      }))
+
+    it.effect("flow state: found by auth code and as the user's latest per method; taken once", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const flows = yield* FlowStateRepo
+        const user = yield* users.insert(newUser())
+        const flow = (authCode: string, method: string, seconds: number) => ({
+          id: randomUUID(),
+          userId: user.id,
+          authCode,
+          challenge: "c".repeat(43),
+          method: "s256" as const,
+          authenticationMethod: method,
+          now: at(seconds)
+        })
+        const first = flow(randomUUID(), "email/signup", 1)
+        const second = flow(randomUUID(), "email/signup", 2)
+        const recovery = flow(randomUUID(), "recovery", 3)
+        yield* flows.insert(first)
+        yield* flows.insert(second)
+        yield* flows.insert(recovery)
+        const found = yield* flows.findByAuthCode(first.authCode)
+        expect(found).toEqual(Option.some({
+          id: first.id,
+          user_id: user.id,
+          auth_code: first.authCode,
+          code_challenge_method: "s256",
+          code_challenge: first.challenge,
+          authentication_method: "email/signup",
+          created_at: at(1)
+        }))
+        expect(Option.map(yield* flows.latestFor(user.id, "email/signup"), (f) => f.id)).toEqual(Option.some(second.id))
+        expect(Option.map(yield* flows.latestFor(user.id, "recovery"), (f) => f.id)).toEqual(Option.some(recovery.id))
+        expect(Option.isNone(yield* flows.latestFor(user.id, "magiclink"))).toBe(true)
+        expect(Option.isNone(yield* flows.findByAuthCode(randomUUID()))).toBe(true)
+        expect(yield* flows.take(first.id)).toBe(true)
+        expect(yield* flows.take(first.id)).toBe(false)
+        expect(Option.isNone(yield* flows.findByAuthCode(first.authCode))).toBe(true)
       }))
 
     it.effect("identities: updateData replaces the claims and the email derived from them", () =>

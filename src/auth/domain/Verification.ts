@@ -124,3 +124,21 @@ export const errorRedirect = (url: string, error: AuthError): string =>
     error_code: error.code,
     error_description: error.message
   })
+
+/** GET /verify's success in a PKCE flow: the flow's auth code in the query, for the app to exchange with its verifier. */
+export const codeRedirect = (url: string, code: string): string => {
+  const target = new URL(url)
+  target.hash = ""
+  target.searchParams.set("code", code)
+  return target.href
+}
+
+/** GET /verify's failure in a PKCE flow: as errorRedirect, and the same in the query, where a PKCE app looks. */
+export const pkceErrorRedirect = (url: string, error: AuthError): string => {
+  const target = new URL(url)
+  target.hash = ""
+  target.searchParams.set("error", error.status >= 500 ? "server_error" : "access_denied")
+  target.searchParams.set("error_code", error.code)
+  target.searchParams.set("error_description", error.message)
+  return errorRedirect(target.href, error)
+}

@@ -4,8 +4,10 @@ import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { otpTokenHash } from "../domain/OtpToken.js"
+import { type PkceChallenge, pkceToken } from "../domain/Pkce.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import type { UserRow } from "../domain/UserRow.js"
+import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { Users } from "../users/Users.js"
 import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 import { AuthMessages } from "./AuthMessages.js"
@@ -23,6 +25,8 @@ export interface Registrant {
   readonly data: Record<string, unknown>
   readonly autoconfirm: boolean
   readonly redirectTo: string
+  /** The request's PKCE challenge, when it started a PKCE flow. */
+  readonly pkce?: Option.Option<PkceChallenge>
 }
 
 export interface Sent {
@@ -33,7 +37,13 @@ export interface Sent {
 
 export interface ConfirmationsShape {
   /** Sends (or re-sends) the sign-up confirmation, honouring SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. */
-  readonly sendConfirmation: (user: UserRow, channel: "email" | "sms", redirectTo: string, at: Date) => Effect.Effect<Sent, AuthError>
+  readonly sendConfirmation: (
+    user: UserRow,
+    channel: "email" | "sms",
+    redirectTo: string,
+    at: Date,
+    pkce?: Option.Option<PkceChallenge>
+  ) => Effect.Effect<Sent, AuthError>
   /**
    * Creates the user and, unless autoconfirmed, sends its confirmation; when that fails the user is removed again.
    * None: another request created the address first.
@@ -44,10 +54,20 @@ export interface ConfirmationsShape {
   /** Texts a pending phone change's code again, a fresh one; the answer is the provider's message id. */
   readonly resendPhoneChange: (user: UserRow, at: Date) => Effect.Effect<string, AuthError>
   /** A recovery or magic-link mail, its code in recovery_token; the window is shared by both kinds, as in GoTrue. */
-  readonly sendLink: (user: UserRow, kind: LinkKind, redirectTo: string, at: Date) => Effect.Effect<UserRow, AuthError>
+  readonly sendLink: (
+    user: UserRow,
+    kind: LinkKind,
+    redirectTo: string,
+    at: Date,
+    pkce?: Option.Option<PkceChallenge>
+  ) => Effect.Effect<UserRow, AuthError>
 }
 
 /**
+ * In a PKCE flow (a request with a code_challenge) a mail's token is stored, and linked, with GoTrue's `pkce_`
+ * prefix, and a flow_state remembers the challenge for the user and the kind of mail: the link's GET /verify then
+ * hands out that flow's auth code instead of a session. Texts have no PKCE flow.
+ *
  * The messages several features send on a user's behalf (sign-up, /otp, /magiclink, /recover, /resend), each
  * with the same bookkeeping: the frequency window is claimed with one conditional UPDATE and given back when the
  * message never arrived. Built inside the services that use it, from the floors they already depend on.
@@ -55,7 +75,7 @@ export interface ConfirmationsShape {
 export const Confirmations: Effect.Effect<
   ConfirmationsShape,
   never,
-  AppConfig | UsersRepo | Users | AuthMessages | SecureRandom | Transactions
+  AppConfig | UsersRepo | Users | AuthMessages | SecureRandom | Transactions | FlowStateRepo
 > = Effect.gen(function*() {
   const config = yield* AppConfig
   const users = yield* UsersRepo
@@ -63,10 +83,32 @@ export const Confirmations: Effect.Effect<
   const messages = yield* AuthMessages
   const random = yield* SecureRandom
   const transactions = yield* Transactions
+  const flows = yield* FlowStateRepo
   // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
   const restore = (id: string, patch: UserPatch, at: Date) => Effect.orDie(users.update(id, patch, at))
 
-  const sendConfirmation = (user: UserRow, channel: "email" | "sms", redirectTo: string, at: Date) =>
+  /** The stored form of a mailed token, and the flow_state that goes with it in a PKCE flow. */
+  const stored = (tokenHash: string, pkce: Option.Option<PkceChallenge>): string =>
+    Option.isSome(pkce) ? pkceToken(tokenHash) : tokenHash
+
+  const startFlow = (user: UserRow, pkce: Option.Option<PkceChallenge>, authenticationMethod: string, at: Date) =>
+    Option.match(pkce, {
+      onNone: () => Effect.void,
+      onSome: ({ challenge, method }) =>
+        Effect.gen(function*() {
+          const id = yield* random.uuid()
+          const authCode = yield* random.uuid()
+          yield* flows.insert({ id, userId: user.id, authCode, challenge, method, authenticationMethod, now: at })
+        })
+    })
+
+  const sendConfirmation = (
+    user: UserRow,
+    channel: "email" | "sms",
+    redirectTo: string,
+    at: Date,
+    requested: Option.Option<PkceChallenge> = Option.none()
+  ) =>
     Effect.gen(function*() {
       const viaEmail = channel === "email"
       const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
@@ -74,9 +116,11 @@ export const Confirmations: Effect.Effect<
       if (Option.isSome(wait)) return yield* tooSoon(channel, wait.value)
       const recipient = viaEmail ? user.email! : user.phone!
       const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(recipient))
-      const tokenHash = otpTokenHash(recipient, otp)
+      const pkce = viaEmail ? requested : Option.none()
+      const tokenHash = stored(otpTokenHash(recipient, otp), pkce)
       const claimed = yield* users.claimSend(user.id, "confirmation_sent_at", window, at, { confirmation_token: tokenHash })
       if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
+      yield* startFlow(user, pkce, "email/signup", at)
       const messageId = yield* (viaEmail
         ? Effect.as(messages.confirmation(recipient, tokenHash, otp, redirectTo), undefined)
         : messages.text(recipient, otp)).pipe(
@@ -109,23 +153,30 @@ export const Confirmations: Effect.Effect<
         Effect.orDie
       )
       if (Option.isNone(created) || registrant.autoconfirm) return created
-      const sent = yield* sendConfirmation(created.value, viaEmail ? "email" : "sms", registrant.redirectTo, at).pipe(
+      const sent = yield* sendConfirmation(created.value, viaEmail ? "email" : "sms", registrant.redirectTo, at, registrant.pkce).pipe(
         // Nothing was sent, so nobody can confirm this account: remove it rather than leave it half made.
         Effect.tapError(() => users.remove(created.value.id))
       )
       return Option.some(sent.user)
     })
 
-  const sendLink = (user: UserRow, kind: LinkKind, redirectTo: string, at: Date) =>
+  const sendLink = (
+    user: UserRow,
+    kind: LinkKind,
+    redirectTo: string,
+    at: Date,
+    pkce: Option.Option<PkceChallenge> = Option.none()
+  ) =>
     Effect.gen(function*() {
       const window = Duration.max(config.smtp.maxFrequency, RECOVERY_MIN_INTERVAL)
       const wait = resendWait(user.recovery_sent_at, window, at)
       if (Option.isSome(wait)) return yield* tooSoon("email", wait.value)
       const email = user.email!
       const otp = yield* random.digits(config.mailer.otpLength)
-      const tokenHash = otpTokenHash(email, otp)
+      const tokenHash = stored(otpTokenHash(email, otp), pkce)
       const claimed = yield* users.claimSend(user.id, "recovery_sent_at", window, at, { recovery_token: tokenHash })
       if (Option.isNone(claimed)) return yield* tooSoon("email", Math.ceil(Duration.toSeconds(window)))
+      yield* startFlow(user, pkce, kind, at)
       yield* messages.link(kind, email, tokenHash, otp, redirectTo).pipe(
         Effect.tapError(() => restore(user.id, { recovery_sent_at: user.recovery_sent_at, recovery_token: user.recovery_token }, at))
       )

@@ -7,11 +7,13 @@ import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
+import { type PkceChallenge, requestedPkce } from "../domain/Pkce.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
+import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 
@@ -23,6 +25,8 @@ export interface OtpRequest {
   readonly data?: Record<string, unknown> | null | undefined
   readonly channel?: string | null | undefined
   readonly redirectTo?: string | undefined
+  readonly codeChallenge?: string | null | undefined
+  readonly codeChallengeMethod?: string | null | undefined
 }
 
 export interface OtpSent {
@@ -58,14 +62,15 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
       contact: { readonly email: string | null; readonly phone: string | null },
       request: OtpRequest,
       redirectTo: string,
-      at: Date
+      at: Date,
+      pkce: Option.Option<PkceChallenge>
     ): Effect.Effect<Option.Option<Option.Option<UserRow>>, AuthError> =>
       Effect.gen(function*() {
         const viaEmail = contact.email !== null
         if (Option.isSome(existing)) {
           const user = existing.value
           if ((viaEmail ? user.email_confirmed_at : user.phone_confirmed_at) !== null) return Option.none()
-          yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at)
+          yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at, pkce)
           return Option.some(Option.none())
         }
         if (config.disableSignup) return yield* AuthError.of(422, "signup_disabled", "Signups not allowed for this instance")
@@ -75,13 +80,14 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
           encryptedPassword: yield* unknownPassword,
           data: request.data ?? {},
           autoconfirm,
-          redirectTo
+          redirectTo,
+          pkce
         }, at)
         // Lost a race for the address: the other request sent what was needed.
         return Option.some(autoconfirm ? created : Option.none())
       })
 
-    const magicLink = (rawEmail: string, request: OtpRequest, redirectTo: string, at: Date) =>
+    const magicLink = (rawEmail: string, request: OtpRequest, redirectTo: string, at: Date, pkce: Option.Option<PkceChallenge>) =>
       Effect.gen(function*() {
         if (!config.externalEmailEnabled) return yield* AuthError.of(422, "email_provider_disabled", "Email logins are disabled")
         const email = yield* Either.mapLeft(parseEmail(rawEmail), (problem) => AuthError.validation(emailProblemMessage[problem]))
@@ -89,9 +95,9 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
         if (Option.isNone(existing) && request.createUser === false) {
           return yield* AuthError.of(422, "otp_disabled", "Signups not allowed for otp")
         }
-        const signedUp = yield* signUpIfNew(existing, { email, phone: null }, request, redirectTo, at)
+        const signedUp = yield* signUpIfNew(existing, { email, phone: null }, request, redirectTo, at, pkce)
         const user = Option.isNone(signedUp) ? existing : signedUp.value
-        if (Option.isSome(user)) yield* confirmations.sendLink(user.value, "magiclink", redirectTo, at)
+        if (Option.isSome(user)) yield* confirmations.sendLink(user.value, "magiclink", redirectTo, at, pkce)
         return {}
       })
 
@@ -106,7 +112,7 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
         if (Option.isNone(existing) && request.createUser === false) {
           return yield* AuthError.of(422, "otp_disabled", "Signups not allowed for otp")
         }
-        const signedUp = yield* signUpIfNew(existing, { email: null, phone }, request, redirectTo, at)
+        const signedUp = yield* signUpIfNew(existing, { email: null, phone }, request, redirectTo, at, Option.none())
         const user = Option.isNone(signedUp) ? existing : signedUp.value
         if (Option.isNone(user)) return {}
         const sent = yield* confirmations.sendConfirmation(user.value, "sms", redirectTo, at)
@@ -125,8 +131,9 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
       if (email !== "" && (request.channel ?? "") !== "") {
         return yield* AuthError.validation("Channel should only be specified with Phone OTP")
       }
+      const pkce = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
-      if (email !== "") return yield* magicLink(email, request, redirectTo, at)
+      if (email !== "") return yield* magicLink(email, request, redirectTo, at, pkce)
       if (phone !== "") return yield* smsOtp(phone, request, redirectTo, at)
       return yield* AuthError.validation("One of email or phone must be set")
     })
@@ -134,10 +141,16 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
     /** POST /magiclink: /otp's email path, always creating the user. */
     const magiclink = Effect.fn("Otp.magiclink")(function*(request: OtpRequest): Effect.fn.Return<OtpSent, AuthError> {
       if ((request.email ?? "") === "") return yield* AuthError.validation("Password recovery requires an email")
-      return yield* otp({ email: request.email, data: request.data, redirectTo: request.redirectTo })
+      return yield* otp({
+        email: request.email,
+        data: request.data,
+        redirectTo: request.redirectTo,
+        codeChallenge: request.codeChallenge,
+        codeChallengeMethod: request.codeChallengeMethod
+      })
     })
 
     return { otp, magiclink } as const
   }),
-  dependencies: [UsersRepo.Default, Users.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, Users.Default, AuthMessages.Default, Transactions.Live]
 }) {}

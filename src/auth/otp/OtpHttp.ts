@@ -14,8 +14,16 @@ export const OtpHttpLive = HttpApiBuilder.group(AuthApi, "otp", (handlers) =>
           createUser: payload.create_user,
           data: payload.data,
           channel: payload.channel,
-          redirectTo: urlParams.redirect_to
+          redirectTo: urlParams.redirect_to,
+          codeChallenge: payload.code_challenge,
+          codeChallengeMethod: payload.code_challenge_method
         }))
       .handle("magiclink", ({ payload, urlParams }) =>
-        otp.magiclink({ email: payload.email, data: payload.data, redirectTo: urlParams.redirect_to }))
+        otp.magiclink({
+          email: payload.email,
+          data: payload.data,
+          redirectTo: urlParams.redirect_to,
+          codeChallenge: payload.code_challenge,
+          codeChallengeMethod: payload.code_challenge_method
+        }))
   }))

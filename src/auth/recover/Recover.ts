@@ -4,15 +4,19 @@ import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
+import { requestedPkce } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
+import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 
 export interface RecoverRequest {
   readonly email?: string | null | undefined
   readonly redirectTo?: string | undefined
+  readonly codeChallenge?: string | null | undefined
+  readonly codeChallengeMethod?: string | null | undefined
 }
 
 /** POST /recover (reference §2.10): a recovery code and link for a known address, and the same `{}` for any. */
@@ -28,14 +32,15 @@ export class Recover extends Effect.Service<Recover>()("auth/Recover", {
       const raw = request.email ?? ""
       if (raw === "") return yield* AuthError.validation("Password recovery requires an email")
       if (!config.externalEmailEnabled) return yield* AuthError.of(400, "email_provider_disabled", "Email logins are disabled")
+      const pkce = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
       const email = yield* Either.mapLeft(parseEmail(raw), (problem) => AuthError.validation(emailProblemMessage[problem]))
       const user = yield* users.findByEmail(config.jwt.aud, email)
       // An unknown address gets the same answer, so the endpoint cannot tell which addresses have accounts.
       if (Option.isNone(user)) return
-      yield* confirmations.sendLink(user.value, "recovery", chooseRedirect(request.redirectTo, config.siteUrl, allowList), at)
+      yield* confirmations.sendLink(user.value, "recovery", chooseRedirect(request.redirectTo, config.siteUrl, allowList), at, pkce)
     })
 
     return { recover } as const
   }),
-  dependencies: [UsersRepo.Default, Users.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, Users.Default, AuthMessages.Default, Transactions.Live]
 }) {}

@@ -7,5 +7,10 @@ export const RecoverHttpLive = HttpApiBuilder.group(AuthApi, "recover", (handler
   Effect.gen(function*() {
     const recover = yield* Recover
     return handlers.handle("recover", ({ payload, urlParams }) =>
-      Effect.as(recover.recover({ email: payload.email, redirectTo: urlParams.redirect_to }), {}))
+      Effect.as(recover.recover({
+        email: payload.email,
+        redirectTo: urlParams.redirect_to,
+        codeChallenge: payload.code_challenge,
+        codeChallengeMethod: payload.code_challenge_method
+      }), {}))
   }))

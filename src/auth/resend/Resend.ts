@@ -5,9 +5,11 @@ import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
+import { requestedPkce } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
+import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 
@@ -16,6 +18,8 @@ export interface ResendRequest {
   readonly email?: string | null | undefined
   readonly phone?: string | null | undefined
   readonly redirectTo?: string | undefined
+  readonly codeChallenge?: string | null | undefined
+  readonly codeChallengeMethod?: string | null | undefined
 }
 
 export interface ResendSent {
@@ -56,12 +60,13 @@ export class Resend extends Effect.Service<Resend>()("auth/Resend", {
       const byEmail = type === "signup" || type === "email_change"
       if (byEmail && rawEmail === "") return yield* AuthError.validation("Type provided requires an email address")
       if (!byEmail && rawPhone === "") return yield* AuthError.validation("Type provided requires a phone number")
+      const pkce = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
       switch (type) {
         case "signup": {
           const user = yield* users.findByEmail(aud, yield* emailOf(rawEmail))
           if (Option.isNone(user) || user.value.email_confirmed_at !== null) return {}
-          yield* confirmations.sendConfirmation(user.value, "email", redirectTo, at)
+          yield* confirmations.sendConfirmation(user.value, "email", redirectTo, at, pkce)
           return {}
         }
         case "sms": {
@@ -86,5 +91,5 @@ export class Resend extends Effect.Service<Resend>()("auth/Resend", {
 
     return { resend } as const
   }),
-  dependencies: [UsersRepo.Default, Users.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, Users.Default, AuthMessages.Default, Transactions.Live]
 }) {}

@@ -7,5 +7,12 @@ export const ResendHttpLive = HttpApiBuilder.group(AuthApi, "resend", (handlers)
   Effect.gen(function*() {
     const resend = yield* Resend
     return handlers.handle("resend", ({ payload, urlParams }) =>
-      resend.resend({ type: payload.type, email: payload.email, phone: payload.phone, redirectTo: urlParams.redirect_to }))
+      resend.resend({
+        type: payload.type,
+        email: payload.email,
+        phone: payload.phone,
+        redirectTo: urlParams.redirect_to,
+        codeChallenge: payload.code_challenge,
+        codeChallengeMethod: payload.code_challenge_method
+      }))
   }))

@@ -6,12 +6,14 @@ import { type Session, User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
+import { requestedPkce } from "../domain/Pkce.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
+import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
@@ -25,6 +27,8 @@ export interface SignupRequest {
   readonly password?: string | null | undefined
   readonly data?: Record<string, unknown> | null | undefined
   readonly redirectTo?: string | undefined
+  readonly codeChallenge?: string | null | undefined
+  readonly codeChallengeMethod?: string | null | undefined
 }
 
 /** POST /signup (reference §2.1, §2.2). */
@@ -122,6 +126,8 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         return yield* AuthError.validation("Only an email address or phone number should be provided on signup.")
       }
       const viaEmail = rawEmail !== ""
+      if (!viaEmail && (request.codeChallenge ?? "") !== "") return yield* AuthError.validation("PKCE not supported for phone signups")
+      const pkce = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
       if (viaEmail && !config.externalEmailEnabled) {
         return yield* AuthError.of(400, "email_provider_disabled", "Email signups are disabled")
       }
@@ -146,12 +152,12 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         const confirmed = viaEmail ? user.email_confirmed_at !== null : user.phone_confirmed_at !== null
         if (confirmed) return yield* duplicate(email, phone, data, autoconfirm, at)
         // Unconfirmed: the password is not changed (that would let anyone take the address over); re-send.
-        const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at)
+        const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at, pkce)
         return userJson(resent.user, yield* identities.forUser(resent.user.id))
       }
 
       const encryptedPassword = yield* hasher.hash(Redacted.make(password))
-      const created = yield* confirmations.register({ email, phone, encryptedPassword, data, autoconfirm, redirectTo }, at)
+      const created = yield* confirmations.register({ email, phone, encryptedPassword, data, autoconfirm, redirectTo, pkce }, at)
       // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
       if (Option.isNone(created)) return yield* duplicate(email, phone, data, autoconfirm, at)
       if (autoconfirm) return yield* tokens.issue(created.value, "password", at)
@@ -160,5 +166,5 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
 
     return { signup } as const
   }),
-  dependencies: [Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AccessTokens.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AccessTokens.Default, AuthMessages.Default, Transactions.Live]
 }) {}

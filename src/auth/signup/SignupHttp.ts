@@ -13,6 +13,8 @@ export const SignupHttpLive = HttpApiBuilder.group(AuthApi, "signup", (handlers)
         phone: payload.phone,
         password: payload.password,
         data: payload.data,
-        redirectTo: urlParams.redirect_to
+        redirectTo: urlParams.redirect_to,
+        codeChallenge: payload.code_challenge,
+        codeChallengeMethod: payload.code_challenge_method
       })))
   }))

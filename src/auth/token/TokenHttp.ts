@@ -6,10 +6,12 @@ import { withSessionHeaders } from "../http/SessionHeaders.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { PasswordGrant } from "./PasswordGrant.js"
+import { PkceGrant } from "./PkceGrant.js"
 
 export const TokenHttpLive = HttpApiBuilder.group(AuthApi, "token", (handlers) =>
   Effect.gen(function*() {
     const password = yield* PasswordGrant
+    const pkce = yield* PkceGrant
     const sessions = yield* Sessions
     const tokens = yield* AccessTokens
     return handlers.handle("token", ({ payload, urlParams }) => {
@@ -22,6 +24,8 @@ export const TokenHttpLive = HttpApiBuilder.group(AuthApi, "token", (handlers) =
             Effect.flatMap((ms) => sessions.refresh(payload.refresh_token ?? "", new Date(ms))),
             Effect.flatMap(tokens.respond)
           ))
+        case "pkce":
+          return withSessionHeaders(pkce.exchange(payload))
         default:
           // GoTrue's answer, code and all, for any grant it does not handle.
           return Effect.fail(AuthError.of(400, "invalid_credentials", "unsupported_grant_type"))

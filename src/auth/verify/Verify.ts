@@ -6,15 +6,18 @@ import { Transactions } from "../../platform/sql/Transactions.js"
 import { EmailChangeAccepted, type Session } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { matchesOtp } from "../domain/OtpToken.js"
+import { isPkceToken, withoutPkcePrefix } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
 import {
+  codeRedirect,
   errorRedirect,
   isExhausted,
   isOtpExpired,
   isVerifyType,
   messageRedirect,
   otpExpired,
+  pkceErrorRedirect,
   sessionRedirect,
   unsupportedType,
   validateVerifyBody,
@@ -23,6 +26,7 @@ import {
   type VerifyType
 } from "../domain/Verification.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
+import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { OtpAttemptsRepo, type OtpTokenKind } from "../users/OtpAttemptsRepo.js"
 import { type TokenColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
@@ -69,6 +73,19 @@ const invalidation = (slot: Slot): UserPatch =>
 
 const lower = (value: string | null): string => (value ?? "").toLowerCase()
 
+/** A typed code matches its hash whether the token was stored for an implicit or a PKCE flow (GoTrue's isOtpValid). */
+const matchesCode = (stored: string | null, recipient: string, token: string): boolean =>
+  matchesOtp(withoutPkcePrefix(stored), recipient, token)
+
+/** What a PKCE link's GET /verify answers with: the code of the flow the mail belonged to. */
+interface AuthCode {
+  readonly authCode: string
+}
+
+/** The flow_state authentication_method a mail of `type` was sent under (see messages/Confirmations). */
+const flowMethod = (type: VerifyType, slot: Slot): string =>
+  slot.kind === "confirmation" ? "email/signup" : type === "magiclink" ? "magiclink" : "recovery"
+
 /**
  * POST /verify and GET /verify for the tokens Gatehouse issues: sign-up confirmation, recovery and magic link
  * (both in recovery_token), email and phone change.
@@ -80,6 +97,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
     const users = yield* UsersRepo
     const identities = yield* IdentitiesRepo
     const attempts = yield* OtpAttemptsRepo
+    const flows = yield* FlowStateRepo
     const tokens = yield* AccessTokens
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -128,7 +146,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
           if (!(byHash || email !== undefined) || (user.email ?? "") === "") return Option.none()
           const isRecovery = byHash
             ? sameHash(user.recovery_token, request.tokenHash)
-            : request._tag === "Code" && matchesOtp(user.recovery_token, user.email!, request.token)
+            : request._tag === "Code" && matchesCode(user.recovery_token, user.email!, request.token)
           return Option.some(isRecovery ? recovery() : confirmation(user.email!, config.mailer.otpExp))
         }
         case "sms":
@@ -289,9 +307,14 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
      * One verification, in one transaction on the locked user. A wrong code is counted and answered as a Left, so
      * the count commits with the refusal; the fifth wrong code clears the token itself.
      */
-    const settle = (found: UserRow, request: VerifyRequest, at: Date) =>
+    const settle = <A>(
+      found: UserRow,
+      request: VerifyRequest,
+      at: Date,
+      finish: (user: UserRow, slot: Slot) => Effect.Effect<Either.Either<A, AuthError>>
+    ) =>
       transactions.run(Effect.gen(function*() {
-        const refused: Either.Either<Session | EmailChangeAccepted, AuthError> = Either.left(otpExpired(request._tag))
+        const refused: Either.Either<A | EmailChangeAccepted, AuthError> = Either.left(otpExpired(request._tag))
         const locked = yield* users.lockById(found.id)
         if (Option.isNone(locked)) return refused
         const user = locked.value
@@ -303,7 +326,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         const byTestCode = testCode !== undefined && request._tag === "Code" && request.token === testCode
         if (!byTestCode) {
           const matched = request._tag === "Code"
-            ? matchesOtp(stored, recipient, request.token)
+            ? matchesCode(stored, recipient, request.token)
             : sameHash(stored, request.tokenHash)
           if (!matched) {
             // A link's hash names no user when it is wrong; only a code aimed at a known address can be counted.
@@ -328,20 +351,36 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         yield* attempts.clear(user.id, kind)
         const applied = yield* apply(user, request, slot.value, at)
         if (Option.isNone(applied)) return Either.right(new EmailChangeAccepted({ msg: FIRST_HALF_MESSAGE, code: "200" }))
-        return Either.right(yield* tokens.issue(applied.value, "otp", at))
+        return yield* finish(applied.value, slot.value)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatten)
 
-    const verifyRequest = (request: VerifyRequest): Effect.Effect<Session | EmailChangeAccepted, AuthError> =>
+    const verifyRequest = <A>(
+      request: VerifyRequest,
+      finish: (user: UserRow, slot: Slot, at: Date) => Effect.Effect<Either.Either<A, AuthError>>
+    ): Effect.Effect<A | EmailChangeAccepted, AuthError> =>
       Effect.gen(function*() {
         const at = yield* now
         if (UNISSUED.includes(request.type)) return yield* otpExpired(request._tag)
         const found = yield* candidate(request)
         if (Option.isNone(found)) return yield* otpExpired(request._tag)
-        return yield* settle(found.value, request, at)
+        return yield* settle(found.value, request, at, (user, slot) => finish(user, slot, at))
       })
 
+    const startSession = (user: UserRow, _slot: Slot, at: Date): Effect.Effect<Either.Either<Session, AuthError>> =>
+      Effect.map(tokens.issue(user, "otp", at), Either.right)
+
+    /** A PKCE link starts no session: it hands out the code of the user's latest flow for this kind of mail. */
+    const handOutCode = (type: VerifyType) => (user: UserRow, slot: Slot): Effect.Effect<Either.Either<AuthCode, AuthError>> =>
+      Effect.map(
+        flows.latestFor(user.id, flowMethod(type, slot)),
+        Option.match({
+          onNone: () => Either.left(AuthError.of(404, "flow_state_not_found", "No valid flow state found for user.")),
+          onSome: (flow) => Either.right({ authCode: flow.auth_code })
+        })
+      )
+
     const verify = Effect.fn("Verify.verify")(function*(body: VerifyBody): Effect.fn.Return<Session | EmailChangeAccepted, AuthError> {
-      return yield* verifyRequest(yield* validateVerifyBody(body))
+      return yield* verifyRequest(yield* validateVerifyBody(body), startSession)
     })
 
     /** GET /verify: where to send the browser, always. The token is a link's token hash. */
@@ -356,7 +395,17 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         : isVerifyType(type) && LINK_TYPES.includes(type)
         ? Either.right({ _tag: "Hash", type, tokenHash: token })
         : Either.left(unsupportedType())
-      return yield* Effect.flatMap(request, verifyRequest).pipe(
+      // GoTrue's mark of a PKCE flow is the stored token's prefix, which the link carries.
+      if (isPkceToken(token)) {
+        return yield* Effect.flatMap(request, (valid) => verifyRequest(valid, handOutCode(valid.type))).pipe(
+          Effect.match({
+            onFailure: (error) => pkceErrorRedirect(target, error),
+            onSuccess: (result) =>
+              result instanceof EmailChangeAccepted ? messageRedirect(target, result.msg) : codeRedirect(target, result.authCode)
+          })
+        )
+      }
+      return yield* Effect.flatMap(request, (valid) => verifyRequest(valid, startSession)).pipe(
         Effect.match({
           onFailure: (error) => errorRedirect(target, error),
           onSuccess: (result) =>
@@ -367,5 +416,5 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
 
     return { verify, verifyLink } as const
   }),
-  dependencies: [UsersRepo.Default, IdentitiesRepo.Default, OtpAttemptsRepo.Default, AccessTokens.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, IdentitiesRepo.Default, OtpAttemptsRepo.Default, AccessTokens.Default, Transactions.Live]
 }) {}
