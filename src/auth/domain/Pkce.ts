@@ -1,4 +1,5 @@
-import { createHash, timingSafeEqual } from "node:crypto"
+import { createHash } from "node:crypto"
+import { sameSecret } from "./OtpToken.js"
 import { Either, Option } from "effect"
 import { AuthError } from "./AuthError.js"
 
@@ -46,11 +47,8 @@ export const challengeOf = (verifier: string, method: ChallengeMethod): string =
   method === "s256" ? createHash("sha256").update(verifier).digest("base64url") : verifier
 
 /** Whether `verifier` answers the stored challenge, compared in constant time. */
-export const verifierMatches = (verifier: string, stored: PkceChallenge): boolean => {
-  const expected = Buffer.from(stored.challenge)
-  const actual = Buffer.from(challengeOf(verifier, stored.method))
-  return expected.length === actual.length && timingSafeEqual(expected, actual)
-}
+export const verifierMatches = (verifier: string, stored: PkceChallenge): boolean =>
+  sameSecret(stored.challenge, challengeOf(verifier, stored.method))
 
 /** The prefix GoTrue puts on a stored token (and so on the link's token) sent in a PKCE flow. */
 export const PKCE_TOKEN_PREFIX = "pkce_"

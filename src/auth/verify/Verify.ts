@@ -1,11 +1,11 @@
 import { Clock, Duration, Effect, Either, Option } from "effect"
-import { randomUUID, timingSafeEqual } from "node:crypto"
+import { randomUUID } from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { EmailChangeAccepted, type Session } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
-import { matchesOtp } from "../domain/OtpToken.js"
+import { matchesOtp, sameSecret } from "../domain/OtpToken.js"
 import { isPkceToken, withoutPkcePrefix } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
@@ -54,13 +54,6 @@ const LINK_TYPES: ReadonlyArray<VerifyType> = ["signup", "invite", "recovery", "
 const UNISSUED: ReadonlyArray<VerifyType> = ["invite"]
 
 const FIRST_HALF_MESSAGE = "Confirmation link accepted. Please proceed to confirm link sent to the other email"
-
-const sameHash = (stored: string | null, tokenHash: string): boolean => {
-  if (stored === null || stored === "") return false
-  const a = Buffer.from(stored)
-  const b = Buffer.from(tokenHash)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
 
 /**
  * What a fifth wrong code clears. An email change goes whole: clearing one half would leave the other to apply the
@@ -145,7 +138,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
           // An emailed code is either kind: the one whose hash it matches, else the confirmation (for the count).
           if (!(byHash || email !== undefined) || (user.email ?? "") === "") return Option.none()
           const isRecovery = byHash
-            ? sameHash(user.recovery_token, request.tokenHash)
+            ? sameSecret(user.recovery_token, request.tokenHash)
             : request._tag === "Code" && matchesCode(user.recovery_token, user.email!, request.token)
           return Option.some(isRecovery ? recovery() : confirmation(user.email!, config.mailer.otpExp))
         }
@@ -153,9 +146,9 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
           return phone !== undefined && (user.phone ?? "") !== "" ? Option.some(confirmation(user.phone!, config.sms.otpExp)) : Option.none()
         case "email_change":
           if (byHash) {
-            return sameHash(user.email_change_token_new, request.tokenHash)
+            return sameSecret(user.email_change_token_new, request.tokenHash)
               ? Option.some(emailChange(false))
-              : sameHash(user.email_change_token_current, request.tokenHash)
+              : sameSecret(user.email_change_token_current, request.tokenHash)
               ? Option.some(emailChange(true))
               : Option.none()
           }
@@ -327,7 +320,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         if (!byTestCode) {
           const matched = request._tag === "Code"
             ? matchesCode(stored, recipient, request.token)
-            : sameHash(stored, request.tokenHash)
+            : sameSecret(stored, request.tokenHash)
           if (!matched) {
             // A link's hash names no user when it is wrong; only a code aimed at a known address can be counted.
             // An `email` code could have been either emailed token, so it counts against both: otherwise it would
