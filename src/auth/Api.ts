@@ -201,6 +201,31 @@ export class Authenticated extends HttpApiMiddleware.Tag<Authenticated>()("auth/
   security: { bearer: AccessToken }
 }) {}
 
+/** The caller of an admin route, established by AdminAuthenticated: its verified claims. */
+export class CurrentAdmin extends Context.Tag("auth/CurrentAdmin")<CurrentAdmin, {
+  readonly claims: Readonly<Record<string, unknown>>
+}>() {}
+
+/** A JWT whose role is an admin role, such as the service_role key `node dist/main.js keys` prints. */
+const AdminToken = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(OpenApi.Format, "JWT"),
+  HttpApiSecurity.annotate(OpenApi.Description, "A JWT whose `role` claim is in JWT_ADMIN_ROLES, such as the service_role key")
+)
+
+/** GoTrue's requireAdminCredentials: a valid bearer JWT whose `role` is in JWT_ADMIN_ROLES; `sub` is not checked. */
+export class AdminAuthenticated extends HttpApiMiddleware.Tag<AdminAuthenticated>()("auth/AdminAuthenticated", {
+  failure: AuthError,
+  provides: CurrentAdmin,
+  security: { bearer: AdminToken }
+}) {}
+
+/** The same, for /invite: the spec lets the service role invite even when JWT_ADMIN_ROLES leaves it out. */
+export class InviterAuthenticated extends HttpApiMiddleware.Tag<InviterAuthenticated>()("auth/InviterAuthenticated", {
+  failure: AuthError,
+  provides: CurrentAdmin,
+  security: { bearer: AdminToken }
+}) {}
+
 export class SettingsGroup extends HttpApiGroup.make("settings")
   .add(HttpApiEndpoint.get("health", "/health").addSuccess(Health))
   .add(HttpApiEndpoint.get("settings", "/settings").addSuccess(Settings))
@@ -287,6 +312,18 @@ export class LogoutGroup extends HttpApiGroup.make("logout")
   .annotate(OpenApi.Title, "Logout")
   .annotate(OpenApi.Description, "Ends the caller's sessions: needs `Authorization: Bearer <access token>`") {}
 
+const UserIdParam = Schema.Struct({ user_id: Schema.String })
+
+export class AdminUsersGroup extends HttpApiGroup.make("adminUsers")
+  .add(
+    HttpApiEndpoint.get("listFactors", "/admin/users/:user_id/factors")
+      .setPath(UserIdParam)
+      .addSuccess(Schema.Array(JsonObject))
+  )
+  .middleware(AdminAuthenticated)
+  .annotate(OpenApi.Title, "Admin: users")
+  .annotate(OpenApi.Description, "User management: each call needs `Authorization: Bearer <admin JWT>` (the service_role key)") {}
+
 /** The auth server's HTTP contract (Supabase Auth wire-compatible). Handlers implement it; OpenAPI comes from it. */
 export class AuthApi extends HttpApi.make("gatehouse")
   .add(SettingsGroup)
@@ -298,6 +335,7 @@ export class AuthApi extends HttpApi.make("gatehouse")
   .add(ResendGroup)
   .add(ProfileGroup)
   .add(LogoutGroup)
+  .add(AdminUsersGroup)
   .addError(AuthError)
   .annotate(OpenApi.Title, "Gatehouse Auth")
   .annotate(OpenApi.Version, VERSION)

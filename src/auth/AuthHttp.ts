@@ -5,7 +5,9 @@ import { RequestId } from "../platform/http/RequestId.js"
 import { AuthApi } from "./Api.js"
 import { AuthError } from "./domain/AuthError.js"
 import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
+import { AdminAuthenticatedLive } from "./http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
+import { AdminUsersHttpLive } from "./admin/AdminUsersHttp.js"
 import { authPrefix } from "./http/AuthPrefix.js"
 import { LogoutHttpLive } from "./logout/LogoutHttp.js"
 import { Profile } from "./profile/Profile.js"
@@ -39,7 +41,8 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     RecoverHttpLive,
     ResendHttpLive,
     ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
-    LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive))
+    LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive)),
+    AdminUsersHttpLive.pipe(Layer.provide(AdminAuthenticatedLive))
   ]),
   Layer.provide([
     Signup.Default,

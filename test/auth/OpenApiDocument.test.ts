@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs"
 import { HttpApi } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { Authenticated, AuthApi } from "../../src/auth/Api.js"
+import { AdminAuthenticated, Authenticated, AuthApi, InviterAuthenticated } from "../../src/auth/Api.js"
 import { AUTH_PREFIX, IAM_NAMESPACE } from "../../src/auth/http/AuthPrefix.js"
 import { methodOf } from "../../src/iam/IamContract.js"
 import { REST_ROUTES } from "../../src/iam/rest/IamRestRoutes.js"
@@ -27,7 +27,7 @@ const authRoutes: ReadonlyArray<AuthRoute> = (() => {
   HttpApi.reflect(AuthApi, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, middleware }) =>
-      routes.push({ method: endpoint.method, path: endpoint.path, authenticated: [...middleware].some((tag) => tag.key === Authenticated.key) })
+      routes.push({ method: endpoint.method, path: endpoint.path, authenticated: [...middleware].some((tag) => [Authenticated.key, AdminAuthenticated.key, InviterAuthenticated.key].includes(tag.key)) })
   })
   return routes
 })()
@@ -69,7 +69,11 @@ layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM 
       expect(spec["components"]["securitySchemes"]["bearer"]).toMatchObject({ type: "http", scheme: "bearer", bearerFormat: "JWT" })
       expect(spec["security"]).toEqual([])
       const authenticated = authRoutes.filter((route) => route.authenticated)
-      expect(authenticated.map((r) => `${r.method} ${r.path}`).sort()).toEqual(["GET /reauthenticate", "GET /user", "POST /logout", "PUT /user"])
+      // The user's own routes, and every admin route (all under /admin, plus /invite).
+      const admin = (path: string) => path.startsWith("/admin/") || path === "/invite"
+      expect(authenticated.filter((r) => !admin(r.path)).map((r) => `${r.method} ${r.path}`).sort())
+        .toEqual(["GET /reauthenticate", "GET /user", "POST /logout", "PUT /user"])
+      expect(authRoutes.filter((r) => admin(r.path) && !r.authenticated)).toEqual([])
       for (const route of authRoutes) {
         const operation = spec["paths"][openApiPath(route.path)][route.method.toLowerCase()]
         expect({ route, bearer: usesBearer(operation) }).toEqual({ route, bearer: route.authenticated })

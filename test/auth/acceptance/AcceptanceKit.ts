@@ -8,7 +8,7 @@ import { AuthClient, type GoTrueClientOptions } from "@supabase/auth-js"
 import { layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Ref } from "effect"
 import { type Mail, SentMail } from "../../../src/platform/Mailer.js"
-import { TestServer } from "../../support/TestServer.js"
+import { baseTestEnv, TestServer } from "../../support/TestServer.js"
 
 /**
  * A real server on a real clock (tokens must not be born expired on TestClock's epoch 0), logging only warnings
@@ -158,3 +158,7 @@ export const withPayload = (token: string, payload: Record<string, unknown>): st
 }
 
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
+
+/** A JWT with an admin role signed with the test servers' secret, shaped like the keys `gatehouse keys` prints. */
+export const adminJwt = (role = "service_role", claims: Record<string, unknown> = {}): string =>
+  signHs256({ iss: "supabase", role, iat: nowSeconds(), exp: nowSeconds() + 3600, ...claims }, baseTestEnv["AUTH_JWT_SECRET"]!)
