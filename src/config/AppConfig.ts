@@ -73,7 +73,9 @@ export interface AppConfig {
   readonly anonymousUsersEnabled: boolean
   readonly rateLimit: {
     readonly header: Option.Option<string>
+    /** RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT: instance-wide quotas, counted in fixed windows of `per`. */
     readonly emailSent: { readonly events: number; readonly per: Duration.Duration }
+    readonly smsSent: { readonly events: number; readonly per: Duration.Duration }
   }
   readonly password: {
     readonly minLength: number
@@ -394,6 +396,8 @@ export const parseAppConfig = (
   const requiredCharacters = parseRequiredCharacters(Option.getOrElse(r.string("PASSWORD_REQUIRED_CHARACTERS"), () => ""))
   const emailSent = r.parse("RATE_LIMIT_EMAIL_SENT", undefined, { events: 30, per: Duration.hours(1) },
     "must be a number of emails per hour, or N/duration such as 10/15m", parseRate)
+  const smsSent = r.parse("RATE_LIMIT_SMS_SENT", undefined, { events: 30, per: Duration.hours(1) },
+    "must be a number of texts per hour, or N/duration such as 10/15m", parseRate)
 
   const iam = parseIamConfig(r, production)
 
@@ -408,7 +412,7 @@ export const parseAppConfig = (
     externalEmailEnabled: r.boolean("EXTERNAL_EMAIL_ENABLED", true),
     externalPhoneEnabled,
     anonymousUsersEnabled: r.boolean("EXTERNAL_ANONYMOUS_USERS_ENABLED", false),
-    rateLimit: { header: r.string("RATE_LIMIT_HEADER"), emailSent },
+    rateLimit: { header: r.string("RATE_LIMIT_HEADER"), emailSent, smsSent },
     password: {
       minLength: r.integer("PASSWORD_MIN_LENGTH", 6, { min: 1, max: 72 }),
       requiredCharacters
@@ -597,7 +601,8 @@ const parseRate = (raw: string): Option.Option<{ events: number; per: Duration.D
   if (period === undefined) return Option.some({ events, per: Duration.hours(1) })
   return Option.flatMap(
     Option.liftPredicate(period.trim(), (p) => p !== ""),
-    (p) => Option.map(parseDurationSetting(p), (per) => ({ events, per }))
+    // A window of no length has no start or end to count in.
+    (p) => Option.map(Option.filter(parseDurationSetting(p), Duration.greaterThan(Duration.zero)), (per) => ({ events, per }))
   )
 }
 

@@ -6,6 +6,7 @@ import {
   API_VERSION_HEADER,
   ERROR_CODE_HEADER,
   renderError,
+  RETRY_AFTER_HEADER,
   requestedApiVersion
 } from "../../src/auth/http/ErrorEnvelope.js"
 
@@ -103,6 +104,34 @@ describe("renderError", () => {
     expect(renderError(client, versioned).headers[ERROR_CODE_HEADER]).toBe("unknown")
     expect(renderError(client, versioned).body["code"]).toBe("unknown")
   })
+
+  it("gives a 429 its Retry-After in whole seconds, in both envelopes, and no other status one", () => {
+    const limited = AuthError.of(429, "over_email_send_rate_limit", "Email rate limit exceeded").withRetryAfter(41.2)
+
+    expect(renderError(limited, legacy).headers).toStrictEqual({ [ERROR_CODE_HEADER]: "over_email_send_rate_limit", [RETRY_AFTER_HEADER]: "42" })
+    expect(renderError(limited, versioned).headers).toStrictEqual({
+      [ERROR_CODE_HEADER]: "over_email_send_rate_limit",
+      [API_VERSION_HEADER]: API_VERSION_2024_01_01,
+      [RETRY_AFTER_HEADER]: "42"
+    })
+    expect(renderError(limited, versioned).body).toStrictEqual({ code: "over_email_send_rate_limit", message: "Email rate limit exceeded" })
+    expect(renderError(AuthError.of(400, "validation_failed", "m").withRetryAfter(5), legacy).headers).not.toHaveProperty(RETRY_AFTER_HEADER)
+  })
+
+  it.prop(
+    "every 429 carries a Retry-After of at least one whole second, whether or not the error knew the wait",
+    {
+      seconds: FastCheck.option(FastCheck.integer({ min: 0, max: 1_000_000 }), { nil: undefined }),
+      header: FastCheck.option(FastCheck.constant("2024-01-01"), { nil: undefined })
+    },
+    ({ header, seconds }) => {
+      const error = new AuthError({ status: 429, code: "over_request_rate_limit", message: "m", ...(seconds === undefined ? {} : { retryAfter: seconds }) })
+      const value = renderError(error, { apiVersionHeader: header, requestId: "r" }).headers[RETRY_AFTER_HEADER]
+
+      expect(value).toMatch(/^[1-9]\d*$/)
+      if (seconds !== undefined && seconds >= 1) expect(Number(value)).toBe(seconds)
+    }
+  )
 
   it.prop(
     "sets x-sb-error-code to the body's code in both envelopes",

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { describe, expect, layer } from "@effect/vitest"
-import { Duration, Effect, Either, Layer, Option } from "effect"
+import { Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { SendQuotaRepo } from "../../src/auth/messages/SendQuotaRepo.js"
 import { FlowStateRepo } from "../../src/auth/sessions/FlowStateRepo.js"
 import { RefreshTokensRepo } from "../../src/auth/sessions/RefreshTokensRepo.js"
 import { SessionsRepo } from "../../src/auth/sessions/SessionsRepo.js"
@@ -8,6 +9,7 @@ import { IdentitiesRepo } from "../../src/auth/users/IdentitiesRepo.js"
 import { OtpAttemptsRepo } from "../../src/auth/users/OtpAttemptsRepo.js"
 import { UsersRepo } from "../../src/auth/users/UsersRepo.js"
 import { AppConfig } from "../../src/config/AppConfig.js"
+import type { Database } from "../../src/platform/Database.js"
 import { migrate } from "../../src/platform/Migrator.js"
 import { TestDatabase } from "../support/TestDatabase.js"
 import { testConfig } from "../support/TestServer.js"
@@ -19,18 +21,21 @@ import { type AuthRepos, MemoryRepos } from "./support/MemoryRepos.js"
  * layers test the behaviour the server has.
  */
 
+/** The migrated test database and the config the repos read, with no repo built on it yet. */
+const MigratedDatabase: Layer.Layer<AppConfig | Database> = Layer.succeed(AppConfig, testConfig()).pipe(
+  Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
+  Layer.provideMerge(TestDatabase)
+)
+
 const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   UsersRepo.Default,
   IdentitiesRepo.Default,
   SessionsRepo.Default,
   RefreshTokensRepo.Default,
   OtpAttemptsRepo.Default,
-  FlowStateRepo.Default
-).pipe(
-  Layer.provideMerge(Layer.succeed(AppConfig, testConfig())),
-  Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
-  Layer.provideMerge(TestDatabase)
-) as Layer.Layer<AuthRepos>
+  FlowStateRepo.Default,
+  SendQuotaRepo.Default
+).pipe(Layer.provideMerge(MigratedDatabase)) as Layer.Layer<AuthRepos>
 
 const T0 = new Date(Date.UTC(2030, 0, 1))
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000)
@@ -198,6 +203,41 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(Option.isNone(yield* flows.findByAuthCode(first.authCode))).toBe(true)
       }))
 
+    // The counters are one row per channel for the whole database: each case starts with a window none before used.
+    it.effect("send quotas: `limit` claims per window and channel; a new window starts over; a lagging window counts against the newer", () =>
+      Effect.gen(function*() {
+        const quotas = yield* SendQuotaRepo
+        const claims = (channel: "email" | "sms", start: Date, limit: number, n: number) =>
+          Effect.forEach(Array.from({ length: n }), () => quotas.claim(channel, start, limit))
+        expect(yield* claims("email", at(1000), 2, 3)).toEqual([true, true, false])
+        expect(yield* claims("sms", at(1000), 1, 2)).toEqual([true, false])
+        expect(yield* claims("email", at(2000), 2, 3)).toEqual([true, true, false])
+        // An instance whose clock is behind still sees the newer window's count, and cannot reopen it.
+        expect(yield* claims("email", at(1000), 5, 4)).toEqual([true, true, true, false])
+        expect(yield* claims("email", at(3000), 0, 1)).toEqual([false])
+      }))
+
+    it.effect("send quotas: a give-back frees one unit of its own window only", () =>
+      Effect.gen(function*() {
+        const quotas = yield* SendQuotaRepo
+        expect(yield* quotas.claim("email", at(5000), 1)).toBe(true)
+        expect(yield* quotas.claim("email", at(5000), 1)).toBe(false)
+        yield* quotas.giveBack("email", at(5000))
+        expect(yield* quotas.claim("email", at(5000), 1)).toBe(true)
+        // The sms counter and an ended window are untouched by give-backs that are not theirs.
+        yield* quotas.giveBack("sms", at(5000))
+        expect(yield* quotas.claim("sms", at(5000), 1)).toBe(true)
+        yield* quotas.giveBack("email", at(4000))
+        expect(yield* quotas.claim("email", at(5000), 1)).toBe(false)
+      }))
+
+    it.effect("send quotas: concurrent claims never overshoot the limit", () =>
+      Effect.gen(function*() {
+        const quotas = yield* SendQuotaRepo
+        const granted = yield* Effect.forEach(Array.from({ length: 24 }), () => quotas.claim("sms", at(9000), 7), { concurrency: "unbounded" })
+        expect(granted.filter(Boolean)).toHaveLength(7)
+      }))
+
     it.effect("identities: updateData replaces the claims and the email derived from them", () =>
       Effect.gen(function*() {
         const users = yield* UsersRepo
@@ -338,4 +378,28 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
 describe("auth repos", () => {
   contract("Live repos on the database", LiveRepos)
   contract("in-memory Test repos", MemoryRepos())
+})
+
+/*
+ * What makes the quotas instance-wide: two SendQuotaRepo instances, each built on its own (Layer.fresh: nothing
+ * shared but the database they are given), as two servers' would be, spend one counter between them.
+ */
+layer(MigratedDatabase, { timeout: 60_000 })("send quotas across instances", (it) => {
+  it.scoped("two repo instances over one database share each window's count, even racing", () =>
+    Effect.gen(function*() {
+      const instance = Effect.map(Layer.build(Layer.fresh(SendQuotaRepo.Default)), (context) => Context.get(context, SendQuotaRepo))
+      const a = yield* instance
+      const b = yield* instance
+      expect(a).not.toBe(b)
+      expect(yield* a.claim("email", at(20_000), 3)).toBe(true)
+      expect(yield* b.claim("email", at(20_000), 3)).toBe(true)
+      yield* a.giveBack("email", at(20_000))
+      const raced = yield* Effect.forEach(
+        Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b)),
+        (repo) => repo.claim("email", at(20_000), 3),
+        { concurrency: "unbounded" }
+      )
+      expect(raced.filter(Boolean)).toHaveLength(2)
+      expect(yield* b.claim("email", at(20_000), 3)).toBe(false)
+    }))
 })

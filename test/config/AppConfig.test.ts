@@ -95,6 +95,8 @@ describe("embedded default (no DATABASE_URL)", () => {
     })
     expect(c.rateLimit.emailSent.events).toBe(30)
     expect(seconds(c.rateLimit.emailSent.per)).toBe(3600)
+    expect(c.rateLimit.smsSent.events).toBe(30)
+    expect(seconds(c.rateLimit.smsSent.per)).toBe(3600)
     expect(c.smtp.senderName).toBe(c.smtp.adminEmail)
   })
 
@@ -324,9 +326,11 @@ describe("typed values", () => {
     ["2.5/1h", 2.5, 3600],
     ["5/60", 5, 60]
   ] as const)("RATE_LIMIT_EMAIL_SENT %s", (raw, events, perSeconds) => {
-    const { emailSent } = config(embedded({ AUTH_RATE_LIMIT_EMAIL_SENT: raw })).rateLimit
+    const { emailSent, smsSent } = config(embedded({ AUTH_RATE_LIMIT_EMAIL_SENT: raw, GOTRUE_RATE_LIMIT_SMS_SENT: raw })).rateLimit
     expect(emailSent.events).toBe(events)
     expect(seconds(emailSent.per)).toBe(perSeconds)
+    expect(smsSent.events).toBe(events)
+    expect(seconds(smsSent.per)).toBe(perSeconds)
   })
 })
 
@@ -357,6 +361,8 @@ describe("rules", () => {
     ["AUTH_RATE_LIMIT_EMAIL_SENT", "lots", "must be a number of emails per hour"],
     ["AUTH_RATE_LIMIT_EMAIL_SENT", "10/", "must be a number of emails per hour"],
     ["AUTH_RATE_LIMIT_EMAIL_SENT", "10/15m/1h", "must be a number of emails per hour"],
+    ["AUTH_RATE_LIMIT_EMAIL_SENT", "10/0s", "must be a number of emails per hour"],
+    ["AUTH_RATE_LIMIT_SMS_SENT", "often", "must be a number of texts per hour"],
     ["AUTH_JWT_VALID_METHODS", "HS256,none", "must list only: HS256, RS256, RS512, ES256, ES512, EdDSA"],
     ["AUTH_OTEL_EXPORTER_PROMETHEUS_PORT", "0", "must be a whole number from 1 to 65535"]
   ] as const)("%s=%j", (variable, value, rule) => {
@@ -520,6 +526,7 @@ describe("issue texts never contain the offending value", () => {
     "AUTH_JWT_VALID_METHODS",
     "AUTH_SMS_PROVIDER",
     "AUTH_RATE_LIMIT_EMAIL_SENT",
+    "AUTH_RATE_LIMIT_SMS_SENT",
     "AUTH_SECURITY_CAPTCHA_PROVIDER",
     "AUTH_EXTERNAL_GITHUB_REDIRECT_URI",
     "AUTH_MAILER_TEMPLATES_RECOVERY",

@@ -22,6 +22,9 @@ export const baseTestEnv: Readonly<Record<string, string>> = {
   AUTH_JWT_SECRET: "test-secret-that-is-at-least-32-characters-long",
   // GoTrue's default, and the embedded one: pinned so a test never depends on how the mode is chosen.
   AUTH_MAILER_AUTOCONFIRM: "false",
+  // The instance-wide send quotas are shared by every test of a file; far out of reach unless a test lowers them.
+  AUTH_RATE_LIMIT_EMAIL_SENT: "100000",
+  AUTH_RATE_LIMIT_SMS_SENT: "100000",
   LOG_LEVEL: "warn"
 }
 
@@ -101,17 +104,31 @@ const TestMessaging = (config: AppConfig) => {
 export const TestPorts = (config: AppConfig) =>
   Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, TestMessaging(config), SecureRandom.Live).pipe(Layer.orDie)
 
-/** `host` is where the server listens: 127.0.0.1 unless a test needs a non-loopback client (0.0.0.0). */
-export const TestServer = (
+/**
+ * A server over a database it is given, already migrated: wrapped in Layer.fresh it is a second instance beside
+ * another over the same database, sharing nothing else (its own ports, recorded mail and outage switches).
+ */
+export const TestServerOver = (
   env: Readonly<Record<string, string>> = {},
   { host = "127.0.0.1" }: { readonly host?: string } = {}
-): Layer.Layer<TestServices> => {
+): Layer.Layer<Exclude<TestServices, Database>, never, Database> => {
   const config = testConfig(env)
-  const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
   return Layer.mergeAll(AuthRoutesLive(config), ServerUrlLive).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port: 0 })),
     Layer.provideMerge(TestPorts(config)),
     Layer.provideMerge(Layer.succeed(AppConfig, config)),
+    Layer.orDie
+  ) as Layer.Layer<Exclude<TestServices, Database>, never, Database>
+}
+
+/** `host` is where the server listens: 127.0.0.1 unless a test needs a non-loopback client (0.0.0.0). */
+export const TestServer = (
+  env: Readonly<Record<string, string>> = {},
+  options: { readonly host?: string } = {}
+): Layer.Layer<TestServices> => {
+  const config = testConfig(env)
+  const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
+  return TestServerOver(env, options).pipe(
     Layer.provideMerge(Migrated),
     Layer.provideMerge(TestDatabase),
     Layer.orDie

@@ -3,8 +3,9 @@ import { Schema } from "effect"
 
 /**
  * The one error of the auth API: an HTTP status, a GoTrue error code (reference/gotrue-wire.md §3) and a
- * message safe to show a client. `reasons` is only used by `weak_password`. The wire envelope is chosen per
- * request by ErrorEnvelope, not here.
+ * message safe to show a client. `reasons` is only used by `weak_password`; `retryAfter`, whole seconds, by the
+ * 429s, whose clients are told when asking again can succeed. The wire envelope is chosen per request by
+ * ErrorEnvelope, not here.
  */
 export class AuthError extends Schema.TaggedError<AuthError>()(
   "AuthError",
@@ -12,12 +13,25 @@ export class AuthError extends Schema.TaggedError<AuthError>()(
     status: Schema.Int,
     code: Schema.String,
     message: Schema.String,
-    reasons: Schema.optional(Schema.Array(Schema.String))
+    reasons: Schema.optional(Schema.Array(Schema.String)),
+    retryAfter: Schema.optional(Schema.Int)
   },
   HttpApiSchema.annotations({ status: 400, description: "GoTrue error envelope" })
 ) {
   static of(status: number, code: string, message: string): AuthError {
     return new AuthError({ status, code, message })
+  }
+
+  /** The same error telling the client to wait `seconds` (at least 1) before asking again. */
+  withRetryAfter(seconds: number): AuthError {
+    // Spelled out: an Error's message is not an own enumerable field, so a spread would drop it.
+    return new AuthError({
+      status: this.status,
+      code: this.code,
+      message: this.message,
+      ...(this.reasons === undefined ? {} : { reasons: this.reasons }),
+      retryAfter: Math.max(1, Math.ceil(seconds))
+    })
   }
 
   static validation(message: string): AuthError {

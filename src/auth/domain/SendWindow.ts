@@ -13,4 +13,4 @@ export const resendWait = (sentAt: Date | null, window: Duration.Duration, now: 
 
 export const tooSoon = (channel: "email" | "sms", seconds: number): AuthError =>
   AuthError.of(429, channel === "email" ? "over_email_send_rate_limit" : "over_sms_send_rate_limit",
-    `For security purposes, you can only request this after ${seconds} seconds.`)
+    `For security purposes, you can only request this after ${seconds} seconds.`).withRetryAfter(seconds)

@@ -2,6 +2,7 @@ import type { AuthError } from "../domain/AuthError.js"
 
 export const API_VERSION_HEADER = "x-supabase-api-version"
 export const ERROR_CODE_HEADER = "x-sb-error-code"
+export const RETRY_AFTER_HEADER = "retry-after"
 
 /** The first API version whose errors carry a string `code`; auth-js sends it on every request. */
 export const API_VERSION_2024_01_01 = "2024-01-01"
@@ -25,25 +26,28 @@ export const requestedApiVersion = (header: string | undefined): string | undefi
 /**
  * GoTrue's error body for a request: `{code, message}` for API version 2024-01-01 and later, the legacy
  * `{code: status, error_code, msg}` otherwise. Both set `x-sb-error-code`; `weak_password` also carries its
- * reasons. A 5xx in the legacy envelope carries the request id so an operator can find the log line.
+ * reasons. A 5xx in the legacy envelope carries the request id so an operator can find the log line. A 429 always
+ * says in Retry-After how many whole seconds to wait (GoTrue sends none, so a client could only guess); one second
+ * when the error did not know.
  */
 export const renderError = (
-  error: Pick<AuthError, "status" | "code" | "message" | "reasons">,
+  error: Pick<AuthError, "status" | "code" | "message" | "reasons" | "retryAfter">,
   request: { readonly apiVersionHeader: string | undefined; readonly requestId: string }
 ): RenderedError => {
   const code = error.code !== "" ? error.code : error.status >= 500 ? "unexpected_failure" : "unknown"
   const weakPassword = code === "weak_password" ? { weak_password: { reasons: error.reasons ?? [] } } : {}
   const version = requestedApiVersion(request.apiVersionHeader)
+  const retryAfter = error.status === 429 ? { [RETRY_AFTER_HEADER]: String(Math.max(1, Math.ceil(error.retryAfter ?? 1))) } : {}
   if (version !== undefined) {
     return {
       status: error.status,
-      headers: { [ERROR_CODE_HEADER]: code, [API_VERSION_HEADER]: version },
+      headers: { [ERROR_CODE_HEADER]: code, [API_VERSION_HEADER]: version, ...retryAfter },
       body: { code, message: error.message, ...weakPassword }
     }
   }
   return {
     status: error.status,
-    headers: { [ERROR_CODE_HEADER]: code },
+    headers: { [ERROR_CODE_HEADER]: code, ...retryAfter },
     body: {
       code: error.status,
       error_code: code,

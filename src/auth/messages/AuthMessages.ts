@@ -1,12 +1,14 @@
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { Mailer } from "../../platform/Mailer.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { SmsSender } from "../../platform/SmsSender.js"
 import { AuthError } from "../domain/AuthError.js"
+import { overSendQuota, sendQuotaWindow } from "../domain/SendQuotaWindow.js"
 import { escapeHtml } from "../../platform/Html.js"
 import type { MailTemplateVariables } from "./MailTemplate.js"
 import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
+import { type SendChannel, SendQuotaRepo } from "./SendQuotaRepo.js"
 
 const mailBody = (intro: string, url: string | undefined, otp: string) => ({
   html: `<h2>${escapeHtml(intro)}</h2>${url === undefined ? "" : `<p><a href="${escapeHtml(url)}">Follow this link</a></p>`}` +
@@ -18,6 +20,10 @@ const mailBody = (intro: string, url: string | undefined, otp: string) => ({
  * The messages the account flows send. A mail with a configured template (MAILER_TEMPLATES_*) gets the rendered
  * template as its only (HTML) body; without one, or when it cannot be had, the built-in body with the link and
  * the code.
+ *
+ * Every mail and text leaves through `send` and `text`, so RATE_LIMIT_EMAIL_SENT and RATE_LIMIT_SMS_SENT are
+ * claimed there, from the counters all instances share; a message that then fails to go out is given back, so
+ * nobody loses quota for something that never arrived.
  */
 export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessages", {
   effect: Effect.gen(function*() {
@@ -26,6 +32,18 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     const sms = yield* SmsSender
     const random = yield* SecureRandom
     const templates = yield* MailTemplates
+    const quotas = yield* SendQuotaRepo
+
+    /** Runs `deliver` within the channel's quota: refused with Retry-After once it is spent for this window. */
+    const withinQuota = <A>(channel: SendChannel, deliver: Effect.Effect<A, AuthError>): Effect.Effect<A, AuthError> =>
+      Effect.gen(function*() {
+        const quota = channel === "email" ? config.rateLimit.emailSent : config.rateLimit.smsSent
+        const window = sendQuotaWindow(quota.per, new Date(yield* Clock.currentTimeMillis))
+        if (!(yield* quotas.claim(channel, window.start, quota.events))) {
+          return yield* overSendQuota(channel, window.secondsLeft)
+        }
+        return yield* deliver.pipe(Effect.tapError(() => quotas.giveBack(channel, window.start)))
+      })
 
     const actionUrl = (path: string, tokenHash: string, type: string, redirectTo: string): string => {
       const url = new URL(path, config.api.externalUrl.endsWith("/") ? config.api.externalUrl : `${config.api.externalUrl}/`)
@@ -36,9 +54,12 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     }
 
     const send = (to: string, subject: string, body: { readonly html: string; readonly text?: string }, what: string) =>
-      mailer.send({ to, subject, ...body }).pipe(
-        Effect.tapError((error) => Effect.logError(`could not send ${what} email`, error)),
-        Effect.mapError(() => AuthError.of(500, "unexpected_failure", `Error sending ${what} email`))
+      withinQuota(
+        "email",
+        mailer.send({ to, subject, ...body }).pipe(
+          Effect.tapError((error) => Effect.logError(`could not send ${what} email`, error)),
+          Effect.mapError(() => AuthError.of(500, "unexpected_failure", `Error sending ${what} email`))
+        )
       )
 
     // GoTrue's templates see the site URL in every mail; the rest is the message's own.
@@ -122,16 +143,20 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
 
     /** Texts the code; the answer is the provider's message id ("test-otp" for a test number, as in GoTrue). */
     const text = Effect.fn("AuthMessages.text")(function*(phone: string, otp: string): Effect.fn.Return<string, AuthError> {
-      // Test numbers receive nothing: their code is known, and they work with no provider configured.
+      // Test numbers receive nothing, so they count against no quota: their code is known, and they work with no
+      // provider configured.
       if (config.sms.testOtp.has(phone)) return "test-otp"
-      const receipt = yield* sms.send({ to: phone, body: `Your code is ${otp}` }).pipe(
-        Effect.tapError((error) => Effect.logError("could not send SMS", error)),
-        Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
+      const receipt = yield* withinQuota(
+        "sms",
+        sms.send({ to: phone, body: `Your code is ${otp}` }).pipe(
+          Effect.tapError((error) => Effect.logError("could not send SMS", error)),
+          Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
+        )
       )
       return receipt.messageId
     })
 
     return { confirmation, link, emailChange, reauthentication, smsOtp, text } as const
   }),
-  dependencies: [MailTemplates.Default]
+  dependencies: [MailTemplates.Default, SendQuotaRepo.Default]
 }) {}

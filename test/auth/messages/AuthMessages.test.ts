@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
 import { type MailTemplateName, MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
+import { SendQuotaRepo } from "../../../src/auth/messages/SendQuotaRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
 import { MemoryMailer, SentMail } from "../../../src/platform/Mailer.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
@@ -12,6 +13,7 @@ const messagesWith = (templates: Partial<Record<MailTemplateName, string>>) =>
   AuthMessages.DefaultWithoutDependencies.pipe(
     Layer.provideMerge(Layer.mergeAll(
       MailTemplates.Test(templates),
+      SendQuotaRepo.Test,
       MemoryMailer,
       MemorySmsSender,
       SecureRandom.Test,

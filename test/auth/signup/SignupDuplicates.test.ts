@@ -2,6 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, Option } from "effect"
 import { Session, User } from "../../../src/auth/Api.js"
 import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
+import { MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
 import { AccessTokens } from "../../../src/auth/sessions/AccessTokens.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
 import { Signup } from "../../../src/auth/signup/Signup.js"
@@ -28,7 +29,7 @@ const SignupOverMemory = (env: Record<string, string>, users: Layer.Layer<UsersR
     Layer.provideMerge(AccessTokens.DefaultWithoutDependencies),
     Layer.provideMerge(Sessions.DefaultWithoutDependencies),
     Layer.provideMerge(Users.DefaultWithoutDependencies),
-    Layer.provideMerge(AuthMessages.Default),
+    Layer.provideMerge(AuthMessages.DefaultWithoutDependencies.pipe(Layer.provide(MailTemplates.Default))),
     Layer.provideMerge(MemoryRepos(users)),
     Layer.provideMerge(Layer.mergeAll(
       Layer.orDie(tokenSignerFor(config)),
