@@ -5,6 +5,7 @@ import { SecureRandom } from "../../platform/SecureRandom.js"
 import { SmsSender } from "../../platform/SmsSender.js"
 import { AuthError } from "../domain/AuthError.js"
 import { escapeHtml } from "../../platform/Html.js"
+import { hasCodeAction, renderSmsTemplate } from "../domain/SmsTemplate.js"
 import type { MailTemplateVariables } from "./MailTemplate.js"
 import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
 
@@ -26,6 +27,10 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     const sms = yield* SmsSender
     const random = yield* SecureRandom
     const templates = yield* MailTemplates
+    // GoTrue sends such a template as written, and so do we; but a text without its code is surely a mistake.
+    if (!hasCodeAction(config.sms.template)) {
+      yield* Effect.logWarning("SMS_TEMPLATE has no {{ .Code }}: texts will be sent without their code")
+    }
 
     const actionUrl = (path: string, tokenHash: string, type: string, redirectTo: string): string => {
       const url = new URL(path, config.api.externalUrl.endsWith("/") ? config.api.externalUrl : `${config.api.externalUrl}/`)
@@ -120,11 +125,14 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       return fixed !== undefined ? Effect.succeed(fixed) : random.digits(config.sms.otpLength)
     }
 
-    /** Texts the code; the answer is the provider's message id ("test-otp" for a test number, as in GoTrue). */
+    /**
+     * Texts the code in the SMS_TEMPLATE body; the answer is the provider's message id ("test-otp" for a test
+     * number, as in GoTrue).
+     */
     const text = Effect.fn("AuthMessages.text")(function*(phone: string, otp: string): Effect.fn.Return<string, AuthError> {
       // Test numbers receive nothing: their code is known, and they work with no provider configured.
       if (config.sms.testOtp.has(phone)) return "test-otp"
-      const receipt = yield* sms.send({ to: phone, body: `Your code is ${otp}` }).pipe(
+      const receipt = yield* sms.send({ to: phone, body: renderSmsTemplate(config.sms.template, otp) }).pipe(
         Effect.tapError((error) => Effect.logError("could not send SMS", error)),
         Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
       )
