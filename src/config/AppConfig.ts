@@ -147,6 +147,11 @@ export interface AppConfig {
   }
   readonly mailer: {
     readonly autoconfirm: boolean
+    /**
+     * MAILER_SECURE_EMAIL_CHANGE_ENABLED: an email change is confirmed from the current address as well as the new
+     * one (GoTrue's default); off, the new address's confirmation alone applies it.
+     */
+    readonly secureEmailChangeEnabled: boolean
     readonly otpExp: Duration.Duration
     readonly otpLength: number
     readonly urlPaths: Omit<EmailTemplateSet<string>, "magicLink">
@@ -160,6 +165,8 @@ export interface AppConfig {
     readonly otpExp: Duration.Duration
     readonly otpLength: number
     readonly provider: Option.Option<SmsProviderName>
+    /** SMS_TEMPLATE: the texted body, a Go template in which `{{ .Code }}` is the code. */
+    readonly template: string
     /** SMS_TEST_OTP: fixed codes for these numbers (E.164 digits, no "+"); no text is sent to them. */
     readonly testOtp: ReadonlyMap<string, string>
     readonly twilio: {
@@ -182,6 +189,9 @@ export interface AppConfig {
     }
   }
 }
+
+/** GoTrue's SMS_TEMPLATE default: the body of every texted code (sign-up, sign-in, phone change, reauthentication). */
+export const DEFAULT_SMS_TEMPLATE = "Your code is {{ .Code }}"
 
 export const AppConfig = Context.GenericTag<AppConfig>("config/AppConfig")
 
@@ -476,6 +486,7 @@ export const parseAppConfig = (
     },
     mailer: {
       autoconfirm: r.boolean("MAILER_AUTOCONFIRM", false),
+      secureEmailChangeEnabled: r.boolean("MAILER_SECURE_EMAIL_CHANGE_ENABLED", true),
       otpExp: r.duration("MAILER_OTP_EXP", Duration.seconds(86_400)),
       otpLength: r.integer("MAILER_OTP_LENGTH", 6, { min: 6, max: 10 }),
       urlPaths: {
@@ -505,6 +516,7 @@ export const parseAppConfig = (
       otpExp: r.duration("SMS_OTP_EXP", Duration.seconds(60)),
       otpLength: r.integer("SMS_OTP_LENGTH", 6, { min: 6, max: 10 }),
       provider: smsProvider,
+      template: Option.getOrElse(r.string("SMS_TEMPLATE"), () => DEFAULT_SMS_TEMPLATE),
       testOtp,
       ...sms
     }

@@ -484,6 +484,13 @@ describe("SMS providers", () => {
     }
   })
 
+  it("reads SMS_TEMPLATE, GoTrue's body by default, and MAILER_SECURE_EMAIL_CHANGE_ENABLED, on by default", () => {
+    expect(config(embedded({})).sms.template).toBe("Your code is {{ .Code }}")
+    expect(config(embedded({ GOTRUE_SMS_TEMPLATE: "{{.Code}} is your Acme code" })).sms.template).toBe("{{.Code}} is your Acme code")
+    expect(config(embedded({})).mailer.secureEmailChangeEnabled).toBe(true)
+    expect(config(embedded({ AUTH_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "false" })).mailer.secureEmailChangeEnabled).toBe(false)
+  })
+
   it("reads a complete Twilio setup", () => {
     const c = config(embedded({
       AUTH_EXTERNAL_PHONE_ENABLED: "true",

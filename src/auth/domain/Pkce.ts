@@ -61,6 +61,9 @@ export const isPkceToken = (token: string): boolean => token.startsWith(PKCE_TOK
 export const withoutPkcePrefix = (stored: string | null): string | null =>
   stored !== null && isPkceToken(stored) ? stored.slice(PKCE_TOKEN_PREFIX.length) : stored
 
+/** The flow_state authentication_method of an email change's PKCE flow, as GoTrue names it (and its amr). */
+export const EMAIL_CHANGE_FLOW = "email_change"
+
 /** GoTrue's default (and minimum) GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION, from created_at. */
 export const FLOW_STATE_EXPIRY_SECONDS = 300
 

@@ -117,6 +117,14 @@ export const sessionRedirect = (url: string, session: FragmentSession, type: str
 
 export const messageRedirect = (url: string, message: string): string => fragment(url, { message })
 
+/** The first half of an email change in a PKCE flow: as messageRedirect, and the message in the query too (GoTrue's). */
+export const pkceMessageRedirect = (url: string, message: string): string => {
+  const target = new URL(url)
+  target.hash = ""
+  target.searchParams.set("message", message)
+  return messageRedirect(target.href, message)
+}
+
 /** GET /verify's failure; a client error is `access_denied`, anything else `server_error`. */
 export const errorRedirect = (url: string, error: AuthError): string =>
   fragment(url, {

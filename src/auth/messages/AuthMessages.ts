@@ -6,6 +6,7 @@ import { SmsSender } from "../../platform/SmsSender.js"
 import { AuthError } from "../domain/AuthError.js"
 import { overSendQuota, sendQuotaWindow } from "../domain/SendQuotaWindow.js"
 import { escapeHtml } from "../../platform/Html.js"
+import { hasCodeAction, renderSmsTemplate } from "../domain/SmsTemplate.js"
 import type { MailTemplateVariables } from "./MailTemplate.js"
 import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
 import { type SendChannel, SendQuotaRepo } from "./SendQuotaRepo.js"
@@ -44,6 +45,11 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
         }
         return yield* deliver.pipe(Effect.tapError(() => quotas.giveBack(channel, window.start)))
       })
+
+    // GoTrue sends such a template as written, and so do we; but a text without its code is surely a mistake.
+    if (!hasCodeAction(config.sms.template)) {
+      yield* Effect.logWarning("SMS_TEMPLATE has no {{ .Code }}: texts will be sent without their code")
+    }
 
     const actionUrl = (path: string, tokenHash: string, type: string, redirectTo: string): string => {
       const url = new URL(path, config.api.externalUrl.endsWith("/") ? config.api.externalUrl : `${config.api.externalUrl}/`)
@@ -141,14 +147,17 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       return fixed !== undefined ? Effect.succeed(fixed) : random.digits(config.sms.otpLength)
     }
 
-    /** Texts the code; the answer is the provider's message id ("test-otp" for a test number, as in GoTrue). */
+    /**
+     * Texts the code in the SMS_TEMPLATE body; the answer is the provider's message id ("test-otp" for a test
+     * number, as in GoTrue).
+     */
     const text = Effect.fn("AuthMessages.text")(function*(phone: string, otp: string): Effect.fn.Return<string, AuthError> {
       // Test numbers receive nothing, so they count against no quota: their code is known, and they work with no
       // provider configured.
       if (config.sms.testOtp.has(phone)) return "test-otp"
       const receipt = yield* withinQuota(
         "sms",
-        sms.send({ to: phone, body: `Your code is ${otp}` }).pipe(
+        sms.send({ to: phone, body: renderSmsTemplate(config.sms.template, otp) }).pipe(
           Effect.tapError((error) => Effect.logError("could not send SMS", error)),
           Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
         )

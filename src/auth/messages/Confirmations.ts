@@ -4,7 +4,7 @@ import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { otpTokenHash } from "../domain/OtpToken.js"
-import { type PkceChallenge, pkceToken } from "../domain/Pkce.js"
+import { EMAIL_CHANGE_FLOW, type PkceChallenge, pkceToken } from "../domain/Pkce.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
@@ -49,8 +49,16 @@ export interface ConfirmationsShape {
    * None: another request created the address first.
    */
   readonly register: (registrant: Registrant, at: Date) => Effect.Effect<Option.Option<UserRow>, AuthError>
-  /** Sends a pending email change's confirmations again, with fresh codes: to the new address, and the current one. */
-  readonly resendEmailChange: (user: UserRow, redirectTo: string, at: Date) => Effect.Effect<UserRow, AuthError>
+  /**
+   * Sends a pending email change's confirmations again, with fresh codes: to the new address, and to the current
+   * one when MAILER_SECURE_EMAIL_CHANGE_ENABLED.
+   */
+  readonly resendEmailChange: (
+    user: UserRow,
+    redirectTo: string,
+    at: Date,
+    pkce?: Option.Option<PkceChallenge>
+  ) => Effect.Effect<UserRow, AuthError>
   /** Texts a pending phone change's code again, a fresh one; the answer is the provider's message id. */
   readonly resendPhoneChange: (user: UserRow, at: Date) => Effect.Effect<string, AuthError>
   /** A recovery or magic-link mail, its code in recovery_token; the window is shared by both kinds, as in GoTrue. */
@@ -183,7 +191,12 @@ export const Confirmations: Effect.Effect<
       return claimed.value
     })
 
-  const resendEmailChange = (user: UserRow, redirectTo: string, at: Date) =>
+  const resendEmailChange = (
+    user: UserRow,
+    redirectTo: string,
+    at: Date,
+    pkce: Option.Option<PkceChallenge> = Option.none()
+  ) =>
     Effect.gen(function*() {
       const window = config.smtp.maxFrequency
       const wait = resendWait(user.email_change_sent_at, window, at)
@@ -191,18 +204,23 @@ export const Confirmations: Effect.Effect<
       const newEmail = user.email_change!
       const change = { email: user.email ?? "", newEmail }
       const otp = yield* random.digits(config.mailer.otpLength)
-      const tokenHash = otpTokenHash(newEmail, otp)
+      const tokenHash = stored(otpTokenHash(newEmail, otp), pkce)
       const mails = [{ to: newEmail, tokenHash, otp }]
-      const patch: Record<string, unknown> = { email_change_token_new: tokenHash, email_change_confirm_status: 0 }
-      // As when the change was asked for: a user with an address confirms from it too.
-      if ((user.email ?? "") !== "") {
+      const patch: Record<string, unknown> = {
+        email_change_token_new: tokenHash,
+        email_change_token_current: "",
+        email_change_confirm_status: 0
+      }
+      // As when the change was asked for: with secure email change on, a user with an address confirms from it too.
+      if (config.mailer.secureEmailChangeEnabled && (user.email ?? "") !== "") {
         const currentOtp = yield* random.digits(config.mailer.otpLength)
-        const currentHash = otpTokenHash(user.email!, currentOtp)
+        const currentHash = stored(otpTokenHash(user.email!, currentOtp), pkce)
         patch["email_change_token_current"] = currentHash
         mails.push({ to: user.email!, tokenHash: currentHash, otp: currentOtp })
       }
       const claimed = yield* users.claimSend(user.id, "email_change_sent_at", window, at, patch as UserPatch)
       if (Option.isNone(claimed)) return yield* tooSoon("email", Math.ceil(Duration.toSeconds(window)))
+      yield* startFlow(user, pkce, EMAIL_CHANGE_FLOW, at)
       yield* Effect.forEach(mails, (mail) => messages.emailChange(mail.to, change, mail.tokenHash, mail.otp, redirectTo)).pipe(
         Effect.tapError(() =>
           restore(user.id, {

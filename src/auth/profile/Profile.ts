@@ -9,11 +9,13 @@ import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
+import { EMAIL_CHANGE_FLOW, type PkceChallenge, pkceToken, requestedPkce } from "../domain/Pkce.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
+import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
@@ -28,6 +30,9 @@ export interface UserUpdate {
   readonly data?: Record<string, unknown> | null | undefined
   readonly appMetadata?: Record<string, unknown> | null | undefined
   readonly redirectTo?: string | undefined
+  /** An email change's PKCE parameters (auth-js with flowType pkce sends them with a new email). */
+  readonly codeChallenge?: string | null | undefined
+  readonly codeChallengeMethod?: string | null | undefined
 }
 
 /** `data` is merged into user_metadata one level deep; a null value removes that key (GoTrue's rule). */
@@ -64,6 +69,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
     const random = yield* SecureRandom
+    const flows = yield* FlowStateRepo
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
@@ -114,6 +120,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const patch: Record<string, unknown> = {}
       const outgoing: Array<Outgoing> = []
       let passwordChanged = false
+      let emailChangeFlow = Option.none<PkceChallenge>()
 
       if (request.appMetadata !== undefined && request.appMetadata !== null) {
         patch["raw_app_meta_data"] = mergeMetadata(user.raw_app_meta_data ?? {}, request.appMetadata)
@@ -154,20 +161,26 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             Object.assign(patch, { email, email_confirmed_at: at, is_anonymous: false })
           } else {
             yield* frequencyLimit(user.email_change_sent_at, config.smtp.maxFrequency, at, "email")
+            // In a PKCE flow both tokens are stored and linked with GoTrue's prefix, so either link's GET /verify
+            // hands out the flow's code instead of a session.
+            emailChangeFlow = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
+            const stored = (hash: string) => Option.isSome(emailChangeFlow) ? pkceToken(hash) : hash
             const otp = yield* random.digits(config.mailer.otpLength)
-            const tokenHash = otpTokenHash(email, otp)
+            const tokenHash = stored(otpTokenHash(email, otp))
             Object.assign(patch, {
               email_change: email,
               email_change_token_new: tokenHash,
+              // A current-address token of an earlier change must not outlive it.
+              email_change_token_current: "",
               email_change_confirm_status: 0,
               email_change_sent_at: at
             })
             const change = { email: user.email ?? "", newEmail: email }
             outgoing.push({ _tag: "EmailChange", to: email, change, tokenHash, otp })
-            // Secure email change: the current address must confirm too.
-            if (user.email !== null && user.email !== "") {
+            // Secure email change (MAILER_SECURE_EMAIL_CHANGE_ENABLED): the current address must confirm too.
+            if (config.mailer.secureEmailChangeEnabled && user.email !== null && user.email !== "") {
               const currentOtp = yield* random.digits(config.mailer.otpLength)
-              const currentHash = otpTokenHash(user.email, currentOtp)
+              const currentHash = stored(otpTokenHash(user.email, currentOtp))
               patch["email_change_token_current"] = currentHash
               outgoing.push({ _tag: "EmailChange", to: user.email, change, tokenHash: currentHash, otp: currentOtp })
             }
@@ -199,6 +212,18 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const updated = yield* transactions.run(Effect.gen(function*() {
         const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
         if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
+        if (Option.isSome(emailChangeFlow)) {
+          const { challenge, method } = emailChangeFlow.value
+          yield* flows.insert({
+            id: yield* random.uuid(),
+            userId: user.id,
+            authCode: yield* random.uuid(),
+            challenge,
+            method,
+            authenticationMethod: EMAIL_CHANGE_FLOW,
+            now: at
+          })
+        }
         return row
       })).pipe(
         // Another request took the address between our check and this write.
@@ -254,5 +279,5 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
 
     return { get, update, reauthenticate } as const
   }),
-  dependencies: [UsersRepo.Default, IdentitiesRepo.Default, Sessions.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, IdentitiesRepo.Default, Sessions.Default, AuthMessages.Default, Transactions.Live]
 }) {}

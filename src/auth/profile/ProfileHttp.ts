@@ -31,7 +31,9 @@ export const ProfileHttpLive = HttpApiBuilder.group(AuthApi, "profile", (handler
             nonce: payload.nonce,
             data: payload.data,
             appMetadata: payload.app_metadata,
-            redirectTo: urlParams.redirect_to
+            redirectTo: urlParams.redirect_to,
+            codeChallenge: payload.code_challenge,
+            codeChallengeMethod: payload.code_challenge_method
           })
         }))
       .handle("reauthenticate", () =>

@@ -78,7 +78,7 @@ export class Resend extends Effect.Service<Resend>()("auth/Resend", {
         case "email_change": {
           const user = yield* users.findByEmailChange(aud, yield* emailOf(rawEmail))
           if (Option.isNone(user) || (user.value.email_change ?? "") === "") return {}
-          yield* confirmations.resendEmailChange(user.value, redirectTo, at)
+          yield* confirmations.resendEmailChange(user.value, redirectTo, at, pkce)
           return {}
         }
         case "phone_change": {

@@ -10,7 +10,16 @@ import { RefreshTokensRepo } from "./RefreshTokensRepo.js"
 import { type AmrEntry, SessionsRepo } from "./SessionsRepo.js"
 
 /** amr methods (GoTrue's names) a session can be started or extended with. */
-export type AuthMethod = "password" | "anonymous" | "otp" | "magiclink" | "email/signup" | "recovery" | "token_refresh" | "oauth"
+export type AuthMethod =
+  | "password"
+  | "anonymous"
+  | "otp"
+  | "magiclink"
+  | "email/signup"
+  | "recovery"
+  | "email_change"
+  | "token_refresh"
+  | "oauth"
 
 export interface StartedSession {
   readonly sessionId: string

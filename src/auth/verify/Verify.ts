@@ -6,7 +6,7 @@ import { Transactions } from "../../platform/sql/Transactions.js"
 import { EmailChangeAccepted, type Session } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { matchesOtp, sameSecret } from "../domain/OtpToken.js"
-import { isPkceToken, withoutPkcePrefix } from "../domain/Pkce.js"
+import { EMAIL_CHANGE_FLOW, isPkceToken, withoutPkcePrefix } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
 import {
@@ -18,6 +18,7 @@ import {
   messageRedirect,
   otpExpired,
   pkceErrorRedirect,
+  pkceMessageRedirect,
   sessionRedirect,
   unsupportedType,
   validateVerifyBody,
@@ -75,9 +76,15 @@ interface AuthCode {
   readonly authCode: string
 }
 
-/** The flow_state authentication_method a mail of `type` was sent under (see messages/Confirmations). */
+/** The flow_state authentication_method a mail of `type` was sent under (see messages/Confirmations, profile). */
 const flowMethod = (type: VerifyType, slot: Slot): string =>
-  slot.kind === "confirmation" ? "email/signup" : type === "magiclink" ? "magiclink" : "recovery"
+  slot.kind === "confirmation"
+    ? "email/signup"
+    : slot.kind === "email_change_new" || slot.kind === "email_change_current"
+    ? EMAIL_CHANGE_FLOW
+    : type === "magiclink"
+    ? "magiclink"
+    : "recovery"
 
 /**
  * POST /verify and GET /verify for the tokens Gatehouse issues: sign-up confirmation, recovery and magic link
@@ -254,7 +261,10 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
           }
           case "email_change": {
             // Secure email change (reference §2.12): a user with an address confirms from both, in either order.
-            if ((user.email_change_confirm_status ?? 0) === 0 && (user.email ?? "") !== "") {
+            // Without it (MAILER_SECURE_EMAIL_CHANGE_ENABLED=false) the new address's confirmation applies it alone.
+            const firstOfTwo = config.mailer.secureEmailChangeEnabled && (user.email_change_confirm_status ?? 0) === 0 &&
+              (user.email ?? "") !== ""
+            if (firstOfTwo) {
               yield* update(user, { [slot.column]: "", email_change_confirm_status: 1 }, at, noConflict)
               return Option.none()
             }
@@ -394,7 +404,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
           Effect.match({
             onFailure: (error) => pkceErrorRedirect(target, error),
             onSuccess: (result) =>
-              result instanceof EmailChangeAccepted ? messageRedirect(target, result.msg) : codeRedirect(target, result.authCode)
+              result instanceof EmailChangeAccepted ? pkceMessageRedirect(target, result.msg) : codeRedirect(target, result.authCode)
           })
         )
       }

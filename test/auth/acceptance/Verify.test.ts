@@ -168,6 +168,8 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_TEST_OTP: `${TEST_NUM
       const { client } = authClient(url)
       expect((yield* call(() => client.signUp({ phone, password: PASSWORD }))).error).toBeNull()
       const [text] = yield* textsTo(phone.slice(1))
+      // GoTrue's default SMS_TEMPLATE.
+      expect(text!.body).toMatch(/^Your code is \d{6}$/)
       const { data, error } = yield* call(() => client.verifyOtp({ phone, token: codeInText(text!.body), type: "sms" }))
       expect(error).toBeNull()
       expect(data.user).toMatchObject({ phone: phone.slice(1), phone_confirmed_at: expect.any(String), user_metadata: { phone_verified: true } })

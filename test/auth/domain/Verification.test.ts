@@ -7,6 +7,8 @@ import {
   isExhausted,
   isOtpExpired,
   MAX_OTP_FAILURES,
+  messageRedirect,
+  pkceMessageRedirect,
   sessionRedirect,
   validateVerifyBody,
   VERIFY_TYPES,
@@ -116,5 +118,14 @@ describe("GET /verify redirects", () => {
     expect(errorRedirect("https://a.example", AuthError.of(403, "otp_expired", "Email link is invalid or has expired")))
       .toBe("https://a.example#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired&sb=")
     expect(errorRedirect("https://a.example", AuthError.unexpected())).toMatch(/^https:\/\/a\.example#error=server_error&/)
+  })
+
+  it("carry the first half of an email change's message in the fragment, and in a PKCE flow in the query too", () => {
+    expect(messageRedirect("https://a.example/x?k=1", "Confirmation link accepted")).toBe(
+      "https://a.example/x?k=1#message=Confirmation+link+accepted&sb="
+    )
+    expect(pkceMessageRedirect("https://a.example/x?k=1#old", "Confirmation link accepted")).toBe(
+      "https://a.example/x?k=1&message=Confirmation+link+accepted#message=Confirmation+link+accepted&sb="
+    )
   })
 })
