@@ -143,7 +143,10 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
           patch = { confirmation_token: tokenHash, confirmation_sent_at: at }
           // A pending sign-up keeps its password; the data given is merged in, as GoTrue does.
           if (Option.isSome(existing) && request.data !== undefined && request.data !== null) {
-            patch = { ...patch, raw_user_meta_data: mergeMetadata(existing.value.raw_user_meta_data ?? {}, data) }
+            const merged = mergeMetadata(existing.value.raw_user_meta_data ?? {}, data)
+            const overLimit = metadataTooLarge(merged, existing.value.raw_app_meta_data ?? {})
+            if (Option.isSome(overLimit)) return yield* AuthError.validation(overLimit.value)
+            patch = { ...patch, raw_user_meta_data: merged }
           }
           break
         case "invite":
