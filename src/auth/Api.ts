@@ -153,6 +153,30 @@ export const ResendPayload = Schema.Struct({
   gotrue_meta_security: MetaSecurity
 })
 
+export const InvitePayload = Schema.Struct({
+  email: OptionalString,
+  data: OptionalObject
+})
+
+export const GenerateLinkPayload = Schema.Struct({
+  type: OptionalString,
+  email: OptionalString,
+  new_email: OptionalString,
+  password: OptionalString,
+  data: OptionalObject,
+  redirect_to: OptionalString
+})
+
+/** /admin/generate_link's answer: the user's fields, flattened, beside the link and its parts (auth-js splits them). */
+export class GeneratedLink extends Schema.Class<GeneratedLink>("GeneratedLink")({
+  ...User.fields,
+  action_link: Schema.String,
+  email_otp: Schema.String,
+  hashed_token: Schema.String,
+  verification_type: Schema.String,
+  redirect_to: Schema.String
+}) {}
+
 /** What /otp and /resend answer: `{}`, or the SMS provider's id when a text went to a known number. */
 export const MessageSent = Schema.Struct({ message_id: Schema.optional(Schema.String) })
 
@@ -324,6 +348,31 @@ export class AdminUsersGroup extends HttpApiGroup.make("adminUsers")
   .annotate(OpenApi.Title, "Admin: users")
   .annotate(OpenApi.Description, "User management: each call needs `Authorization: Bearer <admin JWT>` (the service_role key)") {}
 
+export class AdminLinksGroup extends HttpApiGroup.make("adminLinks")
+  .add(
+    HttpApiEndpoint.post("generateLink", "/admin/generate_link")
+      .setPayload(GenerateLinkPayload)
+      .setUrlParams(Schema.Struct({ redirect_to: Schema.optional(Schema.String) }))
+      .addSuccess(GeneratedLink)
+  )
+  .middleware(AdminAuthenticated)
+  .annotate(OpenApi.Title, "Admin: links")
+  .annotate(
+    OpenApi.Description,
+    "Makes the link and code of a sign-up, invite, magic link, recovery or email change without mailing it: needs `Authorization: Bearer <admin JWT>`"
+  ) {}
+
+export class InviteGroup extends HttpApiGroup.make("invite")
+  .add(
+    HttpApiEndpoint.post("invite", "/invite")
+      .setPayload(InvitePayload)
+      .setUrlParams(Schema.Struct({ redirect_to: Schema.optional(Schema.String) }))
+      .addSuccess(User)
+  )
+  .middleware(InviterAuthenticated)
+  .annotate(OpenApi.Title, "Invite")
+  .annotate(OpenApi.Description, "Mails an invitation that confirms the address and signs in: needs `Authorization: Bearer <admin or service_role JWT>`") {}
+
 /** The auth server's HTTP contract (Supabase Auth wire-compatible). Handlers implement it; OpenAPI comes from it. */
 export class AuthApi extends HttpApi.make("gatehouse")
   .add(SettingsGroup)
@@ -336,6 +385,8 @@ export class AuthApi extends HttpApi.make("gatehouse")
   .add(ProfileGroup)
   .add(LogoutGroup)
   .add(AdminUsersGroup)
+  .add(AdminLinksGroup)
+  .add(InviteGroup)
   .addError(AuthError)
   .annotate(OpenApi.Title, "Gatehouse Auth")
   .annotate(OpenApi.Version, VERSION)

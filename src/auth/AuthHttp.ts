@@ -5,10 +5,14 @@ import { RequestId } from "../platform/http/RequestId.js"
 import { AuthApi } from "./Api.js"
 import { AuthError } from "./domain/AuthError.js"
 import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
-import { AdminAuthenticatedLive } from "./http/AdminAuthenticatedLive.js"
+import { AdminAuthenticatedLive, InviterAuthenticatedLive } from "./http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
 import { AdminUsersHttpLive } from "./admin/AdminUsersHttp.js"
+import { GenerateLink } from "./admin/GenerateLink.js"
+import { GenerateLinkHttpLive } from "./admin/GenerateLinkHttp.js"
 import { authPrefix } from "./http/AuthPrefix.js"
+import { Invite } from "./invite/Invite.js"
+import { InviteHttpLive } from "./invite/InviteHttp.js"
 import { LogoutHttpLive } from "./logout/LogoutHttp.js"
 import { Profile } from "./profile/Profile.js"
 import { Otp } from "./otp/Otp.js"
@@ -42,7 +46,9 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     ResendHttpLive,
     ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
     LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive)),
-    AdminUsersHttpLive.pipe(Layer.provide(AdminAuthenticatedLive))
+    AdminUsersHttpLive.pipe(Layer.provide(AdminAuthenticatedLive)),
+    GenerateLinkHttpLive.pipe(Layer.provide(AdminAuthenticatedLive)),
+    InviteHttpLive.pipe(Layer.provide(InviterAuthenticatedLive))
   ]),
   Layer.provide([
     Signup.Default,
@@ -52,6 +58,8 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     Otp.Default,
     Recover.Default,
     Resend.Default,
+    GenerateLink.Default,
+    Invite.Default,
     AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default])
 )
 

@@ -6,9 +6,13 @@ import { parseRedirectUrl, type RedirectUrl } from "../../platform/http/Redirect
  * and port with SITE_URL (any port for loopback hosts, RFC 8252) or matches an URI_ALLOW_LIST entry; otherwise
  * SITE_URL. Anything that does not parse cleanly (see parseRedirectUrl) is never trusted.
  */
-export const chooseRedirect = (requested: string | undefined, siteUrl: string, allowList: RedirectAllowList): string => {
+export const chooseRedirect = (requested: string | undefined, siteUrl: string, allowList: RedirectAllowList): string =>
+  allowedRedirect(requested, siteUrl, allowList) ?? siteUrl
+
+/** The requested URL, normalised, when chooseRedirect would honour it; undefined when it would fall back. */
+export const allowedRedirect = (requested: string | undefined, siteUrl: string, allowList: RedirectAllowList): string | undefined => {
   const wanted = requested === undefined ? undefined : parseRedirectUrl(requested)
-  return wanted !== undefined && (onSite(wanted, siteUrl) || isAllowedRedirect(wanted, allowList)) ? wanted.href : siteUrl
+  return wanted !== undefined && (onSite(wanted, siteUrl) || isAllowedRedirect(wanted, allowList)) ? wanted.href : undefined
 }
 
 const onSite = (wanted: RedirectUrl, siteUrl: string): boolean => {

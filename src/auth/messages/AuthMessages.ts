@@ -4,6 +4,7 @@ import { Mailer } from "../../platform/Mailer.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { SmsSender } from "../../platform/SmsSender.js"
 import { AuthError } from "../domain/AuthError.js"
+import { emailActionLink } from "../domain/EmailActionLink.js"
 import { overSendQuota, sendQuotaWindow } from "../domain/SendQuotaWindow.js"
 import { escapeHtml } from "../../platform/Html.js"
 import { hasCodeAction, renderSmsTemplate } from "../domain/SmsTemplate.js"
@@ -51,13 +52,8 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       yield* Effect.logWarning("SMS_TEMPLATE has no {{ .Code }}: texts will be sent without their code")
     }
 
-    const actionUrl = (path: string, tokenHash: string, type: string, redirectTo: string): string => {
-      const url = new URL(path, config.api.externalUrl.endsWith("/") ? config.api.externalUrl : `${config.api.externalUrl}/`)
-      url.searchParams.set("token", tokenHash)
-      url.searchParams.set("type", type)
-      url.searchParams.set("redirect_to", redirectTo)
-      return url.toString()
-    }
+    const actionUrl = (path: string, tokenHash: string, type: string, redirectTo: string): string =>
+      emailActionLink(config.api.externalUrl, path, tokenHash, type, redirectTo)
 
     const send = (to: string, subject: string, body: { readonly html: string; readonly text?: string }, what: string) =>
       withinQuota(
@@ -94,6 +90,24 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
         RedirectTo: redirectTo
       })
       yield* send(email, config.mailer.subjects.confirmation, body, "confirmation")
+    })
+
+    /** An invitation: its code is stored in confirmation_token, and its link confirms the address and signs in. */
+    const invite = Effect.fn("AuthMessages.invite")(function*(
+      email: string,
+      tokenHash: string,
+      otp: string,
+      redirectTo: string
+    ): Effect.fn.Return<void, AuthError> {
+      const url = actionUrl(config.mailer.urlPaths.invite, tokenHash, "invite", redirectTo)
+      const body = yield* bodyOf("invite", mailBody("You have been invited", url, otp), {
+        Email: email,
+        ConfirmationURL: url,
+        Token: otp,
+        TokenHash: tokenHash,
+        RedirectTo: redirectTo
+      })
+      yield* send(email, config.mailer.subjects.invite, body, "invite")
     })
 
     /** A recovery or magic-link mail: both carry a code stored in recovery_token and a link on the recovery path. */
@@ -165,7 +179,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       return receipt.messageId
     })
 
-    return { confirmation, link, emailChange, reauthentication, smsOtp, text } as const
+    return { confirmation, invite, link, emailChange, reauthentication, smsOtp, text } as const
   }),
   dependencies: [MailTemplates.Default, SendQuotaRepo.Default]
 }) {}

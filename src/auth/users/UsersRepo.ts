@@ -31,6 +31,7 @@ export type UserPatch = Partial<{
   readonly phone_confirmed_at: Date | null
   readonly confirmation_token: string | null
   readonly confirmation_sent_at: Date | null
+  readonly invited_at: Date | null
   readonly email_change: string | null
   readonly email_change_token_new: string | null
   readonly email_change_token_current: string | null

@@ -51,9 +51,6 @@ export interface LinkQuery {
 /** Types a link (GET) may carry: the mailed ones. */
 const LINK_TYPES: ReadonlyArray<VerifyType> = ["signup", "invite", "recovery", "magiclink", "email_change", "email"]
 
-/** Types whose tokens Gatehouse does not issue yet: no such token can match, so they answer like a wrong one. */
-const UNISSUED: ReadonlyArray<VerifyType> = ["invite"]
-
 const FIRST_HALF_MESSAGE = "Confirmation link accepted. Please proceed to confirm link sent to the other email"
 
 /**
@@ -87,8 +84,8 @@ const flowMethod = (type: VerifyType, slot: Slot): string =>
     : "recovery"
 
 /**
- * POST /verify and GET /verify for the tokens Gatehouse issues: sign-up confirmation, recovery and magic link
- * (both in recovery_token), email and phone change.
+ * POST /verify and GET /verify for the tokens Gatehouse issues: sign-up confirmation and invitation (both in
+ * confirmation_token), recovery and magic link (both in recovery_token), email and phone change.
  */
 export class Verify extends Effect.Service<Verify>()("auth/Verify", {
   effect: Effect.gen(function*() {
@@ -134,7 +131,9 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
       // A link carries no address, so its hash must also fit the kind of user: an email type needs an email user,
       // and texted codes come only as codes (GoTrue has no phone links either).
       switch (request.type) {
+        // An invitation's code is stored where a sign-up's is (GoTrue's signupVerify serves both).
         case "signup":
+        case "invite":
           return (byHash || email !== undefined) && (user.email ?? "") !== ""
             ? Option.some(confirmation(user.email!, config.mailer.otpExp))
             : Option.none()
@@ -363,7 +362,6 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
     ): Effect.Effect<A | EmailChangeAccepted, AuthError> =>
       Effect.gen(function*() {
         const at = yield* now
-        if (UNISSUED.includes(request.type)) return yield* otpExpired(request._tag)
         const found = yield* candidate(request)
         if (Option.isNone(found)) return yield* otpExpired(request._tag)
         return yield* settle(found.value, request, at, (user, slot) => finish(user, slot, at))

@@ -267,7 +267,7 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_TEST_OTP: `${TEST_NUM
       expect(data.user!.identities!.map((i) => i.provider).sort()).toEqual(["email", "phone"])
     }))
 
-  it.effect("the body rules answer validation_failed in both envelopes; unissued token types are otp_expired", () =>
+  it.effect("the body rules answer validation_failed in both envelopes; unknown tokens are otp_expired", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
       const cases: ReadonlyArray<readonly [Record<string, unknown>, number, string, string]> = [

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 import { compileAllowList } from "../../../src/platform/http/RedirectAllowList.js"
-import { chooseRedirect } from "../../../src/auth/domain/RedirectTo.js"
+import { allowedRedirect, chooseRedirect } from "../../../src/auth/domain/RedirectTo.js"
 
 const SITE = "https://app.example.com"
 const none = compileAllowList([])
@@ -102,5 +102,14 @@ describe("chooseRedirect", () => {
     const host = `${labels.join(".")}.${tld}`
     FastCheck.pre(!host.endsWith("example.com"))
     expect(chooseRedirect(`https://${host}${path}`, SITE, list)).toBe(SITE)
+  })
+})
+
+describe("allowedRedirect", () => {
+  it("is what chooseRedirect honours, and undefined where it falls back", () => {
+    expect(allowedRedirect("https://pr-7.preview.example.com/auth/cb", SITE, list)).toBe("https://pr-7.preview.example.com/auth/cb")
+    expect(allowedRedirect(SITE, SITE, none)).toBe("https://app.example.com/")
+    expect(allowedRedirect("https://evil.com/", SITE, list)).toBeUndefined()
+    expect(allowedRedirect(undefined, SITE, list)).toBeUndefined()
   })
 })

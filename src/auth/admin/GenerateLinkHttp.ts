@@ -1,0 +1,19 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { AuthApi } from "../Api.js"
+import { GenerateLink } from "./GenerateLink.js"
+
+export const GenerateLinkHttpLive = HttpApiBuilder.group(AuthApi, "adminLinks", (handlers) =>
+  Effect.gen(function*() {
+    const links = yield* GenerateLink
+    return handlers.handle("generateLink", ({ payload, urlParams }) =>
+      links.generate({
+        type: payload.type,
+        email: payload.email,
+        newEmail: payload.new_email,
+        password: payload.password,
+        data: payload.data,
+        redirectTo: payload.redirect_to,
+        queryRedirectTo: urlParams.redirect_to
+      }))
+  }))

@@ -1,0 +1,99 @@
+import { Clock, Effect, Either, Option } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
+import type { User } from "../Api.js"
+import { AuthError } from "../domain/AuthError.js"
+import { emailProblemMessage, parseEmail } from "../domain/Email.js"
+import { metadataTooLarge } from "../domain/MetadataSize.js"
+import { otpTokenHash } from "../domain/OtpToken.js"
+import { chooseRedirect } from "../domain/RedirectTo.js"
+import type { UserRow } from "../domain/UserRow.js"
+import { AuthMessages } from "../messages/AuthMessages.js"
+import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
+import { userJson } from "../users/UserJson.js"
+import { Users } from "../users/Users.js"
+import { UsersRepo } from "../users/UsersRepo.js"
+
+export interface InviteRequest {
+  readonly email?: string | null | undefined
+  readonly data?: Record<string, unknown> | null | undefined
+  readonly redirectTo?: string | undefined
+}
+
+const emailExists = () => AuthError.of(422, "email_exists", "A user with this email address has already been registered")
+
+/**
+ * POST /invite (reference §2.18): a new address becomes a user with no password and an email identity, an
+ * unconfirmed one is invited again; either way the invite mail carries a code in confirmation_token whose link
+ * (GET /verify type=invite) confirms the address and signs in, after which the app asks for a password. As in
+ * GoTrue there is no per-recipient frequency window: only an admin can invite.
+ */
+export class Invite extends Effect.Service<Invite>()("auth/Invite", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const transactions = yield* Transactions
+    const users = yield* UsersRepo
+    const newUsers = yield* Users
+    const identities = yield* IdentitiesRepo
+    const messages = yield* AuthMessages
+    const random = yield* SecureRandom
+    const allowList = compileAllowList(config.uriAllowList)
+
+    /** The invitee with the fresh token stored; `created` says whether this request made the user. */
+    const prepare = (existing: Option.Option<UserRow>, email: string, data: Record<string, unknown>, tokenHash: string, at: Date) =>
+      transactions.run(Effect.gen(function*() {
+        const sent = { confirmation_token: tokenHash, confirmation_sent_at: at, invited_at: at }
+        if (Option.isSome(existing)) return { user: yield* users.update(existing.value.id, sent, at), created: false }
+        const user = yield* newUsers.create({
+          aud: config.jwt.aud,
+          role: config.jwt.defaultGroupName,
+          email,
+          phone: null,
+          encryptedPassword: null,
+          userMetadata: data,
+          provider: "email",
+          emailConfirmedAt: null,
+          phoneConfirmedAt: null,
+          isAnonymous: false,
+          now: at
+        })
+        return { user: yield* users.update(user.id, sent, at), created: true }
+      })).pipe(
+        // Another request created the address between the lookup and this insert.
+        Effect.catchTag("UniqueViolation", () => Effect.fail(emailExists())),
+        Effect.catchTag("SqlError", Effect.die)
+      )
+
+    const invite = Effect.fn("Invite.invite")(function*(request: InviteRequest): Effect.fn.Return<User, AuthError> {
+      const at = new Date(yield* Clock.currentTimeMillis)
+      const email = yield* Either.mapLeft(parseEmail(request.email ?? ""), (problem) => AuthError.validation(emailProblemMessage[problem]))
+      const data = request.data ?? {}
+      const tooLarge = metadataTooLarge(data, {})
+      if (Option.isSome(tooLarge)) return yield* AuthError.validation(tooLarge.value)
+      const existing = yield* users.findByEmail(config.jwt.aud, email)
+      if (Option.isSome(existing) && existing.value.email_confirmed_at !== null) return yield* emailExists()
+      const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
+      const otp = yield* random.digits(config.mailer.otpLength)
+      const tokenHash = otpTokenHash(email, otp)
+      const { created, user } = yield* prepare(existing, email, data, tokenHash, at)
+      yield* messages.invite(email, tokenHash, otp, redirectTo).pipe(
+        // Nothing arrived, so the invitation cannot be taken up: undo it rather than leave it half made.
+        Effect.tapError(() =>
+          created || Option.isNone(existing)
+            ? users.remove(user.id)
+            : Effect.orDie(users.update(user.id, {
+              confirmation_token: existing.value.confirmation_token,
+              confirmation_sent_at: existing.value.confirmation_sent_at,
+              invited_at: existing.value.invited_at
+            }, at))
+        )
+      )
+      return userJson(user, yield* identities.forUser(user.id))
+    })
+
+    return { invite } as const
+  }),
+  dependencies: [Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AuthMessages.Default, Transactions.Live]
+}) {}
