@@ -7,6 +7,7 @@ import { AuthError } from "./domain/AuthError.js"
 import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
 import { AdminAuthenticatedLive } from "./http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
+import { AdminUsers } from "./admin/AdminUsers.js"
 import { AdminUsersHttpLive } from "./admin/AdminUsersHttp.js"
 import { authPrefix } from "./http/AuthPrefix.js"
 import { LogoutHttpLive } from "./logout/LogoutHttp.js"
@@ -45,6 +46,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     AdminUsersHttpLive.pipe(Layer.provide(AdminAuthenticatedLive))
   ]),
   Layer.provide([
+    AdminUsers.Default,
     Signup.Default,
     PasswordGrant.Default,
     PkceGrant.Default,

@@ -4,6 +4,7 @@ import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import type { User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
+import { mergeMetadata } from "../domain/MergeMetadata.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
@@ -28,19 +29,6 @@ export interface UserUpdate {
   readonly data?: Record<string, unknown> | null | undefined
   readonly appMetadata?: Record<string, unknown> | null | undefined
   readonly redirectTo?: string | undefined
-}
-
-/** `data` is merged into user_metadata one level deep; a null value removes that key (GoTrue's rule). */
-export const mergeMetadata = (
-  current: Record<string, unknown>,
-  update: Record<string, unknown>
-): Record<string, unknown> => {
-  const merged: Record<string, unknown> = { ...current }
-  for (const [key, value] of Object.entries(update)) {
-    if (value === null) delete merged[key]
-    else merged[key] = value
-  }
-  return merged
 }
 
 type Outgoing =

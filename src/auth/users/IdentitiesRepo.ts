@@ -19,6 +19,8 @@ export interface IdentitiesRepoShape {
   readonly insert: (identity: IdentityInsert) => Effect.Effect<void>
   /** Replaces an identity's claims (the table derives its email column from them). */
   readonly updateData: (id: string, identityData: Record<string, unknown>, now: Date) => Effect.Effect<void>
+  /** Deletes a user's identities (the table also cascades them when the user goes). */
+  readonly removeForUser: (userId: string) => Effect.Effect<void>
 }
 
 // Generated in the table from identity_data.
@@ -54,7 +56,11 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
       yield* sql`UPDATE ${sql(t.identities)} SET identity_data = ${sql.json(identityData)}, updated_at = ${now} WHERE id = ${id}`
     }, Effect.orDie)
 
-    return { forUser, insert, updateData } satisfies IdentitiesRepoShape
+    const removeForUser = Effect.fn("IdentitiesRepo.removeForUser")(function*(userId: string) {
+      yield* sql`DELETE FROM ${sql(t.identities)} WHERE user_id = ${userId}`
+    }, Effect.orDie)
+
+    return { forUser, insert, updateData, removeForUser } satisfies IdentitiesRepoShape
   })
 }) {
   /** In memory. Rows stay when their user is removed: nothing reads identities by anything but a live user's id. */
@@ -81,7 +87,8 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
           }]),
         updateData: (id, identityData, now) =>
           Ref.update(rows, (all) =>
-            all.map((row) => row.id === id ? { ...row, identity_data: identityData, email: emailOf(identityData), updated_at: now } : row))
+            all.map((row) => row.id === id ? { ...row, identity_data: identityData, email: emailOf(identityData), updated_at: now } : row)),
+        removeForUser: (userId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId))
       }))
   )
 }
