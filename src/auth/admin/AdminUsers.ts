@@ -144,8 +144,8 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
       if (id !== undefined && Option.isSome(yield* users.findById(id))) {
         return yield* AuthError.of(422, "user_already_exists", "User already registered")
       }
-      if (address !== null && (yield* users.isTaken("email", address, ""))) return yield* emailExists
-      if (number !== null && (yield* users.isTaken("phone", number, ""))) return yield* phoneExists
+      if (address !== null && (yield* users.isTaken("email", address, NIL_UUID))) return yield* emailExists
+      if (number !== null && (yield* users.isTaken("phone", number, NIL_UUID))) return yield* phoneExists
       const encryptedPassword = yield* passwordFor(request)
 
       const providers = [...(address !== null ? ["email" as const] : []), ...(number !== null ? ["phone" as const] : [])]
