@@ -115,7 +115,9 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
       const page = yield* Either.mapLeft(parsePage(request.page, request.perPage), AuthError.validation)
       const aud = config.jwt.aud
       const found = yield* users.list({ aud, filter: request.filter ?? "", page: page.page, perPage: page.perPage })
-      const json = yield* Effect.forEach(found.users, toJson)
+      // One query for the whole page's identities, not one per user.
+      const all = yield* identities.forUsers(found.users.map((user) => user.id))
+      const json = found.users.map((user) => userJson(user, all.filter((identity) => identity.user_id === user.id)))
       return { users: json, aud, page, total: found.total }
     })
 
@@ -190,10 +192,16 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
       const patch: Record<string, unknown> = {}
       const role = given(request.role)
       if (role !== "") patch["role"] = role
+      // Confirming also marks the address verified in user_metadata, as GoTrue's Confirm and ConfirmPhone do.
+      const verified: Record<string, unknown> = {}
       if (request.email_confirm === true && user.email_confirmed_at === null) {
         Object.assign(patch, { email_confirmed_at: at, confirmation_token: "" })
+        verified["email_verified"] = true
       }
-      if (request.phone_confirm === true && user.phone_confirmed_at === null) patch["phone_confirmed_at"] = at
+      if (request.phone_confirm === true && user.phone_confirmed_at === null) {
+        patch["phone_confirmed_at"] = at
+        verified["phone_verified"] = true
+      }
 
       const rawEmail = given(request.email)
       const address = rawEmail === "" ? null : yield* email(rawEmail)
@@ -207,7 +215,9 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
         if (yield* users.isTaken("phone", number, user.id)) return yield* phoneExists
         patch["phone"] = number
       }
-      if (request.user_metadata != null) patch["raw_user_meta_data"] = mergeMetadata(user.raw_user_meta_data ?? {}, request.user_metadata)
+      if (request.user_metadata != null || Object.keys(verified).length > 0) {
+        patch["raw_user_meta_data"] = mergeMetadata(user.raw_user_meta_data ?? {}, { ...request.user_metadata, ...verified })
+      }
       let appMetadata = request.app_metadata != null ? mergeMetadata(user.raw_app_meta_data ?? {}, request.app_metadata) : undefined
       yield* checkMetadata(
         (patch["raw_user_meta_data"] ?? user.raw_user_meta_data ?? {}) as Record<string, unknown>,

@@ -16,6 +16,8 @@ export interface IdentityInsert {
 export interface IdentitiesRepoShape {
   /** A user's identities, oldest first. */
   readonly forUser: (userId: string) => Effect.Effect<ReadonlyArray<IdentityRow>>
+  /** The identities of several users in one query (a page of the admin list), each user's oldest first. */
+  readonly forUsers: (userIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<IdentityRow>>
   readonly insert: (identity: IdentityInsert) => Effect.Effect<void>
   /** Replaces an identity's claims (the table derives its email column from them). */
   readonly updateData: (id: string, identityData: Record<string, unknown>, now: Date) => Effect.Effect<void>
@@ -27,6 +29,9 @@ export interface IdentitiesRepoShape {
 const emailOf = (data: Record<string, unknown>): string | null =>
   typeof data["email"] === "string" ? data["email"].toLowerCase() : null
 
+const oldestFirst = (rows: ReadonlyArray<IdentityRow>): ReadonlyArray<IdentityRow> =>
+  [...rows].sort((a, b) => a.created_at!.getTime() - b.created_at!.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+
 /** The identities table: how a user signs in (email, phone, later OAuth providers). */
 export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/IdentitiesRepo", {
   effect: Effect.gen(function*() {
@@ -37,6 +42,12 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
     const forUser = Effect.fn("IdentitiesRepo.forUser")(function*(userId: string) {
       return yield* sql<IdentityRow>`SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
         updated_at, email FROM ${sql(t.identities)} WHERE user_id = ${userId} ORDER BY created_at, id`
+    }, Effect.orDie)
+
+    const forUsers = Effect.fn("IdentitiesRepo.forUsers")(function*(userIds: ReadonlyArray<string>) {
+      if (userIds.length === 0) return []
+      return yield* sql<IdentityRow>`SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
+        updated_at, email FROM ${sql(t.identities)} WHERE ${sql.in("user_id", userIds)} ORDER BY created_at, id`
     }, Effect.orDie)
 
     const insert = Effect.fn("IdentitiesRepo.insert")(function*(identity: IdentityInsert) {
@@ -60,7 +71,7 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
       yield* sql`DELETE FROM ${sql(t.identities)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 
-    return { forUser, insert, updateData, removeForUser } satisfies IdentitiesRepoShape
+    return { forUser, forUsers, insert, updateData, removeForUser } satisfies IdentitiesRepoShape
   })
 }) {
   /** In memory. Rows stay when their user is removed: nothing reads identities by anything but a live user's id. */
@@ -68,11 +79,8 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
     IdentitiesRepo,
     Effect.map(Ref.make<ReadonlyArray<IdentityRow>>([]), (rows) =>
       IdentitiesRepo.make({
-        forUser: (userId) =>
-          Effect.map(Ref.get(rows), (all) =>
-            all.filter((row) => row.user_id === userId).sort((a, b) =>
-              a.created_at!.getTime() - b.created_at!.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-            )),
+        forUser: (userId) => Effect.map(Ref.get(rows), (all) => oldestFirst(all.filter((row) => row.user_id === userId))),
+        forUsers: (userIds) => Effect.map(Ref.get(rows), (all) => oldestFirst(all.filter((row) => userIds.includes(row.user_id)))),
         insert: (identity) =>
           Ref.update(rows, (all) => [...all, {
             id: identity.id,

@@ -149,6 +149,16 @@ describe("admin users", () => {
         expect(withPhone.data.user?.app_metadata?.["providers"]).toEqual(["email", "phone"])
         expect(withPhone.data.user?.identities?.map((i) => i.provider).sort()).toEqual(["email", "phone"])
 
+        // email_confirm on an unconfirmed user confirms it (and says so in user_metadata): it can sign in.
+        const pending = uniqueEmail("admin-pending")
+        const pendingId = (yield* call(() => admin.admin.createUser({ email: pending, password: PASSWORD }))).data.user!.id
+        const unconfirmed = yield* call(() => client.signInWithPassword({ email: pending, password: PASSWORD }))
+        expect(unconfirmed.error?.code).toBe("email_not_confirmed")
+        const confirmed = yield* call(() => admin.admin.updateUserById(pendingId, { email_confirm: true }))
+        expect(confirmed.data.user?.email_confirmed_at).toEqual(expect.any(String))
+        expect(confirmed.data.user?.user_metadata?.["email_verified"]).toBe(true)
+        expect((yield* call(() => client.signInWithPassword({ email: pending, password: PASSWORD }))).error).toBeNull()
+
         const roleNotString = yield* raw(url, `/admin/users/${id}`, { method: "PUT", bearer: adminJwt(), apiVersion: true, body: { role: 7 } })
         expect([roleNotString.status, roleNotString.json?.code]).toEqual([400, "validation_failed"])
       }))
