@@ -67,11 +67,11 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
 
     const toJson = (user: UserRow) => Effect.map(identities.forUser(user.id), (rows) => userJson(user, rows))
 
-    /** Commits `effect`'s writes together; an address taken meanwhile by another writer is GoTrue's 422. */
-    const commit = <A>(effect: Effect.Effect<A, AuthError | UniqueViolation>, email: boolean) =>
+    /** Commits `effect`'s writes together; an address another writer took meanwhile is `clash`, GoTrue's 422. */
+    const commit = <A>(effect: Effect.Effect<A, AuthError | UniqueViolation>, clash: AuthError) =>
       transactions.run(effect).pipe(
         Effect.catchTags({
-          UniqueViolation: () => Effect.fail(email ? emailExists : phoneExists),
+          UniqueViolation: () => Effect.fail(clash),
           SqlError: (error) => Effect.die(error)
         })
       )
@@ -174,7 +174,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
           }
           return Object.keys(patch).length > 0 ? yield* users.update(row.id, patch, at) : row
         }),
-        address !== null
+        address !== null ? emailExists : phoneExists
       )
       return yield* toJson(created)
     })
@@ -261,7 +261,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
           if (endSessions) yield* sessions.deleteForUser(user.id, "all")
           return row
         }),
-        patch["email"] !== undefined
+        patch["email"] !== undefined ? emailExists : phoneExists
       )
       return yield* toJson(updated)
     })
@@ -297,7 +297,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
             deleted_at: at
           }, at)
         }),
-        true
+        emailExists
       )
     })
 
