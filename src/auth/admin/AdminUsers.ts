@@ -24,6 +24,8 @@ import { type UniqueViolation, type UserPatch, UsersRepo } from "../users/UsersR
 export type AdminUserRequest = typeof AdminUserPayload.Type
 
 export interface UserListRequest {
+  /** The X-JWT-AUD header: the audience to list, instead of JWT_AUD (GoTrue's requestAud). */
+  readonly aud?: string | undefined
   readonly page?: string | undefined
   readonly perPage?: string | undefined
   readonly filter?: string | undefined
@@ -113,7 +115,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
 
     const list = Effect.fn("AdminUsers.list")(function*(request: UserListRequest): Effect.fn.Return<UserPage, AuthError> {
       const page = yield* Either.mapLeft(parsePage(request.page, request.perPage), AuthError.validation)
-      const aud = config.jwt.aud
+      const aud = given(request.aud) !== "" ? request.aud! : config.jwt.aud
       const found = yield* users.list({ aud, filter: request.filter ?? "", page: page.page, perPage: page.perPage })
       // One query for the whole page's identities, not one per user.
       const all = yield* identities.forUsers(found.users.map((user) => user.id))
@@ -121,9 +123,11 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
       return { users: json, aud, page, total: found.total }
     })
 
+    /** `requestAud`: the X-JWT-AUD header, which the body's `aud` overrides (GoTrue's order). */
     const create = Effect.fn("AdminUsers.create")(function*(
       request: AdminUserRequest,
-      pathId: string | undefined
+      pathId: string | undefined,
+      requestAud: string | undefined
     ): Effect.fn.Return<User, AuthError> {
       const at = yield* now
       const bodyId = given(request.id)
@@ -155,7 +159,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
         Effect.gen(function*() {
           const row = yield* newUsers.create({
             ...(id === undefined ? {} : { id }),
-            aud: given(request.aud) !== "" ? request.aud! : config.jwt.aud,
+            aud: given(request.aud) !== "" ? request.aud! : given(requestAud) !== "" ? requestAud! : config.jwt.aud,
             role: given(request.role) !== "" ? request.role! : config.jwt.defaultGroupName,
             email: address,
             phone: number,

@@ -307,6 +307,13 @@ describe("admin users: listing", () => {
         const literal = yield* raw(url, "/admin/users?filter=%25", { bearer: adminJwt() })
         expect(literal.json.users).toEqual([])
 
+        // X-JWT-AUD picks another audience, as in GoTrue: users created there are listed there only.
+        const other = yield* raw(url, "/admin/users", { bearer: adminJwt(), headers: { "x-jwt-aud": "tenant-b" }, body: { email: uniqueEmail("aud-b") } })
+        expect([other.status, other.json?.aud]).toEqual([200, "tenant-b"])
+        const inB = yield* raw(url, "/admin/users", { bearer: adminJwt(), headers: { "x-jwt-aud": "tenant-b" } })
+        expect([inB.json.aud, inB.json.users.map((u: any) => u.id)]).toEqual(["tenant-b", [other.json.id]])
+        expect((yield* call(() => admin.admin.listUsers())).data.users).toHaveLength(6)
+
         for (const query of ["page=0", "page=x", "per_page=-1", "per_page=1.5"]) {
           const bad = yield* raw(url, `/admin/users?${query}`, { bearer: adminJwt(), apiVersion: true })
           expect([query, bad.status, bad.json?.code]).toEqual([query, 400, "validation_failed"])
