@@ -17,6 +17,7 @@ import { IAM_CODES } from "../src/iam/domain/IamStatus.js"
 import { methodOf } from "../src/iam/IamContract.js"
 import { REST_ROUTES } from "../src/iam/rest/IamRestRoutes.js"
 import { AUTH_PREFIX } from "../src/auth/http/AuthPrefix.js"
+import { adminJwt } from "./auth/acceptance/AcceptanceKit.js"
 import { IamEndpoints, IamTestServer } from "./iam/support/IamTestServer.js"
 
 /** Where the auth API is mounted: at the root and under /auth/v1 (supabase-js's URL). */
@@ -308,7 +309,8 @@ layer(quiet, { timeout: 300_000, excludeTestServices: true })("random bad input"
       const signedUp = yield* json(`${AUTH_PREFIX}/signup`, { email: "fuzz@example.com", password: SECRET })
       yield* bootstrapAdmin({ username: "fuzz-admin", email: "fuzz-admin@example.com", password: Redacted.make(SECRET) })
       const admin = yield* json("/auth/login", { email: "fuzz-admin@example.com", password: SECRET })
-      const bearer = { auth: signedUp.access_token as string, iam: admin.token.access_token as string }
+      // Admin routes get an admin JWT, so the fuzz reaches their handlers instead of stopping at not_admin.
+      const bearer = { auth: signedUp.access_token as string, iam: admin.token.access_token as string, authAdmin: adminJwt() }
       expect(bearer.auth).toEqual(expect.any(String))
       expect(bearer.iam).toEqual(expect.any(String))
 
@@ -316,7 +318,8 @@ layer(quiet, { timeout: 300_000, excludeTestServices: true })("random bad input"
       const statuses = new Map<number, number>()
       let tried = 0
       for (const [index, route] of ROUTES.entries()) {
-        const probes = FastCheck.sample(probeFor(route, bearer[route.product]), { numRuns: RUNS_PER_ROUTE, seed: SEED + index })
+        const valid = route.product === "auth" && route.path.includes("/admin/") ? bearer.authAdmin : bearer[route.product]
+        const probes = FastCheck.sample(probeFor(route, valid), { numRuns: RUNS_PER_ROUTE, seed: SEED + index })
         for (const probe of probes) {
           const answer = yield* Effect.promise(() => send(base, probe))
           tried++

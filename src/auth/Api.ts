@@ -337,8 +337,55 @@ export class LogoutGroup extends HttpApiGroup.make("logout")
   .annotate(OpenApi.Description, "Ends the caller's sessions: needs `Authorization: Bearer <access token>`") {}
 
 const UserIdParam = Schema.Struct({ user_id: Schema.String })
+const OptionalBoolean = Schema.optional(Schema.NullOr(Schema.Boolean))
+
+/** POST /admin/users[/{user_id}] and PUT /admin/users/{user_id} (reference §2.16): every field optional. */
+export const AdminUserPayload = Schema.Struct({
+  id: OptionalString,
+  aud: OptionalString,
+  role: OptionalString,
+  email: OptionalString,
+  phone: OptionalString,
+  password: OptionalString,
+  password_hash: OptionalString,
+  email_confirm: OptionalBoolean,
+  phone_confirm: OptionalBoolean,
+  user_metadata: OptionalObject,
+  app_metadata: OptionalObject,
+  ban_duration: OptionalString.annotations({ description: "A Go duration (\"24h\", \"1h30m\"; units ns, us, ms, s, m, h), or \"none\" to lift a ban" })
+})
+
+/** DELETE /admin/users/{user_id}: the body is optional (an empty one reads as null). */
+export const AdminUserDeletePayload = Schema.NullOr(Schema.Struct({ should_soft_delete: OptionalBoolean }))
+
+export class AdminUserList extends Schema.Class<AdminUserList>("AdminUserList")({
+  users: Schema.Array(User),
+  aud: Schema.String
+}) {}
 
 export class AdminUsersGroup extends HttpApiGroup.make("adminUsers")
+  .add(
+    HttpApiEndpoint.get("listUsers", "/admin/users")
+      .setUrlParams(Schema.Struct({
+        page: Schema.optional(Schema.String),
+        per_page: Schema.optional(Schema.String.annotations({ description: "Default 50, at most 1000" })),
+        filter: Schema.optional(Schema.String.annotations({ description: "Part of the email, phone or user_metadata.full_name, in any case" }))
+      }))
+      .addSuccess(AdminUserList)
+      .annotate(OpenApi.Description, "Newest first; `X-Total-Count` and a `Link` header (rel next and last) as GoTrue sends them")
+  )
+  .add(HttpApiEndpoint.post("createUser", "/admin/users").setPayload(AdminUserPayload).addSuccess(User))
+  .add(
+    HttpApiEndpoint.post("createUserWithId", "/admin/users/:user_id").setPath(UserIdParam).setPayload(AdminUserPayload).addSuccess(User)
+  )
+  .add(HttpApiEndpoint.get("getUser", "/admin/users/:user_id").setPath(UserIdParam).addSuccess(User))
+  .add(HttpApiEndpoint.put("updateUser", "/admin/users/:user_id").setPath(UserIdParam).setPayload(AdminUserPayload).addSuccess(User))
+  .add(
+    HttpApiEndpoint.del("deleteUser", "/admin/users/:user_id")
+      .setPath(UserIdParam)
+      .setPayload(AdminUserDeletePayload)
+      .addSuccess(Schema.Struct({}))
+  )
   .add(
     HttpApiEndpoint.get("listFactors", "/admin/users/:user_id/factors")
       .setPath(UserIdParam)

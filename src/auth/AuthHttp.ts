@@ -7,6 +7,7 @@ import { AuthError } from "./domain/AuthError.js"
 import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
 import { AdminAuthenticatedLive, InviterAuthenticatedLive } from "./http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
+import { AdminUsers } from "./admin/AdminUsers.js"
 import { AdminUsersHttpLive } from "./admin/AdminUsersHttp.js"
 import { GenerateLink } from "./admin/GenerateLink.js"
 import { GenerateLinkHttpLive } from "./admin/GenerateLinkHttp.js"
@@ -51,6 +52,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     InviteHttpLive.pipe(Layer.provide(InviterAuthenticatedLive))
   ]),
   Layer.provide([
+    AdminUsers.Default,
     Signup.Default,
     PasswordGrant.Default,
     PkceGrant.Default,

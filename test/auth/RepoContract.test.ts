@@ -150,6 +150,61 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(Option.isNone(yield* users.findByEmailChange("authenticated", plain.email!))).toBe(true)
       }))
 
+    it.effect("users: list pages an audience newest first with its total; the filter matches email, phone or full_name literally", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const aud = `list-${randomUUID().slice(0, 8)}`
+        const make = (n: number, fields: { email?: string | null; phone?: string | null }, meta: Record<string, unknown> = {}) =>
+          users.insert({ ...newUser({ ...fields, aud }), raw_user_meta_data: meta, now: at(n) })
+        const tag = randomUUID().slice(0, 6)
+        const a = yield* make(1, { email: `Alpha-${tag}@example.com` })
+        const b = yield* make(2, { email: null, phone: uniquePhone() })
+        const c = yield* make(3, { email: `c_${tag}@example.com` }, { full_name: "Grace Hopper" })
+        const d = yield* make(4, { email: `d-${tag}@example.com` })
+        yield* users.insert(newUser())
+        const ids = (list: { readonly users: ReadonlyArray<{ readonly id: string }>; readonly total: number }) => [list.users.map((u) => u.id), list.total]
+
+        expect(ids(yield* users.list({ aud, filter: "", page: 1, perPage: 3 }))).toEqual([[d.id, c.id, b.id], 4])
+        expect(ids(yield* users.list({ aud, filter: "", page: 2, perPage: 3 }))).toEqual([[a.id], 4])
+        expect(ids(yield* users.list({ aud, filter: "", page: 3, perPage: 3 }))).toEqual([[], 4])
+        expect(ids(yield* users.list({ aud, filter: `ALPHA-${tag}`, page: 1, perPage: 50 }))).toEqual([[a.id], 1])
+        expect(ids(yield* users.list({ aud, filter: "grace HOP", page: 1, perPage: 50 }))).toEqual([[c.id], 1])
+        expect(ids(yield* users.list({ aud, filter: b.phone!.slice(3), page: 1, perPage: 50 }))).toEqual([[b.id], 1])
+        // LIKE's wildcards match only themselves: "_" is in c's email and nowhere else.
+        expect(ids(yield* users.list({ aud, filter: "_", page: 1, perPage: 50 }))).toEqual([[c.id], 1])
+        expect(ids(yield* users.list({ aud, filter: "%", page: 1, perPage: 50 }))).toEqual([[], 0])
+        expect(ids(yield* users.list({ aud: `${aud}-other`, filter: "", page: 1, perPage: 50 }))).toEqual([[], 0])
+      }))
+
+    it.effect("users: update sets role, banned_until and deleted_at; remove deletes the row", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const user = yield* users.insert(newUser())
+        const updated = yield* users.update(user.id, { role: "editor", banned_until: at(60), deleted_at: at(5) }, at(5))
+        expect([updated.role, updated.banned_until, updated.deleted_at, updated.updated_at]).toEqual(["editor", at(60), at(5), at(5)])
+        yield* users.remove(user.id)
+        expect(Option.isNone(yield* users.findById(user.id))).toBe(true)
+      }))
+
+    it.effect("identities and refresh tokens: forUsers reads several users' identities; removeForUser deletes one user's rows and no one else's", () =>
+      Effect.gen(function*() {
+        const identities = yield* IdentitiesRepo
+        const tokens = yield* RefreshTokensRepo
+        const a = yield* withSession
+        const b = yield* withSession
+        for (const user of [a.user, b.user]) {
+          yield* identities.insert({ id: randomUUID(), provider_id: user.id, user_id: user.id, identity_data: { sub: user.id }, provider: "email", now: at(0) })
+        }
+        expect((yield* identities.forUsers([a.user.id, b.user.id])).map((row) => row.user_id).sort()).toEqual([a.user.id, b.user.id].sort())
+        expect(yield* identities.forUsers([])).toEqual([])
+        yield* identities.removeForUser(a.user.id)
+        yield* tokens.removeForUser(a.user.id)
+        expect(yield* identities.forUser(a.user.id)).toEqual([])
+        expect((yield* identities.forUser(b.user.id)).length).toBe(1)
+        expect(Option.isNone(yield* tokens.lock(a.digest))).toBe(true)
+        expect(Option.isSome(yield* tokens.lock(b.digest))).toBe(true)
+      }))
+
     it.effect("otp attempts: misses count per user, kind and token hash; clear forgets them", () =>
       Effect.gen(function*() {
         const users = yield* UsersRepo

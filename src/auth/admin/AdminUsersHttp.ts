@@ -1,10 +1,34 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { AuthApi } from "../Api.js"
+import { AdminUserList, AuthApi } from "../Api.js"
+import { linkHeader } from "../domain/Pagination.js"
+import { AdminUsers } from "./AdminUsers.js"
+
+/** GoTrue's requestAud for admins: the X-JWT-AUD header when sent (an admin token's own `aud` does not count). */
+const requestAud = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["x-jwt-aud"])
 
 export const AdminUsersHttpLive = HttpApiBuilder.group(AuthApi, "adminUsers", (handlers) =>
-  Effect.succeed(
-    handlers
+  Effect.gen(function*() {
+    const admin = yield* AdminUsers
+    return handlers
+      .handle("listUsers", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const found = yield* admin.list({ aud: yield* requestAud, page: urlParams.page, perPage: urlParams.per_page, filter: urlParams.filter })
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // The path as the client sent it (with /auth/v1 when it used that), so the links work where they are read.
+          const url = new URL(request.originalUrl, "http://gatehouse.invalid")
+          const headers = {
+            "x-total-count": String(found.total),
+            link: linkHeader(url.pathname, [...url.searchParams.entries()], found.page, found.total)
+          }
+          yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+          return new AdminUserList({ users: found.users, aud: found.aud })
+        }))
+      .handle("createUser", ({ payload }) => Effect.flatMap(requestAud, (aud) => admin.create(payload, undefined, aud)))
+      .handle("createUserWithId", ({ path, payload }) => Effect.flatMap(requestAud, (aud) => admin.create(payload, path.user_id, aud)))
+      .handle("getUser", ({ path }) => admin.get(path.user_id))
+      .handle("updateUser", ({ path, payload }) => admin.update(path.user_id, payload))
+      .handle("deleteUser", ({ path, payload }) => Effect.as(admin.remove(path.user_id, payload?.should_soft_delete === true), {}))
       // Until MFA exists a user has no factors: an empty list, not a 404, so dashboards and auth-js keep working.
       .handle("listFactors", () => Effect.succeed([]))
-  ))
+  }))

@@ -1,4 +1,4 @@
-/** `data` is merged into user_metadata one level deep; a null value removes that key (GoTrue's rule). */
+/** Metadata updates merge one level deep and a null value removes that key (GoTrue's rule, for users and admins). */
 export const mergeMetadata = (
   current: Record<string, unknown>,
   update: Record<string, unknown>

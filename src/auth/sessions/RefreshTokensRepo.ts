@@ -32,6 +32,11 @@ export interface RefreshTokensRepoShape {
   /** The token with this digest, locked until the transaction ends. */
   readonly lock: (digest: string) => Effect.Effect<Option.Option<RefreshTokenRow>>
   readonly remove: (id: string) => Effect.Effect<void>
+  /**
+   * Deletes every token of a user. user_id is a varchar with no foreign key, so deleting the user does not take
+   * tokens without a session along; this does.
+   */
+  readonly removeForUser: (userId: string) => Effect.Effect<void>
   /** The session's newest unrevoked token. */
   readonly current: (sessionId: string) => Effect.Effect<Option.Option<{ readonly id: string; readonly parent: string | null }>>
   readonly revoke: (id: string, now: Date) => Effect.Effect<void>
@@ -81,6 +86,10 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE id = ${id}`
     }, Effect.orDie)
 
+    const removeForUser = Effect.fn("RefreshTokensRepo.removeForUser")(function*(userId: string) {
+      yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE user_id = ${userId}`
+    }, Effect.orDie)
+
     const current = Effect.fn("RefreshTokensRepo.current")(function*(sessionId: string) {
       const [row] = yield* sql<{ id: string; parent: string | null }>`
         SELECT id::text AS id, parent FROM ${sql(t.refresh_tokens)}
@@ -103,7 +112,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         WHERE revoked = false AND token IN (SELECT token FROM descendants)`
     }, Effect.orDie)
 
-    return { nextId, insert, sessionOf, lock, remove, current, revoke, revokeDescendants } satisfies RefreshTokensRepoShape
+    return { nextId, insert, sessionOf, lock, remove, removeForUser, current, revoke, revokeDescendants } satisfies RefreshTokensRepoShape
   })
 }) {
   /**
@@ -138,6 +147,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         sessionOf: (digest) => Effect.map(find(digest), Option.map((row) => ({ session_id: row.session_id }))),
         lock: (digest) => Effect.map(find(digest), Option.map(({ parent: _parent, ...row }) => row)),
         remove: (id) => Ref.update(rows, (all) => all.filter((row) => row.id !== id)),
+        removeForUser: (userId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId)),
         current: (sessionId) =>
           Effect.map(live, (all) =>
             Option.fromNullable(

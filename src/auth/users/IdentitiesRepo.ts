@@ -16,14 +16,21 @@ export interface IdentityInsert {
 export interface IdentitiesRepoShape {
   /** A user's identities, oldest first. */
   readonly forUser: (userId: string) => Effect.Effect<ReadonlyArray<IdentityRow>>
+  /** The identities of several users in one query (a page of the admin list), each user's oldest first. */
+  readonly forUsers: (userIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<IdentityRow>>
   readonly insert: (identity: IdentityInsert) => Effect.Effect<void>
   /** Replaces an identity's claims (the table derives its email column from them). */
   readonly updateData: (id: string, identityData: Record<string, unknown>, now: Date) => Effect.Effect<void>
+  /** Deletes a user's identities (the table also cascades them when the user goes). */
+  readonly removeForUser: (userId: string) => Effect.Effect<void>
 }
 
 // Generated in the table from identity_data.
 const emailOf = (data: Record<string, unknown>): string | null =>
   typeof data["email"] === "string" ? data["email"].toLowerCase() : null
+
+const oldestFirst = (rows: ReadonlyArray<IdentityRow>): ReadonlyArray<IdentityRow> =>
+  [...rows].sort((a, b) => a.created_at!.getTime() - b.created_at!.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
 
 /** The identities table: how a user signs in (email, phone, later OAuth providers). */
 export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/IdentitiesRepo", {
@@ -35,6 +42,12 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
     const forUser = Effect.fn("IdentitiesRepo.forUser")(function*(userId: string) {
       return yield* sql<IdentityRow>`SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
         updated_at, email FROM ${sql(t.identities)} WHERE user_id = ${userId} ORDER BY created_at, id`
+    }, Effect.orDie)
+
+    const forUsers = Effect.fn("IdentitiesRepo.forUsers")(function*(userIds: ReadonlyArray<string>) {
+      if (userIds.length === 0) return []
+      return yield* sql<IdentityRow>`SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
+        updated_at, email FROM ${sql(t.identities)} WHERE ${sql.in("user_id", userIds)} ORDER BY created_at, id`
     }, Effect.orDie)
 
     const insert = Effect.fn("IdentitiesRepo.insert")(function*(identity: IdentityInsert) {
@@ -54,7 +67,11 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
       yield* sql`UPDATE ${sql(t.identities)} SET identity_data = ${sql.json(identityData)}, updated_at = ${now} WHERE id = ${id}`
     }, Effect.orDie)
 
-    return { forUser, insert, updateData } satisfies IdentitiesRepoShape
+    const removeForUser = Effect.fn("IdentitiesRepo.removeForUser")(function*(userId: string) {
+      yield* sql`DELETE FROM ${sql(t.identities)} WHERE user_id = ${userId}`
+    }, Effect.orDie)
+
+    return { forUser, forUsers, insert, updateData, removeForUser } satisfies IdentitiesRepoShape
   })
 }) {
   /** In memory. Rows stay when their user is removed: nothing reads identities by anything but a live user's id. */
@@ -62,11 +79,8 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
     IdentitiesRepo,
     Effect.map(Ref.make<ReadonlyArray<IdentityRow>>([]), (rows) =>
       IdentitiesRepo.make({
-        forUser: (userId) =>
-          Effect.map(Ref.get(rows), (all) =>
-            all.filter((row) => row.user_id === userId).sort((a, b) =>
-              a.created_at!.getTime() - b.created_at!.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-            )),
+        forUser: (userId) => Effect.map(Ref.get(rows), (all) => oldestFirst(all.filter((row) => row.user_id === userId))),
+        forUsers: (userIds) => Effect.map(Ref.get(rows), (all) => oldestFirst(all.filter((row) => userIds.includes(row.user_id)))),
         insert: (identity) =>
           Ref.update(rows, (all) => [...all, {
             id: identity.id,
@@ -81,7 +95,8 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
           }]),
         updateData: (id, identityData, now) =>
           Ref.update(rows, (all) =>
-            all.map((row) => row.id === id ? { ...row, identity_data: identityData, email: emailOf(identityData), updated_at: now } : row))
+            all.map((row) => row.id === id ? { ...row, identity_data: identityData, email: emailOf(identityData), updated_at: now } : row)),
+        removeForUser: (userId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId))
       }))
   )
 }

@@ -12,6 +12,10 @@ export interface NewUser {
   readonly encryptedPassword: string | null
   readonly userMetadata: Record<string, unknown>
   readonly provider: "email" | "phone" | null
+  /** Admin create: the user's id when the admin chose one. */
+  readonly id?: string
+  /** Admin create: an identity for each of these, instead of for `provider` alone (a user with email and phone). */
+  readonly providers?: ReadonlyArray<"email" | "phone">
   readonly emailConfirmedAt: Date | null
   readonly phoneConfirmedAt: Date | null
   readonly isAnonymous: boolean
@@ -30,14 +34,15 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
      * copy says whether the address is confirmed while the identity's stays false.
      */
     const create = Effect.fn("Users.create")(function*(user: NewUser): Effect.fn.Return<UserRow, UniqueViolation> {
-      const id = randomUUID()
-      const appMetadata = user.provider === null ? {} : { provider: user.provider, providers: [user.provider] }
+      const id = user.id ?? randomUUID()
+      const providers = user.providers ?? (user.provider === null ? [] : [user.provider])
+      const appMetadata = providers.length === 0 ? {} : { provider: providers[0], providers }
       const claims = {
         sub: id,
         ...(user.email !== null ? { email: user.email } : {}),
         ...(user.phone !== null ? { phone: user.phone } : {})
       }
-      const userMetadata = user.provider === null ? user.userMetadata : {
+      const userMetadata = providers.length === 0 ? user.userMetadata : {
         ...user.userMetadata,
         ...claims,
         email_verified: user.emailConfirmedAt !== null,
@@ -57,13 +62,15 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
         is_anonymous: user.isAnonymous,
         now: user.now
       })
-      if (user.provider !== null) {
+      for (const provider of providers) {
+        // With two identities each carries only its own address, as GoTrue's admin create gives them.
+        const own = providers.length === 1 ? claims : provider === "email" ? { sub: id, email: user.email } : { sub: id, phone: user.phone }
         yield* identities.insert({
           id: randomUUID(),
           provider_id: id,
           user_id: id,
-          identity_data: { ...user.userMetadata, ...claims, email_verified: false, phone_verified: false },
-          provider: user.provider,
+          identity_data: { ...user.userMetadata, ...own, email_verified: false, phone_verified: false },
+          provider,
           now: user.now
         })
       }

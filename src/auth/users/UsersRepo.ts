@@ -50,7 +50,34 @@ export type UserPatch = Partial<{
   readonly phone: string | null
   readonly is_anonymous: boolean
   readonly last_sign_in_at: Date | null
+  readonly role: string | null
+  readonly banned_until: Date | null
+  readonly deleted_at: Date | null
 }>
+
+/** One page of an audience's users, newest first, and how many users match in all. */
+export interface UserListQuery {
+  readonly aud: string
+  /** A substring of the email, phone or user_metadata.full_name, in any case; "" matches everyone. */
+  readonly filter: string
+  readonly page: number
+  readonly perPage: number
+}
+
+export interface UserList {
+  readonly users: ReadonlyArray<UserRow>
+  readonly total: number
+}
+
+/** The filter as a LIKE pattern that matches it literally (its %, _ and \\ escaped). */
+const likePattern = (filter: string): string => `%${filter.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+const matchesFilter = (row: UserRow, filter: string): boolean => {
+  const needle = filter.toLowerCase()
+  const fullName = row.raw_user_meta_data?.["full_name"]
+  return [row.email, row.phone, typeof fullName === "string" ? fullName : null]
+    .some((value) => value !== null && value.toLowerCase().includes(needle))
+}
 
 /** The table's generated confirmed_at: LEAST(email_confirmed_at, phone_confirmed_at), which skips NULLs. */
 const confirmedAt = (email: Date | null, phone: Date | null): Date | null =>
@@ -85,6 +112,7 @@ export interface UsersRepoShape {
   readonly insert: (user: UserInsert) => Effect.Effect<UserRow, UniqueViolation>
   readonly update: (id: string, patch: UserPatch, now: Date) => Effect.Effect<UserRow, UniqueViolation>
   readonly remove: (id: string) => Effect.Effect<void>
+  readonly list: (query: UserListQuery) => Effect.Effect<UserList>
   /**
    * Sets a "message sent at" column only if the previous message is older than `window`, in one statement, so
    * parallel requests cannot both pass the frequency check. None: another request sent one meanwhile.
@@ -187,6 +215,17 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
       yield* sql`DELETE FROM ${sql(t.users)} WHERE id = ${id}`
     }, Effect.orDie)
 
+    const list = Effect.fn("UsersRepo.list")(function*(query: UserListQuery) {
+      const where = query.filter === ""
+        ? sql`aud = ${query.aud}`
+        : sql`aud = ${query.aud} AND (email ILIKE ${likePattern(query.filter)} OR phone ILIKE ${likePattern(query.filter)}
+            OR raw_user_meta_data->>'full_name' ILIKE ${likePattern(query.filter)})`
+      const [count] = yield* sql<{ total: string }>`SELECT count(*)::text AS total FROM ${sql(t.users)} WHERE ${where}`
+      const users = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE ${where}
+        ORDER BY created_at DESC, id DESC LIMIT ${query.perPage} OFFSET ${(query.page - 1) * query.perPage}`
+      return { users, total: Number(count!.total) }
+    }, Effect.orDie)
+
     const claimSend = Effect.fn("UsersRepo.claimSend")(function*(
       id: string,
       column: SentAtColumn,
@@ -200,7 +239,9 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    return { findByEmail, findByPhone, findById, findByEmailChange, findByPhoneChange, findByToken, lockById, isTaken, insert, update, remove, claimSend } satisfies UsersRepoShape
+    return {
+      findByEmail, findByPhone, findById, findByEmailChange, findByPhoneChange, findByToken, lockById, isTaken, insert, update, remove, list, claimSend
+    } satisfies UsersRepoShape
   })
 }) {
   /** In memory, with the table's unique keys: email among non-SSO users, and phone. */
@@ -294,6 +335,14 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
             const next = new Map(map)
             next.delete(id)
             return next
+          }),
+        list: (query) =>
+          Effect.map(all, (list) => {
+            const matching = list
+              .filter((u) => u.aud === query.aud && (query.filter === "" || matchesFilter(u, query.filter)))
+              .sort((a, b) => b.created_at!.getTime() - a.created_at!.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+            const from = (query.page - 1) * query.perPage
+            return { users: matching.slice(from, from + query.perPage), total: matching.length }
           }),
         claimSend: (id, column, window, now, patch) =>
           Effect.flatMap(existing(id), (row) => {
