@@ -8,6 +8,7 @@ import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddlewa
 import { AdminAuthenticatedLive } from "./http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
 import { AdminUsersHttpLive } from "./admin/AdminUsersHttp.js"
+import { AuditHttpLive } from "./admin/AuditHttp.js"
 import { authPrefix } from "./http/AuthPrefix.js"
 import { LogoutHttpLive } from "./logout/LogoutHttp.js"
 import { Profile } from "./profile/Profile.js"
@@ -21,6 +22,8 @@ import { ResendHttpLive } from "./resend/ResendHttp.js"
 import { AccessTokens } from "./sessions/AccessTokens.js"
 import { Sessions } from "./sessions/Sessions.js"
 import { SessionsRepo } from "./sessions/SessionsRepo.js"
+import { AuditLog } from "./users/AuditLog.js"
+import { AuditLogRepo } from "./users/AuditLogRepo.js"
 import { SettingsHttpLive } from "./settings/SettingsHttp.js"
 import { Signup } from "./signup/Signup.js"
 import { SignupHttpLive } from "./signup/SignupHttp.js"
@@ -42,7 +45,8 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     ResendHttpLive,
     ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
     LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive)),
-    AdminUsersHttpLive.pipe(Layer.provide(AdminAuthenticatedLive))
+    AdminUsersHttpLive.pipe(Layer.provide(AdminAuthenticatedLive)),
+    AuditHttpLive.pipe(Layer.provide(AdminAuthenticatedLive))
   ]),
   Layer.provide([
     Signup.Default,
@@ -52,7 +56,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     Otp.Default,
     Recover.Default,
     Resend.Default,
-    AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default])
+    AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default, AuditLog.Default, AuditLogRepo.Default])
 )
 
 /** What routes added beside the auth API on its port add to its OpenAPI document. */

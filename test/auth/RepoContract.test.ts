@@ -4,6 +4,7 @@ import { Duration, Effect, Either, Layer, Option } from "effect"
 import { FlowStateRepo } from "../../src/auth/sessions/FlowStateRepo.js"
 import { RefreshTokensRepo } from "../../src/auth/sessions/RefreshTokensRepo.js"
 import { SessionsRepo } from "../../src/auth/sessions/SessionsRepo.js"
+import { AuditLogRepo } from "../../src/auth/users/AuditLogRepo.js"
 import { IdentitiesRepo } from "../../src/auth/users/IdentitiesRepo.js"
 import { OtpAttemptsRepo } from "../../src/auth/users/OtpAttemptsRepo.js"
 import { UsersRepo } from "../../src/auth/users/UsersRepo.js"
@@ -25,7 +26,8 @@ const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   SessionsRepo.Default,
   RefreshTokensRepo.Default,
   OtpAttemptsRepo.Default,
-  FlowStateRepo.Default
+  FlowStateRepo.Default,
+  AuditLogRepo.Default
 ).pipe(
   Layer.provideMerge(Layer.succeed(AppConfig, testConfig())),
   Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),

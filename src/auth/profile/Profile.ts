@@ -17,6 +17,7 @@ import { AuthMessages } from "../messages/AuthMessages.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
+import { AuditLog } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 
@@ -64,6 +65,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
     const hasher = yield* PasswordHasher
     const messages = yield* AuthMessages
     const random = yield* SecureRandom
+    const audit = yield* AuditLog
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
@@ -199,6 +201,9 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const updated = yield* transactions.run(Effect.gen(function*() {
         const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
         if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
+        // As GoTrue: a password change has its own entry, and every update ends in user_modified.
+        if (passwordChanged) yield* audit.record("user_updated_password", { actor: row })
+        yield* audit.record("user_modified", { actor: row })
         return row
       })).pipe(
         // Another request took the address between our check and this write.
@@ -250,9 +255,10 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
           reauthentication_token: user.reauthentication_token
         }, at))
       )
+      yield* audit.record("user_reauthenticate_requested", { actor: claimed.value })
     })
 
     return { get, update, reauthenticate } as const
   }),
-  dependencies: [UsersRepo.Default, IdentitiesRepo.Default, Sessions.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [UsersRepo.Default, IdentitiesRepo.Default, Sessions.Default, AuthMessages.Default, AuditLog.Default, Transactions.Live]
 }) {}

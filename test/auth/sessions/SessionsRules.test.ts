@@ -3,6 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import type { AuthError } from "../../../src/auth/domain/AuthError.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
+import { AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
 import { Transactions } from "../../../src/platform/sql/Transactions.js"
@@ -20,6 +21,7 @@ const at = (seconds: number) => new Date(T0 + seconds * 1000)
 
 const SessionsOverMemory = (env: Record<string, string> = {}) =>
   Sessions.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
     Layer.provideMerge(MemoryRepos()),
     Layer.provide(Transactions.Test),
     Layer.provide(Layer.succeed(AppConfig, testConfig({ AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: String(INTERVAL_S), ...env })))
