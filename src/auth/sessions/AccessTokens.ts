@@ -4,16 +4,10 @@ import { Transactions } from "../../platform/sql/Transactions.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Session } from "../Api.js"
 import type { UserRow } from "../domain/UserRow.js"
-import { type AuditAction, AuditLog } from "../users/AuditLog.js"
+import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
 import { userJson } from "../users/UserJson.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type AuthMethod, Sessions, type StartedSession } from "./Sessions.js"
-
-/** The audit entry a sign-in writes with its session. */
-export interface AuditEvent {
-  readonly action: AuditAction
-  readonly traits?: Readonly<Record<string, unknown>>
-}
 
 /**
  * Turns a session into GoTrue's token response: a JWT with exactly GoTrue's claims (reference §4: aud as one
@@ -74,7 +68,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
       event?: AuditEvent
     ): Effect.fn.Return<Session> {
       const started = yield* transactions.run(Effect.tap(sessions.start(user.id, method, at), (session) =>
-        event === undefined ? Effect.void : audit.record(event.action, { actor: session.user, ...event }))).pipe(Effect.orDie)
+        event === undefined ? Effect.void : audit.record(event.action, { actor: session.user, traits: event.traits }))).pipe(Effect.orDie)
       return yield* respond(started)
     })
 

@@ -32,6 +32,12 @@ const LOG_TYPES = {
 
 export type AuditAction = keyof typeof LOG_TYPES
 
+/** An action and its traits, for code that hands an entry to be written elsewhere (AccessTokens.issue). */
+export interface AuditEvent {
+  readonly action: AuditAction
+  readonly traits?: Readonly<Record<string, unknown>> | undefined
+}
+
 /** Who acted, when it is not a user row: an admin token, say (see adminActor). */
 export interface AuditActor {
   readonly id: string
@@ -42,7 +48,7 @@ export interface AuditActor {
 export interface AuditRecord {
   readonly actor: UserRow | AuditActor
   /** Non-secret details (provider, user_id of the user acted on, …); keys naming a secret are dropped. */
-  readonly traits?: Readonly<Record<string, unknown>>
+  readonly traits?: Readonly<Record<string, unknown>> | undefined
   /** The client's address, when the caller knows it; stored as at most 64 characters. */
   readonly ip?: string
 }

@@ -27,7 +27,7 @@ import {
 } from "../domain/Verification.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
-import { type AuditAction, AuditLog } from "../users/AuditLog.js"
+import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { OtpAttemptsRepo, type OtpTokenKind } from "../users/OtpAttemptsRepo.js"
 import { type TokenColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
@@ -72,7 +72,7 @@ const matchesCode = (stored: string | null, recipient: string, token: string): b
   matchesOtp(withoutPkcePrefix(stored), recipient, token)
 
 /** GoTrue's audit entry for a token that did its work: a sign-up confirmed, a link signed in, an address changed. */
-const verifiedEvent = (slot: Slot, type: VerifyType): { readonly action: AuditAction; readonly traits?: Record<string, unknown> } =>
+const verifiedEvent = (slot: Slot, type: VerifyType): AuditEvent =>
   slot.kind === "confirmation"
     ? { action: "user_signedup", traits: { provider: type === "sms" ? "phone" : "email" } }
     : slot.kind === "recovery"
@@ -354,7 +354,8 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         yield* attempts.clear(user.id, kind)
         const applied = yield* apply(user, request, slot.value, at)
         if (Option.isNone(applied)) return Either.right(new EmailChangeAccepted({ msg: FIRST_HALF_MESSAGE, code: "200" }))
-        yield* audit.record(verifiedEvent(slot.value, request.type).action, { actor: applied.value, ...verifiedEvent(slot.value, request.type) })
+        const event = verifiedEvent(slot.value, request.type)
+        yield* audit.record(event.action, { actor: applied.value, traits: event.traits })
         return yield* finish(applied.value, slot.value)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatten)
 
