@@ -152,7 +152,10 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
       if (Option.isSome(existing)) {
         const user = existing.value
         const confirmed = viaEmail ? user.email_confirmed_at !== null : user.phone_confirmed_at !== null
-        if (confirmed) return yield* duplicate(email, phone, data, autoconfirm, at)
+        if (confirmed) {
+          yield* audit.record("user_repeated_signup", { actor: user, traits: { provider: viaEmail ? "email" : "phone" } })
+          return yield* duplicate(email, phone, data, autoconfirm, at)
+        }
         // Unconfirmed: the password is not changed (that would let anyone take the address over); re-send.
         const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at, pkce)
         return userJson(resent.user, yield* identities.forUser(resent.user.id))

@@ -132,11 +132,14 @@ describe("the audit log", () => {
         const verified = yield* call(() => client.verifyOtp({ email, token: codeIn(mail!), type: "signup" }))
         expect(verified.error).toBeNull()
         expect((yield* call(() => client.resetPasswordForEmail(email))).error).toBeNull()
+        // Signing up again with a confirmed address answers a look-alike user, and the log says what happened.
+        expect((yield* call(() => client.signUp({ email, password: PASSWORD }))).data.user?.identities).toEqual([])
         const reauth = yield* raw(url, "/reauthenticate", { bearer: verified.data.session!.access_token })
         expect(reauth.status).toBe(200)
         const listed = yield* audit(`?query=author:${encodeURIComponent(email)}`)
         expect(listed.json.map((entry: any) => [entry.payload.action, entry.payload.traits])).toEqual([
           ["user_reauthenticate_requested", undefined],
+          ["user_repeated_signup", { provider: "email" }],
           ["user_recovery_requested", undefined],
           ["user_signedup", { provider: "email" }],
           ["user_confirmation_requested", { provider: "email" }]
