@@ -420,6 +420,28 @@ export class InviteGroup extends HttpApiGroup.make("invite")
   .annotate(OpenApi.Title, "Invite")
   .annotate(OpenApi.Description, "Mails an invitation that confirms the address and signs in: needs `Authorization: Bearer <admin or service_role JWT>`") {}
 
+/** An audit_log_entries row as GET /admin/audit lists it: GoTrue's JSON, which leaves instance_id out. */
+export class AuditEntry extends Schema.Class<AuditEntry>("AuditEntry")({
+  id: Schema.String,
+  payload: JsonObject.annotations({ description: "{actor_id, actor_username, actor_name?, actor_via_sso, action, log_type, traits?}" }),
+  created_at: Timestamp,
+  ip_address: Schema.String
+}) {}
+
+export class AdminAuditGroup extends HttpApiGroup.make("adminAudit")
+  .add(
+    HttpApiEndpoint.get("auditLog", "/admin/audit")
+      .setUrlParams(Schema.Struct({
+        page: Schema.optional(Schema.String),
+        per_page: Schema.optional(Schema.String),
+        query: Schema.optional(Schema.String.annotations({ description: "`author:<text>`, `action:<text>` or `type:<text>`, matched case-insensitively anywhere in the field" }))
+      }))
+      .addSuccess(Schema.Array(AuditEntry))
+  )
+  .middleware(AdminAuthenticated)
+  .annotate(OpenApi.Title, "Admin: audit log")
+  .annotate(OpenApi.Description, "The audit log, newest first, with `Link` and `X-Total-Count` paging headers: needs `Authorization: Bearer <admin JWT>`") {}
+
 /** The auth server's HTTP contract (Supabase Auth wire-compatible). Handlers implement it; OpenAPI comes from it. */
 export class AuthApi extends HttpApi.make("gatehouse")
   .add(SettingsGroup)
@@ -434,6 +456,7 @@ export class AuthApi extends HttpApi.make("gatehouse")
   .add(AdminUsersGroup)
   .add(AdminLinksGroup)
   .add(InviteGroup)
+  .add(AdminAuditGroup)
   .addError(AuthError)
   .annotate(OpenApi.Title, "Gatehouse Auth")
   .annotate(OpenApi.Version, VERSION)

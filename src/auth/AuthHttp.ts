@@ -11,6 +11,7 @@ import { AdminUsers } from "./admin/AdminUsers.js"
 import { AdminUsersHttpLive } from "./admin/AdminUsersHttp.js"
 import { GenerateLink } from "./admin/GenerateLink.js"
 import { GenerateLinkHttpLive } from "./admin/GenerateLinkHttp.js"
+import { AuditHttpLive } from "./admin/AuditHttp.js"
 import { authPrefix } from "./http/AuthPrefix.js"
 import { Invite } from "./invite/Invite.js"
 import { InviteHttpLive } from "./invite/InviteHttp.js"
@@ -26,6 +27,8 @@ import { ResendHttpLive } from "./resend/ResendHttp.js"
 import { AccessTokens } from "./sessions/AccessTokens.js"
 import { Sessions } from "./sessions/Sessions.js"
 import { SessionsRepo } from "./sessions/SessionsRepo.js"
+import { AuditLog } from "./users/AuditLog.js"
+import { AuditLogRepo } from "./users/AuditLogRepo.js"
 import { SettingsHttpLive } from "./settings/SettingsHttp.js"
 import { Signup } from "./signup/Signup.js"
 import { SignupHttpLive } from "./signup/SignupHttp.js"
@@ -49,7 +52,8 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive)),
     AdminUsersHttpLive.pipe(Layer.provide(AdminAuthenticatedLive)),
     GenerateLinkHttpLive.pipe(Layer.provide(AdminAuthenticatedLive)),
-    InviteHttpLive.pipe(Layer.provide(InviterAuthenticatedLive))
+    InviteHttpLive.pipe(Layer.provide(InviterAuthenticatedLive)),
+    AuditHttpLive.pipe(Layer.provide(AdminAuthenticatedLive))
   ]),
   Layer.provide([
     AdminUsers.Default,
@@ -62,7 +66,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     Resend.Default,
     GenerateLink.Default,
     Invite.Default,
-    AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default])
+    AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default, AuditLog.Default, AuditLogRepo.Default])
 )
 
 /** What routes added beside the auth API on its port add to its OpenAPI document. */

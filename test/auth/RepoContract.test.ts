@@ -5,6 +5,7 @@ import { SendQuotaRepo } from "../../src/auth/messages/SendQuotaRepo.js"
 import { FlowStateRepo } from "../../src/auth/sessions/FlowStateRepo.js"
 import { RefreshTokensRepo } from "../../src/auth/sessions/RefreshTokensRepo.js"
 import { SessionsRepo } from "../../src/auth/sessions/SessionsRepo.js"
+import { AuditLogRepo } from "../../src/auth/users/AuditLogRepo.js"
 import { IdentitiesRepo } from "../../src/auth/users/IdentitiesRepo.js"
 import { OtpAttemptsRepo } from "../../src/auth/users/OtpAttemptsRepo.js"
 import { UsersRepo } from "../../src/auth/users/UsersRepo.js"
@@ -34,7 +35,8 @@ const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   RefreshTokensRepo.Default,
   OtpAttemptsRepo.Default,
   FlowStateRepo.Default,
-  SendQuotaRepo.Default
+  SendQuotaRepo.Default,
+  AuditLogRepo.Default
 ).pipe(Layer.provideMerge(MigratedDatabase)) as Layer.Layer<AuthRepos>
 
 const T0 = new Date(Date.UTC(2030, 0, 1))
@@ -291,6 +293,51 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         const quotas = yield* SendQuotaRepo
         const granted = yield* Effect.forEach(Array.from({ length: 24 }), () => quotas.claim("sms", at(9000), 7), { concurrency: "unbounded" })
         expect(granted.filter(Boolean)).toHaveLength(7)
+      }))
+
+    it.effect("audit log: pages newest first (ties by id), counts what matches, and filters author, action and type", () =>
+      Effect.gen(function*() {
+        const audit = yield* AuditLogRepo
+        // The table is shared with every other test on the database: each query is scoped by this run's tag.
+        const tag = randomUUID().slice(0, 8)
+        const entry = (id: string, username: string, action: string, logType: string, seconds: number, name?: string) => ({
+          id,
+          payload: {
+            actor_id: randomUUID(),
+            actor_username: username,
+            ...(name === undefined ? {} : { actor_name: name }),
+            actor_via_sso: false,
+            action,
+            log_type: logType,
+            traits: { provider: "email" }
+          },
+          createdAt: at(seconds),
+          ipAddress: ""
+        })
+        const [a, b, c, d] = ["1", "2", "3", "4"].map((n) => `0190000${n}-0000-7000-8000-${tag}0000`)
+        const first = entry(a!, `x_${tag}@example.com`, "user_signedup", "team", 1)
+        yield* audit.insert(first)
+        yield* audit.insert(entry(b!, `xy${tag}@example.com`, "login", "account", 2, `Full ${tag}`))
+        yield* audit.insert(entry(c!, `xy${tag}@example.com`, "token_refreshed", "token", 2))
+        yield* audit.insert(entry(d!, `+1555${tag}`, "logout", "account", 3))
+        const ids = (page: { readonly entries: ReadonlyArray<{ readonly id: string }> }) => page.entries.map((e) => e.id)
+        const all = yield* audit.page(1, 50, { field: "author", value: tag.toUpperCase() })
+        expect([ids(all), all.total]).toEqual([[d, c, b, a], 4])
+        expect(all.entries[3]).toEqual({ id: a, payload: first.payload, created_at: at(1), ip_address: "" })
+        const second = yield* audit.page(2, 3, { field: "author", value: tag })
+        expect([ids(second), second.total]).toEqual([[a], 4])
+        expect(yield* audit.page(3, 3, { field: "author", value: tag })).toEqual({ entries: [], total: 4 })
+        // LIKE's wildcards are literal: "_" matches an underscore, not any character.
+        expect(ids(yield* audit.page(1, 50, { field: "author", value: `_${tag}` }))).toEqual([a])
+        // author is the username or the name.
+        expect(ids(yield* audit.page(1, 50, { field: "author", value: `full ${tag}` }))).toEqual([b])
+        const logins = yield* audit.page(1, 50, { field: "action", value: "login" })
+        expect(ids(logins).filter((id) => id.endsWith(`${tag}0000`))).toEqual([b])
+        const tokens = yield* audit.page(1, 50, { field: "type", value: "TOKEN" })
+        expect(ids(tokens).filter((id) => id.endsWith(`${tag}0000`))).toEqual([c])
+        const everything = yield* audit.page(1, 1, undefined)
+        expect(everything.total).toBeGreaterThanOrEqual(4)
+        expect(everything.entries).toHaveLength(1)
       }))
 
     it.effect("identities: updateData replaces the claims and the email derived from them", () =>

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { AuthApi, CurrentUser } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { Sessions } from "../sessions/Sessions.js"
+import { AuditLog } from "../users/AuditLog.js"
 
 const SCOPES = ["global", "local", "others"] as const
 type Scope = (typeof SCOPES)[number]
@@ -12,11 +13,13 @@ const isScope = (value: string): value is Scope => (SCOPES as ReadonlyArray<stri
 export const LogoutHttpLive = HttpApiBuilder.group(AuthApi, "logout", (handlers) =>
   Effect.gen(function*() {
     const sessions = yield* Sessions
+    const audit = yield* AuditLog
     return handlers.handle("logout", ({ urlParams }) =>
       Effect.gen(function*() {
         const { sessionId, user } = yield* CurrentUser
         const scope = urlParams.scope ?? "global"
         if (!isScope(scope)) return yield* AuthError.validation(`Unsupported logout scope "${scope.slice(0, 20)}"`)
         yield* sessions.logout(user.id, sessionId, scope)
+        yield* audit.record("logout", { actor: user, traits: { scope } })
       }))
   }))

@@ -8,6 +8,7 @@ import { EMAIL_CHANGE_FLOW, type PkceChallenge, pkceToken } from "../domain/Pkce
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
+import { AuditLog } from "../users/AuditLog.js"
 import { Users } from "../users/Users.js"
 import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 import { AuthMessages } from "./AuthMessages.js"
@@ -83,7 +84,7 @@ export interface ConfirmationsShape {
 export const Confirmations: Effect.Effect<
   ConfirmationsShape,
   never,
-  AppConfig | UsersRepo | Users | AuthMessages | SecureRandom | Transactions | FlowStateRepo
+  AppConfig | UsersRepo | Users | AuthMessages | SecureRandom | Transactions | FlowStateRepo | AuditLog
 > = Effect.gen(function*() {
   const config = yield* AppConfig
   const users = yield* UsersRepo
@@ -92,6 +93,7 @@ export const Confirmations: Effect.Effect<
   const random = yield* SecureRandom
   const transactions = yield* Transactions
   const flows = yield* FlowStateRepo
+  const audit = yield* AuditLog
   // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
   const restore = (id: string, patch: UserPatch, at: Date) => Effect.orDie(users.update(id, patch, at))
 
@@ -137,13 +139,16 @@ export const Confirmations: Effect.Effect<
             restore(user.id, { confirmation_sent_at: user.confirmation_sent_at, confirmation_token: user.confirmation_token }, at)
           )
         )
+      yield* audit.record("user_confirmation_requested", { actor: claimed.value, traits: { provider: viaEmail ? "email" : "phone" } })
       return { user: claimed.value, messageId }
     })
 
   const register = (registrant: Registrant, at: Date) =>
     Effect.gen(function*() {
       const viaEmail = registrant.email !== null
-      const created = yield* transactions.run(newUsers.create({
+      const provider = viaEmail ? "email" : "phone"
+      // An autoconfirmed user is signed up now; any other when the confirmation comes back (see Verify).
+      const created = yield* transactions.run(Effect.tap(newUsers.create({
         aud: config.jwt.aud,
         role: config.jwt.defaultGroupName,
         email: registrant.email,
@@ -155,7 +160,7 @@ export const Confirmations: Effect.Effect<
         phoneConfirmedAt: !viaEmail && registrant.autoconfirm ? at : null,
         isAnonymous: false,
         now: at
-      })).pipe(
+      }), (actor) => registrant.autoconfirm ? audit.record("user_signedup", { actor, traits: { provider } }) : Effect.void)).pipe(
         Effect.map(Option.some),
         Effect.catchTag("UniqueViolation", () => Effect.succeedNone),
         Effect.orDie
@@ -188,6 +193,8 @@ export const Confirmations: Effect.Effect<
       yield* messages.link(kind, email, tokenHash, otp, redirectTo).pipe(
         Effect.tapError(() => restore(user.id, { recovery_sent_at: user.recovery_sent_at, recovery_token: user.recovery_token }, at))
       )
+      // GoTrue files a magic link under the same action as a recovery mail: both are sign-in links.
+      yield* audit.record("user_recovery_requested", { actor: claimed.value })
       return claimed.value
     })
 

@@ -20,6 +20,7 @@ import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
+import { AuditLog } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 
@@ -58,6 +59,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
     const messages = yield* AuthMessages
     const random = yield* SecureRandom
     const flows = yield* FlowStateRepo
+    const audit = yield* AuditLog
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
@@ -212,6 +214,9 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             now: at
           })
         }
+        // As GoTrue: a password change has its own entry, and every update ends in user_modified.
+        if (passwordChanged) yield* audit.record("user_updated_password", { actor: row })
+        yield* audit.record("user_modified", { actor: row })
         return row
       })).pipe(
         // Another request took the address between our check and this write.
@@ -263,9 +268,10 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
           reauthentication_token: user.reauthentication_token
         }, at))
       )
+      yield* audit.record("user_reauthenticate_requested", { actor: claimed.value })
     })
 
     return { get, update, reauthenticate } as const
   }),
-  dependencies: [FlowStateRepo.Default, UsersRepo.Default, IdentitiesRepo.Default, Sessions.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, IdentitiesRepo.Default, Sessions.Default, AuthMessages.Default, AuditLog.Default, Transactions.Live]
 }) {}

@@ -9,6 +9,7 @@ import { chooseRedirect } from "../domain/RedirectTo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
+import { AuditLog } from "../users/AuditLog.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 
@@ -42,5 +43,5 @@ export class Recover extends Effect.Service<Recover>()("auth/Recover", {
 
     return { recover } as const
   }),
-  dependencies: [FlowStateRepo.Default, UsersRepo.Default, Users.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, Users.Default, AuthMessages.Default, AuditLog.Default, Transactions.Live]
 }) {}

@@ -4,6 +4,7 @@ import { Transactions } from "../../platform/sql/Transactions.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Session } from "../Api.js"
 import type { UserRow } from "../domain/UserRow.js"
+import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
 import { userJson } from "../users/UserJson.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type AuthMethod, Sessions, type StartedSession } from "./Sessions.js"
@@ -20,6 +21,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
     const identitiesRepo = yield* IdentitiesRepo
     const sessions = yield* Sessions
     const transactions = yield* Transactions
+    const audit = yield* AuditLog
     // GoTrue leaves iss empty when JWT_ISSUER is unset; the external URL is a more useful default.
     const issuer = Option.getOrElse(config.jwt.issuer, () => config.api.externalUrl)
 
@@ -55,13 +57,22 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
       })
     })
 
-    /** Starts a session for a user who just authenticated and answers with its tokens. */
-    const issue = Effect.fn("AccessTokens.issue")(function*(user: UserRow, method: AuthMethod, at: Date): Effect.fn.Return<Session> {
-      const started = yield* transactions.run(sessions.start(user.id, method, at)).pipe(Effect.orDie)
+    /**
+     * Starts a session for a user who just authenticated and answers with its tokens. `event` is the audit entry
+     * the sign-in makes (GoTrue's `login`, with its traits), written in the session's transaction.
+     */
+    const issue = Effect.fn("AccessTokens.issue")(function*(
+      user: UserRow,
+      method: AuthMethod,
+      at: Date,
+      event?: AuditEvent
+    ): Effect.fn.Return<Session> {
+      const started = yield* transactions.run(Effect.tap(sessions.start(user.id, method, at), (session) =>
+        event === undefined ? Effect.void : audit.record(event.action, { actor: session.user, traits: event.traits }))).pipe(Effect.orDie)
       return yield* respond(started)
     })
 
     return { respond, issue } as const
   }),
-  dependencies: [IdentitiesRepo.Default, Sessions.Default, Transactions.Live]
+  dependencies: [IdentitiesRepo.Default, Sessions.Default, AuditLog.Default, Transactions.Live]
 }) {}

@@ -4,6 +4,7 @@ import { AppConfig } from "../../config/AppConfig.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
+import { AuditLog } from "../users/AuditLog.js"
 import { decideRefresh, type RotationPolicy } from "./RefreshRules.js"
 import { deriveRefreshToken, digestRefreshToken, isWellFormedRefreshToken, refreshTokenKey } from "./RefreshTokenCodec.js"
 import { RefreshTokensRepo } from "./RefreshTokensRepo.js"
@@ -49,6 +50,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
     const sessionsRepo = yield* SessionsRepo
     const tokens = yield* RefreshTokensRepo
     const transactions = yield* Transactions
+    const audit = yield* AuditLog
     const key = refreshTokenKey(Redacted.value(config.jwt.secret))
     const policy: RotationPolicy = {
       rotationEnabled: config.security.refreshTokenRotationEnabled,
@@ -128,6 +130,9 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
             const child = yield* insertToken(id, user.id, row.token, now)
             yield* sessionsRepo.markRefreshed(id, now)
             yield* sessionsRepo.addAmr(id, "token_refresh", now)
+            // GoTrue's two entries for a rotation: the old token revoked, then the session refreshed.
+            yield* audit.record("token_revoked", { actor: user })
+            yield* audit.record("token_refreshed", { actor: user })
             const amr = yield* sessionsRepo.amr(id)
             return { _tag: "Issued", session: { user, sessionId: id, refreshToken: child, amr } } as Outcome
           }
@@ -143,6 +148,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
             } as Outcome
           case "ReuseDetected": {
             yield* tokens.revokeDescendants(row.token, now)
+            yield* audit.record("token_revoked", { actor: user, traits: { reason: "refresh_token_reused" } })
             return { _tag: "Refused", error: alreadyUsed } as Outcome
           }
           case "AlreadyUsed":
@@ -178,5 +184,5 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
 
     return { start, refresh, logout } as const
   }),
-  dependencies: [SessionsRepo.Default, RefreshTokensRepo.Default, Transactions.Live]
+  dependencies: [SessionsRepo.Default, RefreshTokensRepo.Default, AuditLog.Default, Transactions.Live]
 }) {}

@@ -18,6 +18,7 @@ import { AccessTokens } from "../sessions/AccessTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
+import { AuditLog } from "../users/AuditLog.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 
@@ -45,6 +46,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const confirmations = yield* Confirmations
+    const audit = yield* AuditLog
 
     /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */
     const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date, id: string): User => {
@@ -94,7 +96,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         if (!config.anonymousUsersEnabled) {
           return yield* AuthError.of(422, "anonymous_provider_disabled", "Anonymous sign-ins are disabled")
         }
-        const user = yield* transactions.run(newUsers.create({
+        const user = yield* transactions.run(Effect.tap(newUsers.create({
           aud: config.jwt.aud,
           role: config.jwt.defaultGroupName,
           email: null,
@@ -106,7 +108,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
           phoneConfirmedAt: null,
           isAnonymous: true,
           now: at
-        })).pipe(Effect.orDie)
+        }), (actor) => audit.record("user_signedup", { actor, traits: { provider: "anonymous" } }))).pipe(Effect.orDie)
         return yield* tokens.issue(user, "anonymous", at)
       })
 
@@ -150,7 +152,10 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
       if (Option.isSome(existing)) {
         const user = existing.value
         const confirmed = viaEmail ? user.email_confirmed_at !== null : user.phone_confirmed_at !== null
-        if (confirmed) return yield* duplicate(email, phone, data, autoconfirm, at)
+        if (confirmed) {
+          yield* audit.record("user_repeated_signup", { actor: user, traits: { provider: viaEmail ? "email" : "phone" } })
+          return yield* duplicate(email, phone, data, autoconfirm, at)
+        }
         // Unconfirmed: the password is not changed (that would let anyone take the address over); re-send.
         const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at, pkce)
         return userJson(resent.user, yield* identities.forUser(resent.user.id))
@@ -160,11 +165,11 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
       const created = yield* confirmations.register({ email, phone, encryptedPassword, data, autoconfirm, redirectTo, pkce }, at)
       // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
       if (Option.isNone(created)) return yield* duplicate(email, phone, data, autoconfirm, at)
-      if (autoconfirm) return yield* tokens.issue(created.value, "password", at)
+      if (autoconfirm) return yield* tokens.issue(created.value, "password", at, { action: "login", traits: { provider: viaEmail ? "email" : "phone" } })
       return userJson(created.value, yield* identities.forUser(created.value.id))
     })
 
     return { signup } as const
   }),
-  dependencies: [FlowStateRepo.Default, Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AccessTokens.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, AuditLog.Default, Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AccessTokens.Default, AuthMessages.Default, Transactions.Live]
 }) {}

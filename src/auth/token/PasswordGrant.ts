@@ -61,7 +61,7 @@ export class PasswordGrant extends Effect.Service<PasswordGrant>()("auth/Passwor
       if (phone !== "" && user.phone_confirmed_at === null) {
         return yield* AuthError.of(400, "phone_not_confirmed", "Phone not confirmed")
       }
-      const session = yield* tokens.issue(user, "password", at)
+      const session = yield* tokens.issue(user, "password", at, { action: "login", traits: { provider: email !== "" ? "email" : "phone" } })
       const check = checkPassword(Redacted.value(password), config.password)
       return check._tag === "Weak"
         ? new Session({ ...session, weak_password: { message: check.message, reasons: check.reasons } })

@@ -47,7 +47,8 @@ export class PkceGrant extends Effect.Service<PkceGrant>()("auth/PkceGrant", {
       const user = yield* users.findById(flow.user_id!)
       if (Option.isNone(user)) return yield* notFound()
       if (isBanned(user.value, at)) return yield* AuthError.of(400, "user_banned", "User is banned")
-      return yield* tokens.issue(user.value, amrOf(flow.authentication_method), at)
+      // The email flows are the only PKCE flows so far, and GoTrue names a flow's provider in its login entry.
+      return yield* tokens.issue(user.value, amrOf(flow.authentication_method), at, { action: "login", traits: { provider: "email" } })
     })
 
     return { exchange } as const

@@ -28,6 +28,7 @@ import {
 } from "../domain/Verification.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
+import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { OtpAttemptsRepo, type OtpTokenKind } from "../users/OtpAttemptsRepo.js"
 import { type TokenColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
@@ -68,6 +69,14 @@ const lower = (value: string | null): string => (value ?? "").toLowerCase()
 const matchesCode = (stored: string | null, recipient: string, token: string): boolean =>
   matchesOtp(withoutPkcePrefix(stored), recipient, token)
 
+/** GoTrue's audit entry for a token that did its work: a sign-up confirmed, a link signed in, an address changed. */
+const verifiedEvent = (slot: Slot, type: VerifyType): AuditEvent =>
+  slot.kind === "confirmation"
+    ? { action: "user_signedup", traits: { provider: type === "sms" ? "phone" : "email" } }
+    : slot.kind === "recovery"
+    ? { action: "login", traits: { provider: "email" } }
+    : { action: "user_modified" }
+
 /** What a PKCE link's GET /verify answers with: the code of the flow the mail belonged to. */
 interface AuthCode {
   readonly authCode: string
@@ -96,6 +105,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
     const attempts = yield* OtpAttemptsRepo
     const flows = yield* FlowStateRepo
     const tokens = yield* AccessTokens
+    const audit = yield* AuditLog
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -353,6 +363,8 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         yield* attempts.clear(user.id, kind)
         const applied = yield* apply(user, request, slot.value, at)
         if (Option.isNone(applied)) return Either.right(new EmailChangeAccepted({ msg: FIRST_HALF_MESSAGE, code: "200" }))
+        const event = verifiedEvent(slot.value, request.type)
+        yield* audit.record(event.action, { actor: applied.value, traits: event.traits })
         return yield* finish(applied.value, slot.value)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatten)
 
@@ -417,5 +429,5 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
 
     return { verify, verifyLink } as const
   }),
-  dependencies: [FlowStateRepo.Default, UsersRepo.Default, IdentitiesRepo.Default, OtpAttemptsRepo.Default, AccessTokens.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, IdentitiesRepo.Default, OtpAttemptsRepo.Default, AccessTokens.Default, AuditLog.Default, Transactions.Live]
 }) {}

@@ -3,6 +3,8 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import type { AuthError } from "../../../src/auth/domain/AuthError.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
+import { AuditLog } from "../../../src/auth/users/AuditLog.js"
+import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
 import { Transactions } from "../../../src/platform/sql/Transactions.js"
@@ -20,6 +22,7 @@ const at = (seconds: number) => new Date(T0 + seconds * 1000)
 
 const SessionsOverMemory = (env: Record<string, string> = {}) =>
   Sessions.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
     Layer.provideMerge(MemoryRepos()),
     Layer.provide(Transactions.Test),
     Layer.provide(Layer.succeed(AppConfig, testConfig({ AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: String(INTERVAL_S), ...env })))
@@ -79,6 +82,13 @@ layer(SessionsOverMemory())("refresh rotation over the in-memory repos (rotation
       const child = yield* sessions.refresh(started.refreshToken, at(1))
       const reuse = yield* Effect.either(sessions.refresh(started.refreshToken, at(2 + INTERVAL_S)))
       expect(refusal(reuse)).toBe("refresh_token_already_used")
+      // The rotation's two entries, then the revocation the reuse caused (committed with the refusal).
+      const logged = yield* (yield* AuditLogRepo).page(1, 10, { field: "author", value: started.user.email! })
+      expect(logged.entries.map((e) => [e.payload["action"], e.payload["traits"]])).toEqual([
+        ["token_revoked", { reason: "refresh_token_reused" }],
+        ["token_refreshed", undefined],
+        ["token_revoked", undefined]
+      ])
       expect(refusal(yield* Effect.either(sessions.refresh(child.refreshToken, at(3 + INTERVAL_S))))).toBe("refresh_token_already_used")
     }))
 

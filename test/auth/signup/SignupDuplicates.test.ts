@@ -7,6 +7,7 @@ import { AccessTokens } from "../../../src/auth/sessions/AccessTokens.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
 import { Signup } from "../../../src/auth/signup/Signup.js"
 import { Users } from "../../../src/auth/users/Users.js"
+import { AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
 import { MemoryMailer, SentMail } from "../../../src/platform/Mailer.js"
@@ -30,6 +31,7 @@ const SignupOverMemory = (env: Record<string, string>, users: Layer.Layer<UsersR
     Layer.provideMerge(Sessions.DefaultWithoutDependencies),
     Layer.provideMerge(Users.DefaultWithoutDependencies),
     Layer.provideMerge(AuthMessages.DefaultWithoutDependencies.pipe(Layer.provide(MailTemplates.Default))),
+    Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
     Layer.provideMerge(MemoryRepos(users)),
     Layer.provideMerge(Layer.mergeAll(
       Layer.orDie(tokenSignerFor(config)),

@@ -1,0 +1,127 @@
+import { randomUUID } from "node:crypto"
+import { Clock, Effect, Ref } from "effect"
+import type { UserRow } from "../domain/UserRow.js"
+import { AuditLogRepo, type AuditPayload } from "./AuditLogRepo.js"
+
+/** GoTrue's audit actions and the log type each is filed under (internal/models/audit_log_entry.go). */
+const LOG_TYPES = {
+  login: "account",
+  logout: "account",
+  invite_accepted: "account",
+  user_signedup: "team",
+  user_invited: "team",
+  user_deleted: "team",
+  token_revoked: "token",
+  token_refreshed: "token",
+  user_modified: "user",
+  user_recovery_requested: "user",
+  user_reauthenticate_requested: "user",
+  user_confirmation_requested: "user",
+  user_repeated_signup: "user",
+  user_updated_password: "user",
+  factor_in_progress: "factor",
+  factor_unenrolled: "factor",
+  challenge_created: "factor",
+  verification_attempted: "factor",
+  factor_deleted: "factor",
+  factor_updated: "factor",
+  passkey_created: "user",
+  passkey_updated: "user",
+  passkey_deleted: "user"
+} as const
+
+export type AuditAction = keyof typeof LOG_TYPES
+
+/** An action and its traits, for code that hands an entry to be written elsewhere (AccessTokens.issue). */
+export interface AuditEvent {
+  readonly action: AuditAction
+  readonly traits?: Readonly<Record<string, unknown>> | undefined
+}
+
+/** Who acted, when it is not a user row: an admin token, say (see adminActor). */
+export interface AuditActor {
+  readonly id: string
+  readonly username: string
+  readonly viaSso?: boolean
+}
+
+export interface AuditRecord {
+  readonly actor: UserRow | AuditActor
+  /** Non-secret details (provider, user_id of the user acted on, …); keys naming a secret are dropped. */
+  readonly traits?: Readonly<Record<string, unknown>> | undefined
+  /** The client's address, when the caller knows it; stored as at most 64 characters. */
+  readonly ip?: string
+}
+
+const NIL_UUID = "00000000-0000-0000-0000-000000000000"
+
+/**
+ * The actor GoTrue records for an admin request: no user, only the token's role, which stands in as the
+ * username (GoTrue's requireAdmin makes `User{Role: role, Email: role}`).
+ */
+export const adminActor = (claims: Readonly<Record<string, unknown>>): AuditActor => ({
+  id: NIL_UUID,
+  username: typeof claims["role"] === "string" ? claims["role"] : ""
+})
+
+// A trait is data a caller chose to add; a key like these means a secret was about to be written to a table that
+// admins page through, so it is left out rather than trusted.
+const SECRET_KEY = /password|token|secret|nonce|otp|verifier|hash|code/i
+
+const safeTraits = (traits: Readonly<Record<string, unknown>>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(traits).filter(([key]) => !SECRET_KEY.test(key)))
+
+const isUserRow = (actor: UserRow | AuditActor): actor is UserRow => "is_sso_user" in actor
+
+/** GoTrue's payload: the username is the phone when there is one, else the email; actor_name is full_name. */
+const payloadOf = (action: AuditAction, record: AuditRecord): AuditPayload => {
+  const { actor } = record
+  const traits = record.traits === undefined ? undefined : safeTraits(record.traits)
+  const base = isUserRow(actor)
+    ? {
+      actor_id: actor.id,
+      actor_username: (actor.phone ?? "") !== "" ? actor.phone! : actor.email ?? "",
+      ...(actor.raw_user_meta_data?.["full_name"] !== undefined ? { actor_name: actor.raw_user_meta_data["full_name"] } : {}),
+      actor_via_sso: actor.is_sso_user
+    }
+    : { actor_id: actor.id, actor_username: actor.username, actor_via_sso: actor.viaSso ?? false }
+  return { ...base, action, log_type: LOG_TYPES[action], ...(traits !== undefined ? { traits } : {}) }
+}
+
+/**
+ * The audit log (GoTrue's audit_log_entries). A flow records an event inside the transaction that makes the change
+ * when it has one, so the entry commits or rolls back with it; otherwise right after the change succeeded.
+ *
+ * Entry ids are UUIDv7-shaped and increase within a process (a counter breaks ties inside one millisecond), so
+ * the events of one request, written in the same millisecond, still list newest first.
+ */
+export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
+  effect: Effect.gen(function*() {
+    const repo = yield* AuditLogRepo
+    const last = yield* Ref.make({ ms: 0, seq: 0 })
+
+    const nextId = (now: number) =>
+      Effect.gen(function*() {
+        const { ms, seq } = yield* Ref.updateAndGet(last, (prev) =>
+          now > prev.ms ? { ms: now, seq: 0 } : prev.seq < 0xfff ? { ms: prev.ms, seq: prev.seq + 1 } : { ms: prev.ms + 1, seq: 0 })
+        // Row ids, like the users' and sessions', are not secrets a client must not guess: node's UUIDs will do.
+        const [, , , variant, node] = randomUUID().split("-")
+        const time = ms.toString(16).padStart(12, "0")
+        return `${time.slice(0, 8)}-${time.slice(8)}-7${seq.toString(16).padStart(3, "0")}-${variant}-${node}`
+      })
+
+    /** Writes one entry; run it inside the caller's transaction when the change has one. */
+    const record = Effect.fn("AuditLog.record")(function*(action: AuditAction, record: AuditRecord): Effect.fn.Return<void> {
+      const now = yield* Clock.currentTimeMillis
+      yield* repo.insert({
+        id: yield* nextId(now),
+        payload: payloadOf(action, record),
+        createdAt: new Date(now),
+        ipAddress: (record.ip ?? "").slice(0, 64)
+      })
+    })
+
+    return { record } as const
+  }),
+  dependencies: [AuditLogRepo.Default]
+}) {}

@@ -1,0 +1,149 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Either, Layer, Ref } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { authTables } from "../AuthTables.js"
+
+/** GoTrue's audit payload (internal/models/audit_log_entry.go); actor_name and traits only when there are some. */
+export interface AuditPayload {
+  readonly actor_id: string
+  readonly actor_username: string
+  readonly actor_name?: unknown
+  readonly actor_via_sso: boolean
+  readonly action: string
+  readonly log_type: string
+  readonly traits?: Readonly<Record<string, unknown>>
+}
+
+/** A row of audit_log_entries. The payload is whatever was stored: GoTrue may have written rows too. */
+export interface AuditLogEntry {
+  readonly id: string
+  readonly payload: Readonly<Record<string, unknown>>
+  readonly created_at: Date
+  readonly ip_address: string
+}
+
+export interface NewAuditLogEntry {
+  readonly id: string
+  readonly payload: AuditPayload
+  readonly createdAt: Date
+  readonly ipAddress: string
+}
+
+/**
+ * GoTrue's `?query=<field>:<value>` scopes: `author` is the actor's username or name, `type` the log type. The
+ * value matches case-insensitively anywhere in the field, as GoTrue's ILIKE '%value%' does.
+ */
+export type AuditField = "author" | "action" | "type"
+
+export interface AuditQuery {
+  readonly field: AuditField
+  readonly value: string
+}
+
+const FIELDS: ReadonlyArray<AuditField> = ["author", "action", "type"]
+
+/**
+ * GoTrue's `query` parameter: `<field>:<value>`, where an empty value filters nothing. The message does not repeat
+ * the parameter, which is the client's text and could be anything.
+ */
+export const parseAuditQuery = (raw: string | undefined): Either.Either<AuditQuery | undefined, string> => {
+  if (raw === undefined || raw === "") return Either.right(undefined)
+  const colon = raw.indexOf(":")
+  const field = FIELDS.find((known) => known === raw.slice(0, colon))
+  if (colon < 0 || field === undefined) return Either.left("Invalid query scope: expected author:, action: or type: and a value")
+  const value = raw.slice(colon + 1)
+  return Either.right(value === "" ? undefined : { field, value })
+}
+
+export interface AuditPage {
+  readonly entries: ReadonlyArray<AuditLogEntry>
+  /** Entries matching the query on all pages, for X-Total-Count and the last page. */
+  readonly total: number
+}
+
+export interface AuditLogRepoShape {
+  readonly insert: (entry: NewAuditLogEntry) => Effect.Effect<void>
+  /** Page `page` (from 1) of `perPage` entries matching `query`, newest first; ties go to the greater id. */
+  readonly page: (page: number, perPage: number, query: AuditQuery | undefined) => Effect.Effect<AuditPage>
+}
+
+/** GoTrue writes the nil UUID as every row's instance_id (the multi-tenant column it no longer uses). */
+const NIL_INSTANCE = "00000000-0000-0000-0000-000000000000"
+
+const PAYLOAD_KEYS: Readonly<Record<AuditField, ReadonlyArray<string>>> = {
+  author: ["actor_username", "actor_name"],
+  action: ["action"],
+  type: ["log_type"]
+}
+
+/** The rows of a page once `total` is known: an offset past the end reads nothing (and overflows nothing). */
+const window = (page: number, perPage: number, total: number): { readonly offset: number; readonly limit: number } | undefined => {
+  const offset = (page - 1) * perPage
+  return offset >= total ? undefined : { offset, limit: Math.min(perPage, total - offset) }
+}
+
+const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/** The audit_log_entries table (migration 0006): append-only, read by GET /admin/audit. */
+export class AuditLogRepo extends Effect.Service<AuditLogRepo>()("auth/AuditLogRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const t = authTables(config.db.namespace)
+
+    const insert = Effect.fn("AuditLogRepo.insert")(function*(entry: NewAuditLogEntry) {
+      yield* sql`INSERT INTO ${sql(t.audit_log_entries)} (instance_id, id, payload, created_at, ip_address)
+        VALUES (${NIL_INSTANCE}, ${entry.id}, ${JSON.stringify(entry.payload)}::json, ${entry.createdAt}, ${entry.ipAddress})`
+    }, Effect.orDie)
+
+    const page = Effect.fn("AuditLogRepo.page")(function*(page: number, perPage: number, query: AuditQuery | undefined) {
+      const pattern = query === undefined ? "" : `%${escapeLike(query.value)}%`
+      const where = query === undefined
+        ? sql`TRUE`
+        : sql.or(PAYLOAD_KEYS[query.field].map((key) => sql`payload->>${key} ILIKE ${pattern} ESCAPE '\\'`))
+      const [counted] = yield* sql<{ readonly total: string }>`SELECT count(*)::text AS total
+        FROM ${sql(t.audit_log_entries)} WHERE ${where}`
+      const total = Number(counted!.total)
+      const rows = window(page, perPage, total)
+      if (rows === undefined) return { entries: [], total }
+      const entries = yield* sql<AuditLogEntry>`SELECT id, payload, created_at, ip_address
+        FROM ${sql(t.audit_log_entries)} WHERE ${where}
+        ORDER BY created_at DESC, id DESC LIMIT ${rows.limit} OFFSET ${rows.offset}`
+      return { entries, total }
+    }, Effect.orDie)
+
+    return { insert, page } satisfies AuditLogRepoShape
+  })
+}) {
+  static readonly Test: Layer.Layer<AuditLogRepo> = Layer.effect(
+    AuditLogRepo,
+    Effect.map(Ref.make<ReadonlyArray<AuditLogEntry>>([]), (rows) =>
+      AuditLogRepo.make({
+        insert: (entry) =>
+          Ref.update(rows, (all) => [...all, {
+            id: entry.id,
+            // Stored as JSON text, as the table stores it: what goes in is what a reader gets back.
+            payload: JSON.parse(JSON.stringify(entry.payload)),
+            created_at: entry.createdAt,
+            ip_address: entry.ipAddress
+          }]),
+        page: (page, perPage, query) =>
+          Effect.map(Ref.get(rows), (all) => {
+            const needle = query?.value.toLowerCase() ?? ""
+            const matching = query === undefined ? all : all.filter((entry) =>
+              PAYLOAD_KEYS[query.field].some((key) => {
+                const value = entry.payload[key]
+                return value !== undefined && value !== null &&
+                  (typeof value === "string" ? value : JSON.stringify(value)).toLowerCase().includes(needle)
+              }))
+            const sorted = [...matching].sort((a, b) =>
+              b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+            const rows = window(page, perPage, sorted.length)
+            return {
+              entries: rows === undefined ? [] : sorted.slice(rows.offset, rows.offset + rows.limit),
+              total: sorted.length
+            }
+          })
+      }))
+  )
+}
