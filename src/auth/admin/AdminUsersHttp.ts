@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { AdminUserList, AuthApi } from "../Api.js"
-import { linkHeader } from "../domain/Pagination.js"
+import { pagingHeaders } from "../domain/Pagination.js"
 import { AdminUsers } from "./AdminUsers.js"
 
 /** GoTrue's requestAud for admins: the X-JWT-AUD header when sent (an admin token's own `aud` does not count). */
@@ -16,11 +16,7 @@ export const AdminUsersHttpLive = HttpApiBuilder.group(AuthApi, "adminUsers", (h
           const found = yield* admin.list({ aud: yield* requestAud, page: urlParams.page, perPage: urlParams.per_page, filter: urlParams.filter })
           const request = yield* HttpServerRequest.HttpServerRequest
           // The path as the client sent it (with /auth/v1 when it used that), so the links work where they are read.
-          const url = new URL(request.originalUrl, "http://gatehouse.invalid")
-          const headers = {
-            "x-total-count": String(found.total),
-            link: linkHeader(url.pathname, [...url.searchParams.entries()], found.page, found.total)
-          }
+          const headers = pagingHeaders(request.originalUrl, found.page, found.total)
           yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
           return new AdminUserList({ users: found.users, aud: found.aud })
         }))

@@ -2,7 +2,7 @@ import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "
 import { Effect, Either } from "effect"
 import { AuditEntry, AuthApi } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
-import { paginationHeaders, parsePagination } from "../http/Pagination.js"
+import { pagingHeaders, parsePage } from "../domain/Pagination.js"
 import { AuditLogRepo, parseAuditQuery } from "../users/AuditLogRepo.js"
 
 /** GET /admin/audit (GoTrue's adminAuditLog): a page of the audit log as a bare array, newest first. */
@@ -11,11 +11,11 @@ export const AuditHttpLive = HttpApiBuilder.group(AuthApi, "adminAudit", (handle
     const repo = yield* AuditLogRepo
     return handlers.handle("auditLog", ({ urlParams }) =>
       Effect.gen(function*() {
-        const paging = yield* Either.mapLeft(parsePagination(urlParams.page, urlParams.per_page), AuthError.validation)
+        const paging = yield* Either.mapLeft(parsePage(urlParams.page, urlParams.per_page), AuthError.validation)
         const query = yield* Either.mapLeft(parseAuditQuery(urlParams.query), AuthError.validation)
         const { entries, total } = yield* repo.page(paging.page, paging.perPage, query)
         const request = yield* HttpServerRequest.HttpServerRequest
-        const headers = paginationHeaders(request.url, paging, total)
+        const headers = pagingHeaders(request.originalUrl, paging, total)
         yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
         return entries.map((entry) =>
           new AuditEntry({

@@ -13,22 +13,33 @@ export interface Page {
 export const DEFAULT_PER_PAGE = 50
 export const MAX_PER_PAGE = 1000
 
-const positive = (name: string, raw: string | undefined, fallback: number): Either.Either<number, string> => {
+// GoTrue parses both with strconv.ParseUint: digits only (15 at most here, so the number stays exact).
+const count = (name: string, raw: string | undefined, fallback: number): Either.Either<number, string> => {
   if (raw === undefined || raw === "") return Either.right(fallback)
-  if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) {
-    return Either.left(`Bad Pagination Parameters: ${name} must be a positive integer`)
-  }
+  if (!/^\d{1,15}$/.test(raw)) return Either.left(`Bad Pagination Parameters: ${name} must be a positive integer`)
   return Either.right(Number(raw))
 }
 
+/** per_page 0 is refused, as GoTrue does; page 0 is served as page 1, as GoTrue's query layer does. */
 export const parsePage = (page: string | undefined, perPage: string | undefined): Either.Either<Page, string> =>
-  Either.all({
-    page: positive("page", page, 1),
-    perPage: Either.map(positive("per_page", perPage, DEFAULT_PER_PAGE), (n) => Math.min(n, MAX_PER_PAGE))
+  Either.gen(function*() {
+    const p = yield* count("page", page, 1)
+    const n = yield* count("per_page", perPage, DEFAULT_PER_PAGE)
+    if (n === 0) return yield* Either.left("Bad Pagination Parameters: per_page must be a positive integer")
+    return { page: Math.max(p, 1), perPage: Math.min(n, MAX_PER_PAGE) }
   })
 
 /** How many pages `total` rows fill. */
 export const lastPage = (total: number, perPage: number): number => Math.ceil(total / perPage)
+
+/**
+ * GoTrue's paging headers for a request (its path as the client sent it, and its query): `Link` and
+ * `X-Total-Count`.
+ */
+export const pagingHeaders = (originalUrl: string, page: Page, total: number): Record<string, string> => {
+  const url = new URL(originalUrl, "http://gatehouse.invalid")
+  return { "x-total-count": String(total), link: linkHeader(url.pathname, [...url.searchParams.entries()], page, total) }
+}
 
 /**
  * GoTrue's Link header: a "next" link while pages remain, and always a "last" one. `page` and `per_page` come

@@ -314,7 +314,7 @@ describe("admin users: listing", () => {
         expect([inB.json.aud, inB.json.users.map((u: any) => u.id)]).toEqual(["tenant-b", [other.json.id]])
         expect((yield* call(() => admin.admin.listUsers())).data.users).toHaveLength(6)
 
-        for (const query of ["page=0", "page=x", "per_page=-1", "per_page=1.5"]) {
+        for (const query of ["per_page=0", "page=x", "per_page=-1", "per_page=1.5"]) {
           const bad = yield* raw(url, `/admin/users?${query}`, { bearer: adminJwt(), apiVersion: true })
           expect([query, bad.status, bad.json?.code]).toEqual([query, 400, "validation_failed"])
         }

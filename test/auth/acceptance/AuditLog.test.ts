@@ -63,7 +63,7 @@ describe("the audit log", () => {
         const times = listed.json.map((entry: any) => Date.parse(entry.created_at))
         expect([...times].sort((a, b) => b - a)).toEqual(times)
         expect(listed.headers.get("x-total-count")).toBe("8")
-        expect(listed.headers.get("link")).toBe(`</admin/audit?page=1&query=author%3A${encodeURIComponent(email)}>; rel="last"`)
+        expect(listed.headers.get("link")).toBe(`</admin/audit?page=1&per_page=50&query=author%3A${encodeURIComponent(email)}>; rel="last"`)
         // No password, token or secret is ever written to the log.
         for (const secret of secrets) expect(listed.text).not.toContain(secret)
       }))

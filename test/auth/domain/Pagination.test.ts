@@ -16,7 +16,11 @@ describe("parsePage", () => {
     expect(parsePage("", "")).toEqual(Either.right({ page: 1, perPage: DEFAULT_PER_PAGE }))
   })
 
-  it.each([["0", "1"], ["x", "1"], ["1", "0"], ["1", "-5"], ["1.5", "2"], [" 1", "2"], ["1", "1e3"]])("page %j per_page %j is refused", (page, perPage) => {
+  it("page 0 is page 1, as in GoTrue", () => {
+    expect(parsePage("0", "2")).toEqual(Either.right({ page: 1, perPage: 2 }))
+  })
+
+  it.each([["99999999999999999999", "1"], ["x", "1"], ["1", "0"], ["1", "-5"], ["1.5", "2"], [" 1", "2"], ["1", "1e3"]])("page %j per_page %j is refused", (page, perPage) => {
     expect(Either.isLeft(parsePage(page, perPage))).toBe(true)
   })
 
