@@ -16,6 +16,7 @@ import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { RefreshTokensRepo } from "../sessions/RefreshTokensRepo.js"
 import { SessionsRepo } from "../sessions/SessionsRepo.js"
+import { type AuditActor, AuditLog, subjectTraits } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { userJson } from "../users/UserJson.js"
 import { Users } from "../users/Users.js"
@@ -65,6 +66,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     const sessions = yield* SessionsRepo
     const refreshTokens = yield* RefreshTokensRepo
     const hasher = yield* PasswordHasher
+    const audit = yield* AuditLog
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const toJson = (user: UserRow) => Effect.map(identities.forUser(user.id), (rows) => userJson(user, rows))
@@ -127,7 +129,8 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     const create = Effect.fn("AdminUsers.create")(function*(
       request: AdminUserRequest,
       pathId: string | undefined,
-      requestAud: string | undefined
+      requestAud: string | undefined,
+      actor: AuditActor
     ): Effect.fn.Return<User, AuthError> {
       const at = yield* now
       const bodyId = given(request.id)
@@ -176,7 +179,9 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
             ...(request.app_metadata != null ? { raw_app_meta_data: mergeMetadata(row.raw_app_meta_data ?? {}, request.app_metadata) } : {}),
             ...(banned !== undefined ? { banned_until: banned } : {})
           }
-          return Object.keys(patch).length > 0 ? yield* users.update(row.id, patch, at) : row
+          const made = Object.keys(patch).length > 0 ? yield* users.update(row.id, patch, at) : row
+          yield* audit.record("user_signedup", { actor, traits: { ...subjectTraits(made), provider: providers[0]! } })
+          return made
         }),
         address !== null ? emailExists : phoneExists
       )
@@ -189,7 +194,8 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
 
     const update = Effect.fn("AdminUsers.update")(function*(
       rawId: string,
-      request: AdminUserRequest
+      request: AdminUserRequest,
+      actor: AuditActor
     ): Effect.fn.Return<User, AuthError> {
       const at = yield* now
       const user = yield* load(rawId)
@@ -263,6 +269,9 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
           if (appMetadata !== undefined) patch["raw_app_meta_data"] = appMetadata
           const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
           if (endSessions) yield* sessions.deleteForUser(user.id, "all")
+          // A ban is a modification like any other in GoTrue's log; its end (or lifting) is in the traits.
+          const banTrait = banned === undefined ? {} : { banned_until: banned === null ? null : banned.toISOString() }
+          yield* audit.record("user_modified", { actor, traits: { ...subjectTraits(row), ...banTrait } })
           return row
         }),
         patch["email"] !== undefined ? emailExists : phoneExists
@@ -270,12 +279,17 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
       return yield* toJson(updated)
     })
 
-    const remove = Effect.fn("AdminUsers.remove")(function*(rawId: string, soft: boolean): Effect.fn.Return<void, AuthError> {
+    const remove = Effect.fn("AdminUsers.remove")(function*(
+      rawId: string,
+      soft: boolean,
+      actor: AuditActor
+    ): Effect.fn.Return<void, AuthError> {
       const at = yield* now
       const user = yield* load(rawId)
       yield* commit(
         Effect.gen(function*() {
           // Sessions go first; their refresh tokens and amr claims cascade, and tokens without a session go by user.
+          yield* audit.record("user_deleted", { actor, traits: { ...subjectTraits(user), soft_delete: soft } })
           yield* sessions.deleteForUser(user.id, "all")
           yield* refreshTokens.removeForUser(user.id)
           if (!soft) {
@@ -313,6 +327,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     IdentitiesRepo.Default,
     SessionsRepo.Default,
     RefreshTokensRepo.Default,
+    AuditLog.Default,
     Transactions.Live
   ]
 }) {}

@@ -1,11 +1,15 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { AdminUserList, AuthApi } from "../Api.js"
+import { AdminUserList, AuthApi, CurrentAdmin } from "../Api.js"
+import { adminActor } from "../users/AuditLog.js"
 import { pagingHeaders } from "../domain/Pagination.js"
 import { AdminUsers } from "./AdminUsers.js"
 
 /** GoTrue's requestAud for admins: the X-JWT-AUD header when sent (an admin token's own `aud` does not count). */
 const requestAud = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["x-jwt-aud"])
+
+/** Who the audit log says acted: the admin token's role, as GoTrue records it. */
+const actor = Effect.map(CurrentAdmin, ({ claims }) => adminActor(claims))
 
 export const AdminUsersHttpLive = HttpApiBuilder.group(AuthApi, "adminUsers", (handlers) =>
   Effect.gen(function*() {
@@ -20,11 +24,14 @@ export const AdminUsersHttpLive = HttpApiBuilder.group(AuthApi, "adminUsers", (h
           yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
           return new AdminUserList({ users: found.users, aud: found.aud })
         }))
-      .handle("createUser", ({ payload }) => Effect.flatMap(requestAud, (aud) => admin.create(payload, undefined, aud)))
-      .handle("createUserWithId", ({ path, payload }) => Effect.flatMap(requestAud, (aud) => admin.create(payload, path.user_id, aud)))
+      .handle("createUser", ({ payload }) =>
+        Effect.flatMap(Effect.all([requestAud, actor]), ([aud, by]) => admin.create(payload, undefined, aud, by)))
+      .handle("createUserWithId", ({ path, payload }) =>
+        Effect.flatMap(Effect.all([requestAud, actor]), ([aud, by]) => admin.create(payload, path.user_id, aud, by)))
       .handle("getUser", ({ path }) => admin.get(path.user_id))
-      .handle("updateUser", ({ path, payload }) => admin.update(path.user_id, payload))
-      .handle("deleteUser", ({ path, payload }) => Effect.as(admin.remove(path.user_id, payload?.should_soft_delete === true), {}))
+      .handle("updateUser", ({ path, payload }) => Effect.flatMap(actor, (by) => admin.update(path.user_id, payload, by)))
+      .handle("deleteUser", ({ path, payload }) =>
+        Effect.flatMap(actor, (by) => Effect.as(admin.remove(path.user_id, payload?.should_soft_delete === true, by), {})))
       // Until MFA exists a user has no factors: an empty list, not a 404, so dashboards and auth-js keep working.
       .handle("listFactors", () => Effect.succeed([]))
   }))

@@ -12,6 +12,7 @@ import { chooseRedirect } from "../domain/RedirectTo.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
+import { type AuditActor, AuditLog } from "../users/AuditLog.js"
 import { userJson } from "../users/UserJson.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
@@ -20,6 +21,8 @@ export interface InviteRequest {
   readonly email?: string | null | undefined
   readonly data?: Record<string, unknown> | null | undefined
   readonly redirectTo?: string | undefined
+  /** Who invited, for the audit log. */
+  readonly actor: AuditActor
 }
 
 const emailExists = () => AuthError.of(422, "email_exists", "A user with this email address has already been registered")
@@ -39,6 +42,7 @@ export class Invite extends Effect.Service<Invite>()("auth/Invite", {
     const identities = yield* IdentitiesRepo
     const messages = yield* AuthMessages
     const random = yield* SecureRandom
+    const audit = yield* AuditLog
     const allowList = compileAllowList(config.uriAllowList)
 
     /** The invitee with the fresh token stored; `created` says whether this request made the user. */
@@ -90,10 +94,12 @@ export class Invite extends Effect.Service<Invite>()("auth/Invite", {
             }, at))
         )
       )
+      // After the mail went: an invitation nobody received is undone above, and is no event.
+      yield* audit.record("user_invited", { actor: request.actor, traits: { user_id: user.id, user_email: email } })
       return userJson(user, yield* identities.forUser(user.id))
     })
 
     return { invite } as const
   }),
-  dependencies: [Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AuthMessages.Default, AuditLog.Default, Transactions.Live]
 }) {}

@@ -64,6 +64,13 @@ export const adminActor = (claims: Readonly<Record<string, unknown>>): AuditActo
   username: typeof claims["role"] === "string" ? claims["role"] : ""
 })
 
+/** The traits GoTrue gives an admin's entry about the user acted on. */
+export const subjectTraits = (user: UserRow): Record<string, unknown> => ({
+  user_id: user.id,
+  user_email: user.email ?? "",
+  user_phone: user.phone ?? ""
+})
+
 // A trait is data a caller chose to add; a key like these means a secret was about to be written to a table that
 // admins page through, so it is left out rather than trusted.
 const SECRET_KEY = /password|token|secret|nonce|otp|verifier|hash|code/i

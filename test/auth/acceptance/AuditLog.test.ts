@@ -119,6 +119,30 @@ describe("the audit log", () => {
         const empty = yield* audit("?query=action:")
         expect(empty.status).toBe(200)
       }))
+
+    it.effect("admin actions are recorded with the admin's role as actor: create, update and ban, invite, delete", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const admin = authClient(url, { headers: { Authorization: `Bearer ${adminJwt()}` } }).client.admin
+        const email = uniqueEmail("audit-admin")
+        const created = yield* call(() => admin.createUser({ email, password: PASSWORD, email_confirm: true }))
+        const id = created.data.user!.id
+        yield* call(() => admin.updateUserById(id, { ban_duration: "1h" }))
+        const invitee = uniqueEmail("audit-invitee")
+        expect((yield* call(() => admin.inviteUserByEmail(invitee))).error).toBeNull()
+        expect((yield* call(() => admin.deleteUser(id, true))).error).toBeNull()
+        const listed = yield* audit(`?query=author:service_role&per_page=4`)
+        expect(listed.json.map((entry: any) => [entry.payload.action, entry.payload.traits.user_email])).toEqual([
+          ["user_deleted", email],
+          ["user_invited", invitee],
+          ["user_modified", email],
+          ["user_signedup", email]
+        ])
+        for (const entry of listed.json) expect(entry.payload).toMatchObject({ actor_username: "service_role", actor_id: "00000000-0000-0000-0000-000000000000" })
+        expect(listed.json[0].payload.traits).toMatchObject({ user_id: id, soft_delete: true })
+        expect(Date.parse(listed.json[2].payload.traits.banned_until)).toBeGreaterThan(Date.now())
+        expect(listed.text).not.toContain(PASSWORD)
+      }))
   })
 
   acceptance({})((it) => {
