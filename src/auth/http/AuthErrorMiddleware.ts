@@ -10,7 +10,7 @@ import { API_VERSION_HEADER, renderError } from "./ErrorEnvelope.js"
 export const authErrorResponse = (
   request: HttpServerRequest.HttpServerRequest,
   requestId: string,
-  error: Pick<AuthError, "status" | "code" | "message" | "reasons" | "retryAfter">
+  error: Pick<AuthError, "status" | "code" | "message" | "reasons" | "retryAfter" | "oauth">
 ): HttpServerResponse.HttpServerResponse => {
   const rendered = renderError(error, { apiVersionHeader: request.headers[API_VERSION_HEADER], requestId })
   return HttpServerResponse.unsafeJson(rendered.body, { status: rendered.status, headers: rendered.headers })
