@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import {
@@ -16,7 +17,7 @@ import { mergeMetadata } from "../domain/MergeMetadata.js"
 import { type IdentityRow, isBanned, type UserRow } from "../domain/UserRow.js"
 import { AuditLog } from "./AuditLog.js"
 import { IdentitiesRepo } from "./IdentitiesRepo.js"
-import { UsersRepo } from "./UsersRepo.js"
+import { UniqueViolation, UsersRepo } from "./UsersRepo.js"
 
 export type { ExternalProfile } from "../domain/ExternalLink.js"
 
@@ -182,8 +183,12 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
       profile: ExternalProfile
     ): Effect.fn.Return<ExternalSignIn, AuthError> {
       const at = new Date(yield* Clock.currentTimeMillis)
-      const settled = yield* transactions.run(inTransaction(provider, profile, at)).pipe(
-        Effect.catchTag("SqlError", Effect.die)
+      const attempt = transactions.run(inTransaction(provider, profile, at)).pipe(Effect.catchTag("SqlError", Effect.die))
+      // Two first sign-ins of one identity (or one address) race to insert it: the loser's transaction rolls back
+      // on the unique key, and running it once more finds what the winner made.
+      const lostRace = (defect: unknown) => defect instanceof UniqueViolation || isUniqueViolation(defect)
+      const settled = yield* attempt.pipe(
+        Effect.catchSomeDefect((defect) => (lostRace(defect) ? Option.some(attempt) : Option.none()))
       )
       if (settled._tag === "NeedsVerification") {
         return yield* AuthError.of(

@@ -193,3 +193,14 @@ layer(Over({ AUTH_DISABLE_SIGNUP: "true" }))("ExternalAccounts with sign-ups dis
       expect((yield* accounts.signIn("google", profile({ email: existing.email! }))).outcome).toBe("linked")
     }))
 })
+
+layer(Live(), { timeout: 60_000 })("ExternalAccounts Live, concurrent first sign-ins", (it) => {
+  it.effect("the same new identity signing in from several requests at once is one user, never an error", () =>
+    Effect.gen(function*() {
+      const accounts = yield* ExternalAccounts
+      const first = profile()
+      const results = yield* Effect.all(Array.from({ length: 6 }, () => accounts.signIn("google", first)), { concurrency: "unbounded" })
+      expect(new Set(results.map((result) => result.user.id)).size).toBe(1)
+      expect(results.filter((result) => result.outcome === "created")).toHaveLength(1)
+    }))
+})
