@@ -1,0 +1,116 @@
+import { CodeChallengeMethod, OAuth2Client, type OAuth2Tokens } from "arctic"
+import { Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { AppConfig, type OAuthProviderConfig } from "../../config/AppConfig.js"
+import { OAUTH_PROVIDERS, type OAuthProviderName } from "../../config/OAuthProviders.js"
+import { type OAuthProvider, ProviderFailure, type ProviderProfile, type ProviderTokens, scopesWith } from "./OAuthProvider.js"
+import { GITHUB_SCOPES, githubEmails, githubEndpoints, githubProfile } from "./providers/GitHub.js"
+import { KEYCLOAK_SCOPES, keycloakEndpoints, keycloakProfile } from "./providers/Keycloak.js"
+
+/** Why `/authorize?provider=` cannot be served, in GoTrue's words (after its "Unsupported provider: "). */
+export type Unavailable = { readonly _tag: "Unknown"; readonly name: string } | { readonly _tag: "Disabled" }
+
+/** The external identity providers, by name: the port every OAuth sign-in goes through. */
+export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProviders, {
+  readonly lookup: (name: string) => Either.Either<OAuthProvider, Unavailable>
+}>() {}
+
+const PROVIDER_TIMEOUT = Duration.seconds(10)
+
+const tokensOf = (tokens: OAuth2Tokens): ProviderTokens => ({
+  accessToken: tokens.accessToken(),
+  refreshToken: tokens.hasRefreshToken() ? tokens.refreshToken() : null
+})
+
+/** The code exchange (RFC 6749 §4.1.3, client credentials in Basic auth), through arctic. */
+const exchangeWith = (client: OAuth2Client, tokenUrl: string) => (code: string, codeVerifier: string | null) =>
+  Effect.tryPromise({
+    try: async () => tokensOf(await client.validateAuthorizationCode(tokenUrl, code, codeVerifier)),
+    catch: (cause) => new ProviderFailure({ step: "exchange", reason: cause instanceof Error ? cause.message : String(cause) })
+  }).pipe(Effect.timeoutFail({ duration: PROVIDER_TIMEOUT, onTimeout: () => new ProviderFailure({ step: "exchange", reason: "timed out" }) }))
+
+/** A GET of a JSON resource with the user's access token. */
+const getJson = (url: string, accessToken: string, headers: Record<string, string> = {}) =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const response = await fetch(url, { headers: { authorization: `Bearer ${accessToken}`, accept: "application/json", ...headers }, signal })
+      if (!response.ok) throw new Error(`${url} answered ${response.status}`)
+      return (await response.json()) as unknown
+    },
+    catch: (cause) => new ProviderFailure({ step: "profile", reason: cause instanceof Error ? cause.message : String(cause) })
+  }).pipe(Effect.timeoutFail({ duration: PROVIDER_TIMEOUT, onTimeout: () => new ProviderFailure({ step: "profile", reason: "timed out" }) }))
+
+const asObject = (body: unknown): Readonly<Record<string, unknown>> =>
+  typeof body === "object" && body !== null && !Array.isArray(body) ? body as Record<string, unknown> : {}
+
+const mapped = (result: Either.Either<ProviderProfile, string>) =>
+  Either.mapLeft(result, (reason) => new ProviderFailure({ step: "profile", reason }))
+
+const clientFor = (config: OAuthProviderConfig) =>
+  new OAuth2Client(config.clientId, Option.match(config.secret, { onNone: () => null, onSome: Redacted.value }), config.redirectUri)
+
+const authorizationUrl = (client: OAuth2Client, endpoint: string, defaults: ReadonlyArray<string>) =>
+  (state: string, extra: ReadonlyArray<string>, codeVerifier: string | null): URL => {
+    const scopes = [...scopesWith(defaults, extra)]
+    return codeVerifier === null
+      ? client.createAuthorizationURL(endpoint, state, scopes)
+      : client.createAuthorizationURLWithPKCE(endpoint, state, CodeChallengeMethod.S256, codeVerifier, scopes)
+  }
+
+const keycloak = (config: OAuthProviderConfig): OAuthProvider => {
+  const realm = Option.getOrElse(config.url, () => "")
+  const endpoints = keycloakEndpoints(realm)
+  const client = clientFor(config)
+  return {
+    name: "keycloak",
+    usesPkce: true,
+    authorizationUrl: authorizationUrl(client, endpoints.authorization, KEYCLOAK_SCOPES),
+    exchange: exchangeWith(client, endpoints.token),
+    profile: (tokens) =>
+      Effect.flatMap(getJson(endpoints.userinfo, tokens.accessToken), (userinfo) => mapped(keycloakProfile(asObject(userinfo), realm)))
+  }
+}
+
+const github = (config: OAuthProviderConfig): OAuthProvider => {
+  const endpoints = githubEndpoints(Option.getOrUndefined(config.url))
+  const client = clientFor(config)
+  // GitHub refuses API calls without a User-Agent, and the media type pins the API version.
+  const api = { accept: "application/vnd.github+json", "user-agent": "gatehouse" }
+  return {
+    name: "github",
+    // GitHub accepts a PKCE challenge on OAuth apps and GitHub apps alike.
+    usesPkce: true,
+    authorizationUrl: authorizationUrl(client, endpoints.authorization, GITHUB_SCOPES),
+    exchange: exchangeWith(client, endpoints.token),
+    profile: (tokens) =>
+      Effect.flatMap(
+        Effect.all([getJson(endpoints.user, tokens.accessToken, api), getJson(endpoints.emails, tokens.accessToken, api)], {
+          concurrency: 2
+        }),
+        ([user, emails]) => mapped(githubProfile(asObject(user), githubEmails(emails), endpoints.issuer))
+      )
+  }
+}
+
+/** The providers implemented so far; the others are configured (and listed in /settings) but not served yet. */
+const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github }
+
+const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)
+
+/** The providers as configured (start-up validation guarantees an enabled one has what it needs). */
+export const OAuthProvidersLive = Layer.effect(
+  OAuthProviders,
+  Effect.map(AppConfig, (config) => {
+    const built = new Map<string, OAuthProvider>()
+    for (const [name, make] of Object.entries(IMPLEMENTED)) {
+      const settings = config.external[name as OAuthProviderName]
+      if (settings.enabled && make !== undefined) built.set(name, make(settings))
+    }
+    return {
+      lookup: (name) => {
+        const provider = built.get(name)
+        if (provider !== undefined) return Either.right(provider)
+        return isProviderName(name) && name in IMPLEMENTED ? Either.left({ _tag: "Disabled" }) : Either.left({ _tag: "Unknown", name })
+      }
+    }
+  })
+)
