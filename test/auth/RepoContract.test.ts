@@ -352,6 +352,25 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect([row!.identity_data, row!.email, row!.updated_at]).toEqual([{ email: "B@Example.com", email_verified: true }, "b@example.com", at(2)])
       }))
 
+    it.effect("identities: findByProvider, signedIn refreshes claims and time, removeOthers keeps one", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const identities = yield* IdentitiesRepo
+        const user = yield* users.insert(newUser())
+        const subject = `sub-${randomUUID()}`
+        const keep = randomUUID()
+        yield* identities.insert({ id: randomUUID(), provider_id: user.id, user_id: user.id, identity_data: {}, provider: "email", now: at(1) })
+        yield* identities.insert({ id: keep, provider_id: subject, user_id: user.id, identity_data: { email: "x@example.com" }, provider: "google", now: at(1) })
+        expect(Option.map(yield* identities.findByProvider("google", subject), (r) => r.id)).toEqual(Option.some(keep))
+        expect(Option.isNone(yield* identities.findByProvider("apple", subject))).toBe(true)
+        yield* identities.signedIn(keep, { email: "Y@Example.com", name: "n" }, at(4))
+        const found = Option.getOrThrow(yield* identities.findByProvider("google", subject))
+        expect([found.identity_data, found.email, found.last_sign_in_at, found.updated_at, found.created_at])
+          .toEqual([{ email: "Y@Example.com", name: "n" }, "y@example.com", at(4), at(4), at(1)])
+        yield* identities.removeOthers(user.id, keep)
+        expect((yield* identities.forUser(user.id)).map((r) => r.id)).toEqual([keep])
+      }))
+
     it.effect("identities: a user's, oldest first, with the email lower-cased from identity_data", () =>
       Effect.gen(function*() {
         const users = yield* UsersRepo

@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Ref } from "effect"
+import { Effect, Layer, Option, Ref } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { IdentityRow } from "../domain/UserRow.js"
@@ -18,7 +18,13 @@ export interface IdentitiesRepoShape {
   readonly forUser: (userId: string) => Effect.Effect<ReadonlyArray<IdentityRow>>
   /** The identities of several users in one query (a page of the admin list), each user's oldest first. */
   readonly forUsers: (userIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<IdentityRow>>
+  /** The identity a provider's subject is, in any user. */
+  readonly findByProvider: (provider: string, providerId: string) => Effect.Effect<Option.Option<IdentityRow>>
   readonly insert: (identity: IdentityInsert) => Effect.Effect<void>
+  /** A sign-in with this identity: the provider's claims as they are now, and the time. */
+  readonly signedIn: (id: string, identityData: Record<string, unknown>, now: Date) => Effect.Effect<void>
+  /** Deletes a user's identities but one (an unconfirmed account reclaimed by a verified sign-in). */
+  readonly removeOthers: (userId: string, keepId: string) => Effect.Effect<void>
   /** Replaces an identity's claims (the table derives its email column from them). */
   readonly updateData: (id: string, identityData: Record<string, unknown>, now: Date) => Effect.Effect<void>
   /** Deletes a user's identities (the table also cascades them when the user goes). */
@@ -50,6 +56,21 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
         updated_at, email FROM ${sql(t.identities)} WHERE ${sql.in("user_id", userIds)} ORDER BY created_at, id`
     }, Effect.orDie)
 
+    const findByProvider = Effect.fn("IdentitiesRepo.findByProvider")(function*(provider: string, providerId: string) {
+      const rows = yield* sql<IdentityRow>`SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
+        updated_at, email FROM ${sql(t.identities)} WHERE provider = ${provider} AND provider_id = ${providerId}`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    const signedIn = Effect.fn("IdentitiesRepo.signedIn")(function*(id: string, identityData: Record<string, unknown>, now: Date) {
+      yield* sql`UPDATE ${sql(t.identities)} SET identity_data = ${sql.json(identityData)}, last_sign_in_at = ${now},
+        updated_at = ${now} WHERE id = ${id}`
+    }, Effect.orDie)
+
+    const removeOthers = Effect.fn("IdentitiesRepo.removeOthers")(function*(userId: string, keepId: string) {
+      yield* sql`DELETE FROM ${sql(t.identities)} WHERE user_id = ${userId} AND id <> ${keepId}`
+    }, Effect.orDie)
+
     const insert = Effect.fn("IdentitiesRepo.insert")(function*(identity: IdentityInsert) {
       yield* sql`INSERT INTO ${sql(t.identities)} ${sql.insert({
         id: identity.id,
@@ -71,7 +92,7 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
       yield* sql`DELETE FROM ${sql(t.identities)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 
-    return { forUser, forUsers, insert, updateData, removeForUser } satisfies IdentitiesRepoShape
+    return { forUser, forUsers, findByProvider, insert, signedIn, removeOthers, updateData, removeForUser } satisfies IdentitiesRepoShape
   })
 }) {
   /** In memory. Rows stay when their user is removed: nothing reads identities by anything but a live user's id. */
@@ -81,6 +102,14 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
       IdentitiesRepo.make({
         forUser: (userId) => Effect.map(Ref.get(rows), (all) => oldestFirst(all.filter((row) => row.user_id === userId))),
         forUsers: (userIds) => Effect.map(Ref.get(rows), (all) => oldestFirst(all.filter((row) => userIds.includes(row.user_id)))),
+        findByProvider: (provider, providerId) =>
+          Effect.map(Ref.get(rows), (all) => Option.fromNullable(all.find((row) => row.provider === provider && row.provider_id === providerId))),
+        signedIn: (id, identityData, now) =>
+          Ref.update(rows, (all) =>
+            all.map((row) =>
+              row.id === id ? { ...row, identity_data: identityData, email: emailOf(identityData), last_sign_in_at: now, updated_at: now } : row
+            )),
+        removeOthers: (userId, keepId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId || row.id === keepId)),
         insert: (identity) =>
           Ref.update(rows, (all) => [...all, {
             id: identity.id,
