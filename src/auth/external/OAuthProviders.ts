@@ -1,4 +1,4 @@
-import { CodeChallengeMethod, OAuth2Client, type OAuth2Tokens } from "arctic"
+import { CodeChallengeMethod, OAuth2Client } from "arctic"
 import { Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { AppConfig, type OAuthProviderConfig } from "../../config/AppConfig.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "../../config/OAuthProviders.js"
@@ -16,16 +16,42 @@ export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProv
 
 const PROVIDER_TIMEOUT = Duration.seconds(10)
 
-const tokensOf = (tokens: OAuth2Tokens): ProviderTokens => ({
-  accessToken: tokens.accessToken(),
-  refreshToken: tokens.hasRefreshToken() ? tokens.refreshToken() : null
-})
+/** An error's message and its causes' (arctic wraps fetch's failure, which wraps the socket's). */
+const reasonOf = (cause: unknown): string =>
+  cause instanceof Error ? [cause.message, ...(cause.cause === undefined ? [] : [reasonOf(cause.cause)])].join(": ") : String(cause)
 
-/** The code exchange (RFC 6749 §4.1.3, client credentials in Basic auth), through arctic. */
-const exchangeWith = (client: OAuth2Client, tokenUrl: string) => (code: string, codeVerifier: string | null) =>
+const asObject = (body: unknown): Readonly<Record<string, unknown>> =>
+  typeof body === "object" && body !== null && !Array.isArray(body) ? body as Record<string, unknown> : {}
+
+/**
+ * The code exchange (RFC 6749 §4.1.3), client credentials in Basic auth. Sent with fetch rather than arctic's
+ * sender, whose hand-set Content-Length the HTTP client of @effect/platform-node's undici refuses. An `error` in a
+ * 200 answer is a refusal too: GitHub answers a bad code that way.
+ */
+const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string) => (code: string, codeVerifier: string | null) =>
   Effect.tryPromise({
-    try: async () => tokensOf(await client.validateAuthorizationCode(tokenUrl, code, codeVerifier)),
-    catch: (cause) => new ProviderFailure({ step: "exchange", reason: cause instanceof Error ? cause.message : String(cause) })
+    try: async (signal): Promise<ProviderTokens> => {
+      const form = new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: config.redirectUri })
+      if (codeVerifier !== null) form.set("code_verifier", codeVerifier)
+      const secret = Option.match(config.secret, { onNone: () => "", onSome: Redacted.value })
+      const credentials = Buffer.from(`${encodeURIComponent(config.clientId)}:${encodeURIComponent(secret)}`).toString("base64")
+      const response = await fetch(tokenUrl, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", authorization: `Basic ${credentials}` },
+        body: form.toString(),
+        signal
+      })
+      const body = asObject(await response.json().catch(() => undefined))
+      if (!response.ok || typeof body["error"] === "string") {
+        throw new Error(`token endpoint answered ${response.status} ${typeof body["error"] === "string" ? body["error"] : ""}`.trim())
+      }
+      if (typeof body["access_token"] !== "string" || body["access_token"] === "") throw new Error("no access_token")
+      return {
+        accessToken: body["access_token"],
+        refreshToken: typeof body["refresh_token"] === "string" && body["refresh_token"] !== "" ? body["refresh_token"] : null
+      }
+    },
+    catch: (cause) => new ProviderFailure({ step: "exchange", reason: reasonOf(cause) })
   }).pipe(Effect.timeoutFail({ duration: PROVIDER_TIMEOUT, onTimeout: () => new ProviderFailure({ step: "exchange", reason: "timed out" }) }))
 
 /** A GET of a JSON resource with the user's access token. */
@@ -36,11 +62,8 @@ const getJson = (url: string, accessToken: string, headers: Record<string, strin
       if (!response.ok) throw new Error(`${url} answered ${response.status}`)
       return (await response.json()) as unknown
     },
-    catch: (cause) => new ProviderFailure({ step: "profile", reason: cause instanceof Error ? cause.message : String(cause) })
+    catch: (cause) => new ProviderFailure({ step: "profile", reason: reasonOf(cause) })
   }).pipe(Effect.timeoutFail({ duration: PROVIDER_TIMEOUT, onTimeout: () => new ProviderFailure({ step: "profile", reason: "timed out" }) }))
-
-const asObject = (body: unknown): Readonly<Record<string, unknown>> =>
-  typeof body === "object" && body !== null && !Array.isArray(body) ? body as Record<string, unknown> : {}
 
 const mapped = (result: Either.Either<ProviderProfile, string>) =>
   Either.mapLeft(result, (reason) => new ProviderFailure({ step: "profile", reason }))
@@ -64,7 +87,7 @@ const keycloak = (config: OAuthProviderConfig): OAuthProvider => {
     name: "keycloak",
     usesPkce: true,
     authorizationUrl: authorizationUrl(client, endpoints.authorization, KEYCLOAK_SCOPES),
-    exchange: exchangeWith(client, endpoints.token),
+    exchange: exchangeWith(config, endpoints.token),
     profile: (tokens) =>
       Effect.flatMap(getJson(endpoints.userinfo, tokens.accessToken), (userinfo) => mapped(keycloakProfile(asObject(userinfo), realm)))
   }
@@ -80,7 +103,7 @@ const github = (config: OAuthProviderConfig): OAuthProvider => {
     // GitHub accepts a PKCE challenge on OAuth apps and GitHub apps alike.
     usesPkce: true,
     authorizationUrl: authorizationUrl(client, endpoints.authorization, GITHUB_SCOPES),
-    exchange: exchangeWith(client, endpoints.token),
+    exchange: exchangeWith(config, endpoints.token),
     profile: (tokens) =>
       Effect.flatMap(
         Effect.all([getJson(endpoints.user, tokens.accessToken, api), getJson(endpoints.emails, tokens.accessToken, api)], {

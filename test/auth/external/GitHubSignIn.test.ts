@@ -168,13 +168,13 @@ acceptance({
       expect(fragment.get("error_description")).toBe("Unable to exchange external code")
     }))
 
-  it.effect("POST /callback (form_post) works as GET does", () =>
+  it.effect("POST /callback (form_post, here under /auth/v1) works as GET does", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
       emails = [{ email: "octocat@example.com", primary: true, verified: true, visibility: "public" }]
       const toGitHub = yield* authorize(url)
       const response = yield* call(() =>
-        fetch(`${url}/callback`, {
+        fetch(`${url}/auth/v1/callback`, {
           method: "POST",
           redirect: "manual",
           headers: { "content-type": "application/x-www-form-urlencoded" },
