@@ -73,6 +73,7 @@ export interface FlowStateRepoShape {
   readonly insert: (flow: NewFlowState) => Effect.Effect<void>
   /** The user's most recent flow for `authenticationMethod`: the one a PKCE link's redirect hands the code of. */
   readonly latestFor: (userId: string, authenticationMethod: string) => Effect.Effect<Option.Option<FlowState>>
+  /** A flow with a user (an OAuth flow has one only after its callback), by the auth code the app exchanges. */
   readonly findByAuthCode: (authCode: string) => Effect.Effect<Option.Option<FlowState>>
   /** Deletes the flow; false when another request deleted it first, so an auth code is exchanged once. */
   readonly take: (id: string) => Effect.Effect<boolean>
@@ -116,7 +117,7 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
     }, Effect.orDie)
 
     const findByAuthCode = Effect.fn("FlowStateRepo.findByAuthCode")(function*(authCode: string) {
-      const rows = yield* sql<FlowState>`SELECT ${columns} FROM ${sql(t.flow_state)} WHERE auth_code = ${authCode} LIMIT 1`
+      const rows = yield* sql<FlowState>`SELECT ${columns} FROM ${sql(t.flow_state)} WHERE auth_code = ${authCode} AND user_id IS NOT NULL LIMIT 1`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 

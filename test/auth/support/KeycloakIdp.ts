@@ -4,6 +4,7 @@
  * form post to the interaction page naming an account of `accounts`; consent is granted with it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { exportJWK, generateKeyPair } from "jose"
 import Provider from "oidc-provider"
 
 export interface IdpAccount {
@@ -89,7 +90,9 @@ export const startKeycloakIdp = async (options: {
   if (address === null || typeof address === "string") throw new Error("expected a TCP address")
   const realmUrl = `http://127.0.0.1:${address.port}${REALM}`
 
+  const { privateKey } = await generateKeyPair("RS256", { extractable: true })
   provider = new Provider(realmUrl, {
+    jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: "test-realm-key", use: "sig", alg: "RS256" }] },
     clients: [{
       client_id: clientId,
       client_secret: clientSecret,
