@@ -19,6 +19,8 @@ export interface AuthorizeQuery {
   readonly redirectTo?: string | undefined
   readonly codeChallenge?: string | undefined
   readonly codeChallengeMethod?: string | undefined
+  /** The request's other query parameters, in order. */
+  readonly others?: ReadonlyArray<readonly [string, string]>
 }
 
 export interface CallbackQuery {
@@ -79,7 +81,12 @@ export class External extends Effect.Service<External>()("auth/External", {
         providerCodeVerifier: verifier,
         now: new Date(yield* Clock.currentTimeMillis)
       })
-      return provider.authorizationUrl(state, parseScopes(query.scopes), verifier).href
+      return provider.authorizationUrl({
+        state,
+        extraScopes: parseScopes(query.scopes),
+        codeVerifier: verifier,
+        passThrough: query.others ?? []
+      }).href
     })
 
     /** Everything after the state checked out: the code for tokens and a profile, the profile for a user. */

@@ -17,6 +17,12 @@ const callbackQuery = (params: CallbackParams): CallbackQuery => ({
   errorDescription: params.error_description
 })
 
+const AUTHORIZE_PARAMETERS = new Set(["provider", "scopes", "redirect_to", "code_challenge", "code_challenge_method", "invite_token"])
+
+/** The query parameters /authorize does not read itself, which GoTrue hands on to the provider. */
+const passThrough = (url: string): ReadonlyArray<readonly [string, string]> =>
+  [...new URL(url, "http://gatehouse.invalid").searchParams].filter(([key]) => !AUTHORIZE_PARAMETERS.has(key))
+
 // GoTrue answers 302 Found on all three.
 const found = (location: string) => HttpServerResponse.redirect(location, { status: 302 })
 
@@ -24,9 +30,10 @@ export const ExternalHttpLive = HttpApiBuilder.group(AuthApi, "external", (handl
   Effect.gen(function*() {
     const external = yield* External
     return handlers
-      .handle("authorize", ({ urlParams }) =>
+      .handle("authorize", ({ request, urlParams }) =>
         Effect.map(
           external.authorize({
+            others: passThrough(request.url),
             provider: urlParams.provider,
             scopes: urlParams.scopes,
             redirectTo: urlParams.redirect_to,

@@ -26,12 +26,31 @@ export class ProviderFailure extends Data.TaggedError("ProviderFailure")<{
   readonly reason: string
 }> {}
 
+export interface AuthorizationRequest {
+  readonly state: string
+  readonly extraScopes: ReadonlyArray<string>
+  readonly codeVerifier: string | null
+  /** The app's other /authorize parameters (prompt, login_hint, access_type, …), passed on as GoTrue passes them. */
+  readonly passThrough: ReadonlyArray<readonly [string, string]>
+}
+
+/** The parameters the protocol owns; an app's parameter of the same name is not passed on. */
+const PROTOCOL_PARAMETERS = new Set(["response_type", "client_id", "redirect_uri", "state", "scope", "code_challenge", "code_challenge_method"])
+
+/** The authorization URL with the app's pass-through parameters added, never replacing the protocol's own. */
+export const withPassThrough = (url: URL, passThrough: ReadonlyArray<readonly [string, string]>): URL => {
+  for (const [key, value] of passThrough) {
+    if (!PROTOCOL_PARAMETERS.has(key) && !url.searchParams.has(key)) url.searchParams.set(key, value)
+  }
+  return url
+}
+
 /** One external identity provider, configured: where to send the browser, and how to turn a code into a profile. */
 export interface OAuthProvider {
   readonly name: OAuthProviderName
   /** Whether the provider takes a PKCE challenge from us (the verifier then goes with the code exchange). */
   readonly usesPkce: boolean
-  readonly authorizationUrl: (state: string, extraScopes: ReadonlyArray<string>, codeVerifier: string | null) => URL
+  readonly authorizationUrl: (request: AuthorizationRequest) => URL
   readonly exchange: (code: string, codeVerifier: string | null) => Effect.Effect<ProviderTokens, ProviderFailure>
   readonly profile: (tokens: ProviderTokens) => Effect.Effect<ProviderProfile, ProviderFailure>
 }

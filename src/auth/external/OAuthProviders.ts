@@ -2,7 +2,15 @@ import { CodeChallengeMethod, OAuth2Client } from "arctic"
 import { Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { AppConfig, type OAuthProviderConfig } from "../../config/AppConfig.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "../../config/OAuthProviders.js"
-import { type OAuthProvider, ProviderFailure, type ProviderProfile, type ProviderTokens, scopesWith } from "./OAuthProvider.js"
+import {
+  type AuthorizationRequest,
+  type OAuthProvider,
+  ProviderFailure,
+  type ProviderProfile,
+  type ProviderTokens,
+  scopesWith,
+  withPassThrough
+} from "./OAuthProvider.js"
 import { GITHUB_SCOPES, githubEmails, githubEndpoints, githubProfile } from "./providers/GitHub.js"
 import { KEYCLOAK_SCOPES, keycloakEndpoints, keycloakProfile } from "./providers/Keycloak.js"
 
@@ -72,11 +80,14 @@ const clientFor = (config: OAuthProviderConfig) =>
   new OAuth2Client(config.clientId, Option.match(config.secret, { onNone: () => null, onSome: Redacted.value }), config.redirectUri)
 
 const authorizationUrl = (client: OAuth2Client, endpoint: string, defaults: ReadonlyArray<string>) =>
-  (state: string, extra: ReadonlyArray<string>, codeVerifier: string | null): URL => {
-    const scopes = [...scopesWith(defaults, extra)]
-    return codeVerifier === null
-      ? client.createAuthorizationURL(endpoint, state, scopes)
-      : client.createAuthorizationURLWithPKCE(endpoint, state, CodeChallengeMethod.S256, codeVerifier, scopes)
+  ({ codeVerifier, extraScopes, passThrough, state }: AuthorizationRequest): URL => {
+    const scopes = [...scopesWith(defaults, extraScopes)]
+    return withPassThrough(
+      codeVerifier === null
+        ? client.createAuthorizationURL(endpoint, state, scopes)
+        : client.createAuthorizationURLWithPKCE(endpoint, state, CodeChallengeMethod.S256, codeVerifier, scopes),
+      passThrough
+    )
   }
 
 const keycloak = (config: OAuthProviderConfig): OAuthProvider => {

@@ -157,6 +157,23 @@ acceptance({
       expect(decodeJwt(fragment.get("access_token")!).payload["app_metadata"]).toMatchObject({ provider: "github" })
     }))
 
+  it.effect("an app's other /authorize parameters go on to GitHub, but never over the protocol's own", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const { client } = authClient(url)
+      const started = yield* call(() =>
+        client.signInWithOAuth({
+          provider: "github",
+          options: { skipBrowserRedirect: true, queryParams: { login: "octocat", allow_signup: "false", state: "mine", client_id: "other" } }
+        }))
+      const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+      const toGitHub = new URL(response.headers.get("location")!)
+      expect(toGitHub.searchParams.get("login")).toBe("octocat")
+      expect(toGitHub.searchParams.get("allow_signup")).toBe("false")
+      expect(toGitHub.searchParams.getAll("state")).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/)])
+      expect(toGitHub.searchParams.getAll("client_id")).toEqual([CLIENT_ID])
+    }))
+
   it.effect("a code GitHub refuses ends in an error redirect, never a session", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl

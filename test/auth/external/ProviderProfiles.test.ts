@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { parseScopes, scopesWith } from "../../../src/auth/external/OAuthProvider.js"
+import { parseScopes, scopesWith, withPassThrough } from "../../../src/auth/external/OAuthProvider.js"
 import { githubEmails, githubEndpoints, githubProfile } from "../../../src/auth/external/providers/GitHub.js"
 import { keycloakEndpoints, keycloakProfile } from "../../../src/auth/external/providers/Keycloak.js"
 
@@ -68,5 +68,18 @@ describe("scopes", () => {
   it("extra scopes split on spaces and commas, after the provider's own, once each", () => {
     expect(scopesWith(["openid", "email"], parseScopes("repo, email  gist"))).toEqual(["openid", "email", "repo", "gist"])
     expect(parseScopes(undefined)).toEqual([])
+  })
+})
+
+describe("pass-through parameters", () => {
+  it("are added once, first value kept, and never replace the protocol's parameters", () => {
+    const url = withPassThrough(new URL("https://idp.example.com/auth?client_id=c&state=s&scope=openid"), [
+      ["prompt", "consent"],
+      ["prompt", "login"],
+      ["state", "forged"],
+      ["redirect_uri", "https://evil.example.com"],
+      ["kc_idp_hint", "google"]
+    ])
+    expect([...url.searchParams]).toEqual([["client_id", "c"], ["state", "s"], ["scope", "openid"], ["prompt", "consent"], ["kc_idp_hint", "google"]])
   })
 })
