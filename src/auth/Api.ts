@@ -190,6 +190,12 @@ export const TokenPayload = Schema.Struct({
   refresh_token: OptionalString,
   auth_code: OptionalString,
   code_verifier: OptionalString,
+  id_token: OptionalString,
+  access_token: OptionalString,
+  nonce: OptionalString,
+  provider: OptionalString,
+  client_id: OptionalString,
+  issuer: OptionalString,
   gotrue_meta_security: MetaSecurity
 })
 
@@ -278,7 +284,7 @@ export class TokenGroup extends HttpApiGroup.make("token")
       .addSuccess(Session)
   )
   .annotate(OpenApi.Title, "Token")
-  .annotate(OpenApi.Description, "Sign-in: the password and refresh_token grants") {}
+  .annotate(OpenApi.Description, "Sign-in: the password, refresh_token, pkce and id_token grants") {}
 
 export class VerifyGroup extends HttpApiGroup.make("verify")
   .add(

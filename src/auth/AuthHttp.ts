@@ -36,6 +36,7 @@ import { SettingsHttpLive } from "./settings/SettingsHttp.js"
 import { Signup } from "./signup/Signup.js"
 import { SignupHttpLive } from "./signup/SignupHttp.js"
 import { PasswordGrant } from "./token/PasswordGrant.js"
+import { IdTokenGrant } from "./token/IdTokenGrant.js"
 import { PkceGrant } from "./token/PkceGrant.js"
 import { TokenHttpLive } from "./token/TokenHttp.js"
 import { Verify } from "./verify/Verify.js"
@@ -64,6 +65,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     Signup.Default,
     PasswordGrant.Default,
     PkceGrant.Default,
+    IdTokenGrant.Default,
     Verify.Default,
     External.Default.pipe(Layer.provide(OAuthProvidersLive)),
     Otp.Default,

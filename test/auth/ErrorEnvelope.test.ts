@@ -24,6 +24,16 @@ describe("renderError", () => {
     })
   })
 
+  it("writes an OAuth-style error as {error, error_description}, 400, in every version and without the code header", () => {
+    for (const request of [legacy, versioned]) {
+      expect(renderError(AuthError.oauth("invalid request", "Bad ID token"), request)).toStrictEqual({
+        status: 400,
+        headers: {},
+        body: { error: "invalid request", error_description: "Bad ID token" }
+      })
+    }
+  })
+
   it("adds the request id as error_id to a legacy 5xx", () => {
     const rendered = renderError(AuthError.unexpected(), legacy)
 

@@ -4,7 +4,8 @@ import { Schema } from "effect"
 /**
  * The one error of the auth API: an HTTP status, a GoTrue error code (reference/gotrue-wire.md §3) and a
  * message safe to show a client. `reasons` is only used by `weak_password`; `retryAfter`, whole seconds, by the
- * 429s, whose clients are told when asking again can succeed. The wire envelope is chosen per request by
+ * 429s, whose clients are told when asking again can succeed; `oauth` marks GoTrue's OAuthError, whose body is
+ * `{error, error_description}` (the id_token grant). The wire envelope is chosen per request by
  * ErrorEnvelope, not here.
  */
 export class AuthError extends Schema.TaggedError<AuthError>()(
@@ -14,7 +15,8 @@ export class AuthError extends Schema.TaggedError<AuthError>()(
     code: Schema.String,
     message: Schema.String,
     reasons: Schema.optional(Schema.Array(Schema.String)),
-    retryAfter: Schema.optional(Schema.Int)
+    retryAfter: Schema.optional(Schema.Int),
+    oauth: Schema.optional(Schema.Boolean)
   },
   HttpApiSchema.annotations({ status: 400, description: "GoTrue error envelope" })
 ) {
@@ -32,6 +34,11 @@ export class AuthError extends Schema.TaggedError<AuthError>()(
       ...(this.reasons === undefined ? {} : { reasons: this.reasons }),
       retryAfter: Math.max(1, Math.ceil(seconds))
     })
+  }
+
+  /** GoTrue's OAuthError: always 400, `{error, error_description}`, no error code for the client to read. */
+  static oauth(error: string, description: string): AuthError {
+    return new AuthError({ status: 400, code: error, message: description, oauth: true })
   }
 
   static validation(message: string): AuthError {

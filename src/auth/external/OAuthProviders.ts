@@ -2,6 +2,7 @@ import { CodeChallengeMethod, OAuth2Client } from "arctic"
 import { Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { AppConfig, type OAuthProviderConfig } from "../../config/AppConfig.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "../../config/OAuthProviders.js"
+import { clientIdsOf } from "../domain/IdToken.js"
 import {
   type AuthorizationRequest,
   type OAuthProvider,
@@ -42,7 +43,7 @@ const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string) => (code: s
       const form = new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: config.redirectUri })
       if (codeVerifier !== null) form.set("code_verifier", codeVerifier)
       const secret = Option.match(config.secret, { onNone: () => "", onSome: Redacted.value })
-      const credentials = Buffer.from(`${encodeURIComponent(config.clientId)}:${encodeURIComponent(secret)}`).toString("base64")
+      const credentials = Buffer.from(`${encodeURIComponent(redirectClientId(config))}:${encodeURIComponent(secret)}`).toString("base64")
       const response = await fetch(tokenUrl, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", authorization: `Basic ${credentials}` },
@@ -76,8 +77,14 @@ const getJson = (url: string, accessToken: string, headers: Record<string, strin
 const mapped = (result: Either.Either<ProviderProfile, string>) =>
   Either.mapLeft(result, (reason) => new ProviderFailure({ step: "profile", reason }))
 
+/**
+ * The client id the redirect flow uses: the first when several are configured (comma-separated, so an ID token of
+ * a native app's other client id is accepted too), as GoTrue does.
+ */
+const redirectClientId = (config: OAuthProviderConfig): string => clientIdsOf(config.clientId)[0] ?? ""
+
 const clientFor = (config: OAuthProviderConfig) =>
-  new OAuth2Client(config.clientId, Option.match(config.secret, { onNone: () => null, onSome: Redacted.value }), config.redirectUri)
+  new OAuth2Client(redirectClientId(config), Option.match(config.secret, { onNone: () => null, onSome: Redacted.value }), config.redirectUri)
 
 const authorizationUrl = (client: OAuth2Client, endpoint: string, defaults: ReadonlyArray<string>) =>
   ({ codeVerifier, extraScopes, passThrough, state }: AuthorizationRequest): URL => {

@@ -11,7 +11,7 @@ import { AUTH_PREFIX } from "./AuthPrefix.js"
 export const authErrorResponse = (
   request: HttpServerRequest.HttpServerRequest,
   requestId: string,
-  error: Pick<AuthError, "status" | "code" | "message" | "reasons" | "retryAfter">
+  error: Pick<AuthError, "status" | "code" | "message" | "reasons" | "retryAfter" | "oauth">
 ): HttpServerResponse.HttpServerResponse => {
   const rendered = renderError(error, { apiVersionHeader: request.headers[API_VERSION_HEADER], requestId })
   return HttpServerResponse.unsafeJson(rendered.body, { status: rendered.status, headers: rendered.headers })

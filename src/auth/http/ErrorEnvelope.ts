@@ -28,12 +28,14 @@ export const requestedApiVersion = (header: string | undefined): string | undefi
  * `{code: status, error_code, msg}` otherwise. Both set `x-sb-error-code`; `weak_password` also carries its
  * reasons. A 5xx in the legacy envelope carries the request id so an operator can find the log line. A 429 always
  * says in Retry-After how many whole seconds to wait (GoTrue sends none, so a client could only guess); one second
- * when the error did not know.
+ * when the error did not know. An OAuth-style error (AuthError.oauth) is `{error, error_description}` instead.
  */
 export const renderError = (
-  error: Pick<AuthError, "status" | "code" | "message" | "reasons" | "retryAfter">,
+  error: Pick<AuthError, "status" | "code" | "message" | "reasons" | "retryAfter" | "oauth">,
   request: { readonly apiVersionHeader: string | undefined; readonly requestId: string }
 ): RenderedError => {
+  // GoTrue writes an OAuthError as it is, in every API version and without the error-code header.
+  if (error.oauth === true) return { status: error.status, headers: {}, body: { error: error.code, error_description: error.message } }
   const code = error.code !== "" ? error.code : error.status >= 500 ? "unexpected_failure" : "unknown"
   const weakPassword = code === "weak_password" ? { weak_password: { reasons: error.reasons ?? [] } } : {}
   const version = requestedApiVersion(request.apiVersionHeader)

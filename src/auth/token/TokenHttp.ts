@@ -6,12 +6,14 @@ import { withSessionHeaders } from "../http/SessionHeaders.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { PasswordGrant } from "./PasswordGrant.js"
+import { IdTokenGrant } from "./IdTokenGrant.js"
 import { PkceGrant } from "./PkceGrant.js"
 
 export const TokenHttpLive = HttpApiBuilder.group(AuthApi, "token", (handlers) =>
   Effect.gen(function*() {
     const password = yield* PasswordGrant
     const pkce = yield* PkceGrant
+    const idToken = yield* IdTokenGrant
     const sessions = yield* Sessions
     const tokens = yield* AccessTokens
     return handlers.handle("token", ({ payload, urlParams }) => {
@@ -26,6 +28,8 @@ export const TokenHttpLive = HttpApiBuilder.group(AuthApi, "token", (handlers) =
           ))
         case "pkce":
           return withSessionHeaders(pkce.exchange(payload))
+        case "id_token":
+          return withSessionHeaders(idToken.signIn(payload))
         default:
           // GoTrue's answer, code and all, for any grant it does not handle.
           return Effect.fail(AuthError.of(400, "invalid_credentials", "unsupported_grant_type"))

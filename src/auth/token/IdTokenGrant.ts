@@ -1,0 +1,96 @@
+import { Clock, Effect } from "effect"
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from "jose"
+import { AppConfig } from "../../config/AppConfig.js"
+import type { Session } from "../Api.js"
+import { AuthError } from "../domain/AuthError.js"
+import {
+  badIdToken,
+  checkAccessTokenHash,
+  checkAudience,
+  checkNonce,
+  type IdTokenProviderName,
+  profileFromIdToken,
+  resolveIdTokenProvider
+} from "../domain/IdToken.js"
+import { AccessTokens } from "../sessions/AccessTokens.js"
+import { ExternalAccounts } from "../users/ExternalAccounts.js"
+
+export interface IdTokenGrantRequest {
+  readonly id_token?: string | null | undefined
+  readonly access_token?: string | null | undefined
+  readonly nonce?: string | null | undefined
+  readonly provider?: string | null | undefined
+  readonly client_id?: string | null | undefined
+  readonly issuer?: string | null | undefined
+}
+
+// Providers sign with asymmetric keys; a symmetric or unsigned token is never one of theirs.
+const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
+
+const unverifiedIssuer = (token: string): string | undefined => {
+  try {
+    const iss = decodeJwt(token).iss
+    return typeof iss === "string" ? iss : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * POST /token?grant_type=id_token (reference §2.6): a native app's ID token from apple, google, azure or keycloak,
+ * verified against the provider's published keys (signature, issuer, expiry), its client ids (audience) and the
+ * request's nonce, then signed in through ExternalAccounts. The session's amr is `oauth`, as GoTrue records it.
+ */
+export class IdTokenGrant extends Effect.Service<IdTokenGrant>()("auth/IdTokenGrant", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const accounts = yield* ExternalAccounts
+    const tokens = yield* AccessTokens
+    // One key set per URL, kept for the process: jose refetches it on an unknown kid (key rotation), with a cooldown.
+    const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>()
+    const keySet = (url: string) => {
+      const known = keySets.get(url)
+      if (known !== undefined) return known
+      const created = createRemoteJWKSet(new URL(url))
+      keySets.set(url, created)
+      return created
+    }
+    const settings = (name: IdTokenProviderName) => config.external[name]
+
+    const signIn = Effect.fn("IdTokenGrant.signIn")(function*(request: IdTokenGrantRequest): Effect.fn.Return<Session, AuthError> {
+      const idToken = request.id_token ?? ""
+      const providerName = request.provider ?? ""
+      const issuer = request.issuer ?? ""
+      if (idToken === "") return yield* AuthError.oauth("invalid request", "id_token required")
+      if (providerName === "" && ((request.client_id ?? "") === "" || issuer === "")) {
+        return yield* AuthError.oauth("invalid request", "provider or client_id and issuer required")
+      }
+      const provider = yield* resolveIdTokenProvider(
+        { provider: providerName, issuer, unverifiedIssuer: unverifiedIssuer(idToken) },
+        settings
+      )
+      const nowMs = yield* Clock.currentTimeMillis
+      const verified = yield* Effect.tryPromise({
+        try: () =>
+          jwtVerify(idToken, keySet(provider.jwksUrl), {
+            issuer: provider.issuer,
+            algorithms: ALGORITHMS,
+            requiredClaims: ["exp"],
+            currentDate: new Date(nowMs)
+          }),
+        // Whatever went wrong (signature, issuer, expiry, a key set that would not load) the client hears one thing.
+        catch: badIdToken
+      })
+      const claims = verified.payload as Readonly<Record<string, unknown>>
+      const profile = yield* profileFromIdToken(provider.name, claims)
+      yield* checkAudience(claims["aud"], provider.clientIds)
+      yield* checkNonce(claims["nonce"], request.nonce ?? "")
+      yield* checkAccessTokenHash(verified.protectedHeader.alg, claims["at_hash"], request.access_token ?? "")
+      const { user } = yield* accounts.signIn(provider.name, profile)
+      return yield* tokens.issue(user, "oauth", new Date(yield* Clock.currentTimeMillis))
+    })
+
+    return { signIn } as const
+  }),
+  dependencies: [ExternalAccounts.Default, AccessTokens.Default]
+}) {}
