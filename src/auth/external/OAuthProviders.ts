@@ -155,3 +155,12 @@ export const OAuthProvidersLive = Layer.effect(
     }
   })
 )
+
+/** Given providers, by name, as if enabled: for tests that script what a provider answers. */
+export const OAuthProvidersTest = (providers: ReadonlyArray<OAuthProvider>) =>
+  Layer.succeed(OAuthProviders, {
+    lookup: (name) => {
+      const provider = providers.find((p) => p.name === name)
+      return provider === undefined ? Either.left({ _tag: "Unknown", name }) : Either.right(provider)
+    }
+  })
