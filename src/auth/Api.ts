@@ -1,4 +1,4 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
 import { VERSION } from "../Version.js"
 import { AuthError } from "./domain/AuthError.js"
@@ -89,6 +89,9 @@ export class Session extends Schema.Class<Session>("Session")({
   expires_at: Schema.Int,
   refresh_token: Schema.String,
   user: User,
+  /** The provider's tokens, after a sign-in with an external provider (the PKCE exchange of its code). */
+  provider_token: Schema.optional(Schema.String),
+  provider_refresh_token: Schema.optional(Schema.String),
   weak_password: Schema.optional(Schema.Struct({ message: Schema.String, reasons: Schema.Array(Schema.String) }))
 }) {}
 
@@ -301,6 +304,43 @@ export class VerifyGroup extends HttpApiGroup.make("verify")
   .annotate(OpenApi.Title, "Verify")
   .annotate(OpenApi.Description, "Confirms a sign-up, an email change or a phone change with an emailed or texted code or link") {}
 
+const CallbackParams = Schema.Struct({
+  state: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String),
+  error: Schema.optional(Schema.String),
+  error_description: Schema.optional(Schema.String)
+})
+
+const Found = (description: string) => Schema.Void.annotations({ description })
+
+export class ExternalGroup extends HttpApiGroup.make("external")
+  .add(
+    HttpApiEndpoint.get("authorize", "/authorize")
+      .setUrlParams(Schema.Struct({
+        provider: Schema.optional(Schema.String),
+        scopes: Schema.optional(Schema.String.annotations({ description: "Scopes beyond the provider's defaults, separated by spaces or commas" })),
+        redirect_to: Schema.optional(Schema.String),
+        code_challenge: Schema.optional(Schema.String),
+        code_challenge_method: Schema.optional(Schema.String)
+      }))
+      .addSuccess(Found("Found: to the provider's sign-in page"), { status: 302 })
+  )
+  .add(
+    HttpApiEndpoint.get("callback", "/callback")
+      .setUrlParams(CallbackParams)
+      .addSuccess(Found("Found: to redirect_to with the session (or `?code=` in the PKCE flow), or the error, in the fragment"), {
+        status: 302
+      })
+  )
+  .add(
+    HttpApiEndpoint.post("callbackPost", "/callback")
+      .setUrlParams(CallbackParams)
+      .setPayload(CallbackParams.pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" })))
+      .addSuccess(Found("Found: as GET /callback, for providers that post their answer (response_mode=form_post)"), { status: 302 })
+  )
+  .annotate(OpenApi.Title, "External providers")
+  .annotate(OpenApi.Description, "Sign-in with an external identity provider (OAuth 2.0 / OpenID Connect)") {}
+
 const RedirectParam = Schema.Struct({ redirect_to: Schema.optional(Schema.String) })
 
 export class OtpGroup extends HttpApiGroup.make("otp")
@@ -454,6 +494,7 @@ export class AuthApi extends HttpApi.make("gatehouse")
   .add(SignupGroup)
   .add(TokenGroup)
   .add(VerifyGroup)
+  .add(ExternalGroup)
   .add(OtpGroup)
   .add(RecoverGroup)
   .add(ResendGroup)

@@ -13,6 +13,9 @@ import { GenerateLink } from "./admin/GenerateLink.js"
 import { GenerateLinkHttpLive } from "./admin/GenerateLinkHttp.js"
 import { AuditHttpLive } from "./admin/AuditHttp.js"
 import { authPrefix } from "./http/AuthPrefix.js"
+import { External } from "./external/External.js"
+import { ExternalHttpLive } from "./external/ExternalHttp.js"
+import { OAuthProvidersLive } from "./external/OAuthProviders.js"
 import { Invite } from "./invite/Invite.js"
 import { InviteHttpLive } from "./invite/InviteHttp.js"
 import { LogoutHttpLive } from "./logout/LogoutHttp.js"
@@ -46,6 +49,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     SignupHttpLive,
     TokenHttpLive,
     VerifyHttpLive,
+    ExternalHttpLive,
     OtpHttpLive,
     RecoverHttpLive,
     ResendHttpLive,
@@ -63,6 +67,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     PkceGrant.Default,
     IdTokenGrant.Default,
     Verify.Default,
+    External.Default.pipe(Layer.provide(OAuthProvidersLive)),
     Otp.Default,
     Recover.Default,
     Resend.Default,

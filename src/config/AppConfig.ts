@@ -220,6 +220,9 @@ export const DEFAULT_PORT = 8081
 export const DEFAULT_DATA_DIR = "./.gatehouse"
 
 const NAMESPACE = /^[a-z_][a-z0-9_]{0,40}$/
+/** Providers with a public instance to fall back on when EXTERNAL_<NAME>_URL is unset (GoTrue's default for gitlab). */
+const DEFAULT_PROVIDER_URLS: Partial<Record<OAuthProviderName, string>> = { gitlab: "https://gitlab.com" }
+
 const SMS_PROVIDERS: ReadonlyArray<SmsProviderName> = ["twilio", "messagebird", "textlocal", "vonage"]
 const LOG_LEVELS: ReadonlyArray<LogLevelName | "warning"> = ["panic", "fatal", "error", "warn", "warning", "info", "debug", "trace"]
 const JWT_ALGORITHMS = ["HS256", "RS256", "RS512", "ES256", "ES512", "EdDSA"]
@@ -395,7 +398,7 @@ export const parseAppConfig = (
       clientId: Option.getOrElse(clientId, () => ""),
       secret,
       redirectUri: Option.getOrElse(redirectUri, () => ""),
-      url: r.url(`${key}_URL`)
+      url: Option.orElse(r.url(`${key}_URL`), () => Option.fromNullable(DEFAULT_PROVIDER_URLS[name]))
     }
     return [name, provider]
   })) as Record<OAuthProviderName, OAuthProviderConfig>

@@ -249,6 +249,9 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
           code_challenge_method: "s256",
           code_challenge: first.challenge,
           authentication_method: "email/signup",
+          provider_type: "email",
+          provider_access_token: null,
+          provider_refresh_token: null,
           created_at: at(1)
         }))
         expect(Option.map(yield* flows.latestFor(user.id, "email/signup"), (f) => f.id)).toEqual(Option.some(second.id))
@@ -258,6 +261,61 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(yield* flows.take(first.id)).toBe(true)
         expect(yield* flows.take(first.id)).toBe(false)
         expect(Option.isNone(yield* flows.findByAuthCode(first.authCode))).toBe(true)
+      }))
+
+    it.effect("OAuth flow state: a started flow is claimed once, with its provider verifier; its code flow is exchangeable", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const flows = yield* FlowStateRepo
+        const user = yield* users.insert(newUser())
+        const implicit = { id: randomUUID(), providerType: "keycloak", pkce: null, referrer: "http://localhost:3000/a", providerCodeVerifier: "v".repeat(43), now: at(1) }
+        const authCode = randomUUID()
+        const pkce = {
+          id: randomUUID(),
+          providerType: "github",
+          pkce: { challenge: "c".repeat(43), method: "s256" as const, authCode },
+          referrer: "http://localhost:3000/b",
+          providerCodeVerifier: null,
+          now: at(2)
+        }
+        yield* flows.startOAuth(implicit)
+        yield* flows.startOAuth(pkce)
+        // A started flow is no code an app could exchange.
+        expect(Option.isNone(yield* flows.findByAuthCode(authCode))).toBe(true)
+        expect(yield* flows.claimOAuth(implicit.id)).toEqual(Option.some({
+          id: implicit.id,
+          provider_type: "keycloak",
+          auth_code: null,
+          code_challenge: null,
+          code_challenge_method: null,
+          referrer: "http://localhost:3000/a",
+          provider_code_verifier: "v".repeat(43),
+          created_at: at(1)
+        }))
+        expect(Option.isNone(yield* flows.claimOAuth(implicit.id))).toBe(true)
+        const claimed = Option.getOrThrow(yield* flows.claimOAuth(pkce.id))
+        expect(claimed).toMatchObject({ auth_code: authCode, code_challenge_method: "s256", provider_code_verifier: null })
+        expect(Option.isNone(yield* flows.claimOAuth(randomUUID()))).toBe(true)
+        yield* flows.insertOAuthCode({
+          id: randomUUID(),
+          userId: user.id,
+          providerType: "github",
+          authCode,
+          challenge: "c".repeat(43),
+          method: "s256",
+          providerAccessToken: "gho_x",
+          providerRefreshToken: null,
+          createdAt: at(2),
+          now: at(3)
+        })
+        expect(yield* flows.findByAuthCode(authCode)).toEqual(Option.some(expect.objectContaining({
+          user_id: user.id,
+          authentication_method: "oauth",
+          provider_type: "github",
+          provider_access_token: "gho_x",
+          provider_refresh_token: null,
+          created_at: at(2)
+        })))
       }))
 
     // The counters are one row per channel for the whole database: each case starts with a window none before used.

@@ -456,6 +456,12 @@ describe("external OAuth providers", () => {
     const c = config(embedded({ ...keycloak, AUTH_EXTERNAL_KEYCLOAK_URL: "https://sso.example.com/realms/main" }))
     expect(c.external.keycloak.url).toStrictEqual(Option.some("https://sso.example.com/realms/main"))
   })
+
+  it("gives gitlab its public instance unless another is set", () => {
+    expect(config(embedded({})).external.gitlab.url).toStrictEqual(Option.some("https://gitlab.com"))
+    expect(config(embedded({ AUTH_EXTERNAL_GITLAB_URL: "https://git.example.com" })).external.gitlab.url)
+      .toStrictEqual(Option.some("https://git.example.com"))
+  })
 })
 
 describe("SMS providers", () => {

@@ -5,6 +5,7 @@ import { bodyErrorOf } from "../../platform/http/RequestBody.js"
 import { RequestId } from "../../platform/http/RequestId.js"
 import { AuthError } from "../domain/AuthError.js"
 import { API_VERSION_HEADER, renderError } from "./ErrorEnvelope.js"
+import { AUTH_PREFIX } from "./AuthPrefix.js"
 
 /** An AuthError as the response GoTrue would send to this request. */
 export const authErrorResponse = (
@@ -59,11 +60,19 @@ export const toAuthError = (cause: Cause.Cause<unknown>): AuthError => {
  */
 const bodyAsJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    request.method === "GET" || request.method === "HEAD" || /^application\/json\s*(;|$)/i.test(request.headers["content-type"] ?? "")
+    request.method === "GET" || request.method === "HEAD" || /^application\/json\s*(;|$)/i.test(request.headers["content-type"] ?? "") ||
+      isFormPostCallback(request)
       ? app
       : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({
         headers: Headers.set(request.headers, "content-type", "application/json")
       })))
+
+/** A provider's form_post answer (Apple's): the one auth route whose body is a form, as in GoTrue. */
+const isFormPostCallback = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const path = request.url.split("?")[0]
+  return (path === "/callback" || path === `${AUTH_PREFIX}/callback`) &&
+    /^application\/x-www-form-urlencoded\s*(;|$)/i.test(request.headers["content-type"] ?? "")
+}
 
 /**
  * The auth API's request and error boundary: bodies are read as JSON, and every failure or defect becomes an

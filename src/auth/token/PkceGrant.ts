@@ -1,5 +1,5 @@
 import { Clock, Effect, Option } from "effect"
-import type { Session } from "../Api.js"
+import { Session } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { isFlowStateExpired, verifierMatches } from "../domain/Pkce.js"
 import { isBanned } from "../domain/UserRow.js"
@@ -47,8 +47,17 @@ export class PkceGrant extends Effect.Service<PkceGrant>()("auth/PkceGrant", {
       const user = yield* users.findById(flow.user_id!)
       if (Option.isNone(user)) return yield* notFound()
       if (isBanned(user.value, at)) return yield* AuthError.of(400, "user_banned", "User is banned")
-      // The email flows are the only PKCE flows so far, and GoTrue names a flow's provider in its login entry.
-      return yield* tokens.issue(user.value, amrOf(flow.authentication_method), at, { action: "login", traits: { provider: "email" } })
+      // GoTrue names a flow's provider in its login entry, and hands an OAuth flow's provider tokens over with the session.
+      const session = yield* tokens.issue(user.value, amrOf(flow.authentication_method), at, {
+        action: "login",
+        traits: { provider: flow.provider_type }
+      })
+      if (flow.provider_access_token === null) return session
+      return new Session({
+        ...session,
+        provider_token: flow.provider_access_token,
+        ...(flow.provider_refresh_token === null ? {} : { provider_refresh_token: flow.provider_refresh_token })
+      })
     })
 
     return { exchange } as const

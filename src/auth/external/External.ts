@@ -1,0 +1,157 @@
+import { generateCodeVerifier } from "arctic"
+import { Clock, Effect, Either, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { AppConfig } from "../../config/AppConfig.js"
+import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
+import { AuthError } from "../domain/AuthError.js"
+import { isFlowStateExpired, requestedPkce } from "../domain/Pkce.js"
+import { chooseRedirect } from "../domain/RedirectTo.js"
+import { AccessTokens } from "../sessions/AccessTokens.js"
+import { FlowStateRepo, type OAuthFlow } from "../sessions/FlowStateRepo.js"
+import { ExternalAccounts } from "../users/ExternalAccounts.js"
+import { type CallbackFailure, codeRedirect, errorRedirect, sessionFragment } from "./CallbackRedirect.js"
+import { parseScopes, type ProviderProfile } from "./OAuthProvider.js"
+import { OAuthProviders } from "./OAuthProviders.js"
+
+export interface AuthorizeQuery {
+  readonly provider?: string | undefined
+  readonly scopes?: string | undefined
+  readonly redirectTo?: string | undefined
+  readonly codeChallenge?: string | undefined
+  readonly codeChallengeMethod?: string | undefined
+  /** The request's other query parameters, in order. */
+  readonly others?: ReadonlyArray<readonly [string, string]>
+}
+
+export interface CallbackQuery {
+  readonly state?: string | undefined
+  readonly code?: string | undefined
+  readonly error?: string | undefined
+  readonly errorDescription?: string | undefined
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const auth = (error: AuthError): CallbackFailure => ({ _tag: "Auth", error })
+
+const badState = () => auth(AuthError.of(400, "bad_oauth_state", "OAuth callback with invalid state"))
+
+/** The profile as the sign-in floor takes it (absent rather than null). */
+const asExternalProfile = (profile: ProviderProfile) => ({
+  providerId: profile.providerId,
+  email: profile.email ?? undefined,
+  emailVerified: profile.emailVerified,
+  name: profile.name ?? undefined,
+  avatarUrl: profile.avatarUrl ?? undefined,
+  claims: profile.claims
+})
+
+/**
+ * Sign-in with an external provider (reference §1 /authorize, /callback): the browser goes to the provider with a
+ * state that names a flow_state row, comes back to /callback with a code, and leaves with a session (or, in the
+ * PKCE flow, an auth code for /token) at the allowed redirect_to.
+ */
+export class External extends Effect.Service<External>()("auth/External", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const providers = yield* OAuthProviders
+    const flows = yield* FlowStateRepo
+    const accounts = yield* ExternalAccounts
+    const tokens = yield* AccessTokens
+    const allowList = compileAllowList(config.uriAllowList)
+
+    /** GET /authorize: the provider's authorization URL, with a new flow's id as the state. */
+    const authorize = Effect.fn("External.authorize")(function*(query: AuthorizeQuery): Effect.fn.Return<string, AuthError> {
+      const name = query.provider ?? ""
+      const provider = yield* Either.mapLeft(providers.lookup(name), (why) =>
+        AuthError.validation(
+          why._tag === "Unknown" ? `Unsupported provider: Provider ${why.name} could not be found` : "Unsupported provider: provider is not enabled"
+        ))
+      const pkce = yield* requestedPkce(query.codeChallenge, query.codeChallengeMethod)
+      const state = randomUUID()
+      const verifier = provider.usesPkce ? generateCodeVerifier() : null
+      yield* flows.startOAuth({
+        id: state,
+        providerType: provider.name,
+        pkce: Option.match(pkce, {
+          onNone: () => null,
+          onSome: ({ challenge, method }) => ({ challenge, method, authCode: randomUUID() })
+        }),
+        referrer: chooseRedirect(query.redirectTo, config.siteUrl, allowList),
+        providerCodeVerifier: verifier,
+        now: new Date(yield* Clock.currentTimeMillis)
+      })
+      return provider.authorizationUrl({
+        state,
+        extraScopes: parseScopes(query.scopes),
+        codeVerifier: verifier,
+        passThrough: query.others ?? []
+      }).href
+    })
+
+    /** Everything after the state checked out: the code for tokens and a profile, the profile for a user. */
+    const finish = (flow: OAuthFlow, query: CallbackQuery, at: Date) =>
+      Effect.gen(function*() {
+        if (query.error !== undefined && query.error !== "") {
+          return yield* Effect.fail<CallbackFailure>({ _tag: "Provider", error: query.error, description: query.errorDescription ?? "" })
+        }
+        const code = query.code ?? ""
+        if (code === "") {
+          return yield* Effect.fail(auth(AuthError.of(400, "bad_oauth_callback", "OAuth callback with missing authorization code missing")))
+        }
+        const provider = yield* Either.mapLeft(providers.lookup(flow.provider_type), () =>
+          auth(AuthError.of(400, "oauth_provider_not_supported", "Unsupported provider: provider is not enabled")))
+        const providerTokens = yield* provider.exchange(code, flow.provider_code_verifier).pipe(
+          Effect.tapError((failure) => Effect.logWarning(`${provider.name} code exchange failed: ${failure.reason}`)),
+          Effect.mapError(() => auth(new AuthError({ status: 500, code: "unexpected_failure", message: "Unable to exchange external code" })))
+        )
+        const profile = yield* provider.profile(providerTokens).pipe(
+          Effect.tapError((failure) => Effect.logWarning(`${provider.name} profile failed: ${failure.reason}`)),
+          Effect.mapError(() =>
+            auth(new AuthError({ status: 500, code: "unexpected_failure", message: "Error getting user profile from external provider" }))
+          )
+        )
+        const { user } = yield* Effect.mapError(accounts.signIn(provider.name, asExternalProfile(profile)), auth)
+        const target = flow.referrer ?? config.siteUrl
+        if (flow.auth_code !== null && flow.code_challenge !== null && flow.code_challenge_method !== null) {
+          yield* flows.insertOAuthCode({
+            id: randomUUID(),
+            userId: user.id,
+            providerType: provider.name,
+            authCode: flow.auth_code,
+            challenge: flow.code_challenge,
+            method: flow.code_challenge_method,
+            providerAccessToken: providerTokens.accessToken,
+            providerRefreshToken: providerTokens.refreshToken,
+            createdAt: flow.created_at,
+            now: at
+          })
+          return codeRedirect(target, flow.auth_code)
+        }
+        // The sign-in floor wrote the audit entry (login, or user_signedup for a new user).
+        const session = yield* tokens.issue(user, "oauth", at)
+        return sessionFragment(target, session, provider.name, providerTokens)
+      })
+
+    /** GET or POST /callback: where to send the browser, always; a bad or spent state never yields a session. */
+    const callback = Effect.fn("External.callback")(function*(query: CallbackQuery): Effect.fn.Return<string> {
+      const state = query.state ?? ""
+      const fallback = (failure: CallbackFailure) => errorRedirect(config.siteUrl, failure, false)
+      if (state === "") return fallback(auth(AuthError.of(400, "bad_oauth_callback", "OAuth state parameter missing")))
+      if (!UUID.test(state)) return fallback(badState())
+      const claimed = yield* flows.claimOAuth(state.toLowerCase())
+      if (Option.isNone(claimed)) return fallback(badState())
+      const flow = claimed.value
+      const target = flow.referrer ?? config.siteUrl
+      const pkce = flow.auth_code !== null
+      const at = new Date(yield* Clock.currentTimeMillis)
+      if (isFlowStateExpired(flow.created_at, at)) {
+        return errorRedirect(target, auth(AuthError.of(422, "flow_state_expired", "Flow state has expired")), pkce)
+      }
+      return yield* finish(flow, query, at).pipe(Effect.catchAll((failure) => Effect.succeed(errorRedirect(target, failure, pkce))))
+    })
+
+    return { authorize, callback } as const
+  }),
+  dependencies: [FlowStateRepo.Default, ExternalAccounts.Default, AccessTokens.Default]
+}) {}

@@ -1,0 +1,73 @@
+import { Data, type Effect } from "effect"
+import type { OAuthProviderName } from "../../config/OAuthProviders.js"
+
+/** What a provider's token endpoint handed over for the user. */
+export interface ProviderTokens {
+  readonly accessToken: string
+  readonly refreshToken: string | null
+}
+
+/**
+ * The user as a provider describes them, mapped to what sign-in needs. `claims` become the identity's
+ * identity_data (and the new user's user_metadata), in GoTrue's claim names.
+ */
+export interface ProviderProfile {
+  readonly providerId: string
+  readonly email: string | null
+  readonly emailVerified: boolean
+  readonly name: string | null
+  readonly avatarUrl: string | null
+  readonly claims: Readonly<Record<string, unknown>>
+}
+
+/** A provider that could not be talked to, or answered something unusable; never shown to the browser in detail. */
+export class ProviderFailure extends Data.TaggedError("ProviderFailure")<{
+  readonly step: "exchange" | "profile"
+  readonly reason: string
+}> {}
+
+export interface AuthorizationRequest {
+  readonly state: string
+  readonly extraScopes: ReadonlyArray<string>
+  readonly codeVerifier: string | null
+  /** The app's other /authorize parameters (prompt, login_hint, access_type, …), passed on as GoTrue passes them. */
+  readonly passThrough: ReadonlyArray<readonly [string, string]>
+}
+
+/** The parameters the protocol owns; an app's parameter of the same name is not passed on. */
+const PROTOCOL_PARAMETERS = new Set(["response_type", "client_id", "redirect_uri", "state", "scope", "code_challenge", "code_challenge_method"])
+
+/** The authorization URL with the app's pass-through parameters added, never replacing the protocol's own. */
+export const withPassThrough = (url: URL, passThrough: ReadonlyArray<readonly [string, string]>): URL => {
+  for (const [key, value] of passThrough) {
+    if (!PROTOCOL_PARAMETERS.has(key) && !url.searchParams.has(key)) url.searchParams.set(key, value)
+  }
+  return url
+}
+
+/** One external identity provider, configured: where to send the browser, and how to turn a code into a profile. */
+export interface OAuthProvider {
+  readonly name: OAuthProviderName
+  /** Whether the provider takes a PKCE challenge from us (the verifier then goes with the code exchange). */
+  readonly usesPkce: boolean
+  readonly authorizationUrl: (request: AuthorizationRequest) => URL
+  readonly exchange: (code: string, codeVerifier: string | null) => Effect.Effect<ProviderTokens, ProviderFailure>
+  readonly profile: (tokens: ProviderTokens) => Effect.Effect<ProviderProfile, ProviderFailure>
+}
+
+/** `scopes` as GoTrue reads it: separated by commas or spaces; the provider's own scopes come first, once each. */
+export const scopesWith = (defaults: ReadonlyArray<string>, extra: ReadonlyArray<string>): ReadonlyArray<string> =>
+  [...new Set([...defaults, ...extra])]
+
+export const parseScopes = (scopes: string | undefined): ReadonlyArray<string> =>
+  (scopes ?? "").split(/[\s,]+/).filter((scope) => scope !== "")
+
+/** A claim that is a non-empty string, or null. */
+export const stringClaim = (claims: Readonly<Record<string, unknown>>, key: string): string | null => {
+  const value = claims[key]
+  return typeof value === "string" && value !== "" ? value : null
+}
+
+/** OIDC's email_verified, which some providers send as the string "true". */
+export const booleanClaim = (claims: Readonly<Record<string, unknown>>, key: string): boolean =>
+  claims[key] === true || claims[key] === "true"

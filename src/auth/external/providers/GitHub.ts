@@ -1,0 +1,61 @@
+import { Either } from "effect"
+import type { ProviderProfile } from "../OAuthProvider.js"
+
+/**
+ * GitHub's OAuth endpoints: github.com and api.github.com, or a GitHub Enterprise Server at EXTERNAL_GITHUB_URL,
+ * which serves both from one host with the API under /api/v3.
+ */
+export const githubEndpoints = (baseUrl: string | undefined) => {
+  const web = (baseUrl ?? "https://github.com").replace(/\/+$/, "")
+  const api = baseUrl === undefined ? "https://api.github.com" : `${web}/api/v3`
+  return {
+    authorization: `${web}/login/oauth/authorize`,
+    token: `${web}/login/oauth/access_token`,
+    user: `${api}/user`,
+    emails: `${api}/user/emails`,
+    issuer: api
+  }
+}
+
+/** GoTrue's default: the addresses, including private ones, come only with this scope. */
+export const GITHUB_SCOPES: ReadonlyArray<string> = ["user:email"]
+
+export interface GitHubEmail {
+  readonly email: string
+  readonly primary: boolean
+  readonly verified: boolean
+}
+
+/** `GET /user/emails`, keeping only well-formed entries. */
+export const githubEmails = (body: unknown): ReadonlyArray<GitHubEmail> =>
+  Array.isArray(body)
+    ? body.filter((entry): entry is GitHubEmail =>
+      typeof entry === "object" && entry !== null && typeof entry.email === "string" && typeof entry.primary === "boolean" &&
+      typeof entry.verified === "boolean")
+    : []
+
+/**
+ * `GET /user` and `GET /user/emails` as a profile: the primary address, verified only when GitHub says so. The
+ * numeric id is the subject (a login can be renamed, an id cannot).
+ */
+export const githubProfile = (
+  user: Readonly<Record<string, unknown>>,
+  emails: ReadonlyArray<GitHubEmail>,
+  issuer: string
+): Either.Either<ProviderProfile, string> => {
+  const id = typeof user["id"] === "number" || typeof user["id"] === "string" ? String(user["id"]) : ""
+  if (id === "") return Either.left("user has no id")
+  const primary = emails.find((entry) => entry.primary)
+  const email = primary?.email ?? null
+  const emailVerified = primary?.verified ?? false
+  const text = (key: string) => typeof user[key] === "string" && user[key] !== "" ? user[key] as string : null
+  const name = text("name")
+  const login = text("login")
+  const avatar = text("avatar_url")
+  const claims: Record<string, unknown> = { iss: issuer, sub: id, provider_id: id, email_verified: emailVerified, phone_verified: false }
+  if (email !== null) claims["email"] = email
+  if (name !== null) Object.assign(claims, { name, full_name: name })
+  if (login !== null) Object.assign(claims, { preferred_username: login, user_name: login })
+  if (avatar !== null) Object.assign(claims, { picture: avatar, avatar_url: avatar })
+  return Either.right({ providerId: id, email, emailVerified, name, avatarUrl: avatar, claims })
+}

@@ -1,0 +1,132 @@
+/**
+ * A real OpenID provider (npm oidc-provider) on 127.0.0.1 and a free port, laid out as a Keycloak realm: issuer
+ * `<origin>/realms/test`, endpoints under `/protocol/openid-connect/{auth,token,userinfo,certs}`. Logging in is a
+ * form post to the interaction page naming an account of `accounts`; consent is granted with it.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { exportJWK, generateKeyPair } from "jose"
+import Provider from "oidc-provider"
+
+export interface IdpAccount {
+  readonly sub: string
+  readonly email: string
+  readonly email_verified: boolean
+  readonly name: string
+  readonly picture?: string
+  readonly preferred_username?: string
+}
+
+export interface KeycloakIdp {
+  /** The realm URL, for EXTERNAL_KEYCLOAK_URL. */
+  readonly realmUrl: string
+  readonly clientId: string
+  readonly clientSecret: string
+  /** Every request the provider received, by method and path (with query). */
+  readonly requests: Array<{ readonly method: string; readonly url: string }>
+  readonly close: () => Promise<void>
+}
+
+const REALM = "/realms/test"
+
+const formOf = (req: IncomingMessage): Promise<URLSearchParams> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => resolve(new URLSearchParams(Buffer.concat(chunks).toString("utf8"))))
+    req.on("error", reject)
+  })
+
+export const startKeycloakIdp = async (options: {
+  readonly redirectUri: string
+  readonly accounts: Readonly<Record<string, IdpAccount>>
+}): Promise<KeycloakIdp> => {
+  const clientId = "gatehouse"
+  const clientSecret = "idp-client-secret"
+  const requests: Array<{ method: string; url: string }> = []
+  let provider: any
+  let handler: (req: IncomingMessage, res: ServerResponse) => void = () => undefined
+
+  const login = async (req: IncomingMessage, res: ServerResponse) => {
+    const form = await formOf(req)
+    const accountId = form.get("login") ?? ""
+    const details = await provider.interactionDetails(req, res)
+    if (options.accounts[accountId] === undefined) {
+      await provider.interactionFinished(req, res, { error: "access_denied", error_description: "unknown account" })
+      return
+    }
+    const grant = new provider.Grant({ accountId, clientId: details.params.client_id })
+    grant.addOIDCScope(String(details.params.scope))
+    const grantId = await grant.save()
+    await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false })
+  }
+
+  const server: Server = createServer((req, res) => {
+    const url = req.url ?? "/"
+    requests.push({ method: req.method ?? "GET", url })
+    if (!url.startsWith(REALM)) {
+      res.statusCode = 404
+      res.end()
+      return
+    }
+    if (url.startsWith(`${REALM}/interaction/`)) {
+      if (req.method === "POST") {
+        login(req, res).catch((error) => {
+          res.statusCode = 500
+          res.end(String(error))
+        })
+      } else {
+        res.setHeader("content-type", "text/html")
+        res.end(`<form method="post"><input name="login"></form>`)
+      }
+      return
+    }
+    // Mounted below the realm path as Express would mount it: oidc-provider reads the prefix from originalUrl.
+    ;(req as any).originalUrl = url
+    req.url = url.slice(REALM.length) || "/"
+    handler(req, res)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const address = server.address()
+  if (address === null || typeof address === "string") throw new Error("expected a TCP address")
+  const realmUrl = `http://127.0.0.1:${address.port}${REALM}`
+
+  const { privateKey } = await generateKeyPair("RS256", { extractable: true })
+  provider = new Provider(realmUrl, {
+    jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: "test-realm-key", use: "sig", alg: "RS256" }] },
+    clients: [{
+      client_id: clientId,
+      client_secret: clientSecret,
+      redirect_uris: [options.redirectUri],
+      grant_types: ["authorization_code"],
+      response_types: ["code"]
+    }],
+    findAccount: (_ctx: unknown, id: string) => {
+      const account = options.accounts[id]
+      return account === undefined ? undefined : { accountId: id, claims: () => account }
+    },
+    claims: {
+      openid: ["sub"],
+      email: ["email", "email_verified"],
+      profile: ["name", "picture", "preferred_username"]
+    },
+    features: { devInteractions: { enabled: false } },
+    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `${REALM}/interaction/${interaction.uid}` },
+    routes: {
+      authorization: "/protocol/openid-connect/auth",
+      token: "/protocol/openid-connect/token",
+      userinfo: "/protocol/openid-connect/userinfo",
+      jwks: "/protocol/openid-connect/certs"
+    },
+    cookies: { keys: ["keycloak-idp-test-cookie-key"] },
+    pkce: { required: () => true }
+  })
+  handler = provider.callback()
+
+  return {
+    realmUrl,
+    clientId,
+    clientSecret,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve()))
+  }
+}
