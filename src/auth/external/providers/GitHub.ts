@@ -1,3 +1,7 @@
+import { Effect, Option } from "effect"
+import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
+import type { OAuthProvider } from "../OAuthProvider.js"
+import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 import { Either } from "effect"
 import type { ProviderProfile } from "../OAuthProvider.js"
 
@@ -58,4 +62,26 @@ export const githubProfile = (
   if (login !== null) Object.assign(claims, { preferred_username: login, user_name: login })
   if (avatar !== null) Object.assign(claims, { picture: avatar, avatar_url: avatar })
   return Either.right({ providerId: id, email, emailVerified, name, avatarUrl: avatar, claims })
+}
+
+/** GitHub, or a GitHub Enterprise Server at EXTERNAL_GITHUB_URL. */
+export const github = (config: OAuthProviderConfig): OAuthProvider => {
+  const endpoints = githubEndpoints(Option.getOrUndefined(config.url))
+  const client = clientFor(config)
+  // GitHub refuses API calls without a User-Agent, and the media type pins the API version.
+  const api = { accept: "application/vnd.github+json", "user-agent": "gatehouse" }
+  return {
+    name: "github",
+    // GitHub accepts a PKCE challenge on OAuth apps and GitHub apps alike.
+    usesPkce: true,
+    authorizationUrl: authorizationUrl(client, endpoints.authorization, GITHUB_SCOPES),
+    exchange: exchangeWith(config, endpoints.token),
+    profile: (tokens) =>
+      Effect.flatMap(
+        Effect.all([getJson(endpoints.user, tokens.accessToken, api), getJson(endpoints.emails, tokens.accessToken, api)], {
+          concurrency: 2
+        }),
+        ([user, emails]) => mapped(githubProfile(asObject(user), githubEmails(emails), endpoints.issuer))
+      )
+  }
 }

@@ -1,3 +1,7 @@
+import { Effect, Option } from "effect"
+import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
+import type { OAuthProvider } from "../OAuthProvider.js"
+import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 import { Either } from "effect"
 import { booleanClaim, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 
@@ -36,4 +40,19 @@ export const keycloakProfile = (userinfo: Readonly<Record<string, unknown>>, iss
   const username = stringClaim(userinfo, "preferred_username")
   if (username !== null) claims["preferred_username"] = username
   return Either.right({ providerId: sub, email, emailVerified, name, avatarUrl: picture, claims })
+}
+
+/** Keycloak (OIDC) at the realm URL EXTERNAL_KEYCLOAK_URL. */
+export const keycloak = (config: OAuthProviderConfig): OAuthProvider => {
+  const realm = Option.getOrElse(config.url, () => "")
+  const endpoints = keycloakEndpoints(realm)
+  const client = clientFor(config)
+  return {
+    name: "keycloak",
+    usesPkce: true,
+    authorizationUrl: authorizationUrl(client, endpoints.authorization, KEYCLOAK_SCOPES),
+    exchange: exchangeWith(config, endpoints.token),
+    profile: (tokens) =>
+      Effect.flatMap(getJson(endpoints.userinfo, tokens.accessToken), (userinfo) => mapped(keycloakProfile(asObject(userinfo), realm)))
+  }
 }

@@ -1,0 +1,91 @@
+import { CodeChallengeMethod, OAuth2Client } from "arctic"
+import { Duration, Effect, Either, Option, Redacted } from "effect"
+import type { OAuthProviderConfig } from "../../config/AppConfig.js"
+import { clientIdsOf } from "../domain/IdToken.js"
+import {
+  type AuthorizationRequest,
+  ProviderFailure,
+  type ProviderProfile,
+  type ProviderTokens,
+  scopesWith,
+  withPassThrough
+} from "./OAuthProvider.js"
+
+/*
+ * What every provider's wiring is made of: the code exchange, JSON fetches with the user's token, the
+ * authorization URL. A provider module (providers/X.ts) combines them with its endpoints and profile mapping.
+ */
+
+export const PROVIDER_TIMEOUT = Duration.seconds(10)
+
+/** An error's message and its causes' (arctic wraps fetch's failure, which wraps the socket's). */
+export const reasonOf = (cause: unknown): string =>
+  cause instanceof Error ? [cause.message, ...(cause.cause === undefined ? [] : [reasonOf(cause.cause)])].join(": ") : String(cause)
+
+export const asObject = (body: unknown): Readonly<Record<string, unknown>> =>
+  typeof body === "object" && body !== null && !Array.isArray(body) ? body as Record<string, unknown> : {}
+
+/**
+ * The code exchange (RFC 6749 §4.1.3), client credentials in Basic auth. Sent with fetch rather than arctic's
+ * sender, whose hand-set Content-Length the HTTP client of @effect/platform-node's undici refuses. An `error` in a
+ * 200 answer is a refusal too: GitHub answers a bad code that way.
+ */
+export const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string) => (code: string, codeVerifier: string | null) =>
+  Effect.tryPromise({
+    try: async (signal): Promise<ProviderTokens> => {
+      const form = new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: config.redirectUri })
+      if (codeVerifier !== null) form.set("code_verifier", codeVerifier)
+      const secret = Option.match(config.secret, { onNone: () => "", onSome: Redacted.value })
+      const credentials = Buffer.from(`${encodeURIComponent(redirectClientId(config))}:${encodeURIComponent(secret)}`).toString("base64")
+      const response = await fetch(tokenUrl, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", authorization: `Basic ${credentials}` },
+        body: form.toString(),
+        signal
+      })
+      const body = asObject(await response.json().catch(() => undefined))
+      if (!response.ok || typeof body["error"] === "string") {
+        throw new Error(`token endpoint answered ${response.status} ${typeof body["error"] === "string" ? body["error"] : ""}`.trim())
+      }
+      if (typeof body["access_token"] !== "string" || body["access_token"] === "") throw new Error("no access_token")
+      return {
+        accessToken: body["access_token"],
+        refreshToken: typeof body["refresh_token"] === "string" && body["refresh_token"] !== "" ? body["refresh_token"] : null
+      }
+    },
+    catch: (cause) => new ProviderFailure({ step: "exchange", reason: reasonOf(cause) })
+  }).pipe(Effect.timeoutFail({ duration: PROVIDER_TIMEOUT, onTimeout: () => new ProviderFailure({ step: "exchange", reason: "timed out" }) }))
+
+/** A GET of a JSON resource with the user's access token. */
+export const getJson = (url: string, accessToken: string, headers: Record<string, string> = {}) =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const response = await fetch(url, { headers: { authorization: `Bearer ${accessToken}`, accept: "application/json", ...headers }, signal })
+      if (!response.ok) throw new Error(`${url} answered ${response.status}`)
+      return (await response.json()) as unknown
+    },
+    catch: (cause) => new ProviderFailure({ step: "profile", reason: reasonOf(cause) })
+  }).pipe(Effect.timeoutFail({ duration: PROVIDER_TIMEOUT, onTimeout: () => new ProviderFailure({ step: "profile", reason: "timed out" }) }))
+
+export const mapped = (result: Either.Either<ProviderProfile, string>) =>
+  Either.mapLeft(result, (reason) => new ProviderFailure({ step: "profile", reason }))
+
+/**
+ * The client id the redirect flow uses: the first when several are configured (comma-separated, so an ID token of
+ * a native app's other client id is accepted too), as GoTrue does.
+ */
+export const redirectClientId = (config: OAuthProviderConfig): string => clientIdsOf(config.clientId)[0] ?? ""
+
+export const clientFor = (config: OAuthProviderConfig) =>
+  new OAuth2Client(redirectClientId(config), Option.match(config.secret, { onNone: () => null, onSome: Redacted.value }), config.redirectUri)
+
+export const authorizationUrl = (client: OAuth2Client, endpoint: string, defaults: ReadonlyArray<string>) =>
+  ({ codeVerifier, extraScopes, passThrough, state }: AuthorizationRequest): URL => {
+    const scopes = [...scopesWith(defaults, extraScopes)]
+    return withPassThrough(
+      codeVerifier === null
+        ? client.createAuthorizationURL(endpoint, state, scopes)
+        : client.createAuthorizationURLWithPKCE(endpoint, state, CodeChallengeMethod.S256, codeVerifier, scopes),
+      passThrough
+    )
+  }
