@@ -25,32 +25,50 @@ export const reasonOf = (cause: unknown): string =>
 export const asObject = (body: unknown): Readonly<Record<string, unknown>> =>
   typeof body === "object" && body !== null && !Array.isArray(body) ? body as Record<string, unknown> : {}
 
+export interface ExchangeOptions {
+  /** Where the client credentials go: Basic auth (the default), or the body for providers that take only that. */
+  readonly credentials?: "basic" | "body"
+  /** How the body is encoded: a form (RFC 6749), or JSON where that is all the provider documents (Notion). */
+  readonly encoding?: "form" | "json"
+}
+
 /**
- * The code exchange (RFC 6749 §4.1.3), client credentials in Basic auth. Sent with fetch rather than arctic's
- * sender, whose hand-set Content-Length the HTTP client of @effect/platform-node's undici refuses. An `error` in a
- * 200 answer is a refusal too: GitHub answers a bad code that way.
+ * The code exchange (RFC 6749 §4.1.3), client credentials in Basic auth unless the options say otherwise. Sent with
+ * fetch rather than arctic's sender, whose hand-set Content-Length the HTTP client of @effect/platform-node's undici
+ * refuses. An `error` in a 200 answer is a refusal too: GitHub answers a bad code that way, and Slack with
+ * `ok: false`.
  */
-export const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string) => (code: string, codeVerifier: string | null) =>
+export const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string, options: ExchangeOptions = {}) =>
+(code: string, codeVerifier: string | null) =>
   Effect.tryPromise({
     try: async (signal): Promise<ProviderTokens> => {
-      const form = new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: config.redirectUri })
-      if (codeVerifier !== null) form.set("code_verifier", codeVerifier)
+      const fields: Record<string, string> = { grant_type: "authorization_code", code, redirect_uri: config.redirectUri }
+      if (codeVerifier !== null) fields["code_verifier"] = codeVerifier
       const secret = Option.match(config.secret, { onNone: () => "", onSome: Redacted.value })
-      const credentials = Buffer.from(`${encodeURIComponent(redirectClientId(config))}:${encodeURIComponent(secret)}`).toString("base64")
+      const headers: Record<string, string> = { accept: "application/json" }
+      if (options.credentials === "body") {
+        fields["client_id"] = redirectClientId(config)
+        fields["client_secret"] = secret
+      } else {
+        headers["authorization"] = `Basic ${Buffer.from(`${encodeURIComponent(redirectClientId(config))}:${encodeURIComponent(secret)}`).toString("base64")}`
+      }
+      const json = options.encoding === "json"
+      headers["content-type"] = json ? "application/json" : "application/x-www-form-urlencoded"
       const response = await fetch(tokenUrl, {
         method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", authorization: `Basic ${credentials}` },
-        body: form.toString(),
+        headers,
+        body: json ? JSON.stringify(fields) : new URLSearchParams(fields).toString(),
         signal
       })
       const body = asObject(await response.json().catch(() => undefined))
-      if (!response.ok || typeof body["error"] === "string") {
+      if (!response.ok || typeof body["error"] === "string" || body["ok"] === false) {
         throw new Error(`token endpoint answered ${response.status} ${typeof body["error"] === "string" ? body["error"] : ""}`.trim())
       }
       if (typeof body["access_token"] !== "string" || body["access_token"] === "") throw new Error("no access_token")
       return {
         accessToken: body["access_token"],
-        refreshToken: typeof body["refresh_token"] === "string" && body["refresh_token"] !== "" ? body["refresh_token"] : null
+        refreshToken: typeof body["refresh_token"] === "string" && body["refresh_token"] !== "" ? body["refresh_token"] : null,
+        raw: body
       }
     },
     catch: (cause) => new ProviderFailure({ step: "exchange", reason: reasonOf(cause) })

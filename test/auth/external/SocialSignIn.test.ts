@@ -1,0 +1,251 @@
+/**
+ * Sign-in with discord, facebook, spotify, slack, linkedin and notion, each against a local server in the
+ * provider's place (EXTERNAL_<P>_URL, one path prefix per provider), answering in the provider's real response
+ * shapes. For each, the test checks the authorize URL and every request the provider would receive (method, path,
+ * headers, body), then the session (or, for a provider that does not verify addresses, the refusal and the user
+ * and identity kept for later).
+ */
+import { createServer, type IncomingMessage } from "node:http"
+import { afterAll, expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { ServerUrl } from "../../support/TestServer.js"
+import { acceptance, adminJwt, authClient, call, decodeJwt } from "../acceptance/AcceptanceKit.js"
+
+const SITE_URL = "http://localhost:3000"
+const REDIRECT_URI = "http://localhost:9999/callback"
+const CODE = "c0de-from-the-provider"
+
+interface Seen {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingMessage["headers"]
+  readonly body: string
+}
+
+interface ApiCall {
+  /** Path and query as the provider receives them, after the case's prefix. */
+  readonly path: string
+  readonly answer: unknown
+  readonly headers?: Record<string, string>
+}
+
+interface Case {
+  readonly provider: string
+  readonly clientId: string
+  readonly secret: string
+  readonly accessToken: string
+  readonly refreshToken: string | null
+  readonly authorizePath: string
+  /** The authorize URL's query besides response_type, client_id, redirect_uri and state. */
+  readonly authorizeQuery: Record<string, unknown>
+  readonly pkce: boolean
+  readonly tokenPath: string
+  readonly credentials: "basic" | "body"
+  readonly encoding: "form" | "json"
+  readonly tokenAnswer: Record<string, unknown>
+  /** How the provider refuses a bad code: status and body. */
+  readonly refusal: readonly [number, unknown]
+  readonly api: ReadonlyArray<ApiCall>
+  readonly identityId: string
+  readonly email: string
+  readonly verified: boolean
+  readonly metadata: Record<string, unknown>
+}
+
+const CASES: ReadonlyArray<Case> = [
+  {
+    provider: "discord",
+    clientId: "1234567890123456789",
+    secret: "discord-client-secret",
+    accessToken: "6qrZcUqja7812RVdnEKjpzOL4CvHBFG",
+    refreshToken: "D43f5y0ahjqew82jZ4NViEr2YafMKhue",
+    authorizePath: "/api/oauth2/authorize",
+    authorizeQuery: { scope: "email identify guilds" },
+    pkce: true,
+    tokenPath: "/api/oauth2/token",
+    credentials: "basic",
+    encoding: "form",
+    tokenAnswer: {
+      access_token: "6qrZcUqja7812RVdnEKjpzOL4CvHBFG",
+      token_type: "Bearer",
+      expires_in: 604800,
+      refresh_token: "D43f5y0ahjqew82jZ4NViEr2YafMKhue",
+      scope: "email identify guilds"
+    },
+    refusal: [400, { error: "invalid_grant", error_description: "Invalid \"code\" in request." }],
+    api: [{
+      path: "/api/users/@me",
+      answer: {
+        id: "80351110224678912",
+        username: "nelly",
+        discriminator: "0",
+        global_name: "Nelly",
+        avatar: "8342729096ea3675442027381ff50dfe",
+        bot: false,
+        mfa_enabled: true,
+        banner: null,
+        accent_color: null,
+        locale: "en-US",
+        verified: true,
+        email: "nelly@discord.example.com",
+        flags: 64,
+        premium_type: 1,
+        public_flags: 64
+      }
+    }],
+    identityId: "80351110224678912",
+    email: "nelly@discord.example.com",
+    verified: true,
+    metadata: {
+      full_name: "Nelly",
+      user_name: "nelly",
+      avatar_url: "https://cdn.discordapp.com/avatars/80351110224678912/8342729096ea3675442027381ff50dfe.png",
+      custom_claims: { global_name: "Nelly" }
+    }
+  }
+]
+
+/** Which scopes the app asks for on top of the provider's own, per provider (some take none). */
+const APP_SCOPES: Record<string, string | undefined> = { discord: "guilds" }
+
+const seen: Array<Seen> = []
+
+const caseFor = (path: string) => CASES.find((c) => path.startsWith(`/${c.provider}/`))
+
+const fake = createServer((req, res) => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (chunk: Buffer) => chunks.push(chunk))
+  req.on("end", () => {
+    const full = req.url ?? "/"
+    const body = Buffer.concat(chunks).toString("utf8")
+    const c = caseFor(full)
+    const path = c === undefined ? full : full.slice(c.provider.length + 1)
+    seen.push({ method: req.method ?? "GET", path, headers: req.headers, body })
+    res.setHeader("content-type", "application/json; charset=utf-8")
+    const send = (status: number, answer: unknown) => {
+      res.statusCode = status
+      res.end(JSON.stringify(answer))
+    }
+    if (c === undefined) return send(404, { message: "Not Found" })
+    if (path === c.tokenPath) {
+      const code = c.encoding === "json" ? (JSON.parse(body) as Record<string, string>)["code"] : new URLSearchParams(body).get("code")
+      return code === CODE ? send(200, c.tokenAnswer) : send(...c.refusal)
+    }
+    const api = c.api.find((a) => a.path === path)
+    return api === undefined ? send(404, { message: "Not Found" }) : send(200, api.answer)
+  })
+})
+await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve))
+const address = fake.address()
+const FAKE_URL = typeof address === "object" && address !== null ? `http://127.0.0.1:${address.port}` : ""
+afterAll(() => new Promise<void>((resolve) => fake.close(() => resolve())))
+
+const env = Object.fromEntries(CASES.flatMap((c) => {
+  const key = `AUTH_EXTERNAL_${c.provider.toUpperCase()}`
+  return [
+    [`${key}_ENABLED`, "true"],
+    [`${key}_CLIENT_ID`, c.clientId],
+    [`${key}_SECRET`, c.secret],
+    [`${key}_REDIRECT_URI`, REDIRECT_URI],
+    [`${key}_URL`, `${FAKE_URL}/${c.provider}`]
+  ]
+}))
+
+const authorize = (url: string, c: Case, redirectTo?: string) =>
+  Effect.gen(function*() {
+    const { client } = authClient(url)
+    const scopes = APP_SCOPES[c.provider]
+    const started = yield* call(() =>
+      client.signInWithOAuth({
+        provider: c.provider as "discord",
+        options: { skipBrowserRedirect: true, ...(scopes === undefined ? {} : { scopes }), ...(redirectTo === undefined ? {} : { redirectTo }) }
+      }))
+    const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+    expect(response.status).toBe(302)
+    return new URL(response.headers.get("location")!)
+  })
+
+const callback = (url: string, query: Record<string, string>) =>
+  Effect.map(call(() => fetch(`${url}/callback?${new URLSearchParams(query)}`, { redirect: "manual" })), (response) => ({
+    status: response.status,
+    location: new URL(response.headers.get("location")!)
+  }))
+
+const admin = (url: string) => authClient(url, { headers: { Authorization: `Bearer ${adminJwt()}`, apikey: adminJwt() } }).client
+
+acceptance(env)("social sign-in", (it) => {
+  for (const c of CASES) {
+    it.effect(`${c.provider}: the authorize URL, the token request, the profile requests, and the ${c.verified ? "session" : "refusal"}`, () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        seen.length = 0
+        const toProvider = yield* authorize(url, c, `${SITE_URL}/home`)
+        expect(`${toProvider.origin}${toProvider.pathname}`).toBe(`${FAKE_URL}/${c.provider}${c.authorizePath}`)
+        expect(Object.fromEntries(toProvider.searchParams)).toEqual({
+          response_type: "code",
+          client_id: c.clientId,
+          redirect_uri: REDIRECT_URI,
+          state: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          ...c.authorizeQuery,
+          ...(c.pkce ? { code_challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), code_challenge_method: "S256" } : {})
+        })
+
+        const { status, location } = yield* callback(url, { code: CODE, state: toProvider.searchParams.get("state")! })
+        expect(status).toBe(302)
+        expect(`${location.origin}${location.pathname}`).toBe(`${SITE_URL}/home`)
+        const fragment = new URLSearchParams(location.hash.slice(1))
+
+        const [token, ...api] = seen
+        expect(token!.method).toBe("POST")
+        expect(token!.path).toBe(c.tokenPath)
+        expect(token!.headers["accept"]).toBe("application/json")
+        const basic = `Basic ${Buffer.from(`${c.clientId}:${c.secret}`).toString("base64")}`
+        expect(token!.headers["authorization"]).toBe(c.credentials === "basic" ? basic : undefined)
+        expect(token!.headers["content-type"]).toBe(c.encoding === "json" ? "application/json" : "application/x-www-form-urlencoded")
+        const sent = c.encoding === "json" ? JSON.parse(token!.body) : Object.fromEntries(new URLSearchParams(token!.body))
+        expect(sent).toEqual({
+          grant_type: "authorization_code",
+          code: CODE,
+          redirect_uri: REDIRECT_URI,
+          ...(c.pkce ? { code_verifier: expect.stringMatching(/^[A-Za-z0-9_-]{43,128}$/) } : {}),
+          ...(c.credentials === "body" ? { client_id: c.clientId, client_secret: c.secret } : {})
+        })
+        expect(api.map((r) => `${r.method} ${r.path}`).sort()).toEqual(c.api.map((a) => `GET ${a.path}`).sort())
+        for (const request of api) {
+          expect(request.headers["authorization"]).toBe(`Bearer ${c.accessToken}`)
+          expect(request.headers).toMatchObject(c.api.find((a) => a.path === request.path)?.headers ?? {})
+        }
+
+        if (!c.verified) {
+          expect(fragment.get("access_token")).toBeNull()
+          expect(fragment.get("error_code")).toBe("provider_email_needs_verification")
+          const { data } = yield* call(() => admin(url).admin.listUsers({ perPage: 1000 }))
+          const user = data.users.find((u) => u.email === c.email)
+          expect(user?.email_confirmed_at ?? null).toBeNull()
+          expect(user?.user_metadata).toMatchObject(c.metadata)
+          expect(user?.identities?.find((i) => i.provider === c.provider)?.id).toBe(c.identityId)
+          return
+        }
+        expect(fragment.get("provider")).toBe(c.provider)
+        expect(fragment.get("provider_token")).toBe(c.accessToken)
+        expect(fragment.get("provider_refresh_token")).toBe(c.refreshToken ?? "")
+        const { data } = yield* call(() => authClient(url).client.getUser(fragment.get("access_token")!))
+        expect(data.user?.email).toBe(c.email)
+        expect(data.user?.email_confirmed_at).toBeTruthy()
+        expect(data.user?.user_metadata).toMatchObject(c.metadata)
+        expect(data.user?.identities?.find((i) => i.provider === c.provider)?.id).toBe(c.identityId)
+        expect(decodeJwt(fragment.get("access_token")!).payload["app_metadata"]).toMatchObject({ provider: c.provider })
+      }))
+
+    it.effect(`${c.provider}: a code the provider refuses ends in an error redirect, never a session`, () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const toProvider = yield* authorize(url, c)
+        const { location } = yield* callback(url, { code: "wrong", state: toProvider.searchParams.get("state")! })
+        const fragment = new URLSearchParams(location.hash.slice(1))
+        expect(fragment.get("access_token")).toBeNull()
+        expect(fragment.get("error")).toBe("server_error")
+        expect(fragment.get("error_description")).toBe("Unable to exchange external code")
+      }))
+  }
+})
