@@ -3,6 +3,7 @@ import { AppConfig, type OAuthProviderConfig } from "../../config/AppConfig.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "../../config/OAuthProviders.js"
 import type { OAuthProvider } from "./OAuthProvider.js"
 import { discord } from "./providers/Discord.js"
+import { facebook } from "./providers/Facebook.js"
 import { github } from "./providers/GitHub.js"
 import { keycloak } from "./providers/Keycloak.js"
 
@@ -15,7 +16,7 @@ export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProv
 }>() {}
 
 /** The providers implemented so far; the others are configured (and listed in /settings) but not served yet. */
-const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, discord }
+const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, discord, facebook }
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)
 

@@ -1,6 +1,7 @@
 /** The pure halves of discord, facebook, spotify, slack, linkedin and notion: endpoints and profile mappings. */
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
+import { appSecretProof, facebookEndpoints, facebookProfile } from "../../../src/auth/external/providers/Facebook.js"
 import { discordAvatarUrl, discordEndpoints, discordProfile } from "../../../src/auth/external/providers/Discord.js"
 
 describe("discord", () => {
@@ -37,5 +38,32 @@ describe("discord", () => {
     expect(Either.getOrThrow(discordProfile({ ...user, global_name: null }, "i")).name).toBe("nelly")
     expect(Either.getOrThrow(discordProfile({ id: "1", verified: true }, "i"))).toMatchObject({ email: null, emailVerified: false })
     expect(Either.isLeft(discordProfile({ username: "nelly" }, "i"))).toBe(true)
+  })
+})
+
+describe("facebook", () => {
+  it("the dialog on www.facebook.com, the rest on graph.facebook.com, version-pinned; EXTERNAL_FACEBOOK_URL replaces both", () => {
+    expect(facebookEndpoints(undefined)).toEqual({
+      authorization: "https://www.facebook.com/v22.0/dialog/oauth",
+      token: "https://graph.facebook.com/v22.0/oauth/access_token",
+      me: "https://graph.facebook.com/v22.0/me",
+      issuer: "https://graph.facebook.com"
+    })
+    expect(facebookEndpoints("http://127.0.0.1:9/fb/").authorization).toBe("http://127.0.0.1:9/fb/v22.0/dialog/oauth")
+  })
+
+  it("appsecret_proof is the token's HMAC-SHA256 under the app secret, in hex", () => {
+    // Computed independently: printf %s token | openssl dgst -sha256 -hmac secret
+    expect(appSecretProof("token", "secret")).toBe("e941110e3d2bfe82621f0e3e1434730d7305d106c5f68c87165d0b27a4611a4a")
+  })
+
+  it("an address Facebook returns is confirmed; none is none; the picture comes from picture.data.url", () => {
+    const me = { id: "101", name: "Mark Example", first_name: "Mark", last_name: "Example", email: "m@example.com", picture: { data: { url: "p" } } }
+    const profile = Either.getOrThrow(facebookProfile(me, "https://graph.facebook.com"))
+    expect(profile).toMatchObject({ providerId: "101", email: "m@example.com", emailVerified: true, name: "Mark Example", avatarUrl: "p" })
+    expect(profile.claims).toMatchObject({ given_name: "Mark", family_name: "Example", full_name: "Mark Example", avatar_url: "p" })
+    expect(Either.getOrThrow(facebookProfile({ id: "101", first_name: "Mark", last_name: "Example" }, "i")))
+      .toMatchObject({ email: null, emailVerified: false, name: "Mark Example", avatarUrl: null })
+    expect(Either.isLeft(facebookProfile({ name: "Mark" }, "i"))).toBe(true)
   })
 })

@@ -5,6 +5,7 @@
  * headers, body), then the session (or, for a provider that does not verify addresses, the refusal and the user
  * and identity kept for later).
  */
+import { createHmac } from "node:crypto"
 import { createServer, type IncomingMessage } from "node:http"
 import { afterAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
@@ -101,6 +102,52 @@ const CASES: ReadonlyArray<Case> = [
       user_name: "nelly",
       avatar_url: "https://cdn.discordapp.com/avatars/80351110224678912/8342729096ea3675442027381ff50dfe.png",
       custom_claims: { global_name: "Nelly" }
+    }
+  },
+  {
+    provider: "facebook",
+    clientId: "1043787936329041",
+    secret: "facebook-app-secret",
+    accessToken: "EAAO1Z2kZCcZBkBO7ZC9ZCZBZCkZAlZBZBZCZAZB4ZD",
+    refreshToken: null,
+    authorizePath: "/v22.0/dialog/oauth",
+    authorizeQuery: { scope: "email" },
+    pkce: false,
+    tokenPath: "/v22.0/oauth/access_token",
+    credentials: "body",
+    encoding: "form",
+    tokenAnswer: { access_token: "EAAO1Z2kZCcZBkBO7ZC9ZCZBZCkZAlZBZBZCZAZB4ZD", token_type: "bearer", expires_in: 5183944 },
+    refusal: [400, {
+      error: { message: "Invalid verification code format.", type: "OAuthException", code: 100, fbtrace_id: "AbCdEfGhIjK" }
+    }],
+    api: [{
+      path: `/v22.0/me?fields=id%2Cname%2Cfirst_name%2Clast_name%2Cemail%2Cpicture&appsecret_proof=${
+        createHmac("sha256", "facebook-app-secret").update("EAAO1Z2kZCcZBkBO7ZC9ZCZBZCkZAlZBZBZCZAZB4ZD").digest("hex")
+      }`,
+      answer: {
+        id: "10158795368123456",
+        name: "Mark Example",
+        first_name: "Mark",
+        last_name: "Example",
+        email: "mark@facebook.example.com",
+        picture: {
+          data: {
+            height: 50,
+            is_silhouette: false,
+            url: "https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=10158795368123456&height=50&width=50&ext=1700000000&hash=AbC",
+            width: 50
+          }
+        }
+      }
+    }],
+    identityId: "10158795368123456",
+    email: "mark@facebook.example.com",
+    verified: true,
+    metadata: {
+      full_name: "Mark Example",
+      given_name: "Mark",
+      family_name: "Example",
+      avatar_url: "https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=10158795368123456&height=50&width=50&ext=1700000000&hash=AbC"
     }
   }
 ]
