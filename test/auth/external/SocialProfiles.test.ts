@@ -2,6 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import { appSecretProof, facebookEndpoints, facebookProfile } from "../../../src/auth/external/providers/Facebook.js"
+import { spotifyEndpoints, spotifyProfile } from "../../../src/auth/external/providers/Spotify.js"
 import { discordAvatarUrl, discordEndpoints, discordProfile } from "../../../src/auth/external/providers/Discord.js"
 
 describe("discord", () => {
@@ -65,5 +66,31 @@ describe("facebook", () => {
     expect(Either.getOrThrow(facebookProfile({ id: "101", first_name: "Mark", last_name: "Example" }, "i")))
       .toMatchObject({ email: null, emailVerified: false, name: "Mark Example", avatarUrl: null })
     expect(Either.isLeft(facebookProfile({ name: "Mark" }, "i"))).toBe(true)
+  })
+})
+
+describe("spotify", () => {
+  it("accounts.spotify.com and api.spotify.com/v1; EXTERNAL_SPOTIFY_URL replaces both", () => {
+    expect(spotifyEndpoints(undefined)).toEqual({
+      authorization: "https://accounts.spotify.com/authorize",
+      token: "https://accounts.spotify.com/api/token",
+      me: "https://api.spotify.com/v1/me",
+      issuer: "https://api.spotify.com/v1"
+    })
+    expect(spotifyEndpoints("http://127.0.0.1:9/s").me).toBe("http://127.0.0.1:9/s/v1/me")
+  })
+
+  it("the address is never verified; the largest image is the avatar; no id is no profile", () => {
+    const me = {
+      id: "smedjan",
+      display_name: "Sam",
+      email: "s@example.com",
+      images: [{ url: "big", width: 300, height: 300 }, { url: "small", width: 64, height: 64 }, { height: 1 }]
+    }
+    const profile = Either.getOrThrow(spotifyProfile(me, "https://api.spotify.com/v1"))
+    expect(profile).toMatchObject({ providerId: "smedjan", email: "s@example.com", emailVerified: false, name: "Sam", avatarUrl: "big" })
+    expect(profile.claims).toMatchObject({ email_verified: false, full_name: "Sam", avatar_url: "big" })
+    expect(Either.getOrThrow(spotifyProfile({ id: "x", images: [] }, "i"))).toMatchObject({ email: null, name: null, avatarUrl: null })
+    expect(Either.isLeft(spotifyProfile({ display_name: "Sam" }, "i"))).toBe(true)
   })
 })

@@ -149,11 +149,56 @@ const CASES: ReadonlyArray<Case> = [
       family_name: "Example",
       avatar_url: "https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=10158795368123456&height=50&width=50&ext=1700000000&hash=AbC"
     }
+  },
+  {
+    provider: "spotify",
+    clientId: "5fe01282e44241328a84e7c5cc169165",
+    secret: "spotify-client-secret",
+    accessToken: "BQBLuPRYBQ5zcfxf6IgHvW0S2e7Xr2Rt5dRzN0ZbL6e",
+    refreshToken: "AQDi1Jq6_2k9nX2hXbNfYl1wYkq0Gd8p",
+    authorizePath: "/authorize",
+    authorizeQuery: { scope: "user-read-email user-top-read" },
+    pkce: true,
+    tokenPath: "/api/token",
+    credentials: "basic",
+    encoding: "form",
+    tokenAnswer: {
+      access_token: "BQBLuPRYBQ5zcfxf6IgHvW0S2e7Xr2Rt5dRzN0ZbL6e",
+      token_type: "Bearer",
+      scope: "user-read-email user-top-read",
+      expires_in: 3600,
+      refresh_token: "AQDi1Jq6_2k9nX2hXbNfYl1wYkq0Gd8p"
+    },
+    refusal: [400, { error: "invalid_grant", error_description: "Invalid authorization code" }],
+    api: [{
+      path: "/v1/me",
+      answer: {
+        country: "SE",
+        display_name: "Sam Listener",
+        email: "sam@spotify.example.com",
+        explicit_content: { filter_enabled: false, filter_locked: false },
+        external_urls: { spotify: "https://open.spotify.com/user/smedjan" },
+        followers: { href: null, total: 12 },
+        href: "https://api.spotify.com/v1/users/smedjan",
+        id: "smedjan",
+        images: [
+          { url: "https://i.scdn.co/image/ab67757000003b82small", height: 64, width: 64 },
+          { url: "https://i.scdn.co/image/ab6775700000ee85large", height: 300, width: 300 }
+        ],
+        product: "premium",
+        type: "user",
+        uri: "spotify:user:smedjan"
+      }
+    }],
+    identityId: "smedjan",
+    email: "sam@spotify.example.com",
+    verified: false,
+    metadata: { full_name: "Sam Listener", avatar_url: "https://i.scdn.co/image/ab6775700000ee85large", email_verified: false }
   }
 ]
 
 /** Which scopes the app asks for on top of the provider's own, per provider (some take none). */
-const APP_SCOPES: Record<string, string | undefined> = { discord: "guilds" }
+const APP_SCOPES: Record<string, string | undefined> = { discord: "guilds", spotify: "user-top-read" }
 
 const seen: Array<Seen> = []
 
