@@ -6,6 +6,7 @@ import { discord } from "./providers/Discord.js"
 import { facebook } from "./providers/Facebook.js"
 import { github } from "./providers/GitHub.js"
 import { keycloak } from "./providers/Keycloak.js"
+import { slackOidc } from "./providers/Slack.js"
 import { spotify } from "./providers/Spotify.js"
 
 /** Why `/authorize?provider=` cannot be served, in GoTrue's words (after its "Unsupported provider: "). */
@@ -17,7 +18,15 @@ export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProv
 }>() {}
 
 /** The providers implemented so far; the others are configured (and listed in /settings) but not served yet. */
-const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, discord, facebook, spotify }
+const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = {
+  keycloak,
+  github,
+  discord,
+  facebook,
+  spotify,
+  slack: slackOidc("slack"),
+  slack_oidc: slackOidc("slack_oidc")
+}
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)
 

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import { appSecretProof, facebookEndpoints, facebookProfile } from "../../../src/auth/external/providers/Facebook.js"
+import { slackEndpoints, slackProfile } from "../../../src/auth/external/providers/Slack.js"
 import { spotifyEndpoints, spotifyProfile } from "../../../src/auth/external/providers/Spotify.js"
 import { discordAvatarUrl, discordEndpoints, discordProfile } from "../../../src/auth/external/providers/Discord.js"
 
@@ -92,5 +93,28 @@ describe("spotify", () => {
     expect(profile.claims).toMatchObject({ email_verified: false, full_name: "Sam", avatar_url: "big" })
     expect(Either.getOrThrow(spotifyProfile({ id: "x", images: [] }, "i"))).toMatchObject({ email: null, name: null, avatarUrl: null })
     expect(Either.isLeft(spotifyProfile({ display_name: "Sam" }, "i"))).toBe(true)
+  })
+})
+
+describe("slack", () => {
+  it("slack.com's OpenID Connect routes; EXTERNAL_SLACK_URL replaces the origin", () => {
+    expect(slackEndpoints(undefined)).toEqual({
+      authorization: "https://slack.com/openid/connect/authorize",
+      token: "https://slack.com/api/openid.connect.token",
+      userinfo: "https://slack.com/api/openid.connect.userInfo",
+      issuer: "https://slack.com"
+    })
+    expect(slackEndpoints("http://127.0.0.1:9/slack/").userinfo).toBe("http://127.0.0.1:9/slack/api/openid.connect.userInfo")
+  })
+
+  it("email_verified decides; the workspace is a custom claim; ok: false is a failure, not a user", () => {
+    const userinfo = { ok: true, sub: "U1", "https://slack.com/team_id": "T1", email: "k@example.com", email_verified: true, name: "k", picture: "p" }
+    const profile = Either.getOrThrow(slackProfile(userinfo, "https://slack.com"))
+    expect(profile).toMatchObject({ providerId: "U1", email: "k@example.com", emailVerified: true, name: "k", avatarUrl: "p" })
+    expect(profile.claims).toMatchObject({ custom_claims: { "https://slack.com/team_id": "T1" } })
+    expect(Either.getOrThrow(slackProfile({ ...userinfo, email_verified: false }, "i")).emailVerified).toBe(false)
+    expect(Either.getOrThrow(slackProfile({ sub: "U1", email_verified: true }, "i"))).toMatchObject({ email: null, emailVerified: false })
+    expect(slackProfile({ ok: false, error: "invalid_auth" }, "i")).toEqual(Either.left("userInfo answered invalid_auth"))
+    expect(Either.isLeft(slackProfile({ ok: true }, "i"))).toBe(true)
   })
 })

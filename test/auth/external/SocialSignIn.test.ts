@@ -194,6 +194,108 @@ const CASES: ReadonlyArray<Case> = [
     email: "sam@spotify.example.com",
     verified: false,
     metadata: { full_name: "Sam Listener", avatar_url: "https://i.scdn.co/image/ab6775700000ee85large", email_verified: false }
+  },
+  {
+    provider: "slack",
+    clientId: "2141029472.691202649728",
+    secret: "slack-client-secret",
+    accessToken: "xoxp-1234-U0R7JM",
+    refreshToken: null,
+    authorizePath: "/openid/connect/authorize",
+    authorizeQuery: { scope: "openid profile email" },
+    pkce: false,
+    tokenPath: "/api/openid.connect.token",
+    credentials: "body",
+    encoding: "form",
+    tokenAnswer: {
+      ok: true,
+      access_token: "xoxp-1234-U0R7JM",
+      token_type: "Bearer",
+      id_token: "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJVMFI3Sk0ifQ.c2lnbmF0dXJl"
+    },
+    // Slack's Web API refuses with HTTP 200.
+    refusal: [200, { ok: false, error: "invalid_code" }],
+    api: [{
+      path: "/api/openid.connect.userInfo",
+      answer: {
+        ok: true,
+        sub: "U0R7JM",
+        "https://slack.com/user_id": "U0R7JM",
+        "https://slack.com/team_id": "T0R7GR",
+        email: "krane@slack.example.com",
+        email_verified: true,
+        date_email_verified: 1622128723,
+        name: "krane",
+        picture: "https://secure.gravatar.com/avatar/krane.jpg?s=512",
+        given_name: "Bront",
+        family_name: "Labradoodle",
+        locale: "en-US",
+        "https://slack.com/team_name": "kraneflannel",
+        "https://slack.com/team_domain": "kraneflannel",
+        "https://slack.com/user_image_24": "https://secure.gravatar.com/avatar/krane.jpg?s=24",
+        "https://slack.com/team_image_default": true
+      }
+    }],
+    identityId: "U0R7JM",
+    email: "krane@slack.example.com",
+    verified: true,
+    metadata: {
+      full_name: "krane",
+      avatar_url: "https://secure.gravatar.com/avatar/krane.jpg?s=512",
+      given_name: "Bront",
+      custom_claims: { "https://slack.com/team_id": "T0R7GR" }
+    }
+  },
+  {
+    provider: "slack_oidc",
+    clientId: "2141029472.691202649728",
+    secret: "slack-client-secret",
+    accessToken: "xoxp-1234-U0R7JN",
+    refreshToken: null,
+    authorizePath: "/openid/connect/authorize",
+    authorizeQuery: { scope: "openid profile email" },
+    pkce: false,
+    tokenPath: "/api/openid.connect.token",
+    credentials: "body",
+    encoding: "form",
+    tokenAnswer: {
+      ok: true,
+      access_token: "xoxp-1234-U0R7JN",
+      token_type: "Bearer",
+      id_token: "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJVMFI3Sk0ifQ.c2lnbmF0dXJl"
+    },
+    // Slack's Web API refuses with HTTP 200.
+    refusal: [200, { ok: false, error: "invalid_code" }],
+    api: [{
+      path: "/api/openid.connect.userInfo",
+      answer: {
+        ok: true,
+        sub: "U0R7JN",
+        "https://slack.com/user_id": "U0R7JN",
+        "https://slack.com/team_id": "T0R7GR",
+        email: "krane-oidc@slack.example.com",
+        email_verified: true,
+        date_email_verified: 1622128723,
+        name: "krane",
+        picture: "https://secure.gravatar.com/avatar/krane.jpg?s=512",
+        given_name: "Bront",
+        family_name: "Labradoodle",
+        locale: "en-US",
+        "https://slack.com/team_name": "kraneflannel",
+        "https://slack.com/team_domain": "kraneflannel",
+        "https://slack.com/user_image_24": "https://secure.gravatar.com/avatar/krane.jpg?s=24",
+        "https://slack.com/team_image_default": true
+      }
+    }],
+    identityId: "U0R7JN",
+    email: "krane-oidc@slack.example.com",
+    verified: true,
+    metadata: {
+      full_name: "krane",
+      avatar_url: "https://secure.gravatar.com/avatar/krane.jpg?s=512",
+      given_name: "Bront",
+      custom_claims: { "https://slack.com/team_id": "T0R7GR" }
+    }
   }
 ]
 
