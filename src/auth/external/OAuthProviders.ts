@@ -6,6 +6,7 @@ import { discord } from "./providers/Discord.js"
 import { facebook } from "./providers/Facebook.js"
 import { github } from "./providers/GitHub.js"
 import { keycloak } from "./providers/Keycloak.js"
+import { linkedinOidc } from "./providers/LinkedIn.js"
 import { slackOidc } from "./providers/Slack.js"
 import { spotify } from "./providers/Spotify.js"
 
@@ -25,7 +26,9 @@ const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfi
   facebook,
   spotify,
   slack: slackOidc("slack"),
-  slack_oidc: slackOidc("slack_oidc")
+  slack_oidc: slackOidc("slack_oidc"),
+  linkedin: linkedinOidc("linkedin"),
+  linkedin_oidc: linkedinOidc("linkedin_oidc")
 }
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import { appSecretProof, facebookEndpoints, facebookProfile } from "../../../src/auth/external/providers/Facebook.js"
+import { linkedinEndpoints, linkedinProfile } from "../../../src/auth/external/providers/LinkedIn.js"
 import { slackEndpoints, slackProfile } from "../../../src/auth/external/providers/Slack.js"
 import { spotifyEndpoints, spotifyProfile } from "../../../src/auth/external/providers/Spotify.js"
 import { discordAvatarUrl, discordEndpoints, discordProfile } from "../../../src/auth/external/providers/Discord.js"
@@ -116,5 +117,35 @@ describe("slack", () => {
     expect(Either.getOrThrow(slackProfile({ sub: "U1", email_verified: true }, "i"))).toMatchObject({ email: null, emailVerified: false })
     expect(slackProfile({ ok: false, error: "invalid_auth" }, "i")).toEqual(Either.left("userInfo answered invalid_auth"))
     expect(Either.isLeft(slackProfile({ ok: true }, "i"))).toBe(true)
+  })
+})
+
+describe("linkedin", () => {
+  it("www.linkedin.com for OAuth, api.linkedin.com for userinfo; EXTERNAL_LINKEDIN_URL replaces both", () => {
+    expect(linkedinEndpoints(undefined)).toEqual({
+      authorization: "https://www.linkedin.com/oauth/v2/authorization",
+      token: "https://www.linkedin.com/oauth/v2/accessToken",
+      userinfo: "https://api.linkedin.com/v2/userinfo",
+      issuer: "https://www.linkedin.com/oauth"
+    })
+    expect(linkedinEndpoints("http://127.0.0.1:9/li").userinfo).toBe("http://127.0.0.1:9/li/v2/userinfo")
+  })
+
+  it("email_verified decides; the name falls back to given and family names; no sub is no profile", () => {
+    const userinfo = { sub: "782bbtaQ", email: "j@example.com", email_verified: true, name: "John Doe", given_name: "John", family_name: "Doe", picture: "p" }
+    expect(Either.getOrThrow(linkedinProfile(userinfo, "https://www.linkedin.com/oauth"))).toMatchObject({
+      providerId: "782bbtaQ",
+      email: "j@example.com",
+      emailVerified: true,
+      name: "John Doe",
+      avatarUrl: "p"
+    })
+    expect(Either.getOrThrow(linkedinProfile({ ...userinfo, email_verified: false }, "i")).emailVerified).toBe(false)
+    expect(Either.getOrThrow(linkedinProfile({ sub: "x", given_name: "John", family_name: "Doe" }, "i"))).toMatchObject({
+      name: "John Doe",
+      email: null,
+      emailVerified: false
+    })
+    expect(Either.isLeft(linkedinProfile({ email: "j@example.com" }, "i"))).toBe(true)
   })
 })

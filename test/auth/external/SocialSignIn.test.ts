@@ -296,6 +296,98 @@ const CASES: ReadonlyArray<Case> = [
       given_name: "Bront",
       custom_claims: { "https://slack.com/team_id": "T0R7GR" }
     }
+  },
+  {
+    provider: "linkedin",
+    clientId: "86w3h5k2m9xq1z",
+    secret: "linkedin-client-secret",
+    accessToken: "AQXdSP_W41_UPs5ioT_t8HESyODB4FqbkJ8LrV_5mff4gPODzOYR-782bbtaQ",
+    refreshToken: null,
+    authorizePath: "/oauth/v2/authorization",
+    authorizeQuery: { scope: "openid profile email" },
+    pkce: false,
+    tokenPath: "/oauth/v2/accessToken",
+    credentials: "body",
+    encoding: "form",
+    tokenAnswer: {
+      access_token: "AQXdSP_W41_UPs5ioT_t8HESyODB4FqbkJ8LrV_5mff4gPODzOYR-782bbtaQ",
+      expires_in: 5183999,
+      scope: "email,openid,profile",
+      token_type: "Bearer",
+      id_token: "eyJ6aXAiOiJERUYiLCJraWQiOiJkOTI5NjY4YS1iYWI1LTRjNjktOTU5OC00MzczMTQ5NzIzZmYiLCJhbGciOiJSUzI1NiJ9.e30.c2ln"
+    },
+    refusal: [400, {
+      error: "invalid_request",
+      error_description: "Unable to retrieve access token: appid/redirect uri/code verifier does not match authorization code. Or authorization code expired."
+    }],
+    api: [{
+      path: "/v2/userinfo",
+      answer: {
+        sub: "782bbtaQ",
+        email_verified: true,
+        name: "John Doe",
+        locale: { country: "US", language: "en" },
+        given_name: "John",
+        family_name: "Doe",
+        email: "john@linkedin.example.com",
+        picture: "https://media.licdn.com/dms/image/C5603AQH/profile-displayphoto-shrink_100_100/0/1600000000000"
+      }
+    }],
+    identityId: "782bbtaQ",
+    email: "john@linkedin.example.com",
+    verified: true,
+    metadata: {
+      full_name: "John Doe",
+      given_name: "John",
+      family_name: "Doe",
+      avatar_url: "https://media.licdn.com/dms/image/C5603AQH/profile-displayphoto-shrink_100_100/0/1600000000000"
+    }
+  },
+  {
+    provider: "linkedin_oidc",
+    clientId: "86w3h5k2m9xq1z",
+    secret: "linkedin-client-secret",
+    accessToken: "AQXdSP_W41_UPs5ioT_t8HESyODB4FqbkJ8LrV_5mff4gPODzOYR-782bbtaR",
+    refreshToken: null,
+    authorizePath: "/oauth/v2/authorization",
+    authorizeQuery: { scope: "openid profile email" },
+    pkce: false,
+    tokenPath: "/oauth/v2/accessToken",
+    credentials: "body",
+    encoding: "form",
+    tokenAnswer: {
+      access_token: "AQXdSP_W41_UPs5ioT_t8HESyODB4FqbkJ8LrV_5mff4gPODzOYR-782bbtaR",
+      expires_in: 5183999,
+      scope: "email,openid,profile",
+      token_type: "Bearer",
+      id_token: "eyJ6aXAiOiJERUYiLCJraWQiOiJkOTI5NjY4YS1iYWI1LTRjNjktOTU5OC00MzczMTQ5NzIzZmYiLCJhbGciOiJSUzI1NiJ9.e30.c2ln"
+    },
+    refusal: [400, {
+      error: "invalid_request",
+      error_description: "Unable to retrieve access token: appid/redirect uri/code verifier does not match authorization code. Or authorization code expired."
+    }],
+    api: [{
+      path: "/v2/userinfo",
+      answer: {
+        sub: "782bbtaR",
+        email_verified: true,
+        name: "John Doe",
+        locale: { country: "US", language: "en" },
+        given_name: "John",
+        family_name: "Doe",
+        email: "john-oidc@linkedin.example.com",
+        picture: "https://media.licdn.com/dms/image/C5603AQH/profile-displayphoto-shrink_100_100/0/1600000000000"
+      }
+    }],
+    identityId: "782bbtaR",
+    email: "john-oidc@linkedin.example.com",
+    verified: true,
+    metadata: {
+      full_name: "John Doe",
+      given_name: "John",
+      family_name: "Doe",
+      avatar_url: "https://media.licdn.com/dms/image/C5603AQH/profile-displayphoto-shrink_100_100/0/1600000000000"
+    }
   }
 ]
 
