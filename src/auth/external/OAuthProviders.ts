@@ -7,6 +7,7 @@ import { facebook } from "./providers/Facebook.js"
 import { github } from "./providers/GitHub.js"
 import { keycloak } from "./providers/Keycloak.js"
 import { linkedinOidc } from "./providers/LinkedIn.js"
+import { notion } from "./providers/Notion.js"
 import { slackOidc } from "./providers/Slack.js"
 import { spotify } from "./providers/Spotify.js"
 
@@ -28,7 +29,8 @@ const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfi
   slack: slackOidc("slack"),
   slack_oidc: slackOidc("slack_oidc"),
   linkedin: linkedinOidc("linkedin"),
-  linkedin_oidc: linkedinOidc("linkedin_oidc")
+  linkedin_oidc: linkedinOidc("linkedin_oidc"),
+  notion
 }
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import { appSecretProof, facebookEndpoints, facebookProfile } from "../../../src/auth/external/providers/Facebook.js"
 import { linkedinEndpoints, linkedinProfile } from "../../../src/auth/external/providers/LinkedIn.js"
+import { notionEndpoints, notionProfile } from "../../../src/auth/external/providers/Notion.js"
 import { slackEndpoints, slackProfile } from "../../../src/auth/external/providers/Slack.js"
 import { spotifyEndpoints, spotifyProfile } from "../../../src/auth/external/providers/Spotify.js"
 import { discordAvatarUrl, discordEndpoints, discordProfile } from "../../../src/auth/external/providers/Discord.js"
@@ -147,5 +148,30 @@ describe("linkedin", () => {
       emailVerified: false
     })
     expect(Either.isLeft(linkedinProfile({ email: "j@example.com" }, "i"))).toBe(true)
+  })
+})
+
+describe("notion", () => {
+  it("api.notion.com/v1's OAuth routes; EXTERNAL_NOTION_URL replaces the origin", () => {
+    expect(notionEndpoints(undefined)).toEqual({
+      authorization: "https://api.notion.com/v1/oauth/authorize",
+      token: "https://api.notion.com/v1/oauth/token",
+      issuer: "https://api.notion.com/v1"
+    })
+    expect(notionEndpoints("http://127.0.0.1:9/n/").token).toBe("http://127.0.0.1:9/n/v1/oauth/token")
+  })
+
+  it("the token answer's owner.user is the profile, its address never verified; a workspace owner is no user", () => {
+    const token = {
+      access_token: "ntn_x",
+      workspace_id: "w1",
+      owner: { type: "user", user: { object: "user", id: "u1", name: "Ada", avatar_url: "a", type: "person", person: { email: "ada@example.com" } } }
+    }
+    const profile = Either.getOrThrow(notionProfile(token, "https://api.notion.com/v1"))
+    expect(profile).toMatchObject({ providerId: "u1", email: "ada@example.com", emailVerified: false, name: "Ada", avatarUrl: "a" })
+    expect(profile.claims).toMatchObject({ email_verified: false, custom_claims: { workspace_id: "w1" } })
+    expect(Either.isLeft(notionProfile({ access_token: "x", owner: { type: "workspace", workspace: true } }, "i"))).toBe(true)
+    expect(Either.isLeft(notionProfile({ owner: { type: "user", user: { object: "user" } } }, "i"))).toBe(true)
+    expect(Either.isLeft(notionProfile({}, "i"))).toBe(true)
   })
 })

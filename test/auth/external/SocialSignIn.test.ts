@@ -388,6 +388,51 @@ const CASES: ReadonlyArray<Case> = [
       family_name: "Doe",
       avatar_url: "https://media.licdn.com/dms/image/C5603AQH/profile-displayphoto-shrink_100_100/0/1600000000000"
     }
+  },
+  {
+    provider: "notion",
+    clientId: "1b2d872b-594c-80a8-a1e4-0037c2d3e2f1",
+    secret: "secret_notion-client-secret",
+    accessToken: "ntn_4537128964082wJh1dNbl8tT2nR3Y6sKcX5vQ9a0Mz",
+    refreshToken: "nrt_4537128964085xN3kYbWq7cZ1",
+    authorizePath: "/v1/oauth/authorize",
+    authorizeQuery: { owner: "user" },
+    pkce: false,
+    tokenPath: "/v1/oauth/token",
+    credentials: "basic",
+    encoding: "json",
+    tokenAnswer: {
+      access_token: "ntn_4537128964082wJh1dNbl8tT2nR3Y6sKcX5vQ9a0Mz",
+      token_type: "bearer",
+      refresh_token: "nrt_4537128964085xN3kYbWq7cZ1",
+      bot_id: "b3414d65-1224-4ff7-9ffe-cc9d8773d601",
+      workspace_name: "Ada's Notion Workspace",
+      workspace_icon: "https://s3-us-west-2.amazonaws.com/public.notion-static.com/icon.png",
+      workspace_id: "5f6f7d4a-2882-41b5-964a-889d9ac36f17",
+      owner: {
+        type: "user",
+        user: {
+          object: "user",
+          id: "e79a0b74-3aba-4149-9f74-0bb5791a6ee6",
+          name: "Ada Lovelace",
+          avatar_url: "https://s3-us-west-2.amazonaws.com/public.notion-static.com/avatar.png",
+          type: "person",
+          person: { email: "ada@notion.example.com" }
+        }
+      },
+      duplicated_template_id: null,
+      request_id: "9b3a1c2e-3f4d-4b5a-8c6d-7e8f9a0b1c2d"
+    },
+    refusal: [400, { error: "invalid_grant", error_description: "Invalid code: this code has been revoked." }],
+    api: [],
+    identityId: "e79a0b74-3aba-4149-9f74-0bb5791a6ee6",
+    email: "ada@notion.example.com",
+    verified: false,
+    metadata: {
+      full_name: "Ada Lovelace",
+      avatar_url: "https://s3-us-west-2.amazonaws.com/public.notion-static.com/avatar.png",
+      custom_claims: { workspace_id: "5f6f7d4a-2882-41b5-964a-889d9ac36f17", workspace_name: "Ada's Notion Workspace" }
+    }
   }
 ]
 
@@ -534,4 +579,16 @@ acceptance(env)("social sign-in", (it) => {
         expect(fragment.get("error_description")).toBe("Unable to exchange external code")
       }))
   }
+
+  it.effect("notion: owner=user always, whatever owner an app passes", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const started = yield* call(() =>
+        authClient(url).client.signInWithOAuth({
+          provider: "notion",
+          options: { skipBrowserRedirect: true, queryParams: { owner: "workspace" } }
+        }))
+      const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+      expect(new URL(response.headers.get("location")!).searchParams.getAll("owner")).toEqual(["user"])
+    }))
 })
