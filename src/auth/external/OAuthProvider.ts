@@ -5,6 +5,8 @@ import type { OAuthProviderName } from "../../config/OAuthProviders.js"
 export interface ProviderTokens {
   readonly accessToken: string
   readonly refreshToken: string | null
+  /** The OpenID Connect ID token, when the token endpoint sent one (apple and azure read the profile from it). */
+  readonly idToken?: string | null
 }
 
 /**

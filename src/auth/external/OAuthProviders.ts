@@ -3,6 +3,7 @@ import { AppConfig, type OAuthProviderConfig } from "../../config/AppConfig.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "../../config/OAuthProviders.js"
 import type { OAuthProvider } from "./OAuthProvider.js"
 import { github } from "./providers/GitHub.js"
+import { google } from "./providers/Google.js"
 import { keycloak } from "./providers/Keycloak.js"
 
 /** Why `/authorize?provider=` cannot be served, in GoTrue's words (after its "Unsupported provider: "). */
@@ -14,7 +15,7 @@ export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProv
 }>() {}
 
 /** The providers implemented so far; the others are configured (and listed in /settings) but not served yet. */
-const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github }
+const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, google }
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)
 

@@ -1,0 +1,230 @@
+/**
+ * Sign-in with google, azure, apple, gitlab and bitbucket against one local server standing in for all of them
+ * (each provider's EXTERNAL_<P>_URL points at its own prefix), answering in each provider's real response shapes.
+ * One table row per provider: the authorize URL, then every request the provider would receive (method, path,
+ * headers, form body), then the session and the identity auth-js sees.
+ */
+import { createServer, type IncomingMessage } from "node:http"
+import { afterAll, expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { ServerUrl } from "../../support/TestServer.js"
+import { acceptance, authClient, call, decodeJwt } from "../acceptance/AcceptanceKit.js"
+
+const SITE_URL = "http://localhost:3000"
+const REDIRECT_URI = "http://localhost:9999/callback"
+
+interface Seen {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingMessage["headers"]
+  readonly body: string
+}
+
+interface Answer {
+  readonly status?: number
+  readonly json: unknown
+}
+
+const seen: Array<Seen> = []
+/** What the fake answers, by path (without the query); filled in by the rows below. */
+const routes = new Map<string, (request: Seen) => Answer>()
+
+const fake = createServer((req, res) => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (chunk: Buffer) => chunks.push(chunk))
+  req.on("end", () => {
+    const request = { method: req.method ?? "GET", path: req.url ?? "/", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") }
+    const route = routes.get(request.path.split("?")[0]!)
+    if (!request.path.endsWith("/keys")) seen.push(request)
+    const answer = route === undefined ? { status: 404, json: { error: "not_found" } } : route(request)
+    res.statusCode = answer.status ?? 200
+    res.setHeader("content-type", "application/json; charset=utf-8")
+    res.end(JSON.stringify(answer.json))
+  })
+})
+await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve))
+const address = fake.address()
+const FAKE = typeof address === "object" && address !== null ? `http://127.0.0.1:${address.port}` : ""
+afterAll(() => new Promise<void>((resolve) => fake.close(() => resolve())))
+
+const form = (request: Seen) => Object.fromEntries(new URLSearchParams(request.body))
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}`
+
+interface Row {
+  readonly provider: string
+  readonly clientId: string
+  readonly secret: string
+  readonly url: string
+  /** Where /authorize sends the browser, and the query it carries (state and PKCE checked by the runner). */
+  readonly authorization: string
+  readonly authorizeQuery: Record<string, unknown>
+  readonly pkce: boolean
+  /** /callback as the provider calls it: a redirect (GET) or Apple's form_post. */
+  readonly callbackMethod: "GET" | "POST"
+  readonly code: string
+  readonly tokenPath: string
+  readonly tokenAnswer: () => unknown
+  /** How the client proves itself at the token endpoint. */
+  readonly credentials: "basic" | "body"
+  readonly accessToken: string
+  /** The API requests after the exchange, in any order, each with the user's bearer token. */
+  readonly api: ReadonlyArray<{ readonly path: string; readonly json: unknown; readonly headers?: Record<string, string> }>
+  readonly providerRefreshToken: string
+  readonly email: string
+  readonly confirmed: boolean
+  readonly identityId: string
+  readonly metadata: Record<string, unknown>
+}
+
+const GOOGLE_USER = {
+  sub: "110169484474386276334",
+  name: "Ada Lovelace",
+  given_name: "Ada",
+  family_name: "Lovelace",
+  picture: "https://lh3.googleusercontent.com/a/ACg8ocK=s96-c",
+  email: "ada@analytical.example.com",
+  email_verified: true,
+  hd: "analytical.example.com"
+}
+
+const ROWS: ReadonlyArray<Row> = [
+  {
+    provider: "google",
+    clientId: "1234567890-abc.apps.googleusercontent.com",
+    secret: "GOCSPX-google-secret",
+    url: `${FAKE}/google`,
+    authorization: `${FAKE}/google/o/oauth2/v2/auth`,
+    authorizeQuery: { scope: "openid email profile" },
+    pkce: true,
+    callbackMethod: "GET",
+    code: "4/0AeanS0google-code",
+    tokenPath: "/google/token",
+    tokenAnswer: () => ({
+      access_token: "ya29.a0AfB_google-access",
+      expires_in: 3599,
+      refresh_token: "1//0google-refresh",
+      scope: "openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/userinfo.profile",
+      token_type: "Bearer",
+      id_token: "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"
+    }),
+    credentials: "body",
+    accessToken: "ya29.a0AfB_google-access",
+    api: [{ path: "/google/v1/userinfo", json: GOOGLE_USER }],
+    providerRefreshToken: "1//0google-refresh",
+    email: GOOGLE_USER.email,
+    confirmed: true,
+    identityId: GOOGLE_USER.sub,
+    metadata: { full_name: "Ada Lovelace", avatar_url: GOOGLE_USER.picture, custom_claims: { hd: "analytical.example.com" } }
+  }
+]
+
+const env = Object.fromEntries(ROWS.flatMap((row) => {
+  const key = `AUTH_EXTERNAL_${row.provider.toUpperCase()}`
+  return [
+    [`${key}_ENABLED`, "true"],
+    [`${key}_CLIENT_ID`, row.clientId],
+    [`${key}_SECRET`, row.secret],
+    [`${key}_REDIRECT_URI`, REDIRECT_URI],
+    [`${key}_URL`, row.url]
+  ]
+}))
+
+for (const row of ROWS) {
+  routes.set(row.tokenPath, (request) =>
+    form(request)["code"] === row.code
+      ? { json: row.tokenAnswer() }
+      : { status: 400, json: { error: "invalid_grant", error_description: "Bad Request" } })
+  for (const api of row.api) routes.set(api.path, () => ({ json: api.json }))
+}
+
+const authorize = (url: string, provider: string) =>
+  Effect.gen(function*() {
+    const { client } = authClient(url)
+    const started = yield* call(() =>
+      client.signInWithOAuth({ provider: provider as "google", options: { skipBrowserRedirect: true, redirectTo: `${SITE_URL}/home` } }))
+    const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+    expect(response.status).toBe(302)
+    return new URL(response.headers.get("location")!)
+  })
+
+const callback = (url: string, method: "GET" | "POST", query: Record<string, string>) =>
+  Effect.map(
+    call(() =>
+      method === "GET"
+        ? fetch(`${url}/callback?${new URLSearchParams(query)}`, { redirect: "manual" })
+        : fetch(`${url}/callback`, {
+          method: "POST",
+          redirect: "manual",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams(query).toString()
+        })),
+    (response) => ({ status: response.status, location: new URL(response.headers.get("location")!) })
+  )
+
+acceptance(env)("sign-in with more providers", (it) => {
+  for (const row of ROWS) {
+    it.effect(`${row.provider}: the authorize URL, the token request, the profile requests, and the session`, () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        seen.length = 0
+        const toProvider = yield* authorize(url, row.provider)
+        expect(`${toProvider.origin}${toProvider.pathname}`).toBe(row.authorization)
+        expect(Object.fromEntries(toProvider.searchParams)).toEqual({
+          response_type: "code",
+          client_id: row.clientId,
+          redirect_uri: REDIRECT_URI,
+          state: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          ...(row.pkce ? { code_challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), code_challenge_method: "S256" } : {}),
+          ...row.authorizeQuery
+        })
+
+        const { status, location } = yield* callback(url, row.callbackMethod, { code: row.code, state: toProvider.searchParams.get("state")! })
+        expect(status).toBe(302)
+        const fragment = new URLSearchParams(location.hash.slice(1))
+        expect(fragment.get("error_description")).toBeNull()
+        expect(`${location.origin}${location.pathname}`).toBe(`${SITE_URL}/home`)
+        expect(fragment.get("provider")).toBe(row.provider)
+        expect(fragment.get("provider_token")).toBe(row.accessToken)
+        expect(fragment.get("provider_refresh_token")).toBe(row.providerRefreshToken)
+
+        const [token, ...api] = seen
+        expect(token!.method).toBe("POST")
+        expect(token!.path).toBe(row.tokenPath)
+        expect(token!.headers["content-type"]).toBe("application/x-www-form-urlencoded")
+        expect(token!.headers["accept"]).toBe("application/json")
+        expect(token!.headers["authorization"]).toBe(row.credentials === "basic" ? basic(row.clientId, row.secret) : undefined)
+        expect(form(token!)).toEqual({
+          grant_type: "authorization_code",
+          code: row.code,
+          redirect_uri: REDIRECT_URI,
+          ...(row.pkce ? { code_verifier: expect.stringMatching(/^[A-Za-z0-9_-]{43,128}$/) } : {}),
+          ...(row.credentials === "body" ? { client_id: row.clientId, client_secret: row.secret } : {})
+        })
+        expect(api.map((r) => `${r.method} ${r.path}`).sort()).toEqual(row.api.map((a) => `GET ${a.path}`).sort())
+        for (const request of api) {
+          expect(request.headers["authorization"]).toBe(`Bearer ${row.accessToken}`)
+          const expected = row.api.find((a) => a.path === request.path)?.headers ?? {}
+          for (const [name, value] of Object.entries(expected)) expect(request.headers[name]).toBe(value)
+        }
+
+        const { client } = authClient(url)
+        const { data } = yield* call(() => client.getUser(fragment.get("access_token")!))
+        expect(data.user?.email).toBe(row.email)
+        expect(Boolean(data.user?.email_confirmed_at)).toBe(row.confirmed)
+        expect(data.user?.user_metadata).toMatchObject(row.metadata)
+        const identity = data.user?.identities?.find((i) => i.provider === row.provider)
+        expect(identity?.id).toBe(row.identityId)
+        expect(decodeJwt(fragment.get("access_token")!).payload["app_metadata"]).toMatchObject({ provider: row.provider })
+      }))
+
+    it.effect(`${row.provider}: a code the provider refuses ends in an error redirect, never a session`, () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const toProvider = yield* authorize(url, row.provider)
+        const { location } = yield* callback(url, row.callbackMethod, { code: "wrong", state: toProvider.searchParams.get("state")! })
+        const fragment = new URLSearchParams(location.hash.slice(1))
+        expect(fragment.get("access_token")).toBeNull()
+        expect(fragment.get("error_description")).toBe("Unable to exchange external code")
+      }))
+  }
+})
