@@ -1,6 +1,7 @@
 /** The pure halves of google, azure, apple, gitlab and bitbucket: their endpoints and their profile mappings. */
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
+import { azureEndpoints, azureIssuerMatches, azureProfile } from "../../../src/auth/external/providers/Azure.js"
 import { googleEndpoints, googleProfile } from "../../../src/auth/external/providers/Google.js"
 
 describe("google", () => {
@@ -38,5 +39,47 @@ describe("google", () => {
     expect(Either.getOrThrow(googleProfile({ sub: "1101", email: "a@example.com" })).emailVerified).toBe(false)
     expect(Either.getOrThrow(googleProfile({ sub: "1101", email_verified: true }))).toMatchObject({ email: null, emailVerified: false })
     expect(Either.isLeft(googleProfile({ email: "a@example.com", email_verified: true }))).toBe(true)
+  })
+})
+
+describe("azure", () => {
+  it("the common endpoint by default; a tenant URL's v2.0 routes under EXTERNAL_AZURE_URL", () => {
+    expect(azureEndpoints(undefined)).toEqual({
+      authorization: "https://login.microsoftonline.com/common/oauth2/v2.0/authorize",
+      token: "https://login.microsoftonline.com/common/oauth2/v2.0/token",
+      jwks: "https://login.microsoftonline.com/common/discovery/v2.0/keys",
+      tenant: "common"
+    })
+    expect(azureEndpoints("https://login.microsoftonline.com/contoso.onmicrosoft.com/")).toMatchObject({
+      authorization: "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize",
+      tenant: "contoso.onmicrosoft.com"
+    })
+  })
+
+  it("the issuer is the token's own tenant's, and a tenant id in the URL pins it", () => {
+    const tid = "9188040d-6c67-4c5b-b112-36a304b66dad"
+    const claims = { iss: `https://login.microsoftonline.com/${tid}/v2.0`, tid }
+    expect(azureIssuerMatches("common")(claims)).toBe(true)
+    expect(azureIssuerMatches(tid.toUpperCase())(claims)).toBe(true)
+    expect(azureIssuerMatches("72f988bf-86f1-41af-91ab-2d7cd011db47")(claims)).toBe(false)
+    expect(azureIssuerMatches("common")({ ...claims, tid: "72f988bf-86f1-41af-91ab-2d7cd011db47" })).toBe(false)
+    expect(azureIssuerMatches("common")({ iss: "https://evil.example.com/v2.0", tid })).toBe(false)
+    expect(azureIssuerMatches("common")({ iss: claims.iss })).toBe(false)
+  })
+
+  it("the email counts as verified only with xms_edov (or email_verified); no sub is no profile", () => {
+    const claims = { iss: "https://login.microsoftonline.com/t/v2.0", sub: "s1", tid: "t", name: "G", email: "g@example.com" }
+    expect(Either.getOrThrow(azureProfile({ ...claims, xms_edov: true }))).toMatchObject({
+      providerId: "s1",
+      email: "g@example.com",
+      emailVerified: true,
+      name: "G",
+      avatarUrl: null,
+      claims: { custom_claims: { tid: "t" } }
+    })
+    expect(Either.getOrThrow(azureProfile(claims)).emailVerified).toBe(false)
+    expect(Either.getOrThrow(azureProfile({ ...claims, xms_edov: false })).emailVerified).toBe(false)
+    expect(Either.getOrThrow(azureProfile({ sub: "s1", xms_edov: true }))).toMatchObject({ email: null, emailVerified: false })
+    expect(Either.isLeft(azureProfile({ email: "g@example.com", xms_edov: true }))).toBe(true)
   })
 })

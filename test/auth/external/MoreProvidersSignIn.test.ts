@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage } from "node:http"
 import { afterAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
+import { exportJWK, generateKeyPair, SignJWT } from "jose"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, authClient, call, decodeJwt } from "../acceptance/AcceptanceKit.js"
 
@@ -47,6 +48,14 @@ const address = fake.address()
 const FAKE = typeof address === "object" && address !== null ? `http://127.0.0.1:${address.port}` : ""
 afterAll(() => new Promise<void>((resolve) => fake.close(() => resolve())))
 
+/** The providers' signing key, published at each one's key set URL. */
+const { privateKey, publicKey } = await generateKeyPair("RS256")
+const JWKS = { keys: [{ ...(await exportJWK(publicKey)), kid: "test-key-1", alg: "RS256", use: "sig" }] }
+const otherKey = (await generateKeyPair("RS256")).privateKey
+const nowSeconds = Math.floor(Date.now() / 1000)
+const idToken = (claims: Record<string, unknown>, key = privateKey) =>
+  new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "test-key-1", typ: "JWT" }).sign(key)
+
 const form = (request: Seen) => Object.fromEntries(new URLSearchParams(request.body))
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}`
 
@@ -64,6 +73,8 @@ interface Row {
   readonly code: string
   readonly tokenPath: string
   readonly tokenAnswer: () => unknown
+  /** For providers whose profile is the ID token: the key set's path, and a token answer whose id_token must be refused. */
+  readonly keys?: { readonly path: string; readonly forged: () => unknown }
   /** How the client proves itself at the token endpoint. */
   readonly credentials: "basic" | "body"
   readonly accessToken: string
@@ -86,6 +97,37 @@ const GOOGLE_USER = {
   email_verified: true,
   hd: "analytical.example.com"
 }
+
+const AZURE_TENANT = "9188040d-6c67-4c5b-b112-36a304b66dad"
+const AZURE_CLIENT_ID = "6731de76-14a6-49ae-97bc-6eba6914391e"
+const AZURE_CLAIMS = {
+  ver: "2.0",
+  iss: `https://login.microsoftonline.com/${AZURE_TENANT}/v2.0`,
+  sub: "AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ",
+  aud: AZURE_CLIENT_ID,
+  exp: nowSeconds + 3600,
+  iat: nowSeconds,
+  nbf: nowSeconds,
+  name: "Grace Hopper",
+  preferred_username: "grace@contoso.example.com",
+  oid: "00000000-0000-0000-66f3-3332eca7ea81",
+  email: "grace@contoso.example.com",
+  xms_edov: true,
+  tid: AZURE_TENANT,
+  uti: "AbCdEf0123",
+  rh: "0.AQ4AFg"
+}
+const AZURE_ID_TOKEN = await idToken(AZURE_CLAIMS)
+// Right in every way but the signer: the provider's key set does not hold this key.
+const AZURE_FORGED_ID_TOKEN = await idToken(AZURE_CLAIMS, otherKey)
+const azureTokenAnswer = (id_token: string) => ({
+  token_type: "Bearer",
+  scope: "openid profile email",
+  expires_in: 4523,
+  ext_expires_in: 4523,
+  access_token: "eyJ0eXAiOiJKV1QiLCJub25jZSI6.azure-access",
+  id_token
+})
 
 const ROWS: ReadonlyArray<Row> = [
   {
@@ -115,6 +157,33 @@ const ROWS: ReadonlyArray<Row> = [
     confirmed: true,
     identityId: GOOGLE_USER.sub,
     metadata: { full_name: "Ada Lovelace", avatar_url: GOOGLE_USER.picture, custom_claims: { hd: "analytical.example.com" } }
+  },
+  {
+    provider: "azure",
+    clientId: AZURE_CLIENT_ID,
+    secret: "azure~client~secret",
+    url: `${FAKE}/azure/${AZURE_TENANT}`,
+    authorization: `${FAKE}/azure/${AZURE_TENANT}/oauth2/v2.0/authorize`,
+    authorizeQuery: { scope: "openid profile email" },
+    pkce: true,
+    callbackMethod: "GET",
+    code: "0.AQ4AFg-azure-code",
+    tokenPath: `/azure/${AZURE_TENANT}/oauth2/v2.0/token`,
+    tokenAnswer: () => azureTokenAnswer(AZURE_ID_TOKEN),
+    keys: { path: `/azure/${AZURE_TENANT}/discovery/v2.0/keys`, forged: () => azureTokenAnswer(AZURE_FORGED_ID_TOKEN) },
+    credentials: "body",
+    accessToken: "eyJ0eXAiOiJKV1QiLCJub25jZSI6.azure-access",
+    api: [],
+    providerRefreshToken: "",
+    email: AZURE_CLAIMS.email,
+    confirmed: true,
+    identityId: AZURE_CLAIMS.sub,
+    metadata: {
+      full_name: "Grace Hopper",
+      preferred_username: "grace@contoso.example.com",
+      iss: AZURE_CLAIMS.iss,
+      custom_claims: { tid: AZURE_TENANT }
+    }
   }
 ]
 
@@ -133,7 +202,10 @@ for (const row of ROWS) {
   routes.set(row.tokenPath, (request) =>
     form(request)["code"] === row.code
       ? { json: row.tokenAnswer() }
+      : form(request)["code"] === "forged" && row.keys !== undefined
+      ? { json: row.keys.forged() }
       : { status: 400, json: { error: "invalid_grant", error_description: "Bad Request" } })
+  if (row.keys !== undefined) routes.set(row.keys.path, () => ({ json: JWKS }))
   for (const api of row.api) routes.set(api.path, () => ({ json: api.json }))
 }
 
@@ -226,5 +298,17 @@ acceptance(env)("sign-in with more providers", (it) => {
         expect(fragment.get("access_token")).toBeNull()
         expect(fragment.get("error_description")).toBe("Unable to exchange external code")
       }))
+
+    if (row.keys !== undefined) {
+      it.effect(`${row.provider}: an ID token the provider's keys did not sign ends in an error redirect`, () =>
+        Effect.gen(function*() {
+          const url = yield* ServerUrl
+          const toProvider = yield* authorize(url, row.provider)
+          const { location } = yield* callback(url, row.callbackMethod, { code: "forged", state: toProvider.searchParams.get("state")! })
+          const fragment = new URLSearchParams(location.hash.slice(1))
+          expect(fragment.get("access_token")).toBeNull()
+          expect(fragment.get("error_description")).toBe("Error getting user profile from external provider")
+        }))
+    }
   }
 })
