@@ -2,6 +2,7 @@ import { Context, Effect, Either, Layer } from "effect"
 import { AppConfig, type OAuthProviderConfig } from "../../config/AppConfig.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "../../config/OAuthProviders.js"
 import type { OAuthProvider } from "./OAuthProvider.js"
+import { apple } from "./providers/Apple.js"
 import { azure } from "./providers/Azure.js"
 import { github } from "./providers/GitHub.js"
 import { google } from "./providers/Google.js"
@@ -16,7 +17,7 @@ export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProv
 }>() {}
 
 /** The providers implemented so far; the others are configured (and listed in /settings) but not served yet. */
-const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, google, azure }
+const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, google, azure, apple }
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)
 

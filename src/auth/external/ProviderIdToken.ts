@@ -3,7 +3,7 @@ import { createRemoteJWKSet, jwtVerify } from "jose"
 import type { AuthError } from "../domain/AuthError.js"
 import type { ExternalProfile } from "../domain/ExternalLink.js"
 import { ProviderFailure, type ProviderProfile } from "./OAuthProvider.js"
-import { PROVIDER_TIMEOUT, reasonOf } from "./ProviderKit.js"
+import { PROVIDER_TIMEOUT } from "./ProviderKit.js"
 
 /*
  * The ID token a provider's token endpoint hands back, for providers whose profile is that token (apple, azure):
@@ -48,7 +48,8 @@ export const verifiedIdToken = (idToken: string | null | undefined, expect: IdTo
           currentDate: new Date(now),
           ...(typeof expect.issuer === "string" ? { issuer: expect.issuer } : {})
         }),
-      catch: (cause) => new ProviderFailure({ step: "profile", reason: `id_token: ${reasonOf(cause)}` })
+      // jose's own message only: its claim errors carry the token's payload as their cause, not for a log line.
+      catch: (cause) => new ProviderFailure({ step: "profile", reason: `id_token: ${cause instanceof Error ? cause.message : "unverifiable"}` })
     }).pipe(Effect.timeoutFail({ duration: PROVIDER_TIMEOUT, onTimeout: () => new ProviderFailure({ step: "profile", reason: "timed out" }) }))
     const claims = payload as Readonly<Record<string, unknown>>
     if (typeof expect.issuer === "function" && !expect.issuer(claims)) {

@@ -1,6 +1,7 @@
 /** The pure halves of google, azure, apple, gitlab and bitbucket: their endpoints and their profile mappings. */
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
+import { appleEndpoints, appleProfile } from "../../../src/auth/external/providers/Apple.js"
 import { azureEndpoints, azureIssuerMatches, azureProfile } from "../../../src/auth/external/providers/Azure.js"
 import { googleEndpoints, googleProfile } from "../../../src/auth/external/providers/Google.js"
 
@@ -81,5 +82,41 @@ describe("azure", () => {
     expect(Either.getOrThrow(azureProfile({ ...claims, xms_edov: false })).emailVerified).toBe(false)
     expect(Either.getOrThrow(azureProfile({ sub: "s1", xms_edov: true }))).toMatchObject({ email: null, emailVerified: false })
     expect(Either.isLeft(azureProfile({ email: "g@example.com", xms_edov: true }))).toBe(true)
+  })
+})
+
+describe("apple", () => {
+  it("appleid.apple.com by default; EXTERNAL_APPLE_URL moves the endpoints and keys, never the issuer", () => {
+    expect(appleEndpoints(undefined)).toEqual({
+      authorization: "https://appleid.apple.com/auth/authorize",
+      token: "https://appleid.apple.com/auth/token",
+      jwks: "https://appleid.apple.com/auth/keys",
+      issuer: "https://appleid.apple.com"
+    })
+    expect(appleEndpoints("http://127.0.0.1:4000/apple/")).toEqual({
+      authorization: "http://127.0.0.1:4000/apple/auth/authorize",
+      token: "http://127.0.0.1:4000/apple/auth/token",
+      jwks: "http://127.0.0.1:4000/apple/auth/keys",
+      issuer: "https://appleid.apple.com"
+    })
+  })
+
+  it("Apple's string booleans: email_verified \"true\" verifies, \"false\" does not; a relay address is marked", () => {
+    const claims = { iss: "https://appleid.apple.com", sub: "001.abc.1", email: "x@privaterelay.appleid.com" }
+    expect(Either.getOrThrow(appleProfile({ ...claims, email_verified: "true", is_private_email: "true" }))).toMatchObject({
+      providerId: "001.abc.1",
+      email: "x@privaterelay.appleid.com",
+      emailVerified: true,
+      name: null,
+      claims: { iss: "https://appleid.apple.com", custom_claims: { is_private_email: true } }
+    })
+    expect(Either.getOrThrow(appleProfile({ ...claims, email_verified: true })).emailVerified).toBe(true)
+    expect(Either.getOrThrow(appleProfile({ ...claims, email_verified: "false", is_private_email: "false" }))).toMatchObject({
+      emailVerified: false,
+      claims: { custom_claims: { is_private_email: false } }
+    })
+    expect(Either.getOrThrow(appleProfile({ ...claims })).emailVerified).toBe(false)
+    expect(Either.getOrThrow(appleProfile({ sub: "001.abc.1", email_verified: "true" }))).toMatchObject({ email: null, emailVerified: false })
+    expect(Either.isLeft(appleProfile({ email: "x@example.com", email_verified: "true" }))).toBe(true)
   })
 })

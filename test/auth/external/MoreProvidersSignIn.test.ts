@@ -129,6 +129,33 @@ const azureTokenAnswer = (id_token: string) => ({
   id_token
 })
 
+const APPLE_CLIENT_ID = "com.example.web.signin"
+// Apple's client secret is a JWT the operator signs with the team's key; to Gatehouse it is an opaque string.
+const APPLE_SECRET = "eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyM0RFRkcifQ.eyJpc3MiOiJERUYxMjNHSElKIn0.c2lnbmF0dXJl"
+const APPLE_CLAIMS = {
+  iss: "https://appleid.apple.com",
+  aud: APPLE_CLIENT_ID,
+  exp: nowSeconds + 600,
+  iat: nowSeconds,
+  sub: "001234.5f7a0c9e8d6b4a3f9e2d1c0b9a8f7e6d.1234",
+  c_hash: "kZ2aRtWf-7XVfSNvc5Vb8w",
+  email: "dq8xz4yk2p@privaterelay.appleid.com",
+  email_verified: "true",
+  is_private_email: "true",
+  auth_time: nowSeconds,
+  nonce_supported: true
+}
+const appleTokenAnswer = (id_token: string) => ({
+  access_token: "a0b1c2d3e4f5.0.apple-access",
+  token_type: "Bearer",
+  expires_in: 3600,
+  refresh_token: "r0b1c2d3e4f5.0.apple-refresh",
+  id_token
+})
+const APPLE_ID_TOKEN = await idToken(APPLE_CLAIMS)
+// Signed by Apple's key, but for another app: the audience is not ours.
+const APPLE_OTHER_APP_ID_TOKEN = await idToken({ ...APPLE_CLAIMS, aud: "com.example.other" })
+
 const ROWS: ReadonlyArray<Row> = [
   {
     provider: "google",
@@ -184,6 +211,28 @@ const ROWS: ReadonlyArray<Row> = [
       iss: AZURE_CLAIMS.iss,
       custom_claims: { tid: AZURE_TENANT }
     }
+  },
+  {
+    provider: "apple",
+    clientId: APPLE_CLIENT_ID,
+    secret: APPLE_SECRET,
+    url: `${FAKE}/apple`,
+    authorization: `${FAKE}/apple/auth/authorize`,
+    authorizeQuery: { scope: "name email", response_mode: "form_post" },
+    pkce: false,
+    callbackMethod: "POST",
+    code: "c1a2b3.0.apple-code",
+    tokenPath: "/apple/auth/token",
+    tokenAnswer: () => appleTokenAnswer(APPLE_ID_TOKEN),
+    keys: { path: "/apple/auth/keys", forged: () => appleTokenAnswer(APPLE_OTHER_APP_ID_TOKEN) },
+    credentials: "body",
+    accessToken: "a0b1c2d3e4f5.0.apple-access",
+    api: [],
+    providerRefreshToken: "r0b1c2d3e4f5.0.apple-refresh",
+    email: APPLE_CLAIMS.email,
+    confirmed: true,
+    identityId: APPLE_CLAIMS.sub,
+    metadata: { iss: "https://appleid.apple.com", email_verified: true, custom_claims: { is_private_email: true } }
   }
 ]
 
@@ -300,7 +349,7 @@ acceptance(env)("sign-in with more providers", (it) => {
       }))
 
     if (row.keys !== undefined) {
-      it.effect(`${row.provider}: an ID token the provider's keys did not sign ends in an error redirect`, () =>
+      it.effect(`${row.provider}: an ID token the provider's keys did not sign, or for another app, ends in an error redirect`, () =>
         Effect.gen(function*() {
           const url = yield* ServerUrl
           const toProvider = yield* authorize(url, row.provider)
