@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import { appleEndpoints, appleProfile } from "../../../src/auth/external/providers/Apple.js"
 import { azureEndpoints, azureIssuerMatches, azureProfile } from "../../../src/auth/external/providers/Azure.js"
+import { gitlabEndpoints, gitlabProfile } from "../../../src/auth/external/providers/GitLab.js"
 import { googleEndpoints, googleProfile } from "../../../src/auth/external/providers/Google.js"
 
 describe("google", () => {
@@ -118,5 +119,35 @@ describe("apple", () => {
     expect(Either.getOrThrow(appleProfile({ ...claims })).emailVerified).toBe(false)
     expect(Either.getOrThrow(appleProfile({ sub: "001.abc.1", email_verified: "true" }))).toMatchObject({ email: null, emailVerified: false })
     expect(Either.isLeft(appleProfile({ email: "x@example.com", email_verified: "true" }))).toBe(true)
+  })
+})
+
+describe("gitlab", () => {
+  it("gitlab.com by default; a self-managed instance's root and /api/v4 under EXTERNAL_GITLAB_URL", () => {
+    expect(gitlabEndpoints(undefined)).toEqual({
+      authorization: "https://gitlab.com/oauth/authorize",
+      token: "https://gitlab.com/oauth/token",
+      user: "https://gitlab.com/api/v4/user",
+      issuer: "https://gitlab.com"
+    })
+    expect(gitlabEndpoints("https://git.example.com/")).toMatchObject({
+      authorization: "https://git.example.com/oauth/authorize",
+      user: "https://git.example.com/api/v4/user"
+    })
+  })
+
+  it("the primary address, verified when confirmed_at is set; the numeric id is the subject", () => {
+    const user = { id: 7, username: "lin", name: "Lin", avatar_url: "a", email: "lin@example.org", confirmed_at: "2017-11-03T09:13:20Z" }
+    expect(Either.getOrThrow(gitlabProfile(user, "https://gitlab.com"))).toMatchObject({
+      providerId: "7",
+      email: "lin@example.org",
+      emailVerified: true,
+      name: "Lin",
+      avatarUrl: "a",
+      claims: { iss: "https://gitlab.com", user_name: "lin", preferred_username: "lin" }
+    })
+    expect(Either.getOrThrow(gitlabProfile({ ...user, confirmed_at: null }, "i")).emailVerified).toBe(false)
+    expect(Either.getOrThrow(gitlabProfile({ ...user, email: undefined }, "i"))).toMatchObject({ email: null, emailVerified: false })
+    expect(Either.isLeft(gitlabProfile({ username: "lin", email: "lin@example.org" }, "i"))).toBe(true)
   })
 })

@@ -156,6 +156,23 @@ const APPLE_ID_TOKEN = await idToken(APPLE_CLAIMS)
 // Signed by Apple's key, but for another app: the audience is not ours.
 const APPLE_OTHER_APP_ID_TOKEN = await idToken({ ...APPLE_CLAIMS, aud: "com.example.other" })
 
+const GITLAB_USER = {
+  id: 1774303,
+  username: "lin",
+  name: "Lin Ada",
+  state: "active",
+  locked: false,
+  avatar_url: "https://gitlab.com/uploads/-/system/user/avatar/1774303/avatar.png",
+  web_url: "https://gitlab.com/lin",
+  created_at: "2017-11-03T09:12:44.512Z",
+  bio: "",
+  public_email: null,
+  email: "lin@example.org",
+  confirmed_at: "2017-11-03T09:13:20.118Z",
+  two_factor_enabled: true,
+  is_admin: false
+}
+
 const ROWS: ReadonlyArray<Row> = [
   {
     provider: "google",
@@ -233,6 +250,34 @@ const ROWS: ReadonlyArray<Row> = [
     confirmed: true,
     identityId: APPLE_CLAIMS.sub,
     metadata: { iss: "https://appleid.apple.com", email_verified: true, custom_claims: { is_private_email: true } }
+  },
+  {
+    provider: "gitlab",
+    clientId: "2bd6e3b2a4e4a1d34c6c4e9b0a6b5e9f2d1c3b4a5e6f7a8b9c0d1e2f3a4b5c6d",
+    secret: "gloas-gitlab-secret",
+    url: `${FAKE}/gitlab`,
+    authorization: `${FAKE}/gitlab/oauth/authorize`,
+    authorizeQuery: { scope: "read_user" },
+    pkce: true,
+    callbackMethod: "GET",
+    code: "1c2e3d4f-gitlab-code",
+    tokenPath: "/gitlab/oauth/token",
+    tokenAnswer: () => ({
+      access_token: "de6780bc506a0446309bd9362820ba8aed28aa506c71eedbe1c5c4f9dd350e54",
+      token_type: "Bearer",
+      expires_in: 7200,
+      refresh_token: "8257e65c97202ed1726cf9571600918f3bffb2544b26e00a61df9897668c33a1",
+      scope: "read_user",
+      created_at: 1607635748
+    }),
+    credentials: "body",
+    accessToken: "de6780bc506a0446309bd9362820ba8aed28aa506c71eedbe1c5c4f9dd350e54",
+    api: [{ path: "/gitlab/api/v4/user", json: GITLAB_USER }],
+    providerRefreshToken: "8257e65c97202ed1726cf9571600918f3bffb2544b26e00a61df9897668c33a1",
+    email: GITLAB_USER.email,
+    confirmed: true,
+    identityId: "1774303",
+    metadata: { full_name: "Lin Ada", user_name: "lin", avatar_url: GITLAB_USER.avatar_url, iss: `${FAKE}/gitlab` }
   }
 ]
 
