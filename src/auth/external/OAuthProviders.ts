@@ -4,6 +4,7 @@ import { OAUTH_PROVIDERS, type OAuthProviderName } from "../../config/OAuthProvi
 import type { OAuthProvider } from "./OAuthProvider.js"
 import { apple } from "./providers/Apple.js"
 import { azure } from "./providers/Azure.js"
+import { bitbucket } from "./providers/Bitbucket.js"
 import { github } from "./providers/GitHub.js"
 import { gitlab } from "./providers/GitLab.js"
 import { google } from "./providers/Google.js"
@@ -18,7 +19,7 @@ export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProv
 }>() {}
 
 /** The providers implemented so far; the others are configured (and listed in /settings) but not served yet. */
-const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, google, azure, apple, gitlab }
+const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, google, azure, apple, gitlab, bitbucket }
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)
 

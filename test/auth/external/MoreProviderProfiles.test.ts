@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import { appleEndpoints, appleProfile } from "../../../src/auth/external/providers/Apple.js"
 import { azureEndpoints, azureIssuerMatches, azureProfile } from "../../../src/auth/external/providers/Azure.js"
+import { bitbucketEmails, bitbucketEndpoints, bitbucketProfile } from "../../../src/auth/external/providers/Bitbucket.js"
 import { gitlabEndpoints, gitlabProfile } from "../../../src/auth/external/providers/GitLab.js"
 import { googleEndpoints, googleProfile } from "../../../src/auth/external/providers/Google.js"
 
@@ -149,5 +150,45 @@ describe("gitlab", () => {
     expect(Either.getOrThrow(gitlabProfile({ ...user, confirmed_at: null }, "i")).emailVerified).toBe(false)
     expect(Either.getOrThrow(gitlabProfile({ ...user, email: undefined }, "i"))).toMatchObject({ email: null, emailVerified: false })
     expect(Either.isLeft(gitlabProfile({ username: "lin", email: "lin@example.org" }, "i"))).toBe(true)
+  })
+})
+
+describe("bitbucket", () => {
+  it("bitbucket.org and api.bitbucket.org by default; one host under EXTERNAL_BITBUCKET_URL", () => {
+    expect(bitbucketEndpoints(undefined)).toEqual({
+      authorization: "https://bitbucket.org/site/oauth2/authorize",
+      token: "https://bitbucket.org/site/oauth2/access_token",
+      user: "https://api.bitbucket.org/2.0/user",
+      emails: "https://api.bitbucket.org/2.0/user/emails",
+      issuer: "https://api.bitbucket.org/2.0"
+    })
+    expect(bitbucketEndpoints("http://127.0.0.1:4000/bb/")).toMatchObject({
+      authorization: "http://127.0.0.1:4000/bb/site/oauth2/authorize",
+      user: "http://127.0.0.1:4000/bb/2.0/user"
+    })
+  })
+
+  it("the primary address, verified only when confirmed; the uuid is the subject", () => {
+    const user = { uuid: "{u-1}", display_name: "Tim", nickname: "tim", links: { avatar: { href: "a" } } }
+    const emails = bitbucketEmails({
+      values: [
+        { email: "old@example.net", is_primary: false, is_confirmed: true },
+        { email: "tim@example.net", is_primary: true, is_confirmed: true },
+        { email: 1 }
+      ]
+    })
+    expect(emails).toHaveLength(2)
+    expect(Either.getOrThrow(bitbucketProfile(user, emails, "i"))).toMatchObject({
+      providerId: "{u-1}",
+      email: "tim@example.net",
+      emailVerified: true,
+      name: "Tim",
+      avatarUrl: "a",
+      claims: { user_name: "tim" }
+    })
+    const unconfirmed = bitbucketEmails({ values: [{ email: "tim@example.net", is_primary: true, is_confirmed: false }] })
+    expect(Either.getOrThrow(bitbucketProfile(user, unconfirmed, "i"))).toMatchObject({ email: "tim@example.net", emailVerified: false })
+    expect(Either.getOrThrow(bitbucketProfile(user, bitbucketEmails({ type: "error" }), "i"))).toMatchObject({ email: null, emailVerified: false })
+    expect(Either.isLeft(bitbucketProfile({ display_name: "Tim" }, emails, "i"))).toBe(true)
   })
 })

@@ -173,6 +173,46 @@ const GITLAB_USER = {
   is_admin: false
 }
 
+const BITBUCKET_USER = {
+  display_name: "Tim Berners",
+  links: {
+    self: { href: "https://api.bitbucket.org/2.0/users/%7Bd301aafa-d676-4ee0-88be-962be7417567%7D" },
+    avatar: { href: "https://secure.gravatar.com/avatar/0e6c9e0c8e1a9d8e0f1a6b1c4e3a2b7d?d=identicon" },
+    html: { href: "https://bitbucket.org/%7Bd301aafa-d676-4ee0-88be-962be7417567%7D/" }
+  },
+  created_on: "2012-09-14T16:51:43.290452+00:00",
+  type: "user",
+  uuid: "{d301aafa-d676-4ee0-88be-962be7417567}",
+  has_2fa_enabled: null,
+  username: "tberners",
+  is_staff: false,
+  account_id: "557058:8c8e7f3a-2e2d-4f3a-9c1a-0d5b3e7f9a1b",
+  nickname: "tberners",
+  account_status: "active",
+  location: null
+}
+const BITBUCKET_EMAILS = {
+  pagelen: 10,
+  values: [
+    {
+      is_primary: false,
+      is_confirmed: true,
+      type: "email",
+      email: "tim-old@example.net",
+      links: { self: { href: "https://api.bitbucket.org/2.0/user/emails/tim-old@example.net" } }
+    },
+    {
+      is_primary: true,
+      is_confirmed: true,
+      type: "email",
+      email: "tim@example.net",
+      links: { self: { href: "https://api.bitbucket.org/2.0/user/emails/tim@example.net" } }
+    }
+  ],
+  page: 1,
+  size: 2
+}
+
 const ROWS: ReadonlyArray<Row> = [
   {
     provider: "google",
@@ -278,6 +318,34 @@ const ROWS: ReadonlyArray<Row> = [
     confirmed: true,
     identityId: "1774303",
     metadata: { full_name: "Lin Ada", user_name: "lin", avatar_url: GITLAB_USER.avatar_url, iss: `${FAKE}/gitlab` }
+  },
+  {
+    provider: "bitbucket",
+    clientId: "Ytq7kPnDgB9cEw4xSz",
+    secret: "bitbucket-consumer-secret",
+    url: `${FAKE}/bitbucket`,
+    authorization: `${FAKE}/bitbucket/site/oauth2/authorize`,
+    authorizeQuery: { scope: "account email" },
+    pkce: false,
+    callbackMethod: "GET",
+    code: "k9Lm3bitbucket",
+    tokenPath: "/bitbucket/site/oauth2/access_token",
+    tokenAnswer: () => ({
+      access_token: "bitbucket-access-Gm0x1y2z==",
+      scopes: "account email",
+      token_type: "bearer",
+      expires_in: 7200,
+      state: "authorization_code",
+      refresh_token: "bitbucket-refresh-Qp5"
+    }),
+    credentials: "basic",
+    accessToken: "bitbucket-access-Gm0x1y2z==",
+    api: [{ path: "/bitbucket/2.0/user", json: BITBUCKET_USER }, { path: "/bitbucket/2.0/user/emails", json: BITBUCKET_EMAILS }],
+    providerRefreshToken: "bitbucket-refresh-Qp5",
+    email: "tim@example.net",
+    confirmed: true,
+    identityId: BITBUCKET_USER.uuid,
+    metadata: { full_name: "Tim Berners", user_name: "tberners", avatar_url: BITBUCKET_USER.links.avatar.href }
   }
 ]
 
