@@ -1,6 +1,7 @@
 /** The pure halves of google, azure, apple, gitlab and bitbucket: their endpoints and their profile mappings. */
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Either, Option } from "effect"
+import { resolveIdTokenProvider } from "../../../src/auth/domain/IdToken.js"
 import { appleEndpoints, appleProfile } from "../../../src/auth/external/providers/Apple.js"
 import { azureEndpoints, azureIssuerMatches, azureProfile } from "../../../src/auth/external/providers/Azure.js"
 import { bitbucketEmails, bitbucketEndpoints, bitbucketProfile } from "../../../src/auth/external/providers/Bitbucket.js"
@@ -57,6 +58,15 @@ describe("azure", () => {
       authorization: "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize",
       tenant: "contoso.onmicrosoft.com"
     })
+  })
+
+  it("the ID-token grant reads the keys under the same tenant URL as the redirect flow", () => {
+    const tenantUrl = "https://login.microsoftonline.com/contoso.onmicrosoft.com"
+    const resolved = resolveIdTokenProvider(
+      { provider: "azure", issuer: "", unverifiedIssuer: "https://login.microsoftonline.com/t-1/v2.0" },
+      () => ({ enabled: true, clientId: "az", url: Option.some(tenantUrl) })
+    )
+    expect(Either.getOrThrow(resolved).jwksUrl).toBe(azureEndpoints(tenantUrl).jwks)
   })
 
   it("the issuer is the token's own tenant's, and a tenant id in the URL pins it", () => {
