@@ -17,17 +17,20 @@ export const APPLE_ISSUER = "https://appleid.apple.com"
 export const GOOGLE_ISSUER = "https://accounts.google.com"
 const AZURE_ISSUER = /^https:\/\/login\.microsoftonline\.com\/[^/]+\/v2\.0$/
 
-/** Where each provider publishes its signing keys; EXTERNAL_<P>_URL, when set, replaces the host part. */
+/**
+ * Where each provider publishes its signing keys; EXTERNAL_<P>_URL, when set, replaces the base: the host, or for
+ * azure the tenant URL (`https://login.microsoftonline.com/<tenant>`), as the redirect flow reads it too.
+ */
 const DEFAULT_KEY_BASES: Readonly<Record<Exclude<IdTokenProviderName, "keycloak">, string>> = {
   apple: "https://appleid.apple.com",
   google: "https://www.googleapis.com",
-  azure: "https://login.microsoftonline.com"
+  // Microsoft's common key set signs tokens of every tenant, so one URL serves any tenant's issuer.
+  azure: "https://login.microsoftonline.com/common"
 }
 const KEY_PATHS: Readonly<Record<IdTokenProviderName, string>> = {
   apple: "/auth/keys",
   google: "/oauth2/v3/certs",
-  // Microsoft's common key set signs tokens of every tenant, so one URL serves any tenant's issuer.
-  azure: "/common/discovery/v2.0/keys",
+  azure: "/discovery/v2.0/keys",
   keycloak: "/protocol/openid-connect/certs"
 }
 

@@ -7,6 +7,8 @@ export interface ProviderTokens {
   readonly refreshToken: string | null
   /** The token endpoint's whole answer, for providers that put the user in it (Notion's `owner`). */
   readonly raw?: Readonly<Record<string, unknown>>
+  /** The OpenID Connect ID token, when the token endpoint sent one (apple and azure read the profile from it). */
+  readonly idToken?: string | null
 }
 
 /**

@@ -4,7 +4,12 @@ import { OAUTH_PROVIDERS, type OAuthProviderName } from "../../config/OAuthProvi
 import type { OAuthProvider } from "./OAuthProvider.js"
 import { discord } from "./providers/Discord.js"
 import { facebook } from "./providers/Facebook.js"
+import { apple } from "./providers/Apple.js"
+import { azure } from "./providers/Azure.js"
+import { bitbucket } from "./providers/Bitbucket.js"
 import { github } from "./providers/GitHub.js"
+import { gitlab } from "./providers/GitLab.js"
+import { google } from "./providers/Google.js"
 import { keycloak } from "./providers/Keycloak.js"
 import { linkedinOidc } from "./providers/LinkedIn.js"
 import { notion } from "./providers/Notion.js"
@@ -30,7 +35,12 @@ const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfi
   slack_oidc: slackOidc("slack_oidc"),
   linkedin: linkedinOidc("linkedin"),
   linkedin_oidc: linkedinOidc("linkedin_oidc"),
-  notion
+  notion,
+  google,
+  azure,
+  apple,
+  gitlab,
+  bitbucket
 }
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)

@@ -36,7 +36,7 @@ export interface ExchangeOptions {
  * The code exchange (RFC 6749 §4.1.3), client credentials in Basic auth unless the options say otherwise. Sent with
  * fetch rather than arctic's sender, whose hand-set Content-Length the HTTP client of @effect/platform-node's undici
  * refuses. An `error` in a 200 answer is a refusal too: GitHub answers a bad code that way, and Slack with
- * `ok: false`.
+ * `ok: false`. Credentials go in the body for Apple, Google, Microsoft, GitLab, LinkedIn, Facebook and Slack.
  */
 export const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string, options: ExchangeOptions = {}) =>
 (code: string, codeVerifier: string | null) =>
@@ -68,7 +68,8 @@ export const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string, opti
       return {
         accessToken: body["access_token"],
         refreshToken: typeof body["refresh_token"] === "string" && body["refresh_token"] !== "" ? body["refresh_token"] : null,
-        raw: body
+        raw: body,
+        idToken: typeof body["id_token"] === "string" && body["id_token"] !== "" ? body["id_token"] : null
       }
     },
     catch: (cause) => new ProviderFailure({ step: "exchange", reason: reasonOf(cause) })

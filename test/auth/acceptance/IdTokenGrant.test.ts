@@ -69,7 +69,8 @@ const IdpServer = (enabled: boolean) =>
         ? {
           ...provider("google", idp.baseUrl, "google-web, google-ios"),
           ...provider("apple", idp.baseUrl, "com.example.app"),
-          ...provider("azure", idp.baseUrl, "azure-client"),
+          // The tenant URL, as EXTERNAL_AZURE_URL is written: its keys are under it.
+          ...provider("azure", `${idp.baseUrl}/common`, "azure-client"),
           ...provider("keycloak", `${idp.baseUrl}/realms/test`, "kc-client")
         }
         : {}),
