@@ -5,6 +5,8 @@ import type { OAuthProviderName } from "../../config/OAuthProviders.js"
 export interface ProviderTokens {
   readonly accessToken: string
   readonly refreshToken: string | null
+  /** The token endpoint's whole answer, for providers that put the profile in it (WorkOS). */
+  readonly raw?: Readonly<Record<string, unknown>>
 }
 
 /**

@@ -4,6 +4,9 @@ import { OAUTH_PROVIDERS, type OAuthProviderName } from "../../config/OAuthProvi
 import type { OAuthProvider } from "./OAuthProvider.js"
 import { github } from "./providers/GitHub.js"
 import { keycloak } from "./providers/Keycloak.js"
+import { twitch } from "./providers/Twitch.js"
+import { workos } from "./providers/WorkOS.js"
+import { zoom } from "./providers/Zoom.js"
 
 /** Why `/authorize?provider=` cannot be served, in GoTrue's words (after its "Unsupported provider: "). */
 export type Unavailable = { readonly _tag: "Unknown"; readonly name: string } | { readonly _tag: "Disabled" }
@@ -14,7 +17,7 @@ export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProv
 }>() {}
 
 /** The providers implemented so far; the others are configured (and listed in /settings) but not served yet. */
-const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github }
+const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, twitch, zoom, workos }
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)
 

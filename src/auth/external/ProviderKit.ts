@@ -26,23 +26,33 @@ export const asObject = (body: unknown): Readonly<Record<string, unknown>> =>
   typeof body === "object" && body !== null && !Array.isArray(body) ? body as Record<string, unknown> : {}
 
 /**
- * The code exchange (RFC 6749 §4.1.3), client credentials in Basic auth. Sent with fetch rather than arctic's
- * sender, whose hand-set Content-Length the HTTP client of @effect/platform-node's undici refuses. An `error` in a
- * 200 answer is a refusal too: GitHub answers a bad code that way.
+ * How the client authenticates at the token endpoint (RFC 6749 §2.3.1): Basic auth, or client_id and client_secret
+ * in the form body for providers that refuse Basic (Twitch, WorkOS).
  */
-export const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string) => (code: string, codeVerifier: string | null) =>
+export type ClientAuthentication = "basic" | "body"
+
+/**
+ * The code exchange (RFC 6749 §4.1.3), client credentials in Basic auth unless the provider wants them in the body.
+ * Sent with fetch rather than arctic's sender, whose hand-set Content-Length the HTTP client of
+ * @effect/platform-node's undici refuses. An `error` in a 200 answer is a refusal too: GitHub answers a bad code
+ * that way.
+ */
+export const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string, authentication: ClientAuthentication = "basic") =>
+(code: string, codeVerifier: string | null) =>
   Effect.tryPromise({
     try: async (signal): Promise<ProviderTokens> => {
       const form = new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: config.redirectUri })
       if (codeVerifier !== null) form.set("code_verifier", codeVerifier)
       const secret = Option.match(config.secret, { onNone: () => "", onSome: Redacted.value })
-      const credentials = Buffer.from(`${encodeURIComponent(redirectClientId(config))}:${encodeURIComponent(secret)}`).toString("base64")
-      const response = await fetch(tokenUrl, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", authorization: `Basic ${credentials}` },
-        body: form.toString(),
-        signal
-      })
+      const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", accept: "application/json" }
+      if (authentication === "basic") {
+        const credentials = Buffer.from(`${encodeURIComponent(redirectClientId(config))}:${encodeURIComponent(secret)}`).toString("base64")
+        headers["authorization"] = `Basic ${credentials}`
+      } else {
+        form.set("client_id", redirectClientId(config))
+        form.set("client_secret", secret)
+      }
+      const response = await fetch(tokenUrl, { method: "POST", headers, body: form.toString(), signal })
       const body = asObject(await response.json().catch(() => undefined))
       if (!response.ok || typeof body["error"] === "string") {
         throw new Error(`token endpoint answered ${response.status} ${typeof body["error"] === "string" ? body["error"] : ""}`.trim())
@@ -50,7 +60,8 @@ export const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string) => (
       if (typeof body["access_token"] !== "string" || body["access_token"] === "") throw new Error("no access_token")
       return {
         accessToken: body["access_token"],
-        refreshToken: typeof body["refresh_token"] === "string" && body["refresh_token"] !== "" ? body["refresh_token"] : null
+        refreshToken: typeof body["refresh_token"] === "string" && body["refresh_token"] !== "" ? body["refresh_token"] : null,
+        raw: body
       }
     },
     catch: (cause) => new ProviderFailure({ step: "exchange", reason: reasonOf(cause) })
