@@ -5,6 +5,7 @@ import type { OAuthProvider } from "./OAuthProvider.js"
 import { github } from "./providers/GitHub.js"
 import { keycloak } from "./providers/Keycloak.js"
 import { twitch } from "./providers/Twitch.js"
+import { twitter } from "./providers/Twitter.js"
 import { workos } from "./providers/WorkOS.js"
 import { zoom } from "./providers/Zoom.js"
 
@@ -17,7 +18,7 @@ export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProv
 }>() {}
 
 /** The providers implemented so far; the others are configured (and listed in /settings) but not served yet. */
-const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, twitch, zoom, workos }
+const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfig) => OAuthProvider>> = { keycloak, github, twitch, zoom, workos, twitter }
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)
 
