@@ -308,7 +308,10 @@ const CallbackParams = Schema.Struct({
   state: Schema.optional(Schema.String),
   code: Schema.optional(Schema.String),
   error: Schema.optional(Schema.String),
-  error_description: Schema.optional(Schema.String)
+  error_description: Schema.optional(Schema.String),
+  oauth_token: Schema.optional(Schema.String.annotations({ description: "OAuth 1.0a (twitter): the request token, in place of state" })),
+  oauth_verifier: Schema.optional(Schema.String.annotations({ description: "OAuth 1.0a (twitter): the verifier, in place of code" })),
+  denied: Schema.optional(Schema.String.annotations({ description: "OAuth 1.0a (twitter): the request token of a sign-in the user refused" }))
 })
 
 const Found = (description: string) => Schema.Void.annotations({ description })

@@ -318,6 +318,26 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         })))
       }))
 
+    it.effect("OAuth 1.0a flow state: found by its request token until claimed, with the token secret as its verifier", () =>
+      Effect.gen(function*() {
+        const flows = yield* FlowStateRepo
+        const requestToken = `req-${randomUUID()}`
+        const flow = {
+          id: randomUUID(),
+          providerType: "twitter",
+          pkce: null,
+          referrer: "http://localhost:3000/t",
+          providerCodeVerifier: `oauth_token=${requestToken}&oauth_token_secret=s`,
+          providerRequestToken: requestToken,
+          now: at(1)
+        }
+        yield* flows.startOAuth(flow)
+        expect(Option.isNone(yield* flows.findOAuthByRequestToken(`req-${randomUUID()}`))).toBe(true)
+        expect(yield* flows.findOAuthByRequestToken(requestToken)).toEqual(Option.some(flow.id))
+        expect(Option.getOrThrow(yield* flows.claimOAuth(flow.id)).provider_code_verifier).toBe(flow.providerCodeVerifier)
+        expect(Option.isNone(yield* flows.findOAuthByRequestToken(requestToken))).toBe(true)
+      }))
+
     // The counters are one row per channel for the whole database: each case starts with a window none before used.
     it.effect("send quotas: `limit` claims per window and channel; a new window starts over; a lagging window counts against the newer", () =>
       Effect.gen(function*() {

@@ -25,6 +25,8 @@ export interface AuthorizeQuery {
 
 export interface CallbackQuery {
   readonly state?: string | undefined
+  /** OAuth 1.0a's callback names its flow by the request token (`oauth_token`) instead of a state. */
+  readonly requestToken?: string | undefined
   readonly code?: string | undefined
   readonly error?: string | undefined
   readonly errorDescription?: string | undefined
@@ -69,7 +71,18 @@ export class External extends Effect.Service<External>()("auth/External", {
         ))
       const pkce = yield* requestedPkce(query.codeChallenge, query.codeChallengeMethod)
       const state = randomUUID()
-      const verifier = provider.usesPkce ? generateCodeVerifier() : null
+      const request = {
+        state,
+        extraScopes: parseScopes(query.scopes),
+        codeVerifier: provider.usesPkce ? generateCodeVerifier() : null,
+        passThrough: query.others ?? []
+      }
+      const start = provider.begin === undefined
+        ? { url: provider.authorizationUrl(request), handle: null, verifier: request.codeVerifier }
+        : yield* provider.begin(request).pipe(
+          Effect.tapError((failure) => Effect.logWarning(`${provider.name} could not start the sign-in: ${failure.reason}`)),
+          Effect.mapError(() => new AuthError({ status: 500, code: "unexpected_failure", message: "Error getting authorization URL" }))
+        )
       yield* flows.startOAuth({
         id: state,
         providerType: provider.name,
@@ -78,15 +91,11 @@ export class External extends Effect.Service<External>()("auth/External", {
           onSome: ({ challenge, method }) => ({ challenge, method, authCode: randomUUID() })
         }),
         referrer: chooseRedirect(query.redirectTo, config.siteUrl, allowList),
-        providerCodeVerifier: verifier,
+        providerCodeVerifier: start.verifier,
+        providerRequestToken: start.handle,
         now: new Date(yield* Clock.currentTimeMillis)
       })
-      return provider.authorizationUrl({
-        state,
-        extraScopes: parseScopes(query.scopes),
-        codeVerifier: verifier,
-        passThrough: query.others ?? []
-      }).href
+      return start.url.href
     })
 
     /** Everything after the state checked out: the code for tokens and a profile, the profile for a user. */
@@ -135,8 +144,14 @@ export class External extends Effect.Service<External>()("auth/External", {
 
     /** GET or POST /callback: where to send the browser, always; a bad or spent state never yields a session. */
     const callback = Effect.fn("External.callback")(function*(query: CallbackQuery): Effect.fn.Return<string> {
-      const state = query.state ?? ""
       const fallback = (failure: CallbackFailure) => errorRedirect(config.siteUrl, failure, false)
+      const requestToken = query.requestToken ?? ""
+      let state = query.state ?? ""
+      if (state === "" && requestToken !== "") {
+        const found = yield* flows.findOAuthByRequestToken(requestToken)
+        if (Option.isNone(found)) return fallback(badState())
+        state = found.value
+      }
       if (state === "") return fallback(auth(AuthError.of(400, "bad_oauth_callback", "OAuth state parameter missing")))
       if (!UUID.test(state)) return fallback(badState())
       const claimed = yield* flows.claimOAuth(state.toLowerCase())

@@ -8,14 +8,25 @@ interface CallbackParams {
   readonly code?: string | undefined
   readonly error?: string | undefined
   readonly error_description?: string | undefined
+  readonly oauth_token?: string | undefined
+  readonly oauth_verifier?: string | undefined
+  readonly denied?: string | undefined
 }
 
-const callbackQuery = (params: CallbackParams): CallbackQuery => ({
-  state: params.state,
-  code: params.code,
-  error: params.error,
-  errorDescription: params.error_description
-})
+/**
+ * The callback's parameters; OAuth 1.0a's (twitter) in OAuth 2's terms: the request token names the flow, the
+ * verifier is the code, and `denied` (the request token of a refused sign-in) is an access_denied error.
+ */
+const callbackQuery = (params: CallbackParams): CallbackQuery => {
+  const denied = params.denied !== undefined && params.denied !== ""
+  return {
+    state: params.state,
+    requestToken: params.oauth_token ?? params.denied,
+    code: params.code ?? params.oauth_verifier,
+    error: params.error ?? (denied ? "access_denied" : undefined),
+    errorDescription: params.error_description ?? (denied ? "The user denied the sign-in" : undefined)
+  }
+}
 
 const AUTHORIZE_PARAMETERS = new Set(["provider", "scopes", "redirect_to", "code_challenge", "code_challenge_method", "invite_token"])
 

@@ -49,12 +49,28 @@ export const withPassThrough = (url: URL, passThrough: ReadonlyArray<readonly [s
   return url
 }
 
+/**
+ * The start of a sign-in that needs a round trip to the provider before the browser can go there (OAuth 1.0a's
+ * request token). `handle` is what the provider's callback names the flow by in place of a state; `verifier` is
+ * kept with the flow and handed back to `exchange` as its codeVerifier. Both are opaque to the framework.
+ */
+export interface ProviderStart {
+  readonly url: URL
+  readonly handle: string
+  readonly verifier: string
+}
+
 /** One external identity provider, configured: where to send the browser, and how to turn a code into a profile. */
 export interface OAuthProvider {
   readonly name: OAuthProviderName
   /** Whether the provider takes a PKCE challenge from us (the verifier then goes with the code exchange). */
   readonly usesPkce: boolean
   readonly authorizationUrl: (request: AuthorizationRequest) => URL
+  /**
+   * When present, /authorize starts here instead of at `authorizationUrl` (OAuth 1.0a, whose URL needs a request
+   * token first); the callback then finds the flow by the handle (`oauth_token`) rather than by a state.
+   */
+  readonly begin?: (request: AuthorizationRequest) => Effect.Effect<ProviderStart, ProviderFailure>
   readonly exchange: (code: string, codeVerifier: string | null) => Effect.Effect<ProviderTokens, ProviderFailure>
   readonly profile: (tokens: ProviderTokens) => Effect.Effect<ProviderProfile, ProviderFailure>
 }

@@ -15,6 +15,10 @@ import { linkedinOidc } from "./providers/LinkedIn.js"
 import { notion } from "./providers/Notion.js"
 import { slackOidc } from "./providers/Slack.js"
 import { spotify } from "./providers/Spotify.js"
+import { twitch } from "./providers/Twitch.js"
+import { twitter } from "./providers/Twitter.js"
+import { workos } from "./providers/WorkOS.js"
+import { zoom } from "./providers/Zoom.js"
 
 /** Why `/authorize?provider=` cannot be served, in GoTrue's words (after its "Unsupported provider: "). */
 export type Unavailable = { readonly _tag: "Unknown"; readonly name: string } | { readonly _tag: "Disabled" }
@@ -40,7 +44,11 @@ const IMPLEMENTED: Partial<Record<OAuthProviderName, (config: OAuthProviderConfi
   azure,
   apple,
   gitlab,
-  bitbucket
+  bitbucket,
+  twitch,
+  zoom,
+  workos,
+  twitter
 }
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as ReadonlyArray<string>).includes(name)

@@ -36,7 +36,7 @@ export interface ExchangeOptions {
  * The code exchange (RFC 6749 §4.1.3), client credentials in Basic auth unless the options say otherwise. Sent with
  * fetch rather than arctic's sender, whose hand-set Content-Length the HTTP client of @effect/platform-node's undici
  * refuses. An `error` in a 200 answer is a refusal too: GitHub answers a bad code that way, and Slack with
- * `ok: false`. Credentials go in the body for Apple, Google, Microsoft, GitLab, LinkedIn, Facebook and Slack.
+ * `ok: false`. Credentials go in the body for Apple, Google, Microsoft, GitLab, LinkedIn, Facebook, Slack, Twitch and WorkOS.
  */
 export const exchangeWith = (config: OAuthProviderConfig, tokenUrl: string, options: ExchangeOptions = {}) =>
 (code: string, codeVerifier: string | null) =>

@@ -39,6 +39,8 @@ export interface OAuthFlowStart {
   readonly referrer: string
   /** The PKCE verifier towards the provider, kept in oauth_client_states as GoTrue keeps it. */
   readonly providerCodeVerifier: string | null
+  /** What an OAuth 1.0a provider's callback names the flow by (its request token), kept in oauth_client_states too. */
+  readonly providerRequestToken?: string | null
   readonly now: Date
 }
 
@@ -83,6 +85,8 @@ export interface FlowStateRepoShape {
    * only, so a replayed or concurrent callback finds nothing.
    */
   readonly claimOAuth: (id: string) => Effect.Effect<Option.Option<OAuthFlow>>
+  /** The id of the started OAuth flow an OAuth 1.0a provider's request token belongs to. */
+  readonly findOAuthByRequestToken: (requestToken: string) => Effect.Effect<Option.Option<string>>
   readonly insertOAuthCode: (flow: OAuthCodeFlow) => Effect.Effect<void>
 }
 
@@ -127,13 +131,15 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
     }, Effect.orDie)
 
     const startOAuth = Effect.fn("FlowStateRepo.startOAuth")(function*(flow: OAuthFlowStart) {
-      const clientStateId = flow.providerCodeVerifier === null ? null : flow.id
+      const requestToken = flow.providerRequestToken ?? null
+      const clientStateId = flow.providerCodeVerifier === null && requestToken === null ? null : flow.id
       if (clientStateId !== null) {
         yield* sql`INSERT INTO ${sql(t.oauth_client_states)} ${sql.insert({
           id: clientStateId,
           provider_type: flow.providerType,
           code_verifier: flow.providerCodeVerifier,
-          created_at: flow.now
+          created_at: flow.now,
+          ...(requestToken === null ? {} : { request_token: requestToken })
         })}`
       }
       yield* sql`INSERT INTO ${sql(t.flow_state)} ${sql.insert({
@@ -164,6 +170,13 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
+    const findOAuthByRequestToken = Effect.fn("FlowStateRepo.findOAuthByRequestToken")(function*(requestToken: string) {
+      const rows = yield* sql<{ id: string }>`SELECT flow.id FROM ${sql(t.flow_state)} flow
+        JOIN ${sql(t.oauth_client_states)} client ON client.id = flow.oauth_client_state_id
+        WHERE client.request_token = ${requestToken} AND flow.user_id IS NULL AND flow.authentication_method = 'oauth'`
+      return Option.map(Option.fromNullable(rows[0]), (row) => row.id)
+    }, Effect.orDie)
+
     const insertOAuthCode = Effect.fn("FlowStateRepo.insertOAuthCode")(function*(flow: OAuthCodeFlow) {
       yield* sql`INSERT INTO ${sql(t.flow_state)} ${sql.insert({
         id: flow.id,
@@ -181,61 +194,79 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
       })}`
     }, Effect.orDie)
 
-    return { insert, latestFor, findByAuthCode, take, startOAuth, claimOAuth, insertOAuthCode } satisfies FlowStateRepoShape
+    return {
+      insert,
+      latestFor,
+      findByAuthCode,
+      take,
+      startOAuth,
+      claimOAuth,
+      findOAuthByRequestToken,
+      insertOAuthCode
+    } satisfies FlowStateRepoShape
   })
 }) {
   static readonly Test: Layer.Layer<FlowStateRepo> = Layer.effect(
     FlowStateRepo,
-    Effect.map(Effect.all([Ref.make<ReadonlyArray<FlowState>>([]), Ref.make<ReadonlyArray<OAuthFlow>>([])]), ([rows, started]) =>
-      FlowStateRepo.make({
-        insert: (flow) =>
-          Ref.update(rows, (all) => [...all, {
-            id: flow.id,
-            user_id: flow.userId,
-            auth_code: flow.authCode,
-            code_challenge_method: flow.method,
-            code_challenge: flow.challenge,
-            authentication_method: flow.authenticationMethod,
-            provider_type: "email",
-            provider_access_token: null,
-            provider_refresh_token: null,
-            created_at: flow.now
-          }]),
-        latestFor: (userId, authenticationMethod) =>
-          Effect.map(Ref.get(rows), (all) =>
-            Option.fromNullable(
-              all
-                .filter((row) => row.user_id === userId && row.authentication_method === authenticationMethod)
-                .reduce<FlowState | undefined>((latest, row) => latest === undefined || row.created_at >= latest.created_at ? row : latest, undefined)
-            )),
-        findByAuthCode: (authCode) => Effect.map(Ref.get(rows), (all) => Option.fromNullable(all.find((row) => row.auth_code === authCode))),
-        take: (id) => Ref.modify(rows, (all) => [all.some((row) => row.id === id), all.filter((row) => row.id !== id)]),
-        startOAuth: (flow) =>
-          Ref.update(started, (all) => [...all, {
-            id: flow.id,
-            provider_type: flow.providerType,
-            auth_code: flow.pkce?.authCode ?? null,
-            code_challenge: flow.pkce?.challenge ?? null,
-            code_challenge_method: flow.pkce?.method ?? null,
-            referrer: flow.referrer,
-            provider_code_verifier: flow.providerCodeVerifier,
-            created_at: flow.now
-          }]),
-        claimOAuth: (id) =>
-          Ref.modify(started, (all) => [Option.fromNullable(all.find((row) => row.id === id)), all.filter((row) => row.id !== id)]),
-        insertOAuthCode: (flow) =>
-          Ref.update(rows, (all) => [...all, {
-            id: flow.id,
-            user_id: flow.userId,
-            auth_code: flow.authCode,
-            code_challenge_method: flow.method,
-            code_challenge: flow.challenge,
-            authentication_method: "oauth",
-            provider_type: flow.providerType,
-            provider_access_token: flow.providerAccessToken,
-            provider_refresh_token: flow.providerRefreshToken,
-            created_at: flow.createdAt
-          }])
-      }))
+    Effect.map(
+      Effect.all([Ref.make<ReadonlyArray<FlowState>>([]), Ref.make<ReadonlyArray<OAuthFlow>>([]), Ref.make(new Map<string, string>())]),
+      ([rows, started, requestTokens]) =>
+        FlowStateRepo.make({
+          insert: (flow) =>
+            Ref.update(rows, (all) => [...all, {
+              id: flow.id,
+              user_id: flow.userId,
+              auth_code: flow.authCode,
+              code_challenge_method: flow.method,
+              code_challenge: flow.challenge,
+              authentication_method: flow.authenticationMethod,
+              provider_type: "email",
+              provider_access_token: null,
+              provider_refresh_token: null,
+              created_at: flow.now
+            }]),
+          latestFor: (userId, authenticationMethod) =>
+            Effect.map(Ref.get(rows), (all) =>
+              Option.fromNullable(
+                all
+                  .filter((row) => row.user_id === userId && row.authentication_method === authenticationMethod)
+                  .reduce<FlowState | undefined>((latest, row) => latest === undefined || row.created_at >= latest.created_at ? row : latest, undefined)
+              )),
+          findByAuthCode: (authCode) => Effect.map(Ref.get(rows), (all) => Option.fromNullable(all.find((row) => row.auth_code === authCode))),
+          take: (id) => Ref.modify(rows, (all) => [all.some((row) => row.id === id), all.filter((row) => row.id !== id)]),
+          startOAuth: (flow) =>
+            Effect.zipRight(
+              Ref.update(requestTokens, (map) => flow.providerRequestToken == null ? map : new Map(map).set(flow.providerRequestToken, flow.id)),
+              Ref.update(started, (all) => [...all, {
+                id: flow.id,
+                provider_type: flow.providerType,
+                auth_code: flow.pkce?.authCode ?? null,
+                code_challenge: flow.pkce?.challenge ?? null,
+                code_challenge_method: flow.pkce?.method ?? null,
+                referrer: flow.referrer,
+                provider_code_verifier: flow.providerCodeVerifier,
+                created_at: flow.now
+              }])
+            ),
+          claimOAuth: (id) =>
+            Ref.modify(started, (all) => [Option.fromNullable(all.find((row) => row.id === id)), all.filter((row) => row.id !== id)]),
+          findOAuthByRequestToken: (requestToken) =>
+            Effect.map(Effect.all([Ref.get(requestTokens), Ref.get(started)]), ([map, all]) =>
+              Option.filter(Option.fromNullable(map.get(requestToken)), (id) => all.some((row) => row.id === id))),
+          insertOAuthCode: (flow) =>
+            Ref.update(rows, (all) => [...all, {
+              id: flow.id,
+              user_id: flow.userId,
+              auth_code: flow.authCode,
+              code_challenge_method: flow.method,
+              code_challenge: flow.challenge,
+              authentication_method: "oauth",
+              provider_type: flow.providerType,
+              provider_access_token: flow.providerAccessToken,
+              provider_refresh_token: flow.providerRefreshToken,
+              created_at: flow.createdAt
+            }])
+        })
+    )
   )
 }
