@@ -6,9 +6,15 @@ import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { AuthError } from "../domain/AuthError.js"
 import { isFlowStateExpired, requestedPkce } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
+import { Confirmations } from "../messages/Confirmations.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { FlowStateRepo, type OAuthFlow } from "../sessions/FlowStateRepo.js"
+import { AuthMessages } from "../messages/AuthMessages.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
+import { AuditLog } from "../users/AuditLog.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
+import { Users } from "../users/Users.js"
+import { UsersRepo } from "../users/UsersRepo.js"
 import { type CallbackFailure, codeRedirect, errorRedirect, sessionFragment } from "./CallbackRedirect.js"
 import { parseScopes, type ProviderProfile } from "./OAuthProvider.js"
 import { OAuthProviders } from "./OAuthProviders.js"
@@ -60,6 +66,7 @@ export class External extends Effect.Service<External>()("auth/External", {
     const flows = yield* FlowStateRepo
     const accounts = yield* ExternalAccounts
     const tokens = yield* AccessTokens
+    const confirmations = yield* Confirmations
     const allowList = compileAllowList(config.uriAllowList)
 
     /** GET /authorize: the provider's authorization URL, with a new flow's id as the state. */
@@ -120,7 +127,14 @@ export class External extends Effect.Service<External>()("auth/External", {
             auth(new AuthError({ status: 500, code: "unexpected_failure", message: "Error getting user profile from external provider" }))
           )
         )
-        const { user } = yield* Effect.mapError(accounts.signIn(provider.name, asExternalProfile(profile)), auth)
+        const { user } = yield* accounts.signIn(provider.name, asExternalProfile(profile)).pipe(
+          Effect.catchTag("EmailNeedsVerification", (refused) =>
+            Effect.zipRight(
+              confirmations.confirmExternalEmail(refused.user, flow.referrer ?? config.siteUrl, at),
+              Effect.fail(refused.toAuthError())
+            )),
+          Effect.mapError(auth)
+        )
         const target = flow.referrer ?? config.siteUrl
         if (flow.auth_code !== null && flow.code_challenge !== null && flow.code_challenge_method !== null) {
           yield* flows.insertOAuthCode({
@@ -168,5 +182,14 @@ export class External extends Effect.Service<External>()("auth/External", {
 
     return { authorize, callback } as const
   }),
-  dependencies: [FlowStateRepo.Default, ExternalAccounts.Default, AccessTokens.Default]
+  dependencies: [
+    FlowStateRepo.Default,
+    ExternalAccounts.Default,
+    AccessTokens.Default,
+    UsersRepo.Default,
+    Users.Default,
+    AuthMessages.Default,
+    AuditLog.Default,
+    Transactions.Live
+  ]
 }) {}

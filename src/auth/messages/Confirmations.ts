@@ -60,6 +60,12 @@ export interface ConfirmationsShape {
     at: Date,
     pkce?: Option.Option<PkceChallenge>
   ) => Effect.Effect<UserRow, AuthError>
+  /**
+   * After an external sign-in refused for an unproven email (the user and identity kept): mails the sign-up
+   * confirmation, as GoTrue does, so confirming it lets the next sign-in through. Best effort: the sign-in is
+   * refused either way, and a window still closed or a mail that fails only means the user asks again later.
+   */
+  readonly confirmExternalEmail: (user: UserRow, redirectTo: string, at: Date) => Effect.Effect<void>
   /** Texts a pending phone change's code again, a fresh one; the answer is the provider's message id. */
   readonly resendPhoneChange: (user: UserRow, at: Date) => Effect.Effect<string, AuthError>
   /** A recovery or magic-link mail, its code in recovery_token; the window is shared by both kinds, as in GoTrue. */
@@ -257,5 +263,13 @@ export const Confirmations: Effect.Effect<
       )
     })
 
-  return { sendConfirmation, register, sendLink, resendEmailChange, resendPhoneChange } satisfies ConfirmationsShape
+  const confirmExternalEmail = (user: UserRow, redirectTo: string, at: Date) =>
+    (user.email ?? "") === "" || user.email_confirmed_at !== null || config.mailer.autoconfirm
+      ? Effect.void
+      : sendConfirmation(user, "email", redirectTo, at).pipe(
+        Effect.tapError((error) => Effect.logInfo(`no confirmation mailed after an external sign-in: ${error.code}`)),
+        Effect.ignore
+      )
+
+  return { sendConfirmation, register, sendLink, resendEmailChange, resendPhoneChange, confirmExternalEmail } satisfies ConfirmationsShape
 })

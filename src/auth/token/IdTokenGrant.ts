@@ -12,8 +12,15 @@ import {
   profileFromIdToken,
   resolveIdTokenProvider
 } from "../domain/IdToken.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
+import { AuthMessages } from "../messages/AuthMessages.js"
+import { Confirmations } from "../messages/Confirmations.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
+import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
+import { AuditLog } from "../users/AuditLog.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
+import { Users } from "../users/Users.js"
+import { UsersRepo } from "../users/UsersRepo.js"
 
 export interface IdTokenGrantRequest {
   readonly id_token?: string | null | undefined
@@ -45,6 +52,7 @@ export class IdTokenGrant extends Effect.Service<IdTokenGrant>()("auth/IdTokenGr
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const accounts = yield* ExternalAccounts
+    const confirmations = yield* Confirmations
     const tokens = yield* AccessTokens
     // One key set per URL, kept for the process: jose refetches it on an unknown kid (key rotation), with a cooldown.
     const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>()
@@ -86,11 +94,24 @@ export class IdTokenGrant extends Effect.Service<IdTokenGrant>()("auth/IdTokenGr
       yield* checkAudience(claims["aud"], provider.clientIds)
       yield* checkNonce(claims["nonce"], request.nonce ?? "")
       yield* checkAccessTokenHash(verified.protectedHeader.alg, claims["at_hash"], request.access_token ?? "")
-      const { user } = yield* accounts.signIn(provider.name, profile)
-      return yield* tokens.issue(user, "oauth", new Date(yield* Clock.currentTimeMillis))
+      const at = new Date(yield* Clock.currentTimeMillis)
+      const { user } = yield* accounts.signIn(provider.name, profile).pipe(
+        Effect.catchTag("EmailNeedsVerification", (refused) =>
+          Effect.zipRight(confirmations.confirmExternalEmail(refused.user, config.siteUrl, at), Effect.fail(refused.toAuthError())))
+      )
+      return yield* tokens.issue(user, "oauth", at)
     })
 
     return { signIn } as const
   }),
-  dependencies: [ExternalAccounts.Default, AccessTokens.Default]
+  dependencies: [
+    ExternalAccounts.Default,
+    AccessTokens.Default,
+    FlowStateRepo.Default,
+    UsersRepo.Default,
+    Users.Default,
+    AuthMessages.Default,
+    AuditLog.Default,
+    Transactions.Live
+  ]
 }) {}

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Data, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
@@ -44,7 +44,30 @@ const candidate = (user: UserRow, now: Date): LinkCandidate => ({
 
 type Settled =
   | { readonly _tag: "SignedIn"; readonly signIn: ExternalSignIn }
-  | { readonly _tag: "NeedsVerification" }
+  | { readonly _tag: "NeedsVerification"; readonly user: UserRow }
+
+/**
+ * The sign-in was refused because nobody has proven the account's email yet; the user and identity are kept, and
+ * the caller mails the user a confirmation (GoTrue does the same), after which the next sign-in succeeds. It reads
+ * like the AuthError it becomes: 422 provider_email_needs_verification.
+ */
+export class EmailNeedsVerification extends Data.TaggedError("EmailNeedsVerification")<{
+  readonly user: UserRow
+  readonly provider: string
+}> {
+  get status(): number {
+    return 422
+  }
+  get code(): string {
+    return "provider_email_needs_verification"
+  }
+  override get message(): string {
+    return `Unverified email with ${this.provider}. Verify the email with ${this.provider} in order to sign in`
+  }
+  toAuthError(): AuthError {
+    return AuthError.of(this.status, this.code, this.message)
+  }
+}
 
 /**
  * The sign-in floor every external provider shares (the OAuth callback, the id_token grant): finds or makes the
@@ -161,7 +184,7 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
         }
 
         const next = settle(isConfirmed(user), verified)
-        if (next === "needs_verification") return { _tag: "NeedsVerification" } satisfies Settled as Settled
+        if (next === "needs_verification") return { _tag: "NeedsVerification", user } satisfies Settled as Settled
         if (next === "confirm") {
           user = yield* users.update(user.id, {
             email_confirmed_at: at,
@@ -181,7 +204,7 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
     const signIn = Effect.fn("ExternalAccounts.signIn")(function*(
       provider: string,
       profile: ExternalProfile
-    ): Effect.fn.Return<ExternalSignIn, AuthError> {
+    ): Effect.fn.Return<ExternalSignIn, AuthError | EmailNeedsVerification> {
       const at = new Date(yield* Clock.currentTimeMillis)
       const attempt = transactions.run(inTransaction(provider, profile, at)).pipe(Effect.catchTag("SqlError", Effect.die))
       // Two first sign-ins of one identity (or one address) race to insert it: the loser's transaction rolls back
@@ -190,13 +213,7 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
       const settled = yield* attempt.pipe(
         Effect.catchSomeDefect((defect) => (lostRace(defect) ? Option.some(attempt) : Option.none()))
       )
-      if (settled._tag === "NeedsVerification") {
-        return yield* AuthError.of(
-          422,
-          "provider_email_needs_verification",
-          `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`
-        )
-      }
+      if (settled._tag === "NeedsVerification") return yield* new EmailNeedsVerification({ user: settled.user, provider })
       return settled.signIn
     })
 

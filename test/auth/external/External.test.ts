@@ -3,6 +3,12 @@
  * the TestClock: what the callback does when the provider fails, when the user is banned, when time runs out, and
  * that the verifier stored at /authorize is the one the code exchange sends.
  */
+import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
+import { MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
+import { Users } from "../../../src/auth/users/Users.js"
+import { MemoryMailer } from "../../../src/platform/Mailer.js"
+import { SecureRandom } from "../../../src/platform/SecureRandom.js"
+import { MemorySmsSender } from "../../../src/platform/SmsSender.js"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
 import { External } from "../../../src/auth/external/External.js"
@@ -59,9 +65,18 @@ const Over = External.DefaultWithoutDependencies.pipe(
   Layer.provideMerge(ExternalAccounts.DefaultWithoutDependencies),
   Layer.provideMerge(AccessTokens.DefaultWithoutDependencies),
   Layer.provideMerge(Sessions.DefaultWithoutDependencies),
+  Layer.provideMerge(Users.DefaultWithoutDependencies),
+  Layer.provideMerge(AuthMessages.DefaultWithoutDependencies.pipe(Layer.provide(MailTemplates.Default))),
   Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
   Layer.provideMerge(MemoryRepos()),
-  Layer.provideMerge(Layer.mergeAll(Layer.orDie(tokenSignerFor(config)), Transactions.Test, Layer.succeed(AppConfig, config)))
+  Layer.provideMerge(Layer.mergeAll(
+    Layer.orDie(tokenSignerFor(config)),
+    MemoryMailer,
+    MemorySmsSender,
+    SecureRandom.Test,
+    Transactions.Test,
+    Layer.succeed(AppConfig, config)
+  ))
 )
 
 const stateOf = (location: string) => new URL(location).searchParams.get("state")!

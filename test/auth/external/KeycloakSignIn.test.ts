@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { afterAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { ServerUrl } from "../../support/TestServer.js"
-import { acceptance, adminJwt, authClient, call, decodeJwt, raw, versionedError } from "../acceptance/AcceptanceKit.js"
+import { acceptance, adminJwt, authClient, call, codeIn, decodeJwt, mailTo, raw, versionedError } from "../acceptance/AcceptanceKit.js"
 import { browser, type Hop } from "../support/Browser.js"
 import { type IdpAccount, startKeycloakIdp } from "../support/KeycloakIdp.js"
 
@@ -287,6 +287,29 @@ acceptance({
       expect(fragment.get("error_code")).toBe("provider_email_needs_verification")
       const after = yield* raw(url, `/admin/users/${owner}`, { bearer: adminJwt() })
       expect(after.json.identities.map((i: { provider: string }) => i.provider)).toEqual(["email"])
+    }))
+
+  it.effect("a new account with an unverified email is mailed a confirmation; once confirmed, the provider signs it in", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const email = `unproven-${randomUUID().slice(0, 8)}@example.com`
+      const person = account("unproven", { email, email_verified: false })
+      const signIn = Effect.gen(function*() {
+        const { client } = authClient(url)
+        const started = yield* call(() => client.signInWithOAuth({ provider: "keycloak", options: { skipBrowserRedirect: true } }))
+        const { b, callbackUrl } = yield* signInAt(started.data.url!, person.sub, url)
+        return fragmentOf((yield* callback(b, callbackUrl)).location)
+      })
+      const refused = yield* signIn
+      expect([refused.get("access_token"), refused.get("error_code")]).toEqual([null, "provider_email_needs_verification"])
+      // As GoTrue: the kept user gets the sign-up confirmation, and its code proves the address.
+      const mails = yield* mailTo(email)
+      expect(mails.map((mail) => mail.subject)).toEqual(["Confirm Your Signup"])
+      const confirmed = yield* call(() => authClient(url).client.verifyOtp({ email, token: codeIn(mails[0]!), type: "signup" }))
+      expect(confirmed.error).toBeNull()
+      const admitted = yield* signIn
+      expect(admitted.get("access_token")).toBeTruthy()
+      expect(decodeJwt(admitted.get("access_token")!).payload["email"]).toBe(email)
     }))
 
   it.effect("/authorize refuses an unknown and a disabled provider with GoTrue's 400s", () =>
