@@ -9,6 +9,7 @@ import { chooseRedirect } from "../domain/RedirectTo.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { FlowStateRepo, type OAuthFlow } from "../sessions/FlowStateRepo.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
+import { IdentityLinks } from "../users/IdentityLinks.js"
 import { type CallbackFailure, codeRedirect, errorRedirect, sessionFragment } from "./CallbackRedirect.js"
 import { parseScopes, type ProviderProfile } from "./OAuthProvider.js"
 import { OAuthProviders } from "./OAuthProviders.js"
@@ -57,11 +58,19 @@ export class External extends Effect.Service<External>()("auth/External", {
     const providers = yield* OAuthProviders
     const flows = yield* FlowStateRepo
     const accounts = yield* ExternalAccounts
+    const links = yield* IdentityLinks
     const tokens = yield* AccessTokens
     const allowList = compileAllowList(config.uriAllowList)
 
-    /** GET /authorize: the provider's authorization URL, with a new flow's id as the state. */
-    const authorize = Effect.fn("External.authorize")(function*(query: AuthorizeQuery): Effect.fn.Return<string, AuthError> {
+    /**
+     * GET /authorize: the provider's authorization URL, with a new flow's id as the state. With `linkingTargetId`
+     * (GET /user/identities/authorize) the flow remembers the signed-in user, and its callback adds the identity to
+     * that user rather than signing in.
+     */
+    const authorize = Effect.fn("External.authorize")(function*(
+      query: AuthorizeQuery,
+      linkingTargetId?: string
+    ): Effect.fn.Return<string, AuthError> {
       const name = query.provider ?? ""
       const provider = yield* Either.mapLeft(providers.lookup(name), (why) =>
         AuthError.validation(
@@ -79,6 +88,7 @@ export class External extends Effect.Service<External>()("auth/External", {
         }),
         referrer: chooseRedirect(query.redirectTo, config.siteUrl, allowList),
         providerCodeVerifier: verifier,
+        linkingTargetId: linkingTargetId ?? null,
         now: new Date(yield* Clock.currentTimeMillis)
       })
       return provider.authorizationUrl({
@@ -111,7 +121,12 @@ export class External extends Effect.Service<External>()("auth/External", {
             auth(new AuthError({ status: 500, code: "unexpected_failure", message: "Error getting user profile from external provider" }))
           )
         )
-        const { user } = yield* Effect.mapError(accounts.signIn(provider.name, asExternalProfile(profile)), auth)
+        const user = yield* Effect.mapError(
+          flow.linking_target_id === null
+            ? Effect.map(accounts.signIn(provider.name, asExternalProfile(profile)), ({ user }) => user)
+            : links.link(flow.linking_target_id, provider.name, asExternalProfile(profile)),
+          auth
+        )
         const target = flow.referrer ?? config.siteUrl
         if (flow.auth_code !== null && flow.code_challenge !== null && flow.code_challenge_method !== null) {
           yield* flows.insertOAuthCode({
@@ -128,7 +143,7 @@ export class External extends Effect.Service<External>()("auth/External", {
           })
           return codeRedirect(target, flow.auth_code)
         }
-        // The sign-in floor wrote the audit entry (login, or user_signedup for a new user).
+        // The sign-in floor wrote the audit entry (login, or user_signedup for a new user; identity_linked for a link).
         const session = yield* tokens.issue(user, "oauth", at)
         return sessionFragment(target, session, provider.name, providerTokens)
       })
@@ -153,5 +168,5 @@ export class External extends Effect.Service<External>()("auth/External", {
 
     return { authorize, callback } as const
   }),
-  dependencies: [FlowStateRepo.Default, ExternalAccounts.Default, AccessTokens.Default]
+  dependencies: [FlowStateRepo.Default, ExternalAccounts.Default, IdentityLinks.Default, AccessTokens.Default]
 }) {}
