@@ -375,6 +375,35 @@ export class ProfileGroup extends HttpApiGroup.make("profile")
   .annotate(OpenApi.Title, "Profile")
   .annotate(OpenApi.Description, "The signed-in user: each call needs `Authorization: Bearer <access token>`") {}
 
+export class IdentitiesGroup extends HttpApiGroup.make("identities")
+  .add(
+    HttpApiEndpoint.get("linkIdentity", "/user/identities/authorize")
+      .setUrlParams(Schema.Struct({
+        provider: Schema.optional(Schema.String),
+        scopes: Schema.optional(Schema.String),
+        redirect_to: Schema.optional(Schema.String),
+        code_challenge: Schema.optional(Schema.String),
+        code_challenge_method: Schema.optional(Schema.String),
+        skip_http_redirect: Schema.optional(Schema.String.annotations({ description: "`true`: answer the URL as JSON instead of 302 Found" }))
+      }))
+      .addSuccess(Schema.Struct({ url: Schema.String }))
+      .annotate(
+        OpenApi.Description,
+        "Starts a provider's sign-in whose callback adds the identity to the caller (302 Found to the provider, or `{url}` with skip_http_redirect=true)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("unlinkIdentity", "/user/identities/:identity_id")
+      .setPath(Schema.Struct({ identity_id: Schema.String }))
+      .addSuccess(Schema.Struct({}))
+  )
+  .middleware(Authenticated)
+  .annotate(OpenApi.Title, "Identities")
+  .annotate(
+    OpenApi.Description,
+    "Manual linking and unlinking of the caller's provider identities (SECURITY_MANUAL_LINKING_ENABLED): needs `Authorization: Bearer <access token>`"
+  ) {}
+
 export class LogoutGroup extends HttpApiGroup.make("logout")
   .add(
     HttpApiEndpoint.post("logout", "/logout")
@@ -502,6 +531,7 @@ export class AuthApi extends HttpApi.make("gatehouse")
   .add(RecoverGroup)
   .add(ResendGroup)
   .add(ProfileGroup)
+  .add(IdentitiesGroup)
   .add(LogoutGroup)
   .add(AdminUsersGroup)
   .add(AdminLinksGroup)

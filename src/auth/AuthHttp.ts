@@ -15,6 +15,7 @@ import { AuditHttpLive } from "./admin/AuditHttp.js"
 import { authPrefix } from "./http/AuthPrefix.js"
 import { External } from "./external/External.js"
 import { ExternalHttpLive } from "./external/ExternalHttp.js"
+import { IdentitiesHttpLive } from "./external/IdentitiesHttp.js"
 import { OAuthProvidersLive } from "./external/OAuthProviders.js"
 import { Invite } from "./invite/Invite.js"
 import { InviteHttpLive } from "./invite/InviteHttp.js"
@@ -32,6 +33,7 @@ import { Sessions } from "./sessions/Sessions.js"
 import { SessionsRepo } from "./sessions/SessionsRepo.js"
 import { AuditLog } from "./users/AuditLog.js"
 import { AuditLogRepo } from "./users/AuditLogRepo.js"
+import { IdentityLinks } from "./users/IdentityLinks.js"
 import { SettingsHttpLive } from "./settings/SettingsHttp.js"
 import { Signup } from "./signup/Signup.js"
 import { SignupHttpLive } from "./signup/SignupHttp.js"
@@ -54,6 +56,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     RecoverHttpLive,
     ResendHttpLive,
     ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
+    IdentitiesHttpLive.pipe(Layer.provide(AuthenticatedLive)),
     LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive)),
     AdminUsersHttpLive.pipe(Layer.provide(AdminAuthenticatedLive)),
     GenerateLinkHttpLive.pipe(Layer.provide(AdminAuthenticatedLive)),
@@ -68,6 +71,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     IdTokenGrant.Default,
     Verify.Default,
     External.Default.pipe(Layer.provide(OAuthProvidersLive)),
+    IdentityLinks.Default,
     Otp.Default,
     Recover.Default,
     Resend.Default,

@@ -85,6 +85,8 @@ export interface AppConfig {
     readonly refreshTokenRotationEnabled: boolean
     readonly refreshTokenReuseInterval: Duration.Duration
     readonly updatePasswordRequireReauthentication: boolean
+    /** GET /user/identities/authorize and DELETE /user/identities/{id}: a signed-in user links or unlinks providers. */
+    readonly manualLinkingEnabled: boolean
     readonly captcha: {
       readonly enabled: boolean
       readonly provider: "hcaptcha" | "turnstile"
@@ -434,6 +436,7 @@ export const parseAppConfig = (
       refreshTokenRotationEnabled: rotationEnabled,
       refreshTokenReuseInterval: r.duration("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", Duration.seconds(10)),
       updatePasswordRequireReauthentication: r.boolean("SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION", false),
+      manualLinkingEnabled: r.boolean("SECURITY_MANUAL_LINKING_ENABLED", false),
       captcha: {
         enabled: captchaEnabled,
         provider: r.oneOf("SECURITY_CAPTCHA_PROVIDER", ["hcaptcha", "turnstile"], "hcaptcha"),

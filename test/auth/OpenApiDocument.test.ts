@@ -72,7 +72,14 @@ layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM 
       // The user's own routes, and every admin route (all under /admin, plus /invite).
       const admin = (path: string) => path.startsWith("/admin/") || path === "/invite"
       expect(authenticated.filter((r) => !admin(r.path)).map((r) => `${r.method} ${r.path}`).sort())
-        .toEqual(["GET /reauthenticate", "GET /user", "POST /logout", "PUT /user"])
+        .toEqual([
+          "DELETE /user/identities/:identity_id",
+          "GET /reauthenticate",
+          "GET /user",
+          "GET /user/identities/authorize",
+          "POST /logout",
+          "PUT /user"
+        ])
       expect(authRoutes.filter((r) => admin(r.path) && !r.authenticated)).toEqual([])
       for (const route of authRoutes) {
         const operation = spec["paths"][openApiPath(route.path)][route.method.toLowerCase()]

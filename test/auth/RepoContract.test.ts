@@ -276,6 +276,7 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
           pkce: { challenge: "c".repeat(43), method: "s256" as const, authCode },
           referrer: "http://localhost:3000/b",
           providerCodeVerifier: null,
+          linkingTargetId: user.id,
           now: at(2)
         }
         yield* flows.startOAuth(implicit)
@@ -290,11 +291,12 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
           code_challenge_method: null,
           referrer: "http://localhost:3000/a",
           provider_code_verifier: "v".repeat(43),
+          linking_target_id: null,
           created_at: at(1)
         }))
         expect(Option.isNone(yield* flows.claimOAuth(implicit.id))).toBe(true)
         const claimed = Option.getOrThrow(yield* flows.claimOAuth(pkce.id))
-        expect(claimed).toMatchObject({ auth_code: authCode, code_challenge_method: "s256", provider_code_verifier: null })
+        expect(claimed).toMatchObject({ auth_code: authCode, code_challenge_method: "s256", provider_code_verifier: null, linking_target_id: user.id })
         expect(Option.isNone(yield* flows.claimOAuth(randomUUID()))).toBe(true)
         yield* flows.insertOAuthCode({
           id: randomUUID(),
@@ -447,6 +449,19 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
           .toEqual([{ email: "Y@Example.com", name: "n" }, "y@example.com", at(4), at(4), at(1)])
         yield* identities.removeOthers(user.id, keep)
         expect((yield* identities.forUser(user.id)).map((r) => r.id)).toEqual([keep])
+      }))
+
+    it.effect("identities: remove deletes that one identity only", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const identities = yield* IdentitiesRepo
+        const user = yield* users.insert(newUser())
+        const [first, second] = [randomUUID(), randomUUID()]
+        yield* identities.insert({ id: first, provider_id: user.id, user_id: user.id, identity_data: {}, provider: "email", now: at(1) })
+        yield* identities.insert({ id: second, provider_id: `gh-${randomUUID()}`, user_id: user.id, identity_data: {}, provider: "github", now: at(2) })
+        yield* identities.remove(second)
+        yield* identities.remove(randomUUID())
+        expect((yield* identities.forUser(user.id)).map((r) => r.id)).toEqual([first])
       }))
 
     it.effect("identities: a user's, oldest first, with the email lower-cased from identity_data", () =>

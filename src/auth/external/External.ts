@@ -15,6 +15,7 @@ import { AuditLog } from "../users/AuditLog.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { IdentityLinks } from "../users/IdentityLinks.js"
 import { type CallbackFailure, codeRedirect, errorRedirect, sessionFragment } from "./CallbackRedirect.js"
 import { parseScopes, type ProviderProfile } from "./OAuthProvider.js"
 import { OAuthProviders } from "./OAuthProviders.js"
@@ -65,12 +66,20 @@ export class External extends Effect.Service<External>()("auth/External", {
     const providers = yield* OAuthProviders
     const flows = yield* FlowStateRepo
     const accounts = yield* ExternalAccounts
+    const links = yield* IdentityLinks
     const tokens = yield* AccessTokens
     const confirmations = yield* Confirmations
     const allowList = compileAllowList(config.uriAllowList)
 
-    /** GET /authorize: the provider's authorization URL, with a new flow's id as the state. */
-    const authorize = Effect.fn("External.authorize")(function*(query: AuthorizeQuery): Effect.fn.Return<string, AuthError> {
+    /**
+     * GET /authorize: the provider's authorization URL, with a new flow's id as the state. With `linkingTargetId`
+     * (GET /user/identities/authorize) the flow remembers the signed-in user, and its callback adds the identity to
+     * that user rather than signing in.
+     */
+    const authorize = Effect.fn("External.authorize")(function*(
+      query: AuthorizeQuery,
+      linkingTargetId?: string
+    ): Effect.fn.Return<string, AuthError> {
       const name = query.provider ?? ""
       const provider = yield* Either.mapLeft(providers.lookup(name), (why) =>
         AuthError.validation(
@@ -100,6 +109,7 @@ export class External extends Effect.Service<External>()("auth/External", {
         referrer: chooseRedirect(query.redirectTo, config.siteUrl, allowList),
         providerCodeVerifier: start.verifier,
         providerRequestToken: start.handle,
+        linkingTargetId: linkingTargetId ?? null,
         now: new Date(yield* Clock.currentTimeMillis)
       })
       return start.url.href
@@ -127,13 +137,18 @@ export class External extends Effect.Service<External>()("auth/External", {
             auth(new AuthError({ status: 500, code: "unexpected_failure", message: "Error getting user profile from external provider" }))
           )
         )
-        const { user } = yield* accounts.signIn(provider.name, asExternalProfile(profile)).pipe(
-          Effect.catchTag("EmailNeedsVerification", (refused) =>
-            Effect.zipRight(
-              confirmations.confirmExternalEmail(refused.user, flow.referrer ?? config.siteUrl, at),
-              Effect.fail(refused.toAuthError())
-            )),
-          Effect.mapError(auth)
+        const user = yield* (flow.linking_target_id === null
+          ? Effect.map(
+            accounts.signIn(provider.name, asExternalProfile(profile)).pipe(
+              Effect.catchTag("EmailNeedsVerification", (refused) =>
+                Effect.zipRight(
+                  confirmations.confirmExternalEmail(refused.user, flow.referrer ?? config.siteUrl, at),
+                  Effect.fail(refused.toAuthError())
+                ))
+            ),
+            ({ user }) => user
+          )
+          : links.link(flow.linking_target_id, provider.name, asExternalProfile(profile))).pipe(Effect.mapError(auth)
         )
         const target = flow.referrer ?? config.siteUrl
         if (flow.auth_code !== null && flow.code_challenge !== null && flow.code_challenge_method !== null) {
@@ -151,7 +166,7 @@ export class External extends Effect.Service<External>()("auth/External", {
           })
           return codeRedirect(target, flow.auth_code)
         }
-        // The sign-in floor wrote the audit entry (login, or user_signedup for a new user).
+        // The sign-in floor wrote the audit entry (login, or user_signedup for a new user; identity_linked for a link).
         const session = yield* tokens.issue(user, "oauth", at)
         return sessionFragment(target, session, provider.name, providerTokens)
       })
@@ -185,6 +200,7 @@ export class External extends Effect.Service<External>()("auth/External", {
   dependencies: [
     FlowStateRepo.Default,
     ExternalAccounts.Default,
+    IdentityLinks.Default,
     AccessTokens.Default,
     UsersRepo.Default,
     Users.Default,

@@ -31,7 +31,7 @@ const callbackQuery = (params: CallbackParams): CallbackQuery => {
 const AUTHORIZE_PARAMETERS = new Set(["provider", "scopes", "redirect_to", "code_challenge", "code_challenge_method", "invite_token"])
 
 /** The query parameters /authorize does not read itself, which GoTrue hands on to the provider. */
-const passThrough = (url: string): ReadonlyArray<readonly [string, string]> =>
+export const passThrough = (url: string): ReadonlyArray<readonly [string, string]> =>
   [...new URL(url, "http://gatehouse.invalid").searchParams].filter(([key]) => !AUTHORIZE_PARAMETERS.has(key))
 
 // GoTrue answers 302 Found on all three.

@@ -41,6 +41,8 @@ export interface OAuthFlowStart {
   readonly providerCodeVerifier: string | null
   /** What an OAuth 1.0a provider's callback names the flow by (its request token), kept in oauth_client_states too. */
   readonly providerRequestToken?: string | null
+  /** Manual linking: the signed-in user the provider's identity is to be added to. */
+  readonly linkingTargetId?: string | null
   readonly now: Date
 }
 
@@ -53,6 +55,8 @@ export interface OAuthFlow {
   readonly code_challenge_method: ChallengeMethod | null
   readonly referrer: string | null
   readonly provider_code_verifier: string | null
+  /** The user a manual-linking flow adds the identity to; null for a sign-in. */
+  readonly linking_target_id: string | null
   readonly created_at: Date
 }
 
@@ -152,6 +156,7 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
         authentication_method: "oauth",
         referrer: flow.referrer,
         oauth_client_state_id: clientStateId,
+        linking_target_id: flow.linkingTargetId ?? null,
         created_at: flow.now,
         updated_at: flow.now
       })}`
@@ -160,12 +165,13 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
     const claimOAuth = Effect.fn("FlowStateRepo.claimOAuth")(function*(id: string) {
       const rows = yield* sql<OAuthFlow>`WITH flow AS (
           DELETE FROM ${sql(t.flow_state)} WHERE id = ${id} AND user_id IS NULL AND authentication_method = 'oauth'
-          RETURNING id, provider_type, auth_code, code_challenge, code_challenge_method, referrer, oauth_client_state_id, created_at
+          RETURNING id, provider_type, auth_code, code_challenge, code_challenge_method, referrer, oauth_client_state_id,
+            linking_target_id, created_at
         ), client AS (
           DELETE FROM ${sql(t.oauth_client_states)} WHERE id IN (SELECT oauth_client_state_id FROM flow) RETURNING id, code_verifier
         )
         SELECT flow.id, flow.provider_type, flow.auth_code, flow.code_challenge, flow.code_challenge_method, flow.referrer,
-          client.code_verifier AS provider_code_verifier, flow.created_at
+          client.code_verifier AS provider_code_verifier, flow.linking_target_id, flow.created_at
         FROM flow LEFT JOIN client ON client.id = flow.oauth_client_state_id`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
@@ -245,6 +251,7 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
                 code_challenge_method: flow.pkce?.method ?? null,
                 referrer: flow.referrer,
                 provider_code_verifier: flow.providerCodeVerifier,
+                linking_target_id: flow.linkingTargetId ?? null,
                 created_at: flow.now
               }])
             ),

@@ -25,6 +25,8 @@ const LOG_TYPES = {
   verification_attempted: "factor",
   factor_deleted: "factor",
   factor_updated: "factor",
+  identity_linked: "user",
+  identity_unlinked: "user",
   passkey_created: "user",
   passkey_updated: "user",
   passkey_deleted: "user"

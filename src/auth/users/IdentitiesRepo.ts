@@ -27,6 +27,8 @@ export interface IdentitiesRepoShape {
   readonly removeOthers: (userId: string, keepId: string) => Effect.Effect<void>
   /** Replaces an identity's claims (the table derives its email column from them). */
   readonly updateData: (id: string, identityData: Record<string, unknown>, now: Date) => Effect.Effect<void>
+  /** Deletes one identity (manual unlinking). */
+  readonly remove: (id: string) => Effect.Effect<void>
   /** Deletes a user's identities (the table also cascades them when the user goes). */
   readonly removeForUser: (userId: string) => Effect.Effect<void>
 }
@@ -88,11 +90,15 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
       yield* sql`UPDATE ${sql(t.identities)} SET identity_data = ${sql.json(identityData)}, updated_at = ${now} WHERE id = ${id}`
     }, Effect.orDie)
 
+    const remove = Effect.fn("IdentitiesRepo.remove")(function*(id: string) {
+      yield* sql`DELETE FROM ${sql(t.identities)} WHERE id = ${id}`
+    }, Effect.orDie)
+
     const removeForUser = Effect.fn("IdentitiesRepo.removeForUser")(function*(userId: string) {
       yield* sql`DELETE FROM ${sql(t.identities)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 
-    return { forUser, forUsers, findByProvider, insert, signedIn, removeOthers, updateData, removeForUser } satisfies IdentitiesRepoShape
+    return { forUser, forUsers, findByProvider, insert, signedIn, removeOthers, updateData, remove, removeForUser } satisfies IdentitiesRepoShape
   })
 }) {
   /** In memory. Rows stay when their user is removed: nothing reads identities by anything but a live user's id. */
@@ -125,6 +131,7 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
         updateData: (id, identityData, now) =>
           Ref.update(rows, (all) =>
             all.map((row) => row.id === id ? { ...row, identity_data: identityData, email: emailOf(identityData), updated_at: now } : row)),
+        remove: (id) => Ref.update(rows, (all) => all.filter((row) => row.id !== id)),
         removeForUser: (userId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId))
       }))
   )

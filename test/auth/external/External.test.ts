@@ -1,7 +1,7 @@
 /**
  * The External service over the in-memory repos and a scripted provider (the OAuthProviders port's Test layer), on
  * the TestClock: what the callback does when the provider fails, when the user is banned, when time runs out, and
- * that the verifier stored at /authorize is the one the code exchange sends.
+ * that the verifier stored at /authorize is the one the code exchange sends, and where a linking flow's identity goes.
  */
 import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
 import { MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
@@ -20,6 +20,8 @@ import { FlowStateRepo } from "../../../src/auth/sessions/FlowStateRepo.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
 import { AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { ExternalAccounts } from "../../../src/auth/users/ExternalAccounts.js"
+import { IdentitiesRepo } from "../../../src/auth/users/IdentitiesRepo.js"
+import { IdentityLinks } from "../../../src/auth/users/IdentityLinks.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
 import { tokenSignerFor } from "../../../src/platform/PortsLive.js"
@@ -63,6 +65,7 @@ const config = testConfig()
 const Over = External.DefaultWithoutDependencies.pipe(
   Layer.provideMerge(OAuthProvidersTest([scripted])),
   Layer.provideMerge(ExternalAccounts.DefaultWithoutDependencies),
+  Layer.provideMerge(IdentityLinks.DefaultWithoutDependencies),
   Layer.provideMerge(AccessTokens.DefaultWithoutDependencies),
   Layer.provideMerge(Sessions.DefaultWithoutDependencies),
   Layer.provideMerge(Users.DefaultWithoutDependencies),
@@ -150,5 +153,31 @@ layer(Over)("External over memory", (it) => {
       const flow = Option.getOrThrow(yield* flows.findByAuthCode(code))
       expect(flow).toMatchObject({ code_challenge: challenge, code_challenge_method: "plain", provider_type: "keycloak", provider_access_token: "provider-at" })
       expect(flow.user_id).not.toBeNull()
+    }))
+
+  it.effect("a linking flow adds the identity to its user (here through PKCE), and fails once that user is gone", () =>
+    Effect.gen(function*() {
+      const external = yield* External
+      const flows = yield* FlowStateRepo
+      const users = yield* UsersRepo
+      const identities = yield* IdentitiesRepo
+      script.profile = profile("link-target")
+      const signedIn = fragmentOf(yield* external.callback({ state: stateOf(yield* external.authorize({ provider: "keycloak" })), code: "c" }))
+      const { sub } = JSON.parse(Buffer.from(signedIn.get("access_token")!.split(".")[1]!, "base64url").toString())
+
+      // The same provider under another subject: a second account at the same IdP, linked rather than signed up.
+      script.profile = profile("link-second")
+      const challenge = "y".repeat(43)
+      const state = stateOf(yield* external.authorize({ provider: "keycloak", codeChallenge: challenge, codeChallengeMethod: "plain" }, sub))
+      const code = new URL(yield* external.callback({ state, code: "c" })).searchParams.get("code")!
+      expect(Option.getOrThrow(yield* flows.findByAuthCode(code)).user_id).toBe(sub)
+      expect((yield* identities.forUser(sub)).map((row) => row.provider_id)).toEqual(["link-target", "link-second"])
+
+      yield* users.remove(sub)
+      script.profile = profile("link-third")
+      const gone = fragmentOf(yield* external.callback({ state: stateOf(yield* external.authorize({ provider: "keycloak" }, sub)), code: "c" }))
+      expect(gone.get("access_token")).toBeNull()
+      expect(gone.get("error_code")).toBe("user_not_found")
+      expect(Option.isNone(yield* identities.findByProvider("keycloak", "link-third"))).toBe(true)
     }))
 })

@@ -1,72 +1,29 @@
 /**
- * Sign-in with github against a local server in GitHub's place (EXTERNAL_GITHUB_URL, a GitHub Enterprise Server's
- * layout: the OAuth pages at the root, the REST API under /api/v3), answering in GitHub's real response shapes. The
- * test checks every request GitHub would receive: method, path, headers and form body.
+ * Sign-in with github against support/GitHubFake: a local server in GitHub's place (EXTERNAL_GITHUB_URL, a GitHub
+ * Enterprise Server's layout: the OAuth pages at the root, the REST API under /api/v3), answering in GitHub's real
+ * response shapes. The test checks every request GitHub would receive: method, path, headers and form body.
  */
-import { createServer, type IncomingMessage } from "node:http"
 import { afterAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, authClient, call, decodeJwt } from "../acceptance/AcceptanceKit.js"
+import {
+  GITHUB_ACCESS_TOKEN as ACCESS_TOKEN,
+  GITHUB_CLIENT_ID as CLIENT_ID,
+  GITHUB_CLIENT_SECRET as CLIENT_SECRET,
+  GITHUB_CODE as CODE,
+  GITHUB_REDIRECT_URI as REDIRECT_URI,
+  githubEnv,
+  octocat as user,
+  startGitHubFake
+} from "../support/GitHubFake.js"
 
 const SITE_URL = "http://localhost:3000"
-const REDIRECT_URI = "http://localhost:9999/callback"
-const CLIENT_ID = "Iv1.8a61f9b3a7aba766"
-const CLIENT_SECRET = "github-client-secret"
-const ACCESS_TOKEN = "gho_16C7e42F292c6912E7710c838347Ae178B4a"
-const CODE = "c0de-from-github"
 
-interface Seen {
-  readonly method: string
-  readonly path: string
-  readonly headers: IncomingMessage["headers"]
-  readonly body: string
-}
-
-const seen: Array<Seen> = []
-const user = {
-  login: "octocat",
-  id: 583231,
-  node_id: "MDQ6VXNlcjU4MzIzMQ==",
-  avatar_url: "https://avatars.githubusercontent.com/u/583231?v=4",
-  type: "User",
-  site_admin: false,
-  name: "The Octocat",
-  company: "@github",
-  email: null,
-  created_at: "2011-01-25T18:44:36Z"
-}
-let emails: Array<{ email: string; primary: boolean; verified: boolean; visibility: string | null }> = []
-
-const github = createServer((req, res) => {
-  const chunks: Array<Buffer> = []
-  req.on("data", (chunk: Buffer) => chunks.push(chunk))
-  req.on("end", () => {
-    const path = req.url ?? "/"
-    seen.push({ method: req.method ?? "GET", path, headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
-    res.setHeader("content-type", "application/json; charset=utf-8")
-    if (path === "/login/oauth/access_token") {
-      const form = new URLSearchParams(Buffer.concat(chunks).toString("utf8"))
-      // GitHub answers a bad code with 200 and an error body.
-      res.end(JSON.stringify(
-        form.get("code") === CODE
-          ? { access_token: ACCESS_TOKEN, token_type: "bearer", scope: "user:email" }
-          : { error: "bad_verification_code", error_description: "The code passed is incorrect or expired.", error_uri: "https://docs.github.com" }
-      ))
-    } else if (path === "/api/v3/user") {
-      res.end(JSON.stringify(user))
-    } else if (path === "/api/v3/user/emails") {
-      res.end(JSON.stringify(emails))
-    } else {
-      res.statusCode = 404
-      res.end(JSON.stringify({ message: "Not Found" }))
-    }
-  })
-})
-await new Promise<void>((resolve) => github.listen(0, "127.0.0.1", resolve))
-const address = github.address()
-const GITHUB_URL = typeof address === "object" && address !== null ? `http://127.0.0.1:${address.port}` : ""
-afterAll(() => new Promise<void>((resolve) => github.close(() => resolve())))
+const github = await startGitHubFake()
+const GITHUB_URL = github.url
+const seen = github.seen
+afterAll(() => github.close())
 
 const authorize = (url: string, redirectTo?: string) =>
   Effect.gen(function*() {
@@ -87,17 +44,11 @@ const callback = (url: string, query: Record<string, string>) =>
     location: new URL(response.headers.get("location")!)
   }))
 
-acceptance({
-  AUTH_EXTERNAL_GITHUB_ENABLED: "true",
-  AUTH_EXTERNAL_GITHUB_CLIENT_ID: CLIENT_ID,
-  AUTH_EXTERNAL_GITHUB_SECRET: CLIENT_SECRET,
-  AUTH_EXTERNAL_GITHUB_REDIRECT_URI: REDIRECT_URI,
-  AUTH_EXTERNAL_GITHUB_URL: GITHUB_URL
-})("github sign-in", (it) => {
+acceptance(githubEnv(github))("github sign-in", (it) => {
   it.effect("the authorize URL, the token request, the profile requests, and the session", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
-      emails = [
+      github.emails = [
         { email: "octocat-secondary@example.com", primary: false, verified: true, visibility: null },
         { email: "octocat@example.com", primary: true, verified: true, visibility: "public" }
       ]
@@ -188,7 +139,7 @@ acceptance({
   it.effect("POST /callback (form_post, here under /auth/v1) works as GET does", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
-      emails = [{ email: "octocat@example.com", primary: true, verified: true, visibility: "public" }]
+      github.emails = [{ email: "octocat@example.com", primary: true, verified: true, visibility: "public" }]
       const toGitHub = yield* authorize(url)
       const response = yield* call(() =>
         fetch(`${url}/auth/v1/callback`, {
