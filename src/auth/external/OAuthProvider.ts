@@ -91,3 +91,33 @@ export const stringClaim = (claims: Readonly<Record<string, unknown>>, key: stri
 /** OIDC's email_verified, which some providers send as the string "true". */
 export const booleanClaim = (claims: Readonly<Record<string, unknown>>, key: string): boolean =>
   claims[key] === true || claims[key] === "true"
+
+/** What a plain-OAuth provider's user resource says, before it becomes a profile. */
+export interface ProfileFields {
+  readonly issuer: string
+  readonly id: string
+  readonly email: string | null
+  readonly emailVerified: boolean
+  readonly name: string | null
+  readonly username?: string | null
+  readonly avatar: string | null
+  /** Provider-specific extras, kept under identity_data.custom_claims as GoTrue keeps them. */
+  readonly customClaims?: Readonly<Record<string, unknown>>
+}
+
+/**
+ * The profile of a provider without OpenID Connect claims, its identity_data in GoTrue's claim names (name also as
+ * full_name, username as preferred_username and user_name, avatar as picture and avatar_url); absent values stay
+ * absent rather than null.
+ */
+export const profileFromFields = (fields: ProfileFields): ProviderProfile => {
+  const { avatar, email, emailVerified, id, issuer, name } = fields
+  const username = fields.username ?? null
+  const claims: Record<string, unknown> = { iss: issuer, sub: id, provider_id: id, email_verified: emailVerified, phone_verified: false }
+  if (email !== null) claims["email"] = email
+  if (name !== null) Object.assign(claims, { name, full_name: name })
+  if (username !== null) Object.assign(claims, { preferred_username: username, user_name: username })
+  if (avatar !== null) Object.assign(claims, { picture: avatar, avatar_url: avatar })
+  if (fields.customClaims !== undefined && Object.keys(fields.customClaims).length > 0) claims["custom_claims"] = fields.customClaims
+  return { providerId: id, email, emailVerified, name, avatarUrl: avatar, claims }
+}

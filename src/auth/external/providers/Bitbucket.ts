@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
 import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import { type OAuthProvider, profileFromFields, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 
 /**
@@ -56,12 +56,7 @@ export const bitbucketProfile = (
   const name = stringClaim(user, "display_name")
   const username = stringClaim(user, "username") ?? stringClaim(user, "nickname")
   const avatar = stringClaim(asObject(asObject(user["links"])["avatar"]), "href")
-  const claims: Record<string, unknown> = { iss: issuer, sub: id, provider_id: id, email_verified: emailVerified, phone_verified: false }
-  if (email !== null) claims["email"] = email
-  if (name !== null) Object.assign(claims, { name, full_name: name })
-  if (username !== null) Object.assign(claims, { preferred_username: username, user_name: username })
-  if (avatar !== null) Object.assign(claims, { picture: avatar, avatar_url: avatar })
-  return Either.right({ providerId: id, email, emailVerified, name, avatarUrl: avatar, claims })
+  return Either.right(profileFromFields({ issuer, id, email, emailVerified, name, username, avatar }))
 }
 
 /** Bitbucket Cloud. */

@@ -3,7 +3,7 @@ import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
 import type { OAuthProvider } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 import { Either } from "effect"
-import type { ProviderProfile } from "../OAuthProvider.js"
+import { profileFromFields, type ProviderProfile } from "../OAuthProvider.js"
 
 /**
  * GitHub's OAuth endpoints: github.com and api.github.com, or a GitHub Enterprise Server at EXTERNAL_GITHUB_URL,
@@ -56,12 +56,7 @@ export const githubProfile = (
   const name = text("name")
   const login = text("login")
   const avatar = text("avatar_url")
-  const claims: Record<string, unknown> = { iss: issuer, sub: id, provider_id: id, email_verified: emailVerified, phone_verified: false }
-  if (email !== null) claims["email"] = email
-  if (name !== null) Object.assign(claims, { name, full_name: name })
-  if (login !== null) Object.assign(claims, { preferred_username: login, user_name: login })
-  if (avatar !== null) Object.assign(claims, { picture: avatar, avatar_url: avatar })
-  return Either.right({ providerId: id, email, emailVerified, name, avatarUrl: avatar, claims })
+  return Either.right(profileFromFields({ issuer, id, email, emailVerified, name, username: login, avatar }))
 }
 
 /** GitHub, or a GitHub Enterprise Server at EXTERNAL_GITHUB_URL. */

@@ -1,6 +1,6 @@
 import { Either, Option } from "effect"
 import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import { type OAuthProvider, profileFromFields, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, mapped } from "../ProviderKit.js"
 
 /** Notion's public-integration OAuth under https://api.notion.com/v1, or under EXTERNAL_NOTION_URL, which replaces the origin. */
@@ -23,18 +23,13 @@ export const notionProfile = (token: Readonly<Record<string, unknown>>, issuer: 
   const email = stringClaim(asObject(user["person"]), "email")
   const name = stringClaim(user, "name")
   const avatar = stringClaim(user, "avatar_url")
-  const claims: Record<string, unknown> = { iss: issuer, sub: id, provider_id: id, email_verified: false, phone_verified: false }
-  if (email !== null) claims["email"] = email
-  if (name !== null) Object.assign(claims, { name, full_name: name })
-  if (avatar !== null) Object.assign(claims, { picture: avatar, avatar_url: avatar })
   const workspace = Object.fromEntries(
     ["workspace_id", "workspace_name"].flatMap((key) => {
       const value = stringClaim(token, key)
       return value === null ? [] : [[key, value]]
     })
   )
-  if (Object.keys(workspace).length > 0) claims["custom_claims"] = workspace
-  return Either.right({ providerId: id, email, emailVerified: false, name, avatarUrl: avatar, claims })
+  return Either.right(profileFromFields({ issuer, id, email, emailVerified: false, name, avatar, customClaims: workspace }))
 }
 
 /** Notion, against Notion or EXTERNAL_NOTION_URL. */
