@@ -1,7 +1,7 @@
 import { createServer } from "node:http"
-import { HttpServer } from "@effect/platform"
+import { HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Layer } from "effect"
+import { Function, Layer } from "effect"
 import { AuthHttp, AuthHttpLive } from "./auth/AuthHttp.js"
 import type { AppConfig } from "./config/AppConfig.js"
 import { IamHttp, IamHttpLive } from "./iam/IamHttp.js"
@@ -36,9 +36,16 @@ export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, neve
     Layer.provide(OutboxHttpLive)
   ) as Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox>
 
-/** The routes served by Node on API_HOST:PORT. */
+/**
+ * The routes served by Node on API_HOST:PORT. With tracing off no span is made at all: the platform's request span
+ * (a URL parse and an attribute per header) and every service method's span cost CPU on every request even when
+ * nothing exports them.
+ */
 export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<never, E, R>) =>
   routes.pipe(
+    (served) => config.observability.tracingEnabled
+      ? served
+      : HttpMiddleware.withTracerDisabledWhen(served, Function.constTrue).pipe(Layer.provide(Layer.setTracerEnabled(false))),
     HttpServer.withLogAddress,
     Layer.provide(NodeHttpServer.layer(createServer, { host: config.api.host, port: config.api.port }))
   )

@@ -2,7 +2,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchem
 import { Context, Schema } from "effect"
 import { VERSION } from "../Version.js"
 import { AuthError } from "./domain/AuthError.js"
-import type { UserRow } from "./domain/UserRow.js"
+import type { IdentityRow, UserRow } from "./domain/UserRow.js"
 import { AUTH_PREFIX } from "./http/AuthPrefix.js"
 
 export class Health extends Schema.Class<Health>("Health")({
@@ -215,6 +215,8 @@ export const UserUpdatePayload = Schema.Struct({
 /** The signed-in caller, established by the Authenticated middleware. */
 export class CurrentUser extends Context.Tag("auth/CurrentUser")<CurrentUser, {
   readonly user: UserRow
+  /** The user's identities, oldest first (read with the user: GET /user answers with them). */
+  readonly identities: ReadonlyArray<IdentityRow>
   /** The session named by the token's session_id claim, when it has one. */
   readonly sessionId: string | undefined
   /** The verified token's claims. */

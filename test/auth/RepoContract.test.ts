@@ -396,10 +396,10 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         })
         const [a, b, c, d] = ["1", "2", "3", "4"].map((n) => `0190000${n}-0000-7000-8000-${tag}0000`)
         const first = entry(a!, `x_${tag}@example.com`, "user_signedup", "team", 1)
-        yield* audit.insert(first)
-        yield* audit.insert(entry(b!, `xy${tag}@example.com`, "login", "account", 2, `Full ${tag}`))
-        yield* audit.insert(entry(c!, `xy${tag}@example.com`, "token_refreshed", "token", 2))
-        yield* audit.insert(entry(d!, `+1555${tag}`, "logout", "account", 3))
+        yield* audit.insert([first])
+        yield* audit.insert([entry(b!, `xy${tag}@example.com`, "login", "account", 2, `Full ${tag}`)])
+        // Two entries in one statement, as a token rotation writes them.
+        yield* audit.insert([entry(c!, `xy${tag}@example.com`, "token_refreshed", "token", 2), entry(d!, `+1555${tag}`, "logout", "account", 3)])
         const ids = (page: { readonly entries: ReadonlyArray<{ readonly id: string }> }) => page.entries.map((e) => e.id)
         const all = yield* audit.page(1, 50, { field: "author", value: tag.toUpperCase() })
         expect([ids(all), all.total]).toEqual([[d, c, b, a], 4])
@@ -480,20 +480,47 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(yield* identities.forUser(randomUUID())).toEqual([])
       }))
 
-    it.effect("sessions: signedIn stamps the user; findForSession tells whether the session is the user's", () =>
+    it.effect("sessions: signedIn stamps the user; findForSession tells whether the session is the user's; both bring its identities", () =>
       Effect.gen(function*() {
         const sessions = yield* SessionsRepo
+        const identities = yield* IdentitiesRepo
         const { sessionId, user } = yield* withSession
+        yield* identities.insert({
+          id: randomUUID(), provider_id: "+15550002", user_id: user.id, identity_data: { phone: "15550002" }, provider: "phone", now: at(2)
+        })
+        yield* identities.insert({
+          id: randomUUID(), provider_id: user.id, user_id: user.id, identity_data: { email: "Id@Example.com", n: [1, { x: null }] }, provider: "email", now: at(1)
+        })
+        const expected = yield* identities.forUser(user.id)
+        expect(expected.map((row) => row.provider)).toEqual(["email", "phone"])
         const signedIn = yield* sessions.signedIn(user.id, at(3))
-        expect([signedIn.last_sign_in_at, signedIn.updated_at]).toEqual([at(3), at(3)])
+        expect([signedIn.user.last_sign_in_at, signedIn.user.updated_at]).toEqual([at(3), at(3)])
+        expect(signedIn.identities).toEqual(expected)
         const found = yield* sessions.findForSession(user.id, sessionId)
         expect(Option.map(found, (f) => [f.user.id, f.sessionExists])).toEqual(Option.some([user.id, true]))
+        expect(Option.map(found, (f) => f.identities)).toEqual(Option.some(expected))
         const other = yield* withSession
         expect(Option.map(yield* sessions.findForSession(user.id, other.sessionId), (f) => f.sessionExists)).toEqual(Option.some(false))
         expect(Option.map(yield* sessions.findForSession(user.id, undefined), (f) => f.sessionExists)).toEqual(Option.some(true))
         expect(Option.isNone(yield* sessions.findForSession(randomUUID(), sessionId))).toBe(true)
         expect(Option.map(yield* sessions.lockForRefresh(sessionId), (s) => s.not_after)).toEqual(Option.some(null))
-        expect(Option.map(yield* sessions.findUser(user.id), (u) => u.id)).toEqual(Option.some(user.id))
+        const lonely = yield* withSession
+        expect(Option.map(yield* sessions.findForSession(lonely.user.id, undefined), (f) => f.identities)).toEqual(Option.some([]))
+      }))
+
+    it.effect("sessions: refreshed renews the token_refresh claim and answers every claim, newest first", () =>
+      Effect.gen(function*() {
+        const sessions = yield* SessionsRepo
+        const { sessionId } = yield* withSession
+        const seconds = (s: number) => Math.floor(at(s).getTime() / 1000)
+        yield* sessions.addAmr(sessionId, "password", at(5))
+        expect(yield* sessions.refreshed(sessionId, at(3))).toEqual([
+          { method: "password", timestamp: seconds(5) },
+          { method: "token_refresh", timestamp: seconds(3) }
+        ])
+        const again = yield* sessions.refreshed(sessionId, at(7))
+        expect(again).toEqual([{ method: "token_refresh", timestamp: seconds(7) }, { method: "password", timestamp: seconds(5) }])
+        expect(yield* sessions.amr(sessionId)).toEqual(again)
       }))
 
     it.effect("sessions: an amr claim is renewed, not repeated; the newest comes first", () =>
@@ -532,7 +559,7 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(yield* alive(b.id)).toBe(true)
         yield* sessions.deleteForUser(a.user.id, { only: b.id })
         expect([yield* alive(a.sessionId), yield* alive(b.id), yield* alive(c.id)]).toEqual([true, false, true])
-        expect(Option.isNone(yield* tokens.sessionOf(b.digest))).toBe(true)
+        expect(Option.isNone(yield* tokens.lockSessionOf(b.digest))).toBe(true)
         expect(yield* sessions.amr(b.id)).toEqual([])
 
         yield* sessions.deleteForUser(a.user.id, { except: c.id })
@@ -549,7 +576,7 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
       Effect.gen(function*() {
         const tokens = yield* RefreshTokensRepo
         const { digest, sessionId, tokenId, user } = yield* withSession
-        expect(yield* tokens.sessionOf(digest)).toEqual(Option.some({ session_id: sessionId }))
+        expect(yield* tokens.lockSessionOf(digest)).toEqual(Option.some({ session_id: sessionId, session: Option.some({ id: sessionId, not_after: null }) }))
         const locked = yield* tokens.lock(digest)
         expect(Option.map(locked, (r) => [r.id, r.token, r.user_id, r.revoked, r.session_id])).toEqual(
           Option.some([tokenId, digest, user.id, false, sessionId])
@@ -562,8 +589,24 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         yield* tokens.insert({ id: childId, digest: `${digest}-c`, userId: user.id, parent: digest, sessionId, now: at(4) })
         expect(yield* tokens.current(sessionId)).toEqual(Option.some({ id: childId, parent: digest }))
         yield* tokens.remove(childId)
-        expect(Option.isNone(yield* tokens.sessionOf(`${digest}-c`))).toBe(true)
-        expect(Option.isNone(yield* tokens.sessionOf("no-such-digest"))).toBe(true)
+        expect(Option.isNone(yield* tokens.lockSessionOf(`${digest}-c`))).toBe(true)
+        expect(Option.isNone(yield* tokens.lockSessionOf("no-such-digest"))).toBe(true)
+      }))
+
+    it.effect("refresh tokens: an exchange's read locks the token and names the current token and a fresh id; rotate revokes and adds", () =>
+      Effect.gen(function*() {
+        const tokens = yield* RefreshTokensRepo
+        const { digest, sessionId, tokenId, user } = yield* withSession
+        const read = Option.getOrThrow(yield* tokens.lockForExchange(digest))
+        expect([read.row.id, read.row.token, read.row.user_id, read.row.revoked, read.row.session_id]).toEqual([tokenId, digest, user.id, false, sessionId])
+        expect(read.current).toEqual(Option.some({ id: tokenId, parent: null }))
+        expect(Number(read.nextId)).toBeGreaterThan(Number(tokenId))
+        yield* tokens.rotate(tokenId, { id: read.nextId, digest: `${digest}-c`, userId: user.id, parent: digest, sessionId, now: at(6) })
+        expect(Option.map(yield* tokens.lock(digest), (r) => [r.revoked, r.updated_at])).toEqual(Option.some([true, at(6)]))
+        const child = Option.getOrThrow(yield* tokens.lockForExchange(`${digest}-c`))
+        expect([child.row.id, child.row.revoked, child.current]).toEqual([read.nextId, false, Option.some({ id: read.nextId, parent: digest })])
+        expect(Number(child.nextId)).toBeGreaterThan(Number(read.nextId))
+        expect(Option.isNone(yield* tokens.lockForExchange("no-such-digest"))).toBe(true)
       }))
 
     it.effect("refresh tokens: revoking descendants revokes the whole subtree below a token, and only it", () =>

@@ -1,7 +1,8 @@
-import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import * as Jwt from "../../platform/Jwt.js"
 import type { Session } from "../Api.js"
+import { encodedResponse } from "./EncodedResponse.js"
 
 /**
  * GoTrue's observability headers on every response that issues a session: who, which session, and the first
@@ -19,13 +20,15 @@ export const sessionHeaders = (session: Session): Record<string, string> => {
   }
 }
 
-/** Adds the session headers to this request's response when `result` is a session (sign-up may answer a user). */
-export const withSessionHeaders = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.tap(effect, (result) =>
-    isSession(result)
-      ? HttpApp.appendPreResponseHandler((_request, response) =>
-        Effect.succeed(HttpServerResponse.setHeaders(response, sessionHeaders(result))))
-      : Effect.void)
+/**
+ * Answers a session with its headers, already encoded (encodedResponse); anything else (sign-up may answer a user)
+ * is left to the contract's encoding.
+ */
+export const withSessionHeaders = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E, R> =>
+  Effect.map(effect, (result) =>
+    isSession(result) ? HttpServerResponse.setHeaders(encodedResponse(result), sessionHeaders(result)) : result)
 
 const isSession = (value: unknown): value is Session =>
   typeof value === "object" && value !== null && "access_token" in value && "refresh_token" in value && "user" in value

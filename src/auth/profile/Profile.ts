@@ -14,7 +14,7 @@ import { EMAIL_CHANGE_FLOW, type PkceChallenge, pkceToken, requestedPkce } from 
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
-import type { UserRow } from "../domain/UserRow.js"
+import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { Sessions } from "../sessions/Sessions.js"
@@ -67,8 +67,9 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
 
     const toJson = (user: UserRow) => Effect.map(identities.forUser(user.id), (rows) => userJson(user, rows))
 
-    const get = Effect.fn("Profile.get")(function*(user: UserRow): Effect.fn.Return<User> {
-      return yield* toJson(user)
+    // The caller's identities were read with the user by the bearer check: nothing left to query.
+    const get = Effect.fn("Profile.get")(function*(user: UserRow, rows: ReadonlyArray<IdentityRow>): Effect.fn.Return<User> {
+      return userJson(user, rows)
     })
 
     const checkNonce = (user: UserRow, nonce: string, at: Date) =>

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { AuthApi, CurrentUser } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
+import { encodedResponse } from "../http/EncodedResponse.js"
 import { Profile } from "./Profile.js"
 
 export const ProfileHttpLive = HttpApiBuilder.group(AuthApi, "profile", (handlers) =>
@@ -12,14 +13,14 @@ export const ProfileHttpLive = HttpApiBuilder.group(AuthApi, "profile", (handler
     return handlers
       .handle("getUser", () =>
         Effect.gen(function*() {
-          const { claims, user } = yield* CurrentUser
+          const { claims, identities, user } = yield* CurrentUser
           const request = yield* HttpServerRequest.HttpServerRequest
           // GoTrue's requestAud: the X-JWT-AUD header, else the configured audience.
           const wanted = request.headers["x-jwt-aud"] ?? config.jwt.aud
           if (claims["aud"] !== wanted) {
             return yield* AuthError.validation("Token audience doesn't match request audience")
           }
-          return yield* profile.get(user)
+          return encodedResponse(yield* profile.get(user, identities))
         }))
       .handle("updateUser", ({ payload, urlParams }) =>
         Effect.gen(function*() {

@@ -6,8 +6,11 @@ import { Session } from "../Api.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
 import { userJson } from "../users/UserJson.js"
-import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type AuthMethod, Sessions, type StartedSession } from "./Sessions.js"
+
+// Built from values whose types already match the schema (the user by userJson, checked in UserJson.test): the
+// constructor's Schema validation would only repeat that.
+const trusted = true
 
 /**
  * Turns a session into GoTrue's token response: a JWT with exactly GoTrue's claims (reference §4: aud as one
@@ -18,7 +21,6 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const signer = yield* TokenSigner
-    const identitiesRepo = yield* IdentitiesRepo
     const sessions = yield* Sessions
     const transactions = yield* Transactions
     const audit = yield* AuditLog
@@ -26,7 +28,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
     const issuer = Option.getOrElse(config.jwt.issuer, () => config.api.externalUrl)
 
     const respond = Effect.fn("AccessTokens.respond")(function*(
-      { amr, refreshToken, sessionId, user }: StartedSession
+      { amr, identities, refreshToken, sessionId, user }: StartedSession
     ): Effect.fn.Return<Session> {
       const iat = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const exp = iat + config.jwt.exp
@@ -46,7 +48,6 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
         session_id: sessionId,
         is_anonymous: user.is_anonymous
       })
-      const identities = yield* identitiesRepo.forUser(user.id)
       return new Session({
         access_token: accessToken,
         token_type: "bearer",
@@ -54,7 +55,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
         expires_at: exp,
         refresh_token: refreshToken,
         user: userJson(user, identities)
-      })
+      }, trusted)
     })
 
     /**
@@ -74,5 +75,5 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
 
     return { respond, issue } as const
   }),
-  dependencies: [IdentitiesRepo.Default, Sessions.Default, AuditLog.Default, Transactions.Live]
+  dependencies: [Sessions.Default, AuditLog.Default, Transactions.Live]
 }) {}

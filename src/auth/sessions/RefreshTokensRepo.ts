@@ -27,10 +27,24 @@ export interface RefreshTokensRepoShape {
   /** The id the next token will have; tokens are derived from it, so it is taken before the row is written. */
   readonly nextId: () => Effect.Effect<string>
   readonly insert: (token: RefreshTokenInsert) => Effect.Effect<void>
-  /** The session of the token with this digest, read without a lock (the session is locked first). */
-  readonly sessionOf: (digest: string) => Effect.Effect<Option.Option<{ readonly session_id: string | null }>>
+  /**
+   * The session of the token with this digest, locked until the transaction ends (an exchange locks the session
+   * before its token); `session` is None when the token names no session or one that is gone.
+   */
+  readonly lockSessionOf: (digest: string) => Effect.Effect<Option.Option<{ readonly session_id: string | null; readonly session: Option.Option<LockedSession> }>>
   /** The token with this digest, locked until the transaction ends. */
   readonly lock: (digest: string) => Effect.Effect<Option.Option<RefreshTokenRow>>
+  /**
+   * An exchange's second read, in one statement: the token locked (as `lock`), its session's newest unrevoked token
+   * (as `current`), and the id a child would take (as `nextId`; unused ids leave harmless gaps).
+   */
+  readonly lockForExchange: (digest: string) => Effect.Effect<Option.Option<{
+    readonly row: RefreshTokenRow
+    readonly current: Option.Option<{ readonly id: string; readonly parent: string | null }>
+    readonly nextId: string
+  }>>
+  /** Revokes a token and inserts its child, in one statement. */
+  readonly rotate: (revokedId: string, child: RefreshTokenInsert) => Effect.Effect<void>
   readonly remove: (id: string) => Effect.Effect<void>
   /**
    * Deletes every token of a user. user_id is a varchar with no foreign key, so deleting the user does not take
@@ -42,6 +56,11 @@ export interface RefreshTokensRepoShape {
   readonly revoke: (id: string, now: Date) => Effect.Effect<void>
   /** Revokes every unrevoked token descending from the one with this digest (not that one itself). */
   readonly revokeDescendants: (digest: string, now: Date) => Effect.Effect<void>
+}
+
+export interface LockedSession {
+  readonly id: string
+  readonly not_after: Date | null
 }
 
 /** The refresh_tokens table: trees of digests, one tree per session. */
@@ -69,10 +88,48 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       })}`
     }, Effect.orDie)
 
-    const sessionOf = Effect.fn("RefreshTokensRepo.sessionOf")(function*(digest: string) {
-      const [located] = yield* sql<{ session_id: string | null }>`
-        SELECT session_id FROM ${sql(t.refresh_tokens)} WHERE token = ${digest}`
-      return Option.fromNullable(located)
+    const lockSessionOf = Effect.fn("RefreshTokensRepo.lockSessionOf")(function*(digest: string) {
+      const [located] = yield* sql<{ session_id: string | null; id: string | null; not_after: Date | null }>`
+        SELECT r.session_id, s.id, s.not_after FROM ${sql(t.refresh_tokens)} r
+        LEFT JOIN LATERAL (SELECT id, not_after FROM ${sql(t.sessions)} WHERE id = r.session_id FOR UPDATE) s ON true
+        WHERE r.token = ${digest}`
+      return Option.map(Option.fromNullable(located), ({ id, not_after, session_id }) => ({
+        session_id,
+        session: id === null ? Option.none<LockedSession>() : Option.some({ id, not_after })
+      }))
+    }, Effect.orDie)
+
+    const lockForExchange = Effect.fn("RefreshTokensRepo.lockForExchange")(function*(digest: string) {
+      const [row] = yield* sql<RefreshTokenRow & { current_id: string | null; current_parent: string | null; next_id: string }>`
+        SELECT r.id::text AS id, r.token, r.user_id, r.revoked, r.updated_at, r.session_id,
+          c.id::text AS current_id, c.parent AS current_parent,
+          nextval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'))::text AS next_id
+        FROM ${sql(t.refresh_tokens)} r
+        LEFT JOIN LATERAL (SELECT id, parent FROM ${sql(t.refresh_tokens)}
+          WHERE session_id = r.session_id AND revoked = false ORDER BY id DESC LIMIT 1) c ON true
+        WHERE r.token = ${digest} FOR UPDATE OF r`
+      return Option.map(Option.fromNullable(row), ({ current_id, current_parent, next_id, ...token }) => ({
+        row: token,
+        current: current_id === null ? Option.none() : Option.some({ id: current_id, parent: current_parent }),
+        nextId: next_id
+      }))
+    }, Effect.orDie)
+
+    const rotate = Effect.fn("RefreshTokensRepo.rotate")(function*(revokedId: string, child: RefreshTokenInsert) {
+      yield* sql`
+        WITH revoked AS (
+          UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${child.now} WHERE id = ${revokedId}
+        )
+        INSERT INTO ${sql(t.refresh_tokens)} ${sql.insert({
+        id: child.id,
+        token: child.digest,
+        user_id: child.userId,
+        revoked: false,
+        created_at: child.now,
+        updated_at: child.now,
+        parent: child.parent,
+        session_id: child.sessionId
+      })}`
     }, Effect.orDie)
 
     const lock = Effect.fn("RefreshTokensRepo.lock")(function*(digest: string) {
@@ -112,7 +169,9 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         WHERE revoked = false AND token IN (SELECT token FROM descendants)`
     }, Effect.orDie)
 
-    return { nextId, insert, sessionOf, lock, remove, removeForUser, current, revoke, revokeDescendants } satisfies RefreshTokensRepoShape
+    return {
+      nextId, insert, lockSessionOf, lock, lockForExchange, rotate, remove, removeForUser, current, revoke, revokeDescendants
+    } satisfies RefreshTokensRepoShape
   })
 }) {
   /**
@@ -132,28 +191,47 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       const set = (ids: ReadonlyArray<string>, now: Date) =>
         Ref.update(rows, (all) => all.map((row) => (ids.includes(row.id) ? { ...row, revoked: true, updated_at: now } : row)))
 
+      const nextId = () => Effect.map(Ref.updateAndGet(counter, (n) => n + 1), String)
+      const insert = (token: RefreshTokenInsert) =>
+        Ref.update(rows, (all) => [...all, {
+          id: token.id,
+          token: token.digest,
+          user_id: token.userId,
+          revoked: false,
+          updated_at: token.now,
+          session_id: token.sessionId,
+          parent: token.parent
+        }])
+      const current = (sessionId: string | null) =>
+        Effect.map(sessionId === null ? Effect.succeed([]) : live, (all) =>
+          Option.fromNullable(
+            all.filter((row) => row.session_id === sessionId && row.revoked === false)
+              .sort((a, b) => Number(b.id) - Number(a.id))[0]
+          ).pipe(Option.map((row) => ({ id: row.id, parent: row.parent }))))
+      const lock = (digest: string) => Effect.map(find(digest), Option.map(({ parent: _parent, ...row }) => row))
+
       return RefreshTokensRepo.make({
-        nextId: () => Effect.map(Ref.updateAndGet(counter, (n) => n + 1), String),
-        insert: (token) =>
-          Ref.update(rows, (all) => [...all, {
-            id: token.id,
-            token: token.digest,
-            user_id: token.userId,
-            revoked: false,
-            updated_at: token.now,
-            session_id: token.sessionId,
-            parent: token.parent
-          }]),
-        sessionOf: (digest) => Effect.map(find(digest), Option.map((row) => ({ session_id: row.session_id }))),
-        lock: (digest) => Effect.map(find(digest), Option.map(({ parent: _parent, ...row }) => row)),
+        nextId,
+        insert,
+        lockSessionOf: (digest) =>
+          Effect.flatMap(find(digest), Option.match({
+            onNone: () => Effect.succeed(Option.none()),
+            onSome: (row) =>
+              Effect.map(
+                row.session_id === null ? Effect.succeed(Option.none()) : sessions.lockForRefresh(row.session_id),
+                (session) => Option.some({ session_id: row.session_id, session })
+              )
+          })),
+        lock,
+        lockForExchange: (digest) =>
+          Effect.flatMap(lock(digest), Option.match({
+            onNone: () => Effect.succeed(Option.none()),
+            onSome: (row) => Effect.map(Effect.all({ current: current(row.session_id), nextId: nextId() }), (rest) => Option.some({ row, ...rest }))
+          })),
+        rotate: (revokedId, child) => Effect.zipRight(set([revokedId], child.now), insert(child)),
         remove: (id) => Ref.update(rows, (all) => all.filter((row) => row.id !== id)),
         removeForUser: (userId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId)),
-        current: (sessionId) =>
-          Effect.map(live, (all) =>
-            Option.fromNullable(
-              all.filter((row) => row.session_id === sessionId && row.revoked === false)
-                .sort((a, b) => Number(b.id) - Number(a.id))[0]
-            ).pipe(Option.map((row) => ({ id: row.id, parent: row.parent })))),
+        current,
         revoke: (id, now) => set([id], now),
         revokeDescendants: (digest, now) =>
           Effect.flatMap(live, (all) => {

@@ -3,7 +3,7 @@ import { Duration, Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
-import { isBanned, type UserRow } from "../domain/UserRow.js"
+import { type IdentityRow, isBanned, type UserRow } from "../domain/UserRow.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { decideRefresh, type RotationPolicy } from "./RefreshRules.js"
 import { deriveRefreshToken, digestRefreshToken, isWellFormedRefreshToken, refreshTokenKey } from "./RefreshTokenCodec.js"
@@ -27,6 +27,8 @@ export interface StartedSession {
   readonly refreshToken: string
   /** The user as the session left it (last_sign_in_at set). */
   readonly user: UserRow
+  /** The user's identities, oldest first, for the response. */
+  readonly identities: ReadonlyArray<IdentityRow>
   /** The session's amr claims, most recent first, for the access token. */
   readonly amr: ReadonlyArray<AmrEntry>
 }
@@ -75,31 +77,32 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       yield* sessionsRepo.insert({ id: sessionId, userId, now })
       const refreshToken = yield* insertToken(sessionId, userId, null, now)
       yield* sessionsRepo.addAmr(sessionId, method, now)
-      const user = yield* sessionsRepo.signedIn(userId, now)
+      const { identities, user } = yield* sessionsRepo.signedIn(userId, now)
       // A new session has exactly the claim just written: no need to read it back.
-      return { sessionId, refreshToken, user, amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }] }
+      return { sessionId, refreshToken, user, identities, amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }] }
     })
 
     type Outcome =
       | { readonly _tag: "Issued"; readonly session: RefreshedSession }
       | { readonly _tag: "Refused"; readonly error: AuthError }
 
+    // Every statement is a round trip, and a round trip costs more CPU here than anything else an exchange does:
+    // a rotation is six statements (two locks, the user, the rotation, the session's writes, the audit entries).
     const exchange = (token: string, now: Date) =>
       Effect.gen(function*() {
         const digest = digestRefreshToken(token)
         // The session row is locked before the token row. Logout (DELETE on sessions, cascading to the tokens) and
         // reuse detection (revoking a session's other tokens) lock in that order; locking the token first
         // deadlocked against both, and PostgreSQL aborted one side.
-        const located = yield* tokens.sessionOf(digest)
+        const located = yield* tokens.lockSessionOf(digest)
         if (Option.isNone(located)) return { _tag: "Refused", error: notFound } as Outcome
-        const sessionId = located.value.session_id
-        const session = sessionId === null ? Option.none() : yield* sessionsRepo.lockForRefresh(sessionId)
-        const locked = yield* tokens.lock(digest)
-        if (Option.isNone(locked) || locked.value.user_id === null) return { _tag: "Refused", error: notFound } as Outcome
-        const row = locked.value
-        const found = yield* sessionsRepo.findUser(locked.value.user_id)
+        const session = located.value.session
+        const locked = yield* tokens.lockForExchange(digest)
+        if (Option.isNone(locked) || locked.value.row.user_id === null) return { _tag: "Refused", error: notFound } as Outcome
+        const { current, nextId, row } = locked.value
+        const found = yield* sessionsRepo.findForSession(row.user_id!, undefined)
         if (Option.isNone(found)) return { _tag: "Refused", error: notFound } as Outcome
-        const user: UserRow = found.value
+        const { identities, user } = found.value
         if (isBanned(user, now)) {
           return { _tag: "Refused", error: AuthError.of(400, "user_banned", "Invalid Refresh Token: User Banned") } as Outcome
         }
@@ -117,7 +120,6 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
             error: AuthError.of(400, "session_expired", "Invalid Refresh Token: Session Expired")
           } as Outcome
         }
-        const current = yield* tokens.current(id)
         const decision = decideRefresh(
           { revoked: row.revoked === true, revokedAt: row.updated_at ?? new Date(0) },
           Option.isSome(current) && current.value.parent === row.token,
@@ -126,21 +128,19 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         )
         switch (decision._tag) {
           case "Rotate": {
-            yield* tokens.revoke(row.id, now)
-            const child = yield* insertToken(id, user.id, row.token, now)
-            yield* sessionsRepo.markRefreshed(id, now)
-            yield* sessionsRepo.addAmr(id, "token_refresh", now)
+            const child = deriveRefreshToken(key, id, nextId)
+            yield* tokens.rotate(row.id, { id: nextId, digest: digestRefreshToken(child), userId: user.id, parent: row.token, sessionId: id, now })
+            const amr = yield* sessionsRepo.refreshed(id, now)
             // GoTrue's two entries for a rotation: the old token revoked, then the session refreshed.
-            yield* audit.record("token_revoked", { actor: user })
-            yield* audit.record("token_refreshed", { actor: user })
-            const amr = yield* sessionsRepo.amr(id)
-            return { _tag: "Issued", session: { user, sessionId: id, refreshToken: child, amr } } as Outcome
+            yield* audit.recordAll([["token_revoked", { actor: user }], ["token_refreshed", { actor: user }]])
+            return { _tag: "Issued", session: { user, identities, sessionId: id, refreshToken: child, amr } } as Outcome
           }
           case "ReturnChild":
             return {
               _tag: "Issued",
               session: {
                 user,
+                identities,
                 sessionId: id,
                 refreshToken: deriveRefreshToken(key, id, Option.getOrThrow(current).id),
                 amr: yield* sessionsRepo.amr(id)

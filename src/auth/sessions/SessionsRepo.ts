@@ -3,7 +3,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Ref } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { authTables } from "../AuthTables.js"
-import type { UserRow } from "../domain/UserRow.js"
+import type { IdentityRow, UserRow } from "../domain/UserRow.js"
+import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 
 export interface AmrEntry {
@@ -13,27 +14,59 @@ export interface AmrEntry {
 
 export interface SessionsRepoShape {
   readonly insert: (session: { readonly id: string; readonly userId: string; readonly now: Date }) => Effect.Effect<void>
-  /** Stamps the user's last sign-in and returns the user as it now is. */
-  readonly signedIn: (userId: string, now: Date) => Effect.Effect<UserRow>
+  /** Stamps the user's last sign-in and returns the user as it now is, with its identities. */
+  readonly signedIn: (userId: string, now: Date) => Effect.Effect<{ readonly user: UserRow; readonly identities: ReadonlyArray<IdentityRow> }>
   /** The session row, locked until the transaction ends (the refresh exchange locks it before its token). */
   readonly lockForRefresh: (id: string) => Effect.Effect<Option.Option<{ readonly id: string; readonly not_after: Date | null }>>
-  readonly findUser: (userId: string) => Effect.Effect<Option.Option<UserRow>>
-  readonly markRefreshed: (id: string, now: Date) => Effect.Effect<void>
+  /**
+   * A rotation's session writes in one statement: stamps the session refreshed, records (or renews) its
+   * token_refresh amr claim, and returns the session's amr claims as they now are, most recent first.
+   */
+  readonly refreshed: (id: string, now: Date) => Effect.Effect<ReadonlyArray<AmrEntry>>
   /** Records (or renews) an amr claim of the session. */
   readonly addAmr: (sessionId: string, method: string, now: Date) => Effect.Effect<void>
   /** The session's amr claims, most recent first, as the access token carries them. */
   readonly amr: (sessionId: string) => Effect.Effect<ReadonlyArray<AmrEntry>>
   /**
-   * The bearer check's one query: the user, and whether the token's session still exists for that user
-   * (`sessionId` undefined: no session to check).
+   * The bearer check's one query: the user, whether the token's session still exists for that user (`sessionId`
+   * undefined: no session to check), and the user's identities, oldest first, which GET /user answers with.
    */
   readonly findForSession: (
     userId: string,
     sessionId: string | undefined
-  ) => Effect.Effect<Option.Option<{ readonly user: UserRow; readonly sessionExists: boolean }>>
+  ) => Effect.Effect<Option.Option<SignedInUser>>
   /** Deletes sessions of a user: all, only one, or all but one. Their refresh tokens and amr claims go with them. */
   readonly deleteForUser: (userId: string, which: { readonly only: string } | { readonly except: string } | "all") => Effect.Effect<void>
 }
+
+export interface SignedInUser {
+  readonly user: UserRow
+  readonly sessionExists: boolean
+  readonly identities: ReadonlyArray<IdentityRow>
+}
+
+/** An identity as json_agg renders a row: timestamps as text. */
+type IdentityJson = Omit<IdentityRow, "last_sign_in_at" | "created_at" | "updated_at"> & {
+  readonly last_sign_in_at: string | null
+  readonly created_at: string | null
+  readonly updated_at: string | null
+}
+
+const dateOrNull = (text: string | null): Date | null => (text === null ? null : new Date(text))
+
+const identityFromJson = (row: IdentityJson): IdentityRow => ({
+  ...row,
+  last_sign_in_at: dateOrNull(row.last_sign_in_at),
+  created_at: dateOrNull(row.created_at),
+  updated_at: dateOrNull(row.updated_at)
+})
+
+const REFRESH_METHOD = "token_refresh"
+
+const amrOf = (claims: ReadonlyMap<string, ReadonlyMap<string, Date>>, sessionId: string): Array<AmrEntry> =>
+  [...(claims.get(sessionId) ?? new Map<string, Date>())]
+    .sort(([ma, a], [mb, b]) => b.getTime() - a.getTime() || (ma < mb ? -1 : ma > mb ? 1 : 0))
+    .map(([method, at]) => ({ method, timestamp: Math.floor(at.getTime() / 1000) }))
 
 /** The sessions and mfa_amr_claims tables, and the two statements on a session's user. */
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsRepo", {
@@ -53,10 +86,19 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       })}`
     }, Effect.orDie)
 
+    // A user's identities as one JSON array, oldest first: read with the user, they cost no round trip of their own.
+    const identitiesOf = (user: string) =>
+      sql`COALESCE((SELECT json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+          'identity_data', i.identity_data, 'provider', i.provider, 'last_sign_in_at', i.last_sign_in_at,
+          'created_at', i.created_at, 'updated_at', i.updated_at, 'email', i.email) ORDER BY i.created_at, i.id)
+        FROM ${sql(t.identities)} i WHERE i.user_id = ${sql(user)}.id), '[]'::json) AS identities_json`
+
     const signedIn = Effect.fn("SessionsRepo.signedIn")(function*(userId: string, now: Date) {
-      const [user] = yield* sql<UserRow>`
-        UPDATE ${sql(t.users)} SET last_sign_in_at = ${now}, updated_at = ${now} WHERE id = ${userId} RETURNING *`
-      return user!
+      const [row] = yield* sql<UserRow & { readonly identities_json: ReadonlyArray<IdentityJson> }>`
+        UPDATE ${sql(t.users)} u SET last_sign_in_at = ${now}, updated_at = ${now} WHERE id = ${userId}
+        RETURNING u.*, ${identitiesOf("u")}`
+      const { identities_json, ...user } = row!
+      return { user: user as UserRow, identities: identities_json.map(identityFromJson) as ReadonlyArray<IdentityRow> }
     }, Effect.orDie)
 
     const lockForRefresh = Effect.fn("SessionsRepo.lockForRefresh")(function*(id: string) {
@@ -65,13 +107,21 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       return Option.fromNullable(session)
     }, Effect.orDie)
 
-    const findUser = Effect.fn("SessionsRepo.findUser")(function*(userId: string) {
-      const [user] = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE id = ${userId}::uuid`
-      return Option.fromNullable(user)
-    }, Effect.orDie)
-
-    const markRefreshed = Effect.fn("SessionsRepo.markRefreshed")(function*(id: string, now: Date) {
-      yield* sql`UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now} WHERE id = ${id}`
+    // The claims a statement returns cannot see its own upsert, so the renewed claim is added to the others.
+    const refreshed = Effect.fn("SessionsRepo.refreshed")(function*(id: string, now: Date) {
+      const rows = yield* sql<{ authentication_method: string; updated_at: Date }>`
+        WITH touched AS (
+          UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now} WHERE id = ${id}
+        ), claimed AS (
+          INSERT INTO ${sql(t.mfa_amr_claims)} (session_id, created_at, updated_at, authentication_method, id)
+          VALUES (${id}, ${now}, ${now}, ${REFRESH_METHOD}, ${randomUUID()})
+          ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at
+        )
+        SELECT authentication_method, updated_at FROM ${sql(t.mfa_amr_claims)}
+          WHERE session_id = ${id} AND authentication_method <> ${REFRESH_METHOD}
+        UNION ALL SELECT ${REFRESH_METHOD}, ${now}::timestamptz
+        ORDER BY 2 DESC, 1`
+      return rows.map((r): AmrEntry => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
     }, Effect.orDie)
 
     const addAmr = Effect.fn("SessionsRepo.addAmr")(function*(sessionId: string, method: string, now: Date) {
@@ -92,13 +142,20 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       return rows.map((r): AmrEntry => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
     }, Effect.orDie)
 
+    // One round trip per authenticated request: the identities ride along as a JSON array, so GET /user needs
+    // no second query.
     const findForSession = Effect.fn("SessionsRepo.findForSession")(function*(userId: string, sessionId: string | undefined) {
-      const rows = yield* sql<UserRow & { readonly session_exists: boolean }>`
+      const rows = yield* sql<UserRow & { readonly session_exists: boolean; readonly identities_json: ReadonlyArray<IdentityJson> }>`
         SELECT u.*, ${sessionId === undefined
           ? sql`true`
-          : sql`EXISTS (SELECT 1 FROM ${sql(t.sessions)} s WHERE s.id = ${sessionId} AND s.user_id = u.id)`} AS session_exists
+          : sql`EXISTS (SELECT 1 FROM ${sql(t.sessions)} s WHERE s.id = ${sessionId} AND s.user_id = u.id)`} AS session_exists,
+          ${identitiesOf("u")}
         FROM ${sql(t.users)} u WHERE u.id = ${userId}`
-      return Option.map(Option.fromNullable(rows[0]), ({ session_exists, ...user }) => ({ user, sessionExists: session_exists }))
+      return Option.map(Option.fromNullable(rows[0]), ({ identities_json, session_exists, ...user }): SignedInUser => ({
+        user,
+        sessionExists: session_exists,
+        identities: identities_json.map(identityFromJson)
+      }))
     }, Effect.orDie)
 
     const deleteForUser = Effect.fn("SessionsRepo.deleteForUser")(function*(
@@ -115,7 +172,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     }, Effect.orDie)
 
     return {
-      insert, signedIn, lockForRefresh, findUser, markRefreshed, addAmr, amr, findForSession, deleteForUser
+      insert, signedIn, lockForRefresh, refreshed, addAmr, amr, findForSession, deleteForUser
     } satisfies SessionsRepoShape
   })
 }) {
@@ -124,10 +181,11 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
    * with Transactions.Test nothing runs concurrently. A deleted session takes its amr claims with it; its refresh
    * tokens go too (RefreshTokensRepo.Test asks this repo whether their session still exists).
    */
-  static readonly Test: Layer.Layer<SessionsRepo, never, UsersRepo> = Layer.effect(
+  static readonly Test: Layer.Layer<SessionsRepo, never, UsersRepo | IdentitiesRepo> = Layer.effect(
     SessionsRepo,
     Effect.gen(function*() {
       const users = yield* UsersRepo
+      const identities = yield* IdentitiesRepo
       interface Row { readonly id: string; readonly userId: string; readonly notAfter: Date | null }
       const sessions = yield* Ref.make(new Map<string, Row>())
       // session id -> method -> last updated
@@ -144,26 +202,29 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         )
       return SessionsRepo.make({
         insert: ({ id, now: _now, userId }) => Ref.update(sessions, (map) => new Map(map).set(id, { id, userId, notAfter: null })),
-        signedIn: (userId, now) => Effect.orDie(users.update(userId, { last_sign_in_at: now }, now)),
+        signedIn: (userId, now) =>
+          Effect.all({ user: Effect.orDie(users.update(userId, { last_sign_in_at: now }, now)), identities: identities.forUser(userId) }),
         lockForRefresh: (id) =>
           Effect.map(Ref.get(sessions), (map) => Option.map(Option.fromNullable(map.get(id)), (row) => ({ id: row.id, not_after: row.notAfter }))),
-        findUser: users.findById,
-        markRefreshed: () => Effect.void,
+        refreshed: (id, now) =>
+          Effect.zipRight(
+            Ref.update(claims, (all) => new Map(all).set(id, new Map(all.get(id) ?? []).set(REFRESH_METHOD, now))),
+            Effect.map(Ref.get(claims), (all) => amrOf(all, id))
+          ),
         addAmr: (sessionId, method, now) =>
           Ref.update(claims, (all) => new Map(all).set(sessionId, new Map(all.get(sessionId) ?? []).set(method, now))),
-        amr: (sessionId) =>
-          Effect.map(Ref.get(claims), (all) =>
-            [...(all.get(sessionId) ?? new Map<string, Date>())]
-              .sort(([ma, a], [mb, b]) => b.getTime() - a.getTime() || (ma < mb ? -1 : ma > mb ? 1 : 0))
-              .map(([method, at]) => ({ method, timestamp: Math.floor(at.getTime() / 1000) }))),
+        amr: (sessionId) => Effect.map(Ref.get(claims), (all) => amrOf(all, sessionId)),
         findForSession: (userId, sessionId) =>
           Effect.gen(function*() {
-            const user = yield* users.findById(userId)
+            const found = yield* users.findById(userId)
+            if (Option.isNone(found)) return Option.none()
+            const user = found.value
             const map = yield* Ref.get(sessions)
-            return Option.map(user, (user) => ({
+            return Option.some({
               user,
-              sessionExists: sessionId === undefined || map.get(sessionId)?.userId === user.id
-            }))
+              sessionExists: sessionId === undefined || map.get(sessionId)?.userId === user.id,
+              identities: yield* identities.forUser(user.id)
+            })
           }),
         deleteForUser: (userId, which) =>
           remove((row) =>

@@ -62,7 +62,8 @@ export interface AuditPage {
 }
 
 export interface AuditLogRepoShape {
-  readonly insert: (entry: NewAuditLogEntry) => Effect.Effect<void>
+  /** Writes the entries in one statement (a token rotation writes two). */
+  readonly insert: (entries: ReadonlyArray<NewAuditLogEntry>) => Effect.Effect<void>
   /** Page `page` (from 1) of `perPage` entries matching `query`, newest first; ties go to the greater id. */
   readonly page: (page: number, perPage: number, query: AuditQuery | undefined) => Effect.Effect<AuditPage>
 }
@@ -91,9 +92,12 @@ export class AuditLogRepo extends Effect.Service<AuditLogRepo>()("auth/AuditLogR
     const config = yield* AppConfig
     const t = authTables(config.db.namespace)
 
-    const insert = Effect.fn("AuditLogRepo.insert")(function*(entry: NewAuditLogEntry) {
+    const insert = Effect.fn("AuditLogRepo.insert")(function*(entries: ReadonlyArray<NewAuditLogEntry>) {
+      if (entries.length === 0) return
+      const rows = entries.map((entry) =>
+        sql`(${NIL_INSTANCE}, ${entry.id}, ${JSON.stringify(entry.payload)}::json, ${entry.createdAt}, ${entry.ipAddress})`)
       yield* sql`INSERT INTO ${sql(t.audit_log_entries)} (instance_id, id, payload, created_at, ip_address)
-        VALUES (${NIL_INSTANCE}, ${entry.id}, ${JSON.stringify(entry.payload)}::json, ${entry.createdAt}, ${entry.ipAddress})`
+        VALUES ${sql.csv(rows)}`
     }, Effect.orDie)
 
     const page = Effect.fn("AuditLogRepo.page")(function*(page: number, perPage: number, query: AuditQuery | undefined) {
@@ -119,14 +123,14 @@ export class AuditLogRepo extends Effect.Service<AuditLogRepo>()("auth/AuditLogR
     AuditLogRepo,
     Effect.map(Ref.make<ReadonlyArray<AuditLogEntry>>([]), (rows) =>
       AuditLogRepo.make({
-        insert: (entry) =>
-          Ref.update(rows, (all) => [...all, {
+        insert: (entries) =>
+          Ref.update(rows, (all) => [...all, ...entries.map((entry) => ({
             id: entry.id,
             // Stored as JSON text, as the table stores it: what goes in is what a reader gets back.
             payload: JSON.parse(JSON.stringify(entry.payload)),
             created_at: entry.createdAt,
             ip_address: entry.ipAddress
-          }]),
+          }))]),
         page: (page, perPage, query) =>
           Effect.map(Ref.get(rows), (all) => {
             const needle = query?.value.toLowerCase() ?? ""
