@@ -1,17 +1,12 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { PublicProtocol } from "paseto"
-import * as V4 from "paseto/v4/public"
 import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { type Ed25519Key, nodeV4 } from "./NodeEd25519.js"
 
-export const v4 = new PublicProtocol(
-  V4.SignFactory,
-  V4.VerifyFactory,
-  V4.ImportSecretKeyFactory,
-  V4.ImportPublicKeyFactory
-)
+/** PASETO v4.public as Gatehouse signs and verifies it (the Ed25519 step on node:crypto: NodeEd25519). */
+export const v4 = nodeV4
 
 export class IamStartupError extends Data.TaggedError("IamStartupError")<{ readonly message: string }> {}
 
@@ -25,9 +20,9 @@ export interface PublishedKey {
 }
 
 export class IamKeys extends Context.Tag("iam/IamKeys")<IamKeys, {
-  readonly signing: { readonly kid: string; readonly key: V4.SecretKey }
+  readonly signing: { readonly kid: string; readonly key: Ed25519Key }
   /** Every key a token may name in its footer: the signing key's public half and the previous keys. */
-  readonly verifying: ReadonlyMap<string, V4.PublicKey>
+  readonly verifying: ReadonlyMap<string, Ed25519Key>
   readonly published: ReadonlyArray<PublishedKey>
 }>() {}
 

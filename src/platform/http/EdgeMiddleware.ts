@@ -1,5 +1,5 @@
 import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, FiberRef, LogLevel, Option } from "effect"
 import { decideCors, type CorsPolicy } from "./Cors.js"
 import { MAX_BODY_BYTES, withBoundedBody } from "./RequestBody.js"
 import { RequestId, requestIdFrom } from "./RequestId.js"
@@ -48,7 +48,7 @@ export const edgeMiddleware = (options: EdgeOptions) =>
           withBoundedBody(request)
         )
       )
-    return Effect.flatMap(Clock.currentTimeMillis, (started) =>
+    const logged = Effect.flatMap(Clock.currentTimeMillis, (started) =>
       respond.pipe(
         Effect.tap((response) =>
           Effect.flatMap(Clock.currentTimeMillis, (finished) =>
@@ -59,8 +59,11 @@ export const edgeMiddleware = (options: EdgeOptions) =>
               duration_ms: finished - started
             })))
         )
-      )).pipe(
-      Effect.provideService(RequestId, requestId),
-      Effect.annotateLogs("request_id", requestId)
-    )
+      ))
+    // Above info the access line is dropped anyway: do not time the request or build its annotations.
+    return FiberRef.getWith(FiberRef.currentMinimumLogLevel, (minimum) =>
+      LogLevel.greaterThan(minimum, LogLevel.Info) ? respond : logged).pipe(
+        Effect.provideService(RequestId, requestId),
+        Effect.annotateLogs("request_id", requestId)
+      )
   })
