@@ -8,6 +8,7 @@ import { IamHttp, IamHttpLive } from "./iam/IamHttp.js"
 import type { IamServices } from "./iam/IamLive.js"
 import { documentIamRoutes } from "./iam/rest/IamRestDocs.js"
 import { gotrueCorsPolicy } from "./platform/http/Cors.js"
+import { holdEarlyRequests } from "./platform/EarlyRequests.js"
 import { HttpEdgeLive } from "./platform/http/HttpEdge.js"
 import { OutboxHttp, OutboxHttpLive } from "./platform/http/OutboxHttp.js"
 import type { Outbox } from "./platform/Outbox.js"
@@ -36,9 +37,12 @@ export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, neve
     Layer.provide(OutboxHttpLive)
   ) as Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox>
 
-/** The routes served by Node on API_HOST:PORT. */
-export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<never, E, R>) =>
+/**
+ * The routes served by Node on API_HOST:PORT. A cluster worker does not log the address: the primary does, once, when
+ * every worker serves.
+ */
+export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<never, E, R>, options = { logAddress: true }) =>
   routes.pipe(
-    HttpServer.withLogAddress,
-    Layer.provide(NodeHttpServer.layer(createServer, { host: config.api.host, port: config.api.port }))
+    (served) => (options.logAddress ? HttpServer.withLogAddress(served) : served),
+    Layer.provide(NodeHttpServer.layer(() => holdEarlyRequests(createServer()), { host: config.api.host, port: config.api.port }))
   )
