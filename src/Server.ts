@@ -8,6 +8,7 @@ import { IamHttp, IamHttpLive } from "./iam/IamHttp.js"
 import type { IamServices } from "./iam/IamLive.js"
 import { documentIamRoutes } from "./iam/rest/IamRestDocs.js"
 import { gotrueCorsPolicy } from "./platform/http/Cors.js"
+import { holdEarlyRequests } from "./platform/EarlyRequests.js"
 import { HttpEdgeLive } from "./platform/http/HttpEdge.js"
 import { OutboxHttp, OutboxHttpLive } from "./platform/http/OutboxHttp.js"
 import type { Outbox } from "./platform/Outbox.js"
@@ -37,15 +38,20 @@ export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, neve
   ) as Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox>
 
 /**
- * The routes served by Node on API_HOST:PORT. With tracing off no span is made at all: the platform's request span
- * (a URL parse and an attribute per header) and every service method's span cost CPU on every request even when
- * nothing exports them.
+ * The routes served by Node on API_HOST:PORT. A cluster worker does not log the address: the primary does, once, when
+ * every worker serves. With tracing off the platform makes no request span (a URL parse and an attribute per header
+ * on every request, exported nowhere).
  */
-export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<never, E, R>) =>
+export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<never, E, R>, options = { logAddress: true }) =>
   routes.pipe(
-    (served) => config.observability.tracingEnabled
-      ? served
-      : HttpMiddleware.withTracerDisabledWhen(served, Function.constTrue).pipe(Layer.provide(Layer.setTracerEnabled(false))),
-    HttpServer.withLogAddress,
-    Layer.provide(NodeHttpServer.layer(createServer, { host: config.api.host, port: config.api.port }))
+    (served) => (config.observability.tracingEnabled ? served : HttpMiddleware.withTracerDisabledWhen(served, Function.constTrue)),
+    (served) => (options.logAddress ? HttpServer.withLogAddress(served) : served),
+    Layer.provide(NodeHttpServer.layer(() => holdEarlyRequests(createServer()), { host: config.api.host, port: config.api.port }))
   )
+
+/**
+ * With tracing off, every span (each service method's Effect.fn, each SQL statement's) is a no-op: building spans
+ * that nothing exports cost about a tenth of a request's CPU on both ports.
+ */
+export const TracerLive = (config: AppConfig): Layer.Layer<never> =>
+  config.observability.tracingEnabled ? Layer.empty : Layer.setTracerEnabled(false)

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { defaultTeardown, type Teardown } from "@effect/platform/Runtime"
 import { NodeRuntime } from "@effect/platform-node"
 import { Clock, type Duration, Effect, Exit, Layer, Option } from "effect"
 import { API_KEY_ROLES, apiKeyClaims, apiKeyIssuer } from "./auth/sessions/ApiKeys.js"
@@ -8,13 +9,16 @@ import type { LockHolder } from "./platform/DataDirLock.js"
 import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresDatabase } from "./platform/Database.js"
 import { LoggingLive } from "./platform/Logging.js"
 import { migrate } from "./platform/Migrator.js"
+import { BcryptPasswordHasher } from "./platform/PasswordHasher.js"
 import { TokenSigner } from "./platform/TokenSigner.js"
 import { outboxPageUrl } from "./platform/http/OutboxHttp.js"
 import { outboxEnabled, PortsLive, tokenSignerFor } from "./platform/PortsLive.js"
+import { freePorts, ignoreRepeatedSignals, reportReady, reportStartupFailure, runWorkers, workerId } from "./platform/Workers.js"
 import { generateKeyText, runIamCommand } from "./iam/IamCli.js"
-import { IamServicesLive } from "./iam/IamLive.js"
+import { IamGrpcServerLive } from "./iam/grpc/GrpcServer.js"
+import { IamConfiguredAdminLive, IamServicesLive } from "./iam/IamLive.js"
 import { IamBackgroundLive } from "./iam/IamServer.js"
-import { AuthAndIamRoutesLive, AuthRoutesLive, HttpServerLive } from "./Server.js"
+import { AuthAndIamRoutesLive, AuthRoutesLive, HttpServerLive, TracerLive } from "./Server.js"
 import { VERSION } from "./Version.js"
 
 const USAGE = `Gatehouse ${VERSION}: a Supabase-Auth-compatible auth server and an IAM service.
@@ -66,25 +70,97 @@ const banner = ({ config, defaulted }: LoadedConfig): string =>
     "  set DATABASE_URL (and the required settings in .env.example) to run in production"
   ].join("\n")
 
-const serve = (loaded: LoadedConfig) => {
-  const { config } = loaded
-  const Database = databaseFor(config, { wait: "5 seconds", holder: "server" })
-  const Migrated = Layer.effectDiscard(migrations(config))
+/**
+ * The ports one serving process listens on, over the database. A single process also does the start-up work that
+ * must run once per start, not once per process (the migrations and the configured IAM admin) and logs the address;
+ * in a cluster the primary does both and the workers only serve.
+ */
+const serverLayer = (config: AppConfig, Database: Layer.Layer<Database, DatabaseUnavailable>, role: "single" | "worker") => {
+  const single = role === "single"
+  const Migrated = single ? Layer.effectDiscard(migrations(config)) : Layer.empty
   // The IAM service shares the HTTP port (its /auth/... routes) and adds its gRPC port.
   const Products = config.iam.enabled
-    ? Layer.merge(HttpServerLive(config, AuthAndIamRoutesLive(config)), IamBackgroundLive).pipe(Layer.provide(IamServicesLive))
-    : HttpServerLive(config, AuthRoutesLive(config))
-  const App = Products.pipe(
+    ? Layer.merge(
+      HttpServerLive(config, AuthAndIamRoutesLive(config), { logAddress: single }),
+      single ? IamBackgroundLive : IamGrpcServerLive
+    ).pipe(Layer.provide(IamServicesLive))
+    : HttpServerLive(config, AuthRoutesLive(config), { logAddress: single })
+  return Products.pipe(
+    Layer.provide(TracerLive(config)),
     Layer.provide(PortsLive(config)),
     Layer.provide(Migrated),
     Layer.provide(Layer.succeed(AppConfig, config)),
     Layer.provide(Database)
   )
+}
+
+const serve = (loaded: LoadedConfig) => {
+  const { config } = loaded
+  const App = serverLayer(config, databaseFor(config, { wait: "5 seconds", holder: "server" }), "single")
   if (config.mode === "embedded") process.stderr.write(banner(loaded) + "\n")
   // Settings that start but will fail later (GoTrue starts with them too): said once, before serving.
   return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
     Effect.zipRight(Layer.launch(App)),
     Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(error)}`)),
+    Effect.provide(LoggingLive(config.log))
+  )
+}
+
+/**
+ * Production with AUTH_WORKERS > 1, in the primary: the once-only start-up work, then the workers, supervised. The
+ * primary keeps no database connection and listens on nothing itself (node:cluster binds the workers' ports in it).
+ */
+const servePrimary = (loaded: LoadedConfig) => {
+  const { config } = loaded
+  // The configured IAM admin is made here, once: workers making it together would race for its username.
+  const { email, password, username } = config.iam.bootstrapAdmin
+  const adminConfigured = config.iam.enabled && Option.isSome(email) && Option.isSome(password) && Option.isSome(username)
+  const Once = (adminConfigured
+    ? IamConfiguredAdminLive.pipe(Layer.provide(IamServicesLive), Layer.provide(BcryptPasswordHasher()))
+    : Layer.empty).pipe(
+      Layer.provide(Layer.effectDiscard(migrations(config))),
+      Layer.provide(Layer.succeed(AppConfig, config)),
+      Layer.provide(databaseFor(config, { wait: "5 seconds", holder: "server" }))
+    )
+  const iamPort = config.iam.enabled && config.iam.grpcPort === 0
+  const ports = Effect.map(
+    freePorts([...(config.api.port === 0 ? [config.api.host] : []), ...(iamPort ? [config.iam.grpcHost] : [])]),
+    (free) => ({
+      http: config.api.port === 0 ? free[0]! : config.api.port,
+      grpc: iamPort ? free[free.length - 1]! : config.iam.grpcPort
+    })
+  )
+  return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
+    Effect.zipRight(Effect.scoped(Layer.build(Once))),
+    Effect.zipRight(ports),
+    Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(error)}`)),
+    Effect.flatMap(({ grpc, http }) =>
+      Effect.logInfo(`starting ${config.workers} workers`).pipe(
+        Effect.zipRight(runWorkers({
+          count: config.workers,
+          // The worker's environment wins over .env, and AUTH_ over every other spelling.
+          env: { AUTH_API_PORT: String(http), AUTH_IAM_GRPC_PORT: String(grpc) },
+          // As a single process says it, once every worker serves.
+          serving: Effect.logInfo(`Listening on http://${config.api.host}:${http}`).pipe(
+            Effect.annotateLogs({ workers: config.workers, ...(config.iam.enabled ? { grpc: `${config.iam.grpcHost}:${grpc}` } : {}) })
+          )
+        })),
+        Effect.tapError((error) => Effect.logError(error.message))
+      )),
+    Effect.provide(LoggingLive(config.log))
+  )
+}
+
+/**
+ * In a cluster worker: the server without the once-only work, its log lines marked with the worker id. It tells
+ * the primary when it serves, or why it could not start (the primary logs that once for all workers).
+ */
+const serveWorker = (loaded: LoadedConfig, id: number) => {
+  const { config } = loaded
+  const App = serverLayer(config, databaseFor(config, { wait: "5 seconds", holder: "server" }), "worker")
+  return Effect.scoped(Layer.build(App).pipe(Effect.zipRight(reportReady), Effect.zipRight(Effect.never))).pipe(
+    Effect.tapError((error) => reportStartupFailure(startupFailure(error))),
+    Effect.annotateLogs("worker", id),
     Effect.provide(LoggingLive(config.log))
   )
 }
@@ -135,6 +211,10 @@ const loadOrReport = async <A>(load: Effect.Effect<A, ConfigInvalid>): Promise<O
 
 const runOptions = { disableErrorReporting: true, disablePrettyLogger: true }
 
+// Stopped by a signal, the primary exits 0 unless a worker did not stop cleanly (runWorkers sets process.exitCode).
+const primaryTeardown: Teardown = (exit, onExit) =>
+  defaultTeardown(exit, (code) => onExit(code !== 0 ? code : Number(process.exitCode ?? 0)))
+
 const main = async (argv: ReadonlyArray<string>): Promise<void> => {
   const command = argv[0] ?? "serve"
   if (command === "--help" || command === "-h" || command === "help") {
@@ -174,7 +254,14 @@ const main = async (argv: ReadonlyArray<string>): Promise<void> => {
     if (code !== 0) process.exit(code)
     return
   }
-  NodeRuntime.runMain(serve(loaded.value), runOptions)
+  if (Option.isSome(workerId)) {
+    NodeRuntime.runMain(serveWorker(loaded.value, workerId.value), runOptions)
+    ignoreRepeatedSignals()
+  } else if (config.workers > 1) {
+    NodeRuntime.runMain(servePrimary(loaded.value), { ...runOptions, teardown: primaryTeardown })
+  } else {
+    NodeRuntime.runMain(serve(loaded.value), runOptions)
+  }
 }
 
 void main(process.argv.slice(2))

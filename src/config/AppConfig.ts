@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os"
 import { Context, Duration, Either, Option, Redacted } from "effect"
 import { allowListEntryProblem } from "../platform/http/RedirectAllowList.js"
 import { parseDurationSetting } from "./GoDuration.js"
@@ -64,6 +65,8 @@ export interface EmailTemplateSet<A> {
 export interface AppConfig {
   readonly mode: DatabaseMode
   readonly dataDir: string
+  /** Processes serving the ports (AUTH_WORKERS): one per core in production by default; always 1 embedded. */
+  readonly workers: number
   readonly siteUrl: string
   readonly uriAllowList: ReadonlyArray<string>
   readonly operatorToken: Option.Option<Redacted.Redacted<string>>
@@ -216,6 +219,8 @@ export interface ParsedConfig {
 export interface ParseOptions {
   /** Embedded mode only: the JWT secret kept in the data directory. */
   readonly embeddedJwtSecret?: Redacted.Redacted<string>
+  /** The default of AUTH_WORKERS in production; os.availableParallelism() unless given. */
+  readonly cores?: number
 }
 
 export const DEFAULT_PORT = 8081
@@ -415,11 +420,12 @@ export const parseAppConfig = (
     "must be a number of texts per hour, or N/duration such as 10/15m", parseRate)
 
   const iam = parseIamConfig(r, production)
-
+  const workers = readWorkers(r, production, options.cores ?? availableParallelism(), warnings)
 
   const config: AppConfig = {
     mode,
     dataDir: readDataDir(env),
+    workers,
     siteUrl,
     uriAllowList,
     operatorToken: r.secret("OPERATOR_TOKEN"),
@@ -528,6 +534,23 @@ export const parseAppConfig = (
     }
   }
   return r.issues.length > 0 ? Either.left(r.issues) : Either.right({ config, defaulted, warnings })
+}
+
+export const MAX_WORKERS = 1024
+
+/**
+ * AUTH_WORKERS: how many processes serve the ports. The embedded database lives in one process, so there a
+ * larger value is read (and checked) but only warned about: a production .env tried without DATABASE_URL still
+ * starts.
+ */
+const readWorkers = (r: SettingsReader, production: boolean, cores: number, warnings: Array<string>): number => {
+  const workers = r.integer("WORKERS", production ? Math.min(Math.max(cores, 1), MAX_WORKERS) : 1, { min: 1, max: MAX_WORKERS })
+  if (production) return workers
+  if (workers > 1) {
+    const variable = Option.match(r.lookup("WORKERS"), { onNone: () => r.canonical("WORKERS"), onSome: (found) => found.variable })
+    warnings.push(`${variable}=${workers} is ignored: the embedded database serves from one process (set DATABASE_URL to use several)`)
+  }
+  return 1
 }
 
 const PASERK_SECRET = /^k4\.secret\.([A-Za-z0-9_-]{86})$/

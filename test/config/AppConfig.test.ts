@@ -182,6 +182,47 @@ describe("production (DATABASE_URL set)", () => {
   })
 })
 
+describe("workers (AUTH_WORKERS)", () => {
+  const production = (env: Env, cores = 8) => parseAppConfig({ ...productionEnv, ...env }, { cores })
+
+  it("serves from every core in production unless told otherwise", () => {
+    expect(config(production({}, 8)).workers).toBe(8)
+    expect(config(production({}, 1)).workers).toBe(1)
+    expect(config(production({ AUTH_WORKERS: "3" }, 8)).workers).toBe(3)
+    expect(config(production({ GOTRUE_WORKERS: "2" }, 8)).workers).toBe(2)
+    expect(Either.getOrThrow(production({ AUTH_WORKERS: "3" })).warnings).toStrictEqual([])
+  })
+
+  it("is one process in the embedded default; a larger setting starts anyway, with a warning naming its spelling", () => {
+    expect(config(embedded({})).workers).toBe(1)
+    expect(Either.getOrThrow(embedded({ AUTH_WORKERS: "1" })).warnings).toStrictEqual([])
+    const parsed = Either.getOrThrow(embedded({ GOTRUE_WORKERS: "4" }))
+    expect(parsed.config.workers).toBe(1)
+    expect(parsed.warnings).toStrictEqual([
+      "GOTRUE_WORKERS=4 is ignored: the embedded database serves from one process (set DATABASE_URL to use several)"
+    ])
+  })
+
+  it("must be a whole number from 1 to 1024, in either mode, reported with the other issues", () => {
+    for (const bad of ["0", "-2", "1.5", "two", "1025"]) {
+      expect(issues(production({ AUTH_WORKERS: bad }))).toStrictEqual([
+        { variable: "AUTH_WORKERS", rule: "must be a whole number from 1 to 1024" }
+      ])
+      expect(variables(embedded({ AUTH_WORKERS: bad }))).toStrictEqual(["AUTH_WORKERS"])
+    }
+    expect([...variables(production({ AUTH_WORKERS: "0", AUTH_JWT_EXP: "soon" }))].sort()).toStrictEqual(["AUTH_JWT_EXP", "AUTH_WORKERS"])
+  })
+
+  it.prop("the default is the number of cores, capped at 1024; a set value is taken as it is", {
+    cores: FastCheck.integer({ min: 1, max: 4096 }),
+    set: FastCheck.option(FastCheck.integer({ min: 1, max: 1024 }), { nil: undefined })
+  }, ({ cores, set }) => {
+    const parsed = config(production(set === undefined ? {} : { AUTH_WORKERS: String(set) }, cores))
+    expect(parsed.workers).toBe(set ?? Math.min(cores, 1024))
+    expect(config(embedded(set === undefined ? {} : { AUTH_WORKERS: String(set) })).workers).toBe(1)
+  })
+})
+
 describe("collecting issues", () => {
   it("reports every bad value at once", () => {
     const found = variables(embedded({
@@ -543,7 +584,8 @@ describe("issue texts never contain the offending value", () => {
     "AUTH_SECURITY_CAPTCHA_PROVIDER",
     "AUTH_EXTERNAL_GITHUB_REDIRECT_URI",
     "AUTH_MAILER_TEMPLATES_RECOVERY",
-    "AUTH_SMTP_ADMIN_EMAIL"
+    "AUTH_SMTP_ADMIN_EMAIL",
+    "AUTH_WORKERS"
   ] as const
 
   // A capital letter keeps it from being a valid identifier for DB_NAMESPACE.
