@@ -10,6 +10,8 @@ export interface ProcStat {
   readonly childTicks: number
   /** Start time since boot, in ticks: with the pid, identifies a process even after its pid is reused. */
   readonly startTicks: number
+  /** Exited, not yet reaped: its threads are gone, its times are still there. */
+  readonly zombie: boolean
 }
 
 /**
@@ -30,7 +32,7 @@ export const parseProcStat = (line: string): ProcStat | undefined => {
     childTicks: field(16) + field(17),
     startTicks: field(22)
   }
-  return Object.values(stat).every(Number.isFinite) ? stat : undefined
+  return Object.values(stat).every(Number.isFinite) ? { ...stat, zombie: rest[0] === "Z" } : undefined
 }
 
 const readStat = (pid: number): ProcStat | undefined => {
@@ -73,13 +75,16 @@ export interface TreeCpu {
  * (Threads that exited are not counted; Node's and PostgreSQL's threads live as long as their process.)
  */
 const ownMs = (stat: ProcStat, ticksPerSecond: number): number => {
+  const ticks = (stat.ownTicks * 1000) / ticksPerSecond
+  if (stat.zombie) return ticks
   try {
-    return readdirSync(`/proc/${stat.pid}/task`).reduce(
+    const tasks = readdirSync(`/proc/${stat.pid}/task`)
+    return tasks.length === 0 ? ticks : tasks.reduce(
       (sum, tid) => sum + Number(readFileSync(`/proc/${stat.pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]) / 1e6,
       0
     )
   } catch {
-    return (stat.ownTicks * 1000) / ticksPerSecond // no schedstat (or the process just went): the ticks
+    return ticks // no schedstat, or the process just exited
   }
 }
 
@@ -90,11 +95,20 @@ const ownMs = (stat: ProcStat, ticksPerSecond: number): number => {
  * readings still counts it once.
  */
 export const treeCpu = (rootPid: number, ticksPerSecond: number): TreeCpu => {
-  const tree = processTree(rootPid)
-  return {
-    ms: tree.reduce((sum, s) => sum + ownMs(s, ticksPerSecond) + (s.childTicks * 1000) / ticksPerSecond, 0),
-    processes: tree.length
+  let reading: TreeCpu = { ms: 0, processes: 0 }
+  // A child reaped while /proc is being read is in neither its own times (gone) nor its parent's child times (the
+  // parent was read first): idle pool connections closing make PostgreSQL backends exit mid-run. So the reading
+  // is taken again until the root reaped nobody meanwhile. (The trees measured here are a root and its children.)
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const reapedBefore = readStat(rootPid)?.childTicks
+    const tree = processTree(rootPid)
+    reading = {
+      ms: tree.reduce((sum, s) => sum + ownMs(s, ticksPerSecond) + (s.childTicks * 1000) / ticksPerSecond, 0),
+      processes: tree.length
+    }
+    if (readStat(rootPid)?.childTicks === reapedBefore) break
   }
+  return reading
 }
 
 /** Busy time of the whole machine, all CPUs together, in ticks: the first line of /proc/stat less idle and iowait. */

@@ -56,7 +56,7 @@ describe("ratio and mean", () => {
 describe("/proc parsing", () => {
   it("reads a process's CPU fields even when its name has spaces and parentheses", () => {
     const line = "4242 (node (vitest 1)) S 4200 4242 4242 0 -1 4194560 100 0 0 0 120 30 7 3 20 0 11 0 98765 1000 200"
-    expect(parseProcStat(line)).toStrictEqual({ pid: 4242, ppid: 4200, ownTicks: 150, childTicks: 10, startTicks: 98765 })
+    expect(parseProcStat(line)).toStrictEqual({ pid: 4242, ppid: 4200, ownTicks: 150, childTicks: 10, startTicks: 98765, zombie: false })
     expect(parseProcStat("garbage")).toBeUndefined()
   })
 
