@@ -1,0 +1,60 @@
+/** Everything a run can be told, from the command line and BENCH_* variables. */
+export interface BenchOptions {
+  /** --quick: one short round per side, to check the harness works. */
+  readonly quick: boolean
+  /** --sql: only count the statements per request on each side, list them, and stop. */
+  readonly sqlOnly: boolean
+  /** --only=a,b: just these scenarios (ids as in Scenarios.ts). */
+  readonly only: ReadonlyArray<string> | undefined
+  readonly warmupMs: number
+  readonly durationMs: number
+  readonly rounds: number
+  /** node:cluster workers for each side (AUTH_WORKERS); BENCH_WORKERS, default os.availableParallelism(). */
+  readonly workers: number
+  /** Concurrent requests for the cheap scenarios. */
+  readonly connections: number
+  /** Concurrent requests where bcrypt bounds throughput: more would only queue on the threadpool. */
+  readonly bcryptConnections: number
+  /** Concurrent password sign-ins behind the GET /user load in the burst scenario. */
+  readonly burstConnections: number
+}
+
+export const USAGE = `npm run bench [-- --quick | --sql | --only=user,refresh]
+
+  --quick         one short round per side (0.5 s warm-up, 2 s measured): checks the harness
+  --sql           count the SQL statements per request on both sides, list them, and stop
+  --only=IDS      run only these scenarios (signup, password, refresh, user, user-burst, iam-login,
+                  iam-validate, floor)
+
+  BENCH_DURATION=8            measured seconds per run        BENCH_WARMUP=2   warm-up seconds per run
+  BENCH_ROUNDS=2              runs per side, alternating      BENCH_WORKERS    processes per side (default: CPUs)
+  BENCH_CONNECTIONS=50        concurrency of cheap requests   BENCH_BCRYPT_CONNECTIONS=16   of bcrypt-bound ones
+  BENCH_BURST_CONNECTIONS=8   sign-ins behind GET /user in the burst scenario
+`
+
+const positive = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
+  const raw = env[name]
+  if (raw === undefined || raw === "") return fallback
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`)
+  return value
+}
+
+export const parseBenchOptions = (argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv, cpus: number): BenchOptions => {
+  const unknown = argv.filter((a) => a !== "--quick" && a !== "--sql" && !a.startsWith("--only="))
+  if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}\n\n${USAGE}`)
+  const quick = argv.includes("--quick")
+  const only = argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",").filter((s) => s !== "")
+  return {
+    quick,
+    sqlOnly: argv.includes("--sql"),
+    only,
+    warmupMs: positive(env, "BENCH_WARMUP", quick ? 0.5 : 2) * 1000,
+    durationMs: positive(env, "BENCH_DURATION", quick ? 2 : 8) * 1000,
+    rounds: Math.round(positive(env, "BENCH_ROUNDS", quick ? 1 : 2)),
+    workers: Math.round(positive(env, "BENCH_WORKERS", cpus)),
+    connections: Math.round(positive(env, "BENCH_CONNECTIONS", 50)),
+    bcryptConnections: Math.round(positive(env, "BENCH_BCRYPT_CONNECTIONS", 16)),
+    burstConnections: Math.round(positive(env, "BENCH_BURST_CONNECTIONS", 8))
+  }
+}
