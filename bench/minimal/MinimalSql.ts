@@ -4,11 +4,12 @@
  * block in step with Gatehouse: `npm run bench -- --sql` prints the statements per request of both sides, and the
  * results table shows them for every scenario, so a change on one side shows up as a mismatch.
  *
- * Measured on Gatehouse 0.1.0 (commit 1206061):
- *   POST /signup (autoconfirm)       15 = 1 + BEGIN 3 COMMIT + BEGIN 6 COMMIT + 1
- *   POST /token password             10 = 1 + BEGIN 6 COMMIT + 1
- *   POST /token refresh_token        16 = BEGIN 13 COMMIT + 1
- *   GET /user                         2
+ * Measured on Gatehouse 0.1.0 after issue 13's round-trip work (the identities ride with the user as one JSON
+ * array; a rotation locks, reads and writes in six statements):
+ *   POST /signup (autoconfirm)       14 = 1 + BEGIN 3 COMMIT + BEGIN 5 COMMIT
+ *   POST /token password              9 = 1 + BEGIN 5 COMMIT
+ *   POST /token refresh_token         8 = BEGIN 6 COMMIT
+ *   GET /user                         1
  *   IAM Login (by username)           3
  *   IAM ValidateToken                 0 (revocations are cached in memory, reloaded by LISTEN/NOTIFY or polling)
  */
@@ -61,25 +62,43 @@ const findUserByEmail = async (db: pg.Pool, email: string): Promise<Row | undefi
     [email.toLowerCase(), "authenticated"]
   )).rows[0]
 
-const identitiesOf = async (db: pg.Pool, userId: string): Promise<ReadonlyArray<Row>> =>
-  (await db.query(
-    `SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
-        updated_at, email FROM "auth"."identities" WHERE user_id = $1 ORDER BY created_at, id`,
-    [userId]
-  )).rows
+// The user's identities as one JSON array, selected with the user (timestamps arrive as text).
+const IDENTITIES_JSON = `COALESCE((SELECT json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+          'identity_data', i.identity_data, 'provider', i.provider, 'last_sign_in_at', i.last_sign_in_at,
+          'created_at', i.created_at, 'updated_at', i.updated_at, 'email', i.email) ORDER BY i.created_at, i.id)
+        FROM "auth"."identities" i WHERE i.user_id = "u".id), '[]'::json) AS identities_json`
+
+const dateOrNull = (text: string | null): Date | null => (text === null ? null : new Date(text))
+
+/** Splits a row selected with IDENTITIES_JSON into the user and its identity rows. */
+const withIdentities = (row: Row): { readonly user: Row; readonly identities: ReadonlyArray<Row> } => {
+  const { identities_json, ...user } = row
+  return {
+    user,
+    identities: (identities_json as ReadonlyArray<Row>).map((i) => ({
+      ...i,
+      last_sign_in_at: dateOrNull(i.last_sign_in_at),
+      created_at: dateOrNull(i.created_at),
+      updated_at: dateOrNull(i.updated_at)
+    }))
+  }
+}
+
+const auditPayload = (actor: Row, action: string, logType: string, traits?: object): string =>
+  JSON.stringify({
+    actor_id: actor.id,
+    actor_username: actor.email ?? "",
+    actor_via_sso: false,
+    action,
+    log_type: logType,
+    ...(traits === undefined ? {} : { traits })
+  })
 
 const audit = (db: pg.PoolClient, actor: Row, action: string, logType: string, at: Date, traits?: object) =>
   db.query(
     `INSERT INTO "auth"."audit_log_entries" (instance_id, id, payload, created_at, ip_address)
         VALUES ($1, $2, $3::json, $4, $5)`,
-    [INSTANCE_ID, randomUUID(), JSON.stringify({
-      actor_id: actor.id,
-      actor_username: actor.email ?? "",
-      actor_via_sso: false,
-      action,
-      log_type: logType,
-      ...(traits === undefined ? {} : { traits })
-    }), at, ""]
+    [INSTANCE_ID, randomUUID(), auditPayload(actor, action, logType, traits), at, ""]
   )
 
 const nextRefreshTokenId = async (db: pg.PoolClient): Promise<string> =>
@@ -100,7 +119,7 @@ const upsertAmrClaim = (db: pg.PoolClient, sessionId: string, method: string, at
     [sessionId, at, at, method, randomUUID()]
   )
 
-/** A new session for a user who just signed in (BEGIN, 6 statements, COMMIT), then the identities (1). */
+/** A new session for a user who just signed in (BEGIN, 5 statements, COMMIT); the identities come with the user. */
 const startSession = async (pool: pg.Pool, crypto: Crypto, user: Row, method: string): Promise<StartedSession> => {
   const at = new Date()
   const sessionId = randomUUID()
@@ -113,18 +132,18 @@ const startSession = async (pool: pg.Pool, crypto: Crypto, user: Row, method: st
     const { digest, token } = crypto.refreshToken(sessionId, id)
     await insertRefreshToken(db, { id, digest, userId: user.id, at, parent: null, sessionId })
     await upsertAmrClaim(db, sessionId, method, at)
-    const updated = (await db.query(
+    const updated = withIdentities((await db.query(
       `
-        UPDATE "auth"."users" SET last_sign_in_at = $1, updated_at = $2 WHERE id = $3 RETURNING *`,
+        UPDATE "auth"."users" u SET last_sign_in_at = $1, updated_at = $2 WHERE id = $3
+        RETURNING u.*, ${IDENTITIES_JSON}`,
       [at, at, user.id]
-    )).rows[0] as Row
-    await audit(db, updated, "login", "account", new Date(), { provider: "email" })
+    )).rows[0] as Row)
+    await audit(db, updated.user, "login", "account", new Date(), { provider: "email" })
     return { refreshToken: token, signedIn: updated }
   })
-  const identities = await identitiesOf(pool, user.id)
   return {
-    user: signedIn,
-    identities,
+    user: signedIn.user,
+    identities: signedIn.identities,
     sessionId,
     refreshToken,
     amr: [{ method, timestamp: Math.floor(at.getTime() / 1000) }]
@@ -183,51 +202,67 @@ export const refreshGrantSql = async (
   presented: { readonly digest: string }
 ): Promise<StartedSession | "invalid"> => {
   const at = new Date()
-  const rotated = await transaction(pool, async (db) => {
-    const found = (await db.query(
-      `
-        SELECT session_id FROM "auth"."refresh_tokens" WHERE token = $1`,
-      [presented.digest]
-    )).rows[0] as Row | undefined
-    if (found === undefined || found.session_id === null) return "invalid" as const
+  return transaction(pool, async (db) => {
     const session = (await db.query(
       `
-        SELECT id, not_after FROM "auth"."sessions" WHERE id = $1 FOR UPDATE`,
-      [found.session_id]
+        SELECT r.session_id, s.id, s.not_after FROM "auth"."refresh_tokens" r
+        LEFT JOIN LATERAL (SELECT id, not_after FROM "auth"."sessions" WHERE id = r.session_id FOR UPDATE) s ON true
+        WHERE r.token = $1`,
+      [presented.digest]
     )).rows[0] as Row | undefined
-    if (session === undefined) return "invalid" as const
+    if (session === undefined || session.id === null) return "invalid" as const
     const token = (await db.query(
       `
-        SELECT id::text AS id, token, user_id, revoked, updated_at, session_id
-        FROM "auth"."refresh_tokens" WHERE token = $1 FOR UPDATE`,
-      [presented.digest]
+        SELECT r.id::text AS id, r.token, r.user_id, r.revoked, r.updated_at, r.session_id,
+          c.id::text AS current_id, c.parent AS current_parent,
+          nextval(pg_get_serial_sequence($1, 'id'))::text AS next_id
+        FROM "auth"."refresh_tokens" r
+        LEFT JOIN LATERAL (SELECT id, parent FROM "auth"."refresh_tokens"
+          WHERE session_id = r.session_id AND revoked = false ORDER BY id DESC LIMIT 1) c ON true
+        WHERE r.token = $2 FOR UPDATE OF r`,
+      ["auth.refresh_tokens", presented.digest]
     )).rows[0] as Row
-    const user = (await db.query(`SELECT * FROM "auth"."users" WHERE id = $1::uuid`, [token.user_id])).rows[0] as Row
-    const current = (await db.query(
+    const { identities, user } = withIdentities((await db.query(
       `
-        SELECT id::text AS id, parent FROM "auth"."refresh_tokens"
-        WHERE session_id = $1 AND revoked = false ORDER BY id DESC LIMIT 1`,
-      [session.id]
-    )).rows[0] as Row | undefined
-    if (token.revoked === true || current?.id !== token.id) return "invalid" as const
-    await db.query(`UPDATE "auth"."refresh_tokens" SET revoked = true, updated_at = $1 WHERE id = $2`, [at, token.id])
-    const id = await nextRefreshTokenId(db)
-    const next = crypto.refreshToken(session.id, id)
-    await insertRefreshToken(db, { id, digest: next.digest, userId: user.id, at, parent: presented.digest, sessionId: session.id })
-    await db.query(`UPDATE "auth"."sessions" SET refreshed_at = $1, updated_at = $2 WHERE id = $3`, [at, at, session.id])
-    await upsertAmrClaim(db, session.id, "token_refresh", at)
-    await audit(db, user, "token_revoked", "token", new Date())
-    await audit(db, user, "token_refreshed", "token", new Date())
+        SELECT u.*, true AS session_exists,
+          ${IDENTITIES_JSON}
+        FROM "auth"."users" u WHERE u.id = $1`,
+      [token.user_id]
+    )).rows[0] as Row)
+    if (token.revoked === true || token.current_id !== token.id) return "invalid" as const
+    const next = crypto.refreshToken(session.id, token.next_id)
+    await db.query(
+      `
+        WITH revoked AS (
+          UPDATE "auth"."refresh_tokens" SET revoked = true, updated_at = $1 WHERE id = $2
+        )
+        INSERT INTO "auth"."refresh_tokens" ("id","token","user_id","revoked","created_at","updated_at","parent","session_id") VALUES ($3,$4,$5,$6,$7,$8,$9,$10)`,
+      [at, token.id, token.next_id, next.digest, user.id, false, at, at, presented.digest, session.id]
+    )
     const amr = (await db.query(
       `
+        WITH touched AS (
+          UPDATE "auth"."sessions" SET refreshed_at = $1, updated_at = $2 WHERE id = $3
+        ), claimed AS (
+          INSERT INTO "auth"."mfa_amr_claims" (session_id, created_at, updated_at, authentication_method, id)
+          VALUES ($4, $5, $6, $7, $8)
+          ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at
+        )
         SELECT authentication_method, updated_at FROM "auth"."mfa_amr_claims"
-        WHERE session_id = $1 ORDER BY updated_at DESC, authentication_method`,
-      [session.id]
+          WHERE session_id = $9 AND authentication_method <> $10
+        UNION ALL SELECT $11, $12::timestamptz
+        ORDER BY 2 DESC, 1`,
+      [at, at, session.id, session.id, at, at, "token_refresh", randomUUID(), session.id, "token_refresh", "token_refresh", at]
     )).rows.map((r: Row) => ({ method: r.authentication_method as string, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
-    return { user, sessionId: session.id as string, refreshToken: next.token, amr }
+    const logged = new Date()
+    await db.query(
+      `INSERT INTO "auth"."audit_log_entries" (instance_id, id, payload, created_at, ip_address)
+        VALUES ($1, $2, $3::json, $4, $5), ($6, $7, $8::json, $9, $10)`,
+      [INSTANCE_ID, randomUUID(), auditPayload(user, "token_revoked", "token"), logged, "",
+        INSTANCE_ID, randomUUID(), auditPayload(user, "token_refreshed", "token"), logged, ""]
+    )
+    return { user, identities, sessionId: session.id as string, refreshToken: next.token, amr }
   })
-  if (rotated === "invalid") return rotated
-  return { ...rotated, identities: await identitiesOf(pool, rotated.user.id) }
 }
 
 // --- GET /user ------------------------------------------------------------------------------------------------------
@@ -236,14 +271,15 @@ export const getUserSql = async (
   pool: pg.Pool,
   claims: { readonly userId: string; readonly sessionId: string }
 ): Promise<{ readonly user: Row; readonly identities: ReadonlyArray<Row> } | "no-session"> => {
-  const user = (await pool.query(
+  const row = (await pool.query(
     `
-        SELECT u.*, EXISTS (SELECT 1 FROM "auth"."sessions" s WHERE s.id = $1 AND s.user_id = u.id) AS session_exists
+        SELECT u.*, EXISTS (SELECT 1 FROM "auth"."sessions" s WHERE s.id = $1 AND s.user_id = u.id) AS session_exists,
+          ${IDENTITIES_JSON}
         FROM "auth"."users" u WHERE u.id = $2`,
     [claims.sessionId, claims.userId]
   )).rows[0] as Row | undefined
-  if (user === undefined || user.session_exists !== true) return "no-session"
-  return { user, identities: await identitiesOf(pool, claims.userId) }
+  if (row === undefined || row.session_exists !== true) return "no-session"
+  return withIdentities(row)
 }
 
 // --- IAM Login (gRPC) -----------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ export interface Bcrypt {
 export interface BcryptOptions {
   /** GoTrue's cost; 4..31. Default 10. */
   readonly cost?: number
-  /** Concurrent bcrypt jobs. Default 4, libuv's default threadpool size. */
+  /** Concurrent bcrypt jobs. Default 4, libuv's default threadpool size; production passes bcryptPermits. */
   readonly concurrency?: number
 }
 
@@ -87,6 +87,14 @@ export const BcryptPasswordHasher = (
       return yield* make(bcrypt, options.cost ?? 10, (self) => semaphore.withPermits(1)(Effect.uninterruptible(self)))
     })
   )
+
+/**
+ * bcrypt permits per serving process: the machine's cores shared among its processes, at least one each. More jobs
+ * at once than cores adds no login throughput (each job is pure CPU) and only takes CPU from every other request:
+ * two workers on two cores with four permits each ran eight bcrypt threads beside two event loops.
+ */
+export const bcryptPermits = (cores: number, processes: number): number =>
+  Math.max(1, Math.ceil(Math.max(1, cores) / Math.max(1, processes)))
 
 /** Real bcrypt at the minimum cost: the production code path, fast enough for tests. */
 export const PasswordHasherTest: Layer.Layer<PasswordHasher> = Layer.effect(

@@ -1,10 +1,11 @@
+import { availableParallelism } from "node:os"
 import { FetchHttpClient } from "@effect/platform"
 import { Layer, Option } from "effect"
 import type { JWK } from "jose"
 import { type AppConfig, smsProviderReady } from "../config/AppConfig.js"
 import { LogMailer, type Mailer, OutboxMailer, SmtpMailer } from "./Mailer.js"
 import { MessagebirdSmsSender } from "./MessagebirdSmsSender.js"
-import { BcryptPasswordHasher, type PasswordHasher } from "./PasswordHasher.js"
+import { BcryptPasswordHasher, bcryptPermits, type PasswordHasher } from "./PasswordHasher.js"
 import { SecureRandom } from "./SecureRandom.js"
 import { Outbox } from "./Outbox.js"
 import { LogSmsSender, OutboxSmsSender, type SmsSender, UnconfiguredSmsSender } from "./SmsSender.js"
@@ -94,4 +95,9 @@ export const tokenSignerFor = (config: AppConfig): Layer.Layer<TokenSigner, Toke
 
 /** The production implementation of every external dependency, chosen from configuration. */
 export const PortsLive = (config: AppConfig): Layer.Layer<Ports, TokenSignerConfigError> =>
-  Layer.mergeAll(tokenSignerFor(config), BcryptPasswordHasher(), messagingFor(config), SecureRandom.Live)
+  Layer.mergeAll(
+    tokenSignerFor(config),
+    BcryptPasswordHasher({ concurrency: bcryptPermits(availableParallelism(), config.workers) }),
+    messagingFor(config),
+    SecureRandom.Live
+  )

@@ -1,9 +1,10 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as NodeRsBcrypt from "@node-rs/bcrypt"
-import { Effect, Fiber, Redacted } from "effect"
+import { Effect, FastCheck, Fiber, Redacted } from "effect"
 import {
   type Bcrypt,
   BcryptPasswordHasher,
+  bcryptPermits,
   PasswordHasher,
   PasswordHasherTest
 } from "../../src/platform/PasswordHasher.js"
@@ -189,4 +190,18 @@ describe("PasswordHasher", () => {
       yield* Fiber.join(second)
       expect(native.stats.maxInFlight).toBe(1)
     }))
+})
+
+describe("bcryptPermits", () => {
+  it.prop("the processes together hold at least as many permits as cores, each at least one, never a whole extra core's worth",
+    [FastCheck.integer({ min: 1, max: 256 }), FastCheck.integer({ min: 1, max: 256 })], ([cores, processes]) => {
+      const permits = bcryptPermits(cores, processes)
+      expect(permits).toBeGreaterThanOrEqual(1)
+      expect(permits * processes).toBeGreaterThanOrEqual(cores)
+      expect((permits - 1) * processes).toBeLessThan(cores)
+    })
+
+  it("two workers on two cores get one permit each; one process gets a permit per core", () => {
+    expect([bcryptPermits(2, 2), bcryptPermits(2, 1), bcryptPermits(8, 3), bcryptPermits(0, 4)]).toEqual([1, 2, 3, 1])
+  })
 })
