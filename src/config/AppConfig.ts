@@ -536,7 +536,7 @@ export const parseAppConfig = (
   return r.issues.length > 0 ? Either.left(r.issues) : Either.right({ config, defaulted, warnings })
 }
 
-export const MAX_WORKERS = 1024
+const MAX_WORKERS = 1024
 
 /**
  * AUTH_WORKERS: how many processes serve the ports. The embedded database lives in one process, so there a

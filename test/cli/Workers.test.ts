@@ -55,12 +55,38 @@ class Started {
   }
 }
 
-const start = (env: Record<string, string>, cwd: string) =>
+/** `group`: in a process group of its own, as a shell runs it, so a test can signal the group the way Ctrl-C does. */
+const start = (env: Record<string, string>, cwd: string, options: { readonly group?: boolean } = {}) =>
   new Started(spawn(process.execPath, [MAIN], {
     cwd,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: options.group === true
   }))
+
+/**
+ * A sign-up whose body is still coming when `stop` is called: it waits for the 100 Continue (a worker has read the
+ * headers), stops the server, then sends the rest. The raw reply.
+ */
+const signUpInFlight = async (url: string, email: string, stop: () => void): Promise<string> => {
+  const { hostname, port } = new URL(url)
+  const body = JSON.stringify({ email, password: "in-flight-password" })
+  const socket = connect(Number(port), hostname)
+  let reply = ""
+  socket.on("data", (d) => (reply += d))
+  socket.on("error", () => undefined) // a reset shows as a short reply
+  const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()))
+  socket.write(`POST /signup HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\nExpect: 100-continue\r\n\r\n${body.slice(0, 10)}`)
+  await new Promise<void>((resolve) => socket.on("data", () => reply.includes("100 Continue") && resolve()))
+  stop()
+  // write, not end: a client that half-closes its side makes Node abort the pending request.
+  socket.write(body.slice(10))
+  await closed
+  return reply
+}
+
+const ANSWERED = /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 .*"access_token"/s
 
 /** One request on a connection of its own, so the cluster's round-robin hands each to the next worker. */
 const send = (url: string, method: string, path: string, body?: object, token?: string) =>
@@ -244,24 +270,29 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("AUTH_WORKERS on PostgreSQL"
       for (let i = 0; i < 2; i++) expect(await grpcHealth(grpcAddress)).toBe("SERVING")
 
       // A request in flight in a worker when the primary gets SIGTERM is answered before everything exits 0.
-      const { hostname, port } = new URL(url)
-      const body = JSON.stringify({ email: "inflight@example.com", password: "in-flight-password" })
-      const socket = connect(Number(port), hostname)
-      let reply = ""
-      socket.on("data", (d) => (reply += d))
-      const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()))
-      socket.write(`POST /signup HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\nExpect: 100-continue\r\n\r\n${body.slice(0, 10)}`)
-      await new Promise<void>((resolve) => socket.on("data", () => reply.includes("100 Continue") && resolve()))
-      server.child.kill("SIGTERM")
-      socket.write(body.slice(10))
-      await closed
-      expect(reply).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200/)
+      expect(await signUpInFlight(url, "inflight@example.com", () => server.child.kill("SIGTERM"))).toMatch(ANSWERED)
       const ended = await server.ended
       expect(ended).toStrictEqual({ code: 0, signal: null })
       expect(pids.filter(alive)).toStrictEqual([])
       expect(server.lines.filter((l) => l["level"] === "error")).toStrictEqual([])
       expect(server.stdout + server.stderr).not.toContain(env["AUTH_JWT_SECRET"])
+    } finally {
+      server.child.kill("SIGKILL")
+    }
+  })
+
+  it("Ctrl-C (SIGINT to the whole process group) stops the workers gracefully, each signalled twice, and exits 0", async () => {
+    const server = start(env, workDir(), { group: true })
+    try {
+      const url = await server.until("the primary's address line", (lines) => {
+        const listening = lines.find((l) => LISTENING.test(String(l["msg"])))
+        return listening === undefined ? undefined : LISTENING.exec(String(listening["msg"]))![1]!
+      })
+      const workerPids = childPids(server.child.pid!)
+      expect(await signUpInFlight(url, "ctrl-c@example.com", () => process.kill(-server.child.pid!, "SIGINT"))).toMatch(ANSWERED)
+      expect(await server.ended).toStrictEqual({ code: 0, signal: null })
+      expect(workerPids.filter(alive)).toStrictEqual([])
+      expect(server.lines.filter((l) => l["level"] === "error")).toStrictEqual([])
     } finally {
       server.child.kill("SIGKILL")
     }
