@@ -65,7 +65,10 @@ const serverSettings = (databaseUrl: string, options: BenchOptions, ports: { api
   AUTH_IAM_PASETO_SECRET_KEY: iamKey,
   AUTH_IAM_PASETO_KEY_ID: "bench",
   AUTH_IAM_GRPC_HOST: "127.0.0.1",
-  AUTH_WORKERS: String(options.workers)
+  AUTH_WORKERS: String(options.workers),
+  // The minimal server's pool per process (bench/minimal/MinimalServer.ts): both sides hold the same connections.
+  // Gatehouse's default has no limit, and 50 requests in flight then open 50 backends per worker.
+  AUTH_DB_MAX_POOL_SIZE: "10"
 })
 
 /** One scenario: an unmeasured warm-up per side, then the rounds, sides alternating. */
