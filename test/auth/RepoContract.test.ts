@@ -568,7 +568,7 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
 
         yield* sessions.deleteForUser(a.user.id, "all")
         expect(yield* alive(c.id)).toBe(false)
-        expect(Option.isNone(yield* tokens.current(c.id))).toBe(true)
+        expect(Option.isNone(yield* tokens.lockForExchange(c.digest))).toBe(true)
         expect(yield* alive(stranger.sessionId)).toBe(true)
       }))
 
@@ -581,13 +581,19 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(Option.map(locked, (r) => [r.id, r.token, r.user_id, r.revoked, r.session_id])).toEqual(
           Option.some([tokenId, digest, user.id, false, sessionId])
         )
-        yield* tokens.revoke(tokenId, at(4))
-        expect(Option.map(yield* tokens.lock(digest), (r) => [r.revoked, r.updated_at])).toEqual(Option.some([true, at(4)]))
-        expect(Option.isNone(yield* tokens.current(sessionId))).toBe(true)
         const childId = yield* tokens.nextId()
         expect(Number(childId)).toBeGreaterThan(Number(tokenId))
         yield* tokens.insert({ id: childId, digest: `${digest}-c`, userId: user.id, parent: digest, sessionId, now: at(4) })
-        expect(yield* tokens.current(sessionId)).toEqual(Option.some({ id: childId, parent: digest }))
+        const currentOf = (presented: string) => Effect.map(tokens.lockForExchange(presented), Option.flatMap((read) => read.current))
+        expect(yield* currentOf(digest)).toEqual(Option.some({ id: childId, parent: digest }))
+        yield* tokens.revokeDescendants(digest, at(4))
+        expect(Option.map(yield* tokens.lock(`${digest}-c`), (r) => [r.revoked, r.updated_at])).toEqual(Option.some([true, at(4)]))
+        // The root, never revoked, is again the session's newest live token.
+        expect(yield* currentOf(digest)).toEqual(Option.some({ id: tokenId, parent: null }))
+        yield* tokens.rotate(tokenId, { id: yield* tokens.nextId(), digest: `${digest}-d`, userId: user.id, parent: digest, sessionId, now: at(5) })
+        yield* tokens.revokeDescendants(digest, at(5))
+        // Every token revoked: no current one.
+        expect(Option.isNone(yield* currentOf(digest))).toBe(true)
         yield* tokens.remove(childId)
         expect(Option.isNone(yield* tokens.lockSessionOf(`${digest}-c`))).toBe(true)
         expect(Option.isNone(yield* tokens.lockSessionOf("no-such-digest"))).toBe(true)
@@ -619,7 +625,10 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         yield* add(`${root}-a1`, `${root}-a`)
         yield* add(`${root}-a11`, `${root}-a1`)
         yield* add(`${root}-b`, root)
-        const revokedBefore = yield* Effect.flatMap(tokens.lock(`${root}-a1`), (row) => tokens.revoke(Option.getOrThrow(row).id, at(1)))
+        // a1 revoked at 1, as a rotation to a12 leaves it.
+        const revokedBefore = yield* Effect.flatMap(tokens.lock(`${root}-a1`), (row) =>
+          Effect.flatMap(tokens.nextId(), (id) =>
+            tokens.rotate(Option.getOrThrow(row).id, { id, digest: `${root}-a12`, userId: user.id, parent: `${root}-a1`, sessionId, now: at(1) })))
         expect(revokedBefore).toBeUndefined()
         yield* tokens.revokeDescendants(`${root}-a`, at(9))
         const state = (digest: string) => Effect.map(tokens.lock(digest), (row) => Option.map(row, (r) => [r.revoked, r.updated_at]))
@@ -628,6 +637,7 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         // Already revoked: keeps its own revocation time.
         expect(yield* state(`${root}-a1`)).toEqual(Option.some([true, at(1)]))
         expect(yield* state(`${root}-a11`)).toEqual(Option.some([true, at(9)]))
+        expect(yield* state(`${root}-a12`)).toEqual(Option.some([true, at(9)]))
         expect(yield* state(`${root}-b`)).toEqual(Option.some([false, at(0)]))
       }))
   })

@@ -36,7 +36,7 @@ export interface RefreshTokensRepoShape {
   readonly lock: (digest: string) => Effect.Effect<Option.Option<RefreshTokenRow>>
   /**
    * An exchange's second read, in one statement: the token locked (as `lock`), its session's newest unrevoked token
-   * (as `current`), and the id a child would take (as `nextId`; unused ids leave harmless gaps).
+   * (`current`), and the id a child would take (as `nextId`; unused ids leave harmless gaps).
    */
   readonly lockForExchange: (digest: string) => Effect.Effect<Option.Option<{
     readonly row: RefreshTokenRow
@@ -51,9 +51,6 @@ export interface RefreshTokensRepoShape {
    * tokens without a session along; this does.
    */
   readonly removeForUser: (userId: string) => Effect.Effect<void>
-  /** The session's newest unrevoked token. */
-  readonly current: (sessionId: string) => Effect.Effect<Option.Option<{ readonly id: string; readonly parent: string | null }>>
-  readonly revoke: (id: string, now: Date) => Effect.Effect<void>
   /** Revokes every unrevoked token descending from the one with this digest (not that one itself). */
   readonly revokeDescendants: (digest: string, now: Date) => Effect.Effect<void>
 }
@@ -147,17 +144,6 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 
-    const current = Effect.fn("RefreshTokensRepo.current")(function*(sessionId: string) {
-      const [row] = yield* sql<{ id: string; parent: string | null }>`
-        SELECT id::text AS id, parent FROM ${sql(t.refresh_tokens)}
-        WHERE session_id = ${sessionId} AND revoked = false ORDER BY id DESC LIMIT 1`
-      return Option.fromNullable(row)
-    }, Effect.orDie)
-
-    const revoke = Effect.fn("RefreshTokensRepo.revoke")(function*(id: string, now: Date) {
-      yield* sql`UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${now} WHERE id = ${id}`
-    }, Effect.orDie)
-
     const revokeDescendants = Effect.fn("RefreshTokensRepo.revokeDescendants")(function*(digest: string, now: Date) {
       yield* sql`
         WITH RECURSIVE descendants AS (
@@ -170,7 +156,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
     }, Effect.orDie)
 
     return {
-      nextId, insert, lockSessionOf, lock, lockForExchange, rotate, remove, removeForUser, current, revoke, revokeDescendants
+      nextId, insert, lockSessionOf, lock, lockForExchange, rotate, remove, removeForUser, revokeDescendants
     } satisfies RefreshTokensRepoShape
   })
 }) {
@@ -231,8 +217,6 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         rotate: (revokedId, child) => Effect.zipRight(set([revokedId], child.now), insert(child)),
         remove: (id) => Ref.update(rows, (all) => all.filter((row) => row.id !== id)),
         removeForUser: (userId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId)),
-        current,
-        revoke: (id, now) => set([id], now),
         revokeDescendants: (digest, now) =>
           Effect.flatMap(live, (all) => {
             const found: Array<string> = []

@@ -16,7 +16,10 @@ export interface SessionsRepoShape {
   readonly insert: (session: { readonly id: string; readonly userId: string; readonly now: Date }) => Effect.Effect<void>
   /** Stamps the user's last sign-in and returns the user as it now is, with its identities. */
   readonly signedIn: (userId: string, now: Date) => Effect.Effect<{ readonly user: UserRow; readonly identities: ReadonlyArray<IdentityRow> }>
-  /** The session row, locked until the transaction ends (the refresh exchange locks it before its token). */
+  /**
+   * The session row, locked until the transaction ends. The exchange locks it through its token instead
+   * (RefreshTokensRepo.lockSessionOf); RefreshTokensRepo.Test asks this whether a token's session still exists.
+   */
   readonly lockForRefresh: (id: string) => Effect.Effect<Option.Option<{ readonly id: string; readonly not_after: Date | null }>>
   /**
    * A rotation's session writes in one statement: stamps the session refreshed, records (or renews) its
