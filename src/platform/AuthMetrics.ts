@@ -1,0 +1,32 @@
+import { Metric } from "effect"
+
+/**
+ * The auth server's own counters, as Effect metrics: the code that knows an event happened counts it, and the
+ * metrics exporter (Telemetry, when METRICS_ENABLED) reads them all from Effect's registry. Counting costs an
+ * increment whether or not anything exports them. Names follow OpenTelemetry's style; the Prometheus exporter
+ * turns the dots into underscores and adds `_total`.
+ */
+export const AuthMetrics = {
+  /** Successful POST /token answers, tagged `grant_type`. */
+  signIns: Metric.counter("auth.sign_ins", { description: "Sessions issued or refreshed by POST /token, by grant type", incremental: true }),
+  /** Users created by POST /signup (anonymous ones included), tagged `provider` (email, phone, anonymous). */
+  signUps: Metric.counter("auth.sign_ups", { description: "Users created by sign-up, by provider", incremental: true }),
+  /** Reuse of a revoked refresh token outside the reuse interval: the session's tokens were revoked. */
+  refreshTokenReuse: Metric.counter("auth.refresh_token_reuse_detections", {
+    description: "Refresh tokens reused after revocation (the session was revoked)",
+    incremental: true
+  }),
+  /** Messages handed to the mail server or SMS provider, tagged `channel` (email, sms). */
+  messagesSent: Metric.counter("auth.messages_sent", { description: "Emails and texts sent, by channel", incremental: true }),
+  /** Requests refused with 429 by a per-IP or per-instance limit, tagged `limit` (token, otp, verify, …). */
+  rateLimited: Metric.counter("auth.rate_limited_requests", { description: "Requests refused by a rate limit, by limit", incremental: true }),
+  /** Requests refused because their captcha token did not verify (missing, invalid or the provider failed). */
+  captchaRejected: Metric.counter("auth.captcha_rejected_requests", {
+    description: "Requests refused by the captcha check",
+    incremental: true
+  })
+} as const
+
+/** Counts one event on `counter` with one tag, e.g. `countTagged(AuthMetrics.signIns, "grant_type", "password")`. */
+export const countTagged = (counter: Metric.Metric.Counter<number>, key: string, value: string) =>
+  Metric.increment(Metric.tagged(counter, key, value))
