@@ -16,7 +16,8 @@ import { outboxEnabled } from "./platform/PortsLive.js"
 
 const edgeSettings = (config: AppConfig) => ({
   cors: gotrueCorsPolicy(config.api.corsAllowedHeaders),
-  requestIdHeader: config.api.requestIdHeader
+  requestIdHeader: config.api.requestIdHeader,
+  telemetry: { tracing: config.observability.tracingEnabled, metrics: config.observability.metricsEnabled }
 })
 
 /** The auth product alone on the shared edge (IAM disabled), after the outbox page in the embedded default. */
@@ -39,19 +40,12 @@ export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, neve
 
 /**
  * The routes served by Node on API_HOST:PORT. A cluster worker does not log the address: the primary does, once, when
- * every worker serves. With tracing off the platform makes no request span (a URL parse and an attribute per header
- * on every request, exported nowhere).
+ * every worker serves. The platform's own request span is always off: the edge makes one that records no secrets
+ * (RequestTelemetry).
  */
 export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<never, E, R>, options = { logAddress: true }) =>
   routes.pipe(
-    (served) => (config.observability.tracingEnabled ? served : HttpMiddleware.withTracerDisabledWhen(served, Function.constTrue)),
+    (served) => HttpMiddleware.withTracerDisabledWhen(served, Function.constTrue),
     (served) => (options.logAddress ? HttpServer.withLogAddress(served) : served),
     Layer.provide(NodeHttpServer.layer(() => holdEarlyRequests(createServer()), { host: config.api.host, port: config.api.port }))
   )
-
-/**
- * With tracing off, every span (each service method's Effect.fn, each SQL statement's) is a no-op: building spans
- * that nothing exports cost about a tenth of a request's CPU on both ports.
- */
-export const TracerLive = (config: AppConfig): Layer.Layer<never> =>
-  config.observability.tracingEnabled ? Layer.empty : Layer.setTracerEnabled(false)

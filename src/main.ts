@@ -13,12 +13,13 @@ import { BcryptPasswordHasher } from "./platform/PasswordHasher.js"
 import { TokenSigner } from "./platform/TokenSigner.js"
 import { outboxPageUrl } from "./platform/http/OutboxHttp.js"
 import { outboxEnabled, PortsLive, tokenSignerFor } from "./platform/PortsLive.js"
+import { TelemetryLive } from "./platform/Telemetry.js"
 import { freePorts, ignoreRepeatedSignals, reportReady, reportStartupFailure, runWorkers, workerId } from "./platform/Workers.js"
 import { generateKeyText, runIamCommand } from "./iam/IamCli.js"
 import { IamGrpcServerLive } from "./iam/grpc/GrpcServer.js"
 import { IamConfiguredAdminLive, IamServicesLive } from "./iam/IamLive.js"
 import { IamBackgroundLive } from "./iam/IamServer.js"
-import { AuthAndIamRoutesLive, AuthRoutesLive, HttpServerLive, TracerLive } from "./Server.js"
+import { AuthAndIamRoutesLive, AuthRoutesLive, HttpServerLive } from "./Server.js"
 import { VERSION } from "./Version.js"
 
 const USAGE = `Gatehouse ${VERSION}: a Supabase-Auth-compatible auth server and an IAM service.
@@ -86,7 +87,7 @@ const serverLayer = (config: AppConfig, Database: Layer.Layer<Database, Database
     ).pipe(Layer.provide(IamServicesLive))
     : HttpServerLive(config, AuthRoutesLive(config), { logAddress: single })
   return Products.pipe(
-    Layer.provide(TracerLive(config)),
+    Layer.provide(TelemetryLive(config, { role: single ? "single" : "worker" })),
     Layer.provide(PortsLive(config)),
     Layer.provide(Migrated),
     Layer.provide(Layer.succeed(AppConfig, config)),
@@ -100,7 +101,7 @@ const serve = (loaded: LoadedConfig) => {
   if (config.mode === "embedded") process.stderr.write(banner(loaded) + "\n")
   // Settings that start but will fail later (GoTrue starts with them too): said once, before serving.
   return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
-    Effect.zipRight(Layer.launch(App)),
+    Effect.zipRight(Layer.launch(App).pipe(Effect.onInterrupt(() => stopped))),
     Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(error)}`)),
     Effect.provide(LoggingLive(config.log))
   )
@@ -145,7 +146,10 @@ const servePrimary = (loaded: LoadedConfig) => {
             Effect.annotateLogs({ workers: config.workers, ...(config.iam.enabled ? { grpc: `${config.iam.grpcHost}:${grpc}` } : {}) })
           )
         })),
-        Effect.tapError((error) => Effect.logError(error.message))
+        // The primary serves the Prometheus scrape for all workers (ClusterMetrics).
+        Effect.provide(TelemetryLive(config, { role: "primary" })),
+        Effect.tapError((error) => Effect.logError(error.message)),
+        Effect.onInterrupt(() => stopped)
       )),
     Effect.provide(LoggingLive(config.log))
   )
@@ -159,11 +163,15 @@ const serveWorker = (loaded: LoadedConfig, id: number) => {
   const { config } = loaded
   const App = serverLayer(config, databaseFor(config, { wait: "5 seconds", holder: "server" }), "worker")
   return Effect.scoped(Layer.build(App).pipe(Effect.zipRight(reportReady), Effect.zipRight(Effect.never))).pipe(
+    Effect.onInterrupt(() => stopped),
     Effect.tapError((error) => reportStartupFailure(startupFailure(error))),
     Effect.annotateLogs("worker", id),
     Effect.provide(LoggingLive(config.log))
   )
 }
+
+// Said once the ports are closed and the requests in flight have been answered (a signal interrupts the server).
+const stopped = Effect.logInfo("stopped: requests in flight answered, connections closed")
 
 // Start-up failures are operator errors (port taken, database down): one line, no stack trace.
 const startupFailure = (error: { readonly _tag: string; readonly message: string; readonly cause?: unknown }): string =>

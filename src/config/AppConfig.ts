@@ -2,9 +2,13 @@ import { availableParallelism } from "node:os"
 import { Context, Duration, Either, Option, Redacted } from "effect"
 import { allowListEntryProblem } from "../platform/http/RedirectAllowList.js"
 import { parseDurationSetting } from "./GoDuration.js"
+import { parseKeyValueList } from "./KeyValueList.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./OAuthProviders.js"
 import { parseRequiredCharacters } from "./RequiredCharacters.js"
 import { type ConfigIssue, isAbsoluteUrl, SettingsReader } from "./SettingsReader.js"
+
+/** OTEL_EXPORTER_OTLP_PROTOCOL's values. */
+export type OtlpProtocol = "grpc" | "http/protobuf" | "http/json"
 
 export type LogLevelName = "panic" | "fatal" | "error" | "warn" | "info" | "debug" | "trace"
 export type SmsProviderName = "twilio" | "messagebird" | "textlocal" | "vonage"
@@ -124,7 +128,20 @@ export interface AppConfig {
     readonly prometheusHost: string
     readonly prometheusPort: number
     readonly debug: boolean
-    readonly resourceAttributes: Option.Option<string>
+    /** OTEL_RESOURCE_ATTRIBUTES, parsed. */
+    readonly resourceAttributes: Readonly<Record<string, string>>
+    /** OTEL_SERVICE_NAME; default gatehouse. */
+    readonly serviceName: string
+    readonly otlp: {
+      /** OTEL_EXPORTER_OTLP_PROTOCOL: how traces and pushed metrics travel; default http/protobuf, as the SDK's. */
+      readonly protocol: OtlpProtocol
+      /** Where traces go: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+      readonly tracesEndpoint: Option.Option<string>
+      /** The same for pushed metrics (/v1/metrics). */
+      readonly metricsEndpoint: Option.Option<string>
+      /** OTEL_EXPORTER_OTLP_HEADERS, parsed: sent with every export (a collector's API key, say). */
+      readonly headers: Readonly<Record<string, Redacted.Redacted<string>>>
+    }
   }
   readonly jwt: {
     readonly secret: Redacted.Redacted<string>
@@ -419,7 +436,7 @@ export const parseAppConfig = (
   const smsSent = r.parse("RATE_LIMIT_SMS_SENT", undefined, { events: 30, per: Duration.hours(1) },
     "must be a number of texts per hour, or N/duration such as 10/15m", parseRate)
 
-  const iam = parseIamConfig(r, production)
+  const iam = parseIamConfig(r, production, warnings)
   const workers = readWorkers(r, production, options.cores ?? availableParallelism(), warnings)
 
   const config: AppConfig = {
@@ -471,7 +488,10 @@ export const parseAppConfig = (
       prometheusPort: r.integer("OTEL_EXPORTER_PROMETHEUS_PORT", 9100, { min: 1, max: 65535 },
         { unprefixed: ["OTEL_EXPORTER_PROMETHEUS_PORT"] }),
       debug: r.boolean("DEBUG", false),
-      resourceAttributes: r.string("OTEL_RESOURCE_ATTRIBUTES", { unprefixed: ["OTEL_RESOURCE_ATTRIBUTES"] })
+      resourceAttributes: r.parse("OTEL_RESOURCE_ATTRIBUTES", { unprefixed: ["OTEL_RESOURCE_ATTRIBUTES"] }, {},
+        "must be key=value pairs separated by commas (values percent-encoded)", parseKeyValueList),
+      serviceName: Option.getOrElse(r.string("OTEL_SERVICE_NAME", { unprefixed: ["OTEL_SERVICE_NAME"] }), () => "gatehouse"),
+      otlp: readOtlp(r)
     },
     jwt: {
       secret: jwtSecret,
@@ -543,6 +563,34 @@ const MAX_WORKERS = 1024
  * larger value is read (and checked) but only warned about: a production .env tried without DATABASE_URL still
  * starts.
  */
+/**
+ * The standard OTLP exporter variables, read without a prefix like every OpenTelemetry SDK (and with AUTH_, like
+ * every other setting). A signal's own endpoint is used as given; the shared one gets the signal's path, as the
+ * OTLP specification says. No endpoint leaves the exporter's default (a collector on localhost).
+ */
+const readOtlp = (r: SettingsReader): AppConfig["observability"]["otlp"] => {
+  const shared = r.url("OTEL_EXPORTER_OTLP_ENDPOINT", { unprefixed: ["OTEL_EXPORTER_OTLP_ENDPOINT"] })
+  const protocol = r.oneOf("OTEL_EXPORTER_OTLP_PROTOCOL", ["grpc", "http/protobuf", "http/json"], "http/protobuf",
+    { unprefixed: ["OTEL_EXPORTER_OTLP_PROTOCOL"] })
+  // gRPC has no per-signal path: the endpoint is the collector's address.
+  const withPath = (signal: "traces" | "metrics") =>
+    Option.map(shared, (base) => (protocol === "grpc" ? base : `${base.replace(/\/+$/, "")}/v1/${signal}`))
+  const headers = r.parse("OTEL_EXPORTER_OTLP_HEADERS", { unprefixed: ["OTEL_EXPORTER_OTLP_HEADERS"] }, {},
+    "must be key=value pairs separated by commas (values percent-encoded)", parseKeyValueList)
+  return {
+    protocol,
+    tracesEndpoint: Option.orElse(
+      r.url("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", { unprefixed: ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] }),
+      () => withPath("traces")
+    ),
+    metricsEndpoint: Option.orElse(
+      r.url("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", { unprefixed: ["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"] }),
+      () => withPath("metrics")
+    ),
+    headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Redacted.make(value)]))
+  }
+}
+
 const readWorkers = (r: SettingsReader, production: boolean, cores: number, warnings: Array<string>): number => {
   const workers = r.integer("WORKERS", production ? Math.min(Math.max(cores, 1), MAX_WORKERS) : 1, { min: 1, max: MAX_WORKERS })
   if (production) return workers
@@ -571,12 +619,17 @@ const parsePublicKeys = (raw: string): Option.Option<ReadonlyArray<IamPublicKey>
   return Option.some(keys)
 }
 
-const parseIamConfig = (r: SettingsReader, production: boolean): IamConfig => {
+const parseIamConfig = (r: SettingsReader, production: boolean, warnings: Array<string>): IamConfig => {
   const signingKey = r.secret("IAM_PASETO_SECRET_KEY")
   if (Option.isSome(signingKey) && !isSigningKey(Redacted.value(signingKey.value))) {
     r.fail(r.canonical("IAM_PASETO_SECRET_KEY"), "must be a PASERK k4.secret key or an Ed25519 PKCS#8 PEM private key")
   }
   const enabled = r.boolean("IAM_ENABLED", !production || Option.isSome(signingKey))
+  // Off by default in production without a key: said at start-up, so that a missing key is not a missing service.
+  if (production && !enabled && Option.isNone(r.lookup("IAM_ENABLED"))) {
+    warnings.push(`the IAM service is off: ${r.canonical("IAM_PASETO_SECRET_KEY")} is not set (\`node dist/main.js iam generate-key\` makes one; ${
+      r.canonical("IAM_ENABLED")}=false says it is off on purpose)`)
+  }
   if (enabled && production && Option.isNone(signingKey)) {
     r.fail(r.canonical("IAM_PASETO_SECRET_KEY"), "is required when the IAM service is enabled with DATABASE_URL set")
   }

@@ -18,7 +18,9 @@ const productionEnv: Env = {
   AUTH_DB_DRIVER: "postgres",
   AUTH_SMTP_ADMIN_EMAIL: "noreply@example.com",
   AUTH_SMTP_HOST: "smtp.example.com",
-  AUTH_SMTP_PORT: "2525"
+  AUTH_SMTP_PORT: "2525",
+  // Without a key the IAM service is off in production, and start-up says so (its own test below).
+  AUTH_IAM_ENABLED: "false"
 }
 
 const config = (result: ReturnType<typeof parseAppConfig>): AppConfig =>
@@ -171,6 +173,17 @@ describe("production (DATABASE_URL set)", () => {
     const complete = parseAppConfig({ ...productionEnv, AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "vonage",
       AUTH_SMS_VONAGE_API_KEY: "key", AUTH_SMS_VONAGE_API_SECRET: "secret", AUTH_SMS_VONAGE_FROM: "Gatehouse" })
     expect(Either.getOrThrow(complete).warnings).toStrictEqual([])
+  })
+
+  it("turns the IAM service off without a signing key, and says so unless AUTH_IAM_ENABLED=false says it first", () => {
+    const { AUTH_IAM_ENABLED: _, ...unsaid } = productionEnv
+    const parsed = Either.getOrThrow(parseAppConfig(unsaid))
+    expect(parsed.config.iam.enabled).toBe(false)
+    expect(parsed.warnings).toStrictEqual([
+      "the IAM service is off: AUTH_IAM_PASETO_SECRET_KEY is not set (`node dist/main.js iam generate-key` makes one; AUTH_IAM_ENABLED=false says it is off on purpose)"
+    ])
+    expect(Either.getOrThrow(parseAppConfig(productionEnv)).warnings).toStrictEqual([])
+    expect(variables(parseAppConfig({ ...unsaid, AUTH_IAM_ENABLED: "true" }))).toStrictEqual(["AUTH_IAM_PASETO_SECRET_KEY"])
   })
 
   it("refuses a JWT secret shorter than 32 bytes", () => {

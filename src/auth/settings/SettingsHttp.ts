@@ -1,10 +1,12 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { OAUTH_PROVIDERS } from "../../config/OAuthProviders.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { VERSION } from "../../Version.js"
 import { AuthApi, Health, Settings } from "../Api.js"
+import { AuthError } from "../domain/AuthError.js"
 
 export const settingsFor = (config: AppConfig): Settings =>
   new Settings({
@@ -35,9 +37,20 @@ export const SettingsHttpLive = HttpApiBuilder.group(AuthApi, "settings", (handl
     // Settings cannot change while the process runs, so the response is built once.
     const settings = settingsFor(config)
     const signer = yield* TokenSigner
+    const sql = yield* SqlClient.SqlClient
+    // A load balancer takes an instance out when its health fails: an instance that cannot reach the database
+    // can answer nothing but errors. The probe is bounded, so a hung connection fails the check instead of
+    // holding it; what went wrong is the server's to log, never the prober's to read.
+    const databaseReachable = sql`SELECT 1`.pipe(
+      Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "timeout" as const }),
+      Effect.tapError((error) => Effect.logWarning("health: the database did not answer").pipe(
+        Effect.annotateLogs("reason", error === "timeout" ? "no answer within 2s" : error.message)
+      )),
+      Effect.mapError(() => AuthError.of(503, "database_unavailable", "The database cannot be reached"))
+    )
     const jwks = HttpServerResponse.unsafeJson(signer.jwks, { headers: { "cache-control": "public, max-age=600" } })
     return handlers
-      .handle("health", () => Effect.succeed(health))
+      .handle("health", () => Effect.as(databaseReachable, health))
       .handle("settings", () => Effect.succeed(settings))
       .handle("jwks", () => Effect.succeed(jwks))
   }))

@@ -7,7 +7,7 @@ import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
 } from "@connectrpc/connect-node"
 import { SqlClient } from "@effect/sql"
-import { Context, Data, Effect, Layer, Runtime } from "effect"
+import { Context, Data, Effect, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js"
@@ -17,7 +17,7 @@ import type { Operation } from "../domain/Guards.js"
 import type { IamError } from "../domain/IamError.js"
 import { IAM_SERVICES } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
-import { runForConnect } from "./ConnectFailure.js"
+import { type RpcCall, runForConnect } from "./ConnectFailure.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
 
@@ -36,15 +36,20 @@ export class GrpcListenError extends Data.TaggedError("GrpcListenError")<{ reado
  */
 export const iamConnectRoutes = (
   handlers: Context.Tag.Service<IamHandlers>,
-  run: <A>(effect: Effect.Effect<A, IamError>, signal: AbortSignal) => Promise<A>,
+  run: <A>(effect: Effect.Effect<A, IamError>, signal: AbortSignal, call: RpcCall) => Promise<A>,
   servingStatus: (signal: AbortSignal) => Promise<ServingStatus>
 ) =>
 (router: ConnectRouter): void => {
   for (const service of IAM_SERVICES) {
     for (const method of service.methods) {
       const handler = anyHandler(handlers, method.name as Operation)
+      const procedure = `/${service.typeName}/${method.name}`
       router.rpc(method, ((request: unknown, context: { requestHeader: Headers; signal: AbortSignal }) =>
-        run(handler(request as never, { authorization: context.requestHeader.get("authorization") ?? undefined }), context.signal)
+        run(
+          handler(request as never, { authorization: context.requestHeader.get("authorization") ?? undefined }),
+          context.signal,
+          { procedure, headers: context.requestHeader }
+        )
       ) as never)
     }
   }
@@ -140,11 +145,11 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
   Layer.scoped(
     IamGrpcAddress,
     Effect.gen(function*() {
-      const { iam } = yield* AppConfig
+      const { api, iam } = yield* AppConfig
       const handlers = yield* IamHandlers
       const sql = yield* SqlClient.SqlClient
       const runtime = yield* Effect.runtime<never>()
-      const run = runForConnect(runtime)
+      const run = runForConnect(runtime, { requestIdHeader: Option.getOrUndefined(api.requestIdHeader) })
       const servingStatus = (signal: AbortSignal) =>
         Runtime.runPromise(runtime, sql`SELECT 1`.pipe(
           Effect.as(ServingStatus.SERVING),

@@ -2,6 +2,7 @@ import { type HttpApp, HttpServer, HttpServerError, HttpServerRequest } from "@e
 import { type Context, Effect, Layer, type Option } from "effect"
 import type { CorsPolicy } from "./Cors.js"
 import { type EdgeRefusal, edgeMiddleware, pathOf } from "./EdgeMiddleware.js"
+import { observeRequests, type RequestTelemetrySettings } from "./RequestTelemetry.js"
 
 /**
  * One product on the shared port: the paths it owns, its app (its routes, error handling and envelope), and its
@@ -17,6 +18,7 @@ export interface HttpProduct {
 export interface EdgeSettings {
   readonly cors: CorsPolicy
   readonly requestIdHeader: Option.Option<string>
+  readonly telemetry: RequestTelemetrySettings
 }
 
 /**
@@ -35,8 +37,8 @@ const dispatch = (products: ReadonlyArray<HttpProduct>): HttpApp.Default<HttpSer
   })
 
 /**
- * The one HTTP edge both products share: request id, CORS, the body limit and the access log (edgeMiddleware),
- * then each request to the product that owns its path. The last product should own every path, so that every
+ * The one HTTP edge both products share: the request's span and metrics (observeRequests), request id, CORS, the
+ * body limit and the access log (edgeMiddleware), then each request to the product that owns its path. The last product should own every path, so that every
  * request gets an answer in some product's envelope.
  */
 export const HttpEdgeLive = <const Products extends ReadonlyArray<Context.Tag<any, HttpProduct>>>(
@@ -47,9 +49,9 @@ export const HttpEdgeLive = <const Products extends ReadonlyArray<Context.Tag<an
     const resolved = yield* Effect.forEach(products, (tag) => tag)
     const ownerOf = (request: HttpServerRequest.HttpServerRequest): HttpProduct =>
       resolved.find((product) => product.owns(pathOf(request))) ?? resolved[resolved.length - 1]!
-    const app = edgeMiddleware({
+    const app = observeRequests(settings.telemetry)(edgeMiddleware({
       ...settings,
       reject: (request, requestId, status, code, message) => ownerOf(request).refuse(request, requestId, status, code, message)
-    })(dispatch(resolved))
+    })(dispatch(resolved)))
     return HttpServer.serve(app as HttpApp.Default<never, never>)
   }))
