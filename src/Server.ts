@@ -1,7 +1,7 @@
 import { createServer } from "node:http"
-import { HttpMiddleware, HttpServer } from "@effect/platform"
+import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Function, Layer } from "effect"
+import { Layer } from "effect"
 import { AuthHttp, AuthHttpLive } from "./auth/AuthHttp.js"
 import type { AppConfig } from "./config/AppConfig.js"
 import { IamHttp, IamHttpLive } from "./iam/IamHttp.js"
@@ -40,12 +40,10 @@ export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, neve
 
 /**
  * The routes served by Node on API_HOST:PORT. A cluster worker does not log the address: the primary does, once, when
- * every worker serves. The platform's own request span is always off: the edge makes one that records no secrets
- * (RequestTelemetry).
+ * every worker serves.
  */
 export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<never, E, R>, options = { logAddress: true }) =>
   routes.pipe(
-    (served) => HttpMiddleware.withTracerDisabledWhen(served, Function.constTrue),
     (served) => (options.logAddress ? HttpServer.withLogAddress(served) : served),
     Layer.provide(NodeHttpServer.layer(() => holdEarlyRequests(createServer()), { host: config.api.host, port: config.api.port }))
   )

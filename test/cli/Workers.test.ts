@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Option, Scope } from "effect"
 import { readMigrations } from "../../src/platform/Migrator.js"
 import { grpcClients } from "../iam/support/GrpcJs.js"
+import { freePort, parsePrometheus } from "../support/Prometheus.js"
 import { externalDatabaseUrl, freshDatabaseUrl } from "../support/TestDatabase.js"
 
 // AUTH_WORKERS: the built program, run as an operator runs it, serving from several processes (node:cluster).
@@ -276,6 +277,50 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("AUTH_WORKERS on PostgreSQL"
       expect(pids.filter(alive)).toStrictEqual([])
       expect(server.lines.filter((l) => l["level"] === "error")).toStrictEqual([])
       expect(server.stdout + server.stderr).not.toContain(env["AUTH_JWT_SECRET"])
+    } finally {
+      server.child.kill("SIGKILL")
+    }
+  })
+
+  it("a Prometheus scrape is served by the primary with every worker's series; RPCs are logged; each process says when it stopped", async () => {
+    const port = await freePort()
+    const server = start({
+      ...env,
+      AUTH_METRICS_ENABLED: "true",
+      AUTH_METRICS_EXPORTER: "prometheus",
+      AUTH_OTEL_EXPORTER_PROMETHEUS_HOST: "127.0.0.1",
+      AUTH_OTEL_EXPORTER_PROMETHEUS_PORT: String(port)
+    }, workDir())
+    try {
+      const url = await server.until("the primary's address line", (lines) => {
+        const listening = lines.find((l) => LISTENING.test(String(l["msg"])))
+        return listening === undefined ? undefined : LISTENING.exec(String(listening["msg"]))![1]!
+      })
+      // New connections each time: the cluster deals them out to the workers in turn.
+      for (let i = 0; i < 6; i++) expect((await send(url, "GET", "/settings")).status).toBe(200)
+      const page = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text())
+      const samples = parsePrometheus(page)
+      const settings = samples.filter((s) => s.name === "http_server_requests_total" && s.labels["http_route"] === "/settings")
+      expect(settings.reduce((sum, s) => sum + s.value, 0)).toBe(6)
+      expect(new Set(settings.map((s) => s.labels["worker"]))).toStrictEqual(new Set(["1", "2"]))
+      const runtime = samples.filter((s) => s.name === "nodejs_eventloop_delay_p99")
+      expect(new Set(runtime.map((s) => s.labels["worker"]))).toStrictEqual(new Set(["1", "2"]))
+
+      // One line per IAM call on the gRPC port, as the HTTP port logs one per request.
+      const client = grpcClients(sharedAddress(server.lines, GRPC_LISTENING, 2)!)
+      const refused = await client.call("AuthService", "Login", { username: "nobody", password: "not a password" })
+      client.close()
+      expect(refused.ok).toBe(false)
+      const rpc = await server.until("the RPC's log line", (lines) => lines.find((l) => l["msg"] === "rpc"))
+      expect(rpc).toMatchObject({ level: "info", procedure: "/gatehouse.iam.v1.AuthService/Login", code: "UNAUTHENTICATED" })
+      expect(typeof rpc["duration_ms"]).toBe("number")
+      expect(String(rpc["request_id"])).toMatch(/^[0-9a-f-]{36}$/)
+      expect(JSON.stringify(server.lines)).not.toContain("not a password")
+
+      server.child.kill("SIGTERM")
+      expect(await server.ended).toStrictEqual({ code: 0, signal: null })
+      const stopped = server.lines.filter((l) => String(l["msg"]).startsWith("stopped"))
+      expect(stopped.map((l) => l["worker"] ?? "primary").sort()).toStrictEqual([1, 2, "primary"].sort())
     } finally {
       server.child.kill("SIGKILL")
     }

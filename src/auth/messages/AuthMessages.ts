@@ -11,6 +11,7 @@ import { hasCodeAction, renderSmsTemplate } from "../domain/SmsTemplate.js"
 import type { MailTemplateVariables } from "./MailTemplate.js"
 import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
 import { type SendChannel, SendQuotaRepo } from "./SendQuotaRepo.js"
+import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 
 const mailBody = (intro: string, url: string | undefined, otp: string) => ({
   html: `<h2>${escapeHtml(intro)}</h2>${url === undefined ? "" : `<p><a href="${escapeHtml(url)}">Follow this link</a></p>`}` +
@@ -59,6 +60,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       withinQuota(
         "email",
         mailer.send({ to, subject, ...body }).pipe(
+          Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", "email")),
           Effect.tapError((error) => Effect.logError(`could not send ${what} email`, error)),
           Effect.mapError(() => AuthError.of(500, "unexpected_failure", `Error sending ${what} email`))
         )
@@ -172,6 +174,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       const receipt = yield* withinQuota(
         "sms",
         sms.send({ to: phone, body: renderSmsTemplate(config.sms.template, otp) }).pipe(
+          Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", "sms")),
           Effect.tapError((error) => Effect.logError("could not send SMS", error)),
           Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
         )

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Duration, Effect, Option, Redacted } from "effect"
+import { Duration, Effect, Metric, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -9,6 +9,7 @@ import { decideRefresh, type RotationPolicy } from "./RefreshRules.js"
 import { deriveRefreshToken, digestRefreshToken, isWellFormedRefreshToken, refreshTokenKey } from "./RefreshTokenCodec.js"
 import { RefreshTokensRepo } from "./RefreshTokensRepo.js"
 import { type AmrEntry, SessionsRepo } from "./SessionsRepo.js"
+import { AuthMetrics } from "../../platform/AuthMetrics.js"
 
 /** amr methods (GoTrue's names) a session can be started or extended with. */
 export type AuthMethod =
@@ -149,6 +150,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
           case "ReuseDetected": {
             yield* tokens.revokeDescendants(row.token, now)
             yield* audit.record("token_revoked", { actor: user, traits: { reason: "refresh_token_reused" } })
+            yield* Metric.increment(AuthMetrics.refreshTokenReuse)
             return { _tag: "Refused", error: alreadyUsed } as Outcome
           }
           case "AlreadyUsed":

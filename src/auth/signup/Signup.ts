@@ -1,5 +1,6 @@
 import { Clock, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { type Session, User } from "../Api.js"
@@ -109,6 +110,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
           isAnonymous: true,
           now: at
         }), (actor) => audit.record("user_signedup", { actor, traits: { provider: "anonymous" } }))).pipe(Effect.orDie)
+        yield* countTagged(AuthMetrics.signUps, "provider", "anonymous")
         return yield* tokens.issue(user, "anonymous", at)
       })
 
@@ -165,6 +167,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
       const created = yield* confirmations.register({ email, phone, encryptedPassword, data, autoconfirm, redirectTo, pkce }, at)
       // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
       if (Option.isNone(created)) return yield* duplicate(email, phone, data, autoconfirm, at)
+      yield* countTagged(AuthMetrics.signUps, "provider", viaEmail ? "email" : "phone")
       if (autoconfirm) return yield* tokens.issue(created.value, "password", at, { action: "login", traits: { provider: viaEmail ? "email" : "phone" } })
       return userJson(created.value, yield* identities.forUser(created.value.id))
     })

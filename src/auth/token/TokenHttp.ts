@@ -1,5 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
+import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import { AuthApi } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
@@ -17,19 +18,22 @@ export const TokenHttpLive = HttpApiBuilder.group(AuthApi, "token", (handlers) =
     const sessions = yield* Sessions
     const tokens = yield* AccessTokens
     return handlers.handle("token", ({ payload, urlParams }) => {
+      // Counted once answered: a refused grant is no sign-in.
+      const counted = <A, E, R>(granted: Effect.Effect<A, E, R>) =>
+        Effect.tap(granted, () => countTagged(AuthMetrics.signIns, "grant_type", urlParams.grant_type ?? ""))
       switch (urlParams.grant_type) {
         case "password":
-          return withSessionHeaders(password.signIn(payload))
+          return counted(withSessionHeaders(password.signIn(payload)))
         case "refresh_token":
           // The refresh rules are the sessions floor's; this grant only answers with the session it returns.
-          return withSessionHeaders(Clock.currentTimeMillis.pipe(
+          return counted(withSessionHeaders(Clock.currentTimeMillis.pipe(
             Effect.flatMap((ms) => sessions.refresh(payload.refresh_token ?? "", new Date(ms))),
             Effect.flatMap(tokens.respond)
-          ))
+          )))
         case "pkce":
-          return withSessionHeaders(pkce.exchange(payload))
+          return counted(withSessionHeaders(pkce.exchange(payload)))
         case "id_token":
-          return withSessionHeaders(idToken.signIn(payload))
+          return counted(withSessionHeaders(idToken.signIn(payload)))
         default:
           // GoTrue's answer, code and all, for any grant it does not handle.
           return Effect.fail(AuthError.of(400, "invalid_credentials", "unsupported_grant_type"))

@@ -1,5 +1,5 @@
-import { type HttpApp, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
-import { type Context, Effect, Layer, type Option } from "effect"
+import { type HttpApp, HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { type Context, Effect, Function, Layer, type Option } from "effect"
 import type { CorsPolicy } from "./Cors.js"
 import { type EdgeRefusal, edgeMiddleware, pathOf } from "./EdgeMiddleware.js"
 import { observeRequests, type RequestTelemetrySettings } from "./RequestTelemetry.js"
@@ -54,4 +54,8 @@ export const HttpEdgeLive = <const Products extends ReadonlyArray<Context.Tag<an
       reject: (request, requestId, status, code, message) => ownerOf(request).refuse(request, requestId, status, code, message)
     })(dispatch(resolved)))
     return HttpServer.serve(app as HttpApp.Default<never, never>)
-  }))
+  })).pipe(
+    // The platform's own request span records the full URL (GET /verify?token=…), every request header (apikey)
+    // and response header (a sign-in redirect's Location carries the tokens): observeRequests makes the span.
+    (served) => HttpMiddleware.withTracerDisabledWhen(served, Function.constTrue)
+  )

@@ -1,5 +1,5 @@
 import { type HttpApp, HttpServerRequest, HttpTraceContext } from "@effect/platform"
-import { Clock, Effect, Exit, Metric, MetricBoundaries, Option, Tracer } from "effect"
+import { Clock, Context, Effect, Exit, Metric, MetricBoundaries, Option, Tracer } from "effect"
 import { pathOf } from "./EdgeMiddleware.js"
 import { routeParams, routeTemplate } from "./RouteTemplate.js"
 
@@ -25,7 +25,7 @@ class RouteRecorder implements Tracer.Span {
   readonly spanId = "route"
   readonly traceId = "route"
   readonly parent = Option.none()
-  readonly context = undefined as never
+  readonly context = Context.empty()
   readonly status: Tracer.SpanStatus = { _tag: "Started", startTime: 0n }
   readonly attributes = new Map<string, unknown>()
   readonly links: ReadonlyArray<Tracer.SpanLink> = []

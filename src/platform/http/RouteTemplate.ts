@@ -11,8 +11,9 @@ export const routeTemplate = (pattern: string): string =>
  * pattern (which the router would not have matched) gives no parameters rather than wrong ones.
  */
 export const routeParams = (pattern: string, path: string): Readonly<Record<string, string>> => {
-  const names = pattern.split("/")
-  const segments = path.split("/")
+  // Segments after the leading "/": the pattern's first one is compared with whatever segment ends the prefix.
+  const names = pattern.split("/").slice(1)
+  const segments = path.split("/").slice(1)
   if (segments.length < names.length) return {}
   const tail = segments.slice(segments.length - names.length)
   const params: Record<string, string> = {}
