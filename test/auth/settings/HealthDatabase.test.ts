@@ -1,0 +1,58 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { PostgresDatabase } from "../../../src/platform/Database.js"
+import { migrate } from "../../../src/platform/Migrator.js"
+import { cuttableProxy, type CuttableProxy } from "../../support/CuttableProxy.js"
+import { externalDatabaseUrl, freshDatabaseUrl } from "../../support/TestDatabase.js"
+import { ServerUrl, TestServerOver } from "../../support/TestServer.js"
+
+// /health asks the database, so a load balancer stops sending requests to an instance that can only fail them.
+
+class Outage extends Context.Tag("test/Outage")<Outage, CuttableProxy>() {}
+
+const OverProxy = Layer.unwrapScoped(Effect.gen(function*() {
+  const { url } = yield* freshDatabaseUrl(Option.getOrThrow(externalDatabaseUrl))
+  yield* migrate({ namespace: "auth" }).pipe(
+    Effect.provide(PostgresDatabase({ url: Redacted.make(url), maxPoolSize: 1 })),
+    Effect.orDie
+  )
+  const proxy = yield* cuttableProxy(url)
+  return TestServerOver().pipe(
+    Layer.provide(PostgresDatabase({ url: Redacted.make(proxy.url), maxPoolSize: 4 }).pipe(Layer.orDie)),
+    Layer.merge(Layer.succeed(Outage, proxy))
+  )
+}))
+
+const health = (base: string) =>
+  Effect.promise(() => fetch(`${base}/health`).then(async (r) => ({ status: r.status, body: await r.text() })))
+
+describe.skipIf(Option.isNone(externalDatabaseUrl))("GET /health and the database", () => {
+  layer(OverProxy, { timeout: 60_000 })((it) => {
+    it.effect("answers 503 database_unavailable while the database cannot be reached, without details, and 200 once it can", () =>
+      Effect.gen(function*() {
+        const base = yield* ServerUrl
+        const proxy = yield* Outage
+        const healthy = yield* health(base)
+        expect(healthy.status).toBe(200)
+        expect(JSON.parse(healthy.body)).toMatchObject({ name: "Gatehouse" })
+
+        proxy.cut()
+        const down = yield* health(base)
+        expect(down.status).toBe(503)
+        const { error_id, ...envelope } = JSON.parse(down.body) as Record<string, unknown>
+        expect(envelope).toStrictEqual({ code: 503, error_code: "database_unavailable", msg: "The database cannot be reached" })
+        expect(String(error_id)).toMatch(/^[0-9a-f-]{36}$/)
+        const proxyPort = new URL(proxy.url).port
+        for (const detail of [proxyPort, "ECONN", "postgres", "127.0.0.1"]) expect(down.body).not.toContain(detail)
+
+        proxy.restore()
+        // The pool reconnects on its own: no restart.
+        const back = yield* health(base).pipe(
+          Effect.filterOrFail((answer) => answer.status === 200, () => "still down"),
+          Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 50 }),
+          Effect.orDie
+        )
+        expect(JSON.parse(back.body)).toMatchObject({ name: "Gatehouse" })
+      }))
+  })
+})
