@@ -1,7 +1,7 @@
 import { createServer } from "node:http"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Layer } from "effect"
+import { Layer, Option } from "effect"
 import { AuthHttp, AuthHttpLive } from "./auth/AuthHttp.js"
 import type { AppConfig } from "./config/AppConfig.js"
 import { IamHttp, IamHttpLive } from "./iam/IamHttp.js"
@@ -17,6 +17,8 @@ import { outboxEnabled } from "./platform/PortsLive.js"
 const edgeSettings = (config: AppConfig) => ({
   cors: gotrueCorsPolicy(config.api.corsAllowedHeaders),
   requestIdHeader: config.api.requestIdHeader,
+  // GoTrue's multi-instance mode (`gatehouse multi`): every request but the health check signed by the operator.
+  operatorToken: config.multiInstance ? config.operatorToken : Option.none(),
   telemetry: { tracing: config.observability.tracingEnabled, metrics: config.observability.metricsEnabled }
 })
 

@@ -26,6 +26,9 @@ const USAGE = `Gatehouse ${VERSION}: a Supabase-Auth-compatible auth server and 
 
 Usage:
   gatehouse [serve]    start the server (applies pending migrations first)
+  gatehouse multi      serve in GoTrue's multi-instance mode: every request but /health must carry the
+                       operator's signature (header x-nf-sign, a JWT signed HS256 with AUTH_OPERATOR_TOKEN,
+                       which the mode requires); AUTH_API_ENDPOINT says where the operator reaches the API
   gatehouse migrate    apply pending database migrations and exit (needs only the database settings)
   gatehouse keys       print the anon and service_role API keys for Supabase clients, signed with the
                        configured JWT secret (or the signing key in AUTH_JWT_KEYS)
@@ -95,12 +98,21 @@ const serverLayer = (config: AppConfig, Database: Layer.Layer<Database, Database
   )
 }
 
+/** What start-up says about the mode besides the warnings: multi-instance mode and where the operator calls. */
+const modeNotes = (config: AppConfig): Effect.Effect<void> =>
+  config.multiInstance
+    ? Effect.logInfo("multi-instance mode: every request but /health must be signed by the operator (x-nf-sign)").pipe(
+      Effect.annotateLogs(Option.match(config.api.endpoint, { onNone: () => ({}), onSome: (endpoint) => ({ operator_endpoint: endpoint }) }))
+    )
+    : Effect.void
+
 const serve = (loaded: LoadedConfig) => {
   const { config } = loaded
   const App = serverLayer(config, databaseFor(config, { wait: "5 seconds", holder: "server" }), "single")
   if (config.mode === "embedded") process.stderr.write(banner(loaded) + "\n")
   // Settings that start but will fail later (GoTrue starts with them too): said once, before serving.
   return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
+    Effect.zipRight(modeNotes(config)),
     Effect.zipRight(Layer.launch(App).pipe(Effect.onInterrupt(() => stopped))),
     Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(error)}`)),
     Effect.provide(LoggingLive(config.log))
@@ -132,6 +144,7 @@ const servePrimary = (loaded: LoadedConfig) => {
     })
   )
   return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
+    Effect.zipRight(modeNotes(config)),
     Effect.zipRight(Effect.scoped(Layer.build(Once))),
     Effect.zipRight(ports),
     Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(error)}`)),
@@ -229,7 +242,7 @@ const main = async (argv: ReadonlyArray<string>): Promise<void> => {
     process.stdout.write(USAGE)
     return
   }
-  if (command !== "serve" && command !== "migrate" && command !== "keys" && command !== "iam") {
+  if (command !== "serve" && command !== "multi" && command !== "migrate" && command !== "keys" && command !== "iam") {
     process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`)
     process.exitCode = 2
     return
@@ -244,9 +257,17 @@ const main = async (argv: ReadonlyArray<string>): Promise<void> => {
     if (Option.isSome(settings)) NodeRuntime.runMain(migrateOnly(settings.value), runOptions)
     return
   }
-  const loaded = await loadOrReport(loadConfig(sources))
-  if (Option.isNone(loaded)) return
-  const { config } = loaded.value
+  const configured = await loadOrReport(loadConfig(sources))
+  if (Option.isNone(configured)) return
+  if (command === "multi" && Option.isNone(configured.value.config.operatorToken)) {
+    process.stderr.write("Invalid configuration:\n  AUTH_OPERATOR_TOKEN: is required in multi-instance mode (the multi command)\n")
+    process.exitCode = 1
+    return
+  }
+  const loaded: LoadedConfig = command === "multi"
+    ? { ...configured.value, config: { ...configured.value.config, multiInstance: true } }
+    : configured.value
+  const { config } = loaded
   if (command === "keys") {
     process.exitCode = await printKeys(config)
     return
@@ -263,12 +284,12 @@ const main = async (argv: ReadonlyArray<string>): Promise<void> => {
     return
   }
   if (Option.isSome(workerId)) {
-    NodeRuntime.runMain(serveWorker(loaded.value, workerId.value), runOptions)
+    NodeRuntime.runMain(serveWorker(loaded, workerId.value), runOptions)
     ignoreRepeatedSignals()
   } else if (config.workers > 1) {
-    NodeRuntime.runMain(servePrimary(loaded.value), { ...runOptions, teardown: primaryTeardown })
+    NodeRuntime.runMain(servePrimary(loaded), { ...runOptions, teardown: primaryTeardown })
   } else {
-    NodeRuntime.runMain(serve(loaded.value), runOptions)
+    NodeRuntime.runMain(serve(loaded), runOptions)
   }
 }
 

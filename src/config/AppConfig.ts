@@ -74,6 +74,11 @@ export interface AppConfig {
   readonly siteUrl: string
   readonly uriAllowList: ReadonlyArray<string>
   readonly operatorToken: Option.Option<Redacted.Redacted<string>>
+  /**
+   * GoTrue's multi-instance mode, entered with the `multi` command (not a variable, as in GoTrue): requests must
+   * be signed by the operator with OPERATOR_TOKEN, which the mode requires.
+   */
+  readonly multiInstance: boolean
   readonly disableSignup: boolean
   readonly externalEmailEnabled: boolean
   readonly externalPhoneEnabled: boolean
@@ -446,6 +451,7 @@ export const parseAppConfig = (
     siteUrl,
     uriAllowList,
     operatorToken: r.secret("OPERATOR_TOKEN"),
+    multiInstance: false,
     disableSignup: r.boolean("DISABLE_SIGNUP", false),
     externalEmailEnabled: r.boolean("EXTERNAL_EMAIL_ENABLED", true),
     externalPhoneEnabled,

@@ -12,6 +12,7 @@ import { PgClient } from "@effect/sql-pg"
 import { readMigrations } from "../../src/platform/Migrator.js"
 import { TokenSigner, TokenSignerLive } from "../../src/platform/TokenSigner.js"
 import { externalDatabaseUrl, freshDatabaseUrl } from "../support/TestDatabase.js"
+import { signHs256, unsigned as unsignedJwt, withPayload } from "../auth/acceptance/AcceptanceKit.js"
 
 // These tests run the built program the way an operator does; `npm test` builds it first.
 const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url))
@@ -209,6 +210,45 @@ describe("command line", () => {
     const result = await done
     expect(result.code).toBe(0)
     expect(result.stdout + result.stderr).not.toContain(SECRET)
+  })
+
+  it("multi refuses requests the operator did not sign (all but /health), serves those it did, and needs OPERATOR_TOKEN", async () => {
+    const dir = workDir()
+    const env = { ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1", AUTH_API_ENDPOINT: "http://gatehouse.internal:8081" }
+    const refused = await run(["multi"], env, dir)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("AUTH_OPERATOR_TOKEN: is required in multi-instance mode")
+
+    const operatorToken = "operator-shared-secret-0123456789"
+    const child = start(["multi"], { ...env, AUTH_OPERATOR_TOKEN: operatorToken }, dir)
+    const done = finish(child)
+    const url = await listeningUrl(child)
+    const now = Math.floor(Date.now() / 1000)
+    const signed = signHs256({ exp: now + 60 }, operatorToken)
+    expect((await fetch(`${url}/health`)).status).toBe(200)
+    const missing = await fetch(`${url}/settings`)
+    expect(missing.status).toBe(400)
+    expect(await missing.json()).toMatchObject({ code: 400, error_code: "no_authorization", msg: "Operator microservice headers missing" })
+    const forged = [
+      signHs256({ exp: now + 60 }, "another-secret-0123456789-abcdef"),
+      signHs256({ exp: now - 1 }, operatorToken),
+      withPayload(signed, { exp: now + 3600 }),
+      unsignedJwt({ exp: now + 60 })
+    ]
+    for (const bad of forged) {
+      const answer = await fetch(`${url}/settings`, { headers: { "x-nf-sign": bad } })
+      expect(answer.status).toBe(400)
+      expect(await answer.json()).toMatchObject({ error_code: "bad_jwt", msg: "Operator microservice signature is invalid" })
+    }
+    expect((await fetch(`${url}/settings`, { headers: { "x-nf-sign": signed } })).status).toBe(200)
+    expect((await fetch(`${url}/auth/v1/settings`, { headers: { "x-nf-sign": signed } })).status).toBe(200)
+    child.kill("SIGTERM")
+    const result = await done
+    expect(result.code).toBe(0)
+    expect(logLines(result.stdout).find((l) => String(l["msg"]).startsWith("multi-instance mode"))).toMatchObject({
+      operator_endpoint: "http://gatehouse.internal:8081"
+    })
+    expect(result.stdout + result.stderr).not.toContain(operatorToken)
   })
 
   it("serve starts with phone sign-in on and an SMS provider missing its credentials, warning once by name", async () => {

@@ -1,6 +1,7 @@
 import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, FiberRef, LogLevel, Option } from "effect"
+import { Clock, Effect, FiberRef, LogLevel, Option, Redacted } from "effect"
 import { decideCors, type CorsPolicy } from "./Cors.js"
+import { OPERATOR_SIGNATURE_HEADER, verifyOperatorSignature } from "./OperatorSignature.js"
 import { MAX_BODY_BYTES, withBoundedBody } from "./RequestBody.js"
 import { RequestId, requestIdFrom } from "./RequestId.js"
 
@@ -19,8 +20,18 @@ export const pathOf = (request: HttpServerRequest.HttpServerRequest): string => 
 export interface EdgeOptions {
   readonly cors: CorsPolicy
   readonly requestIdHeader: Option.Option<string>
+  /** Multi-instance mode: OPERATOR_TOKEN, with which every request but the health check must be signed. */
+  readonly operatorToken: Option.Option<Redacted.Redacted<string>>
   readonly reject: EdgeRefusal
 }
+
+// The load balancer's and the operator's own probe: it carries no signature.
+const HEALTH_PATHS = new Set(["/health", "/auth/v1/health"])
+
+const OPERATOR_REFUSALS = {
+  missing: { code: "no_authorization", message: "Operator microservice headers missing" },
+  invalid: { code: "bad_jwt", message: "Operator microservice signature is invalid" }
+} as const
 
 /**
  * What every request passes before routing: a request id (in the log annotations and the RequestId
@@ -36,7 +47,7 @@ export const edgeMiddleware = (options: EdgeOptions) =>
     const contentLength = Number(request.headers["content-length"] ?? "0")
     const withCors = (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.setHeaders(response, cors.headers)
     // The app sends its response before this middleware sees it, so headers are added by a pre-response hook.
-    const respond: HttpApp.Default<E, R> = cors._tag === "Preflight"
+    const answer: HttpApp.Default<E, R> = cors._tag === "Preflight"
       ? Effect.succeed(withCors(HttpServerResponse.empty({ status: 204 })))
       : contentLength > MAX_BODY_BYTES
       ? Effect.succeed(withCors(options.reject(request, requestId, 413, "request_entity_too_large", "Request entity too large")))
@@ -48,6 +59,17 @@ export const edgeMiddleware = (options: EdgeOptions) =>
           withBoundedBody(request)
         )
       )
+    // In multi-instance mode a request that did not come through the operator is refused before anything else.
+    const operatorToken = Option.getOrUndefined(options.operatorToken)
+    const respond: HttpApp.Default<E, R> = operatorToken === undefined || HEALTH_PATHS.has(pathOf(request)) ? answer : Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) => {
+        const verdict = verifyOperatorSignature(request.headers[OPERATOR_SIGNATURE_HEADER], Redacted.value(operatorToken), Math.floor(now / 1000))
+        return verdict === "valid"
+          ? answer
+          : Effect.succeed(withCors(options.reject(request, requestId, 400, OPERATOR_REFUSALS[verdict].code, OPERATOR_REFUSALS[verdict].message)))
+      }
+    )
     const logged = Effect.flatMap(Clock.currentTimeMillis, (started) =>
       respond.pipe(
         Effect.tap((response) =>

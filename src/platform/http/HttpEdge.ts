@@ -1,5 +1,5 @@
 import { type HttpApp, HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
-import { type Context, Effect, Function, Layer, type Option } from "effect"
+import { type Context, Effect, Function, Layer, type Option, type Redacted } from "effect"
 import type { CorsPolicy } from "./Cors.js"
 import { type EdgeRefusal, edgeMiddleware, pathOf } from "./EdgeMiddleware.js"
 import { observeRequests, type RequestTelemetrySettings } from "./RequestTelemetry.js"
@@ -18,6 +18,7 @@ export interface HttpProduct {
 export interface EdgeSettings {
   readonly cors: CorsPolicy
   readonly requestIdHeader: Option.Option<string>
+  readonly operatorToken: Option.Option<Redacted.Redacted<string>>
   readonly telemetry: RequestTelemetrySettings
 }
 
