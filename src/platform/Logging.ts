@@ -1,5 +1,5 @@
 import { createWriteStream } from "node:fs"
-import { Cause, Effect, HashMap, Layer, List, Logger, LogLevel, Option } from "effect"
+import { Cause, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, List, Logger, LogLevel, Option, Tracer } from "effect"
 import type { LogLevelName } from "../config/AppConfig.js"
 
 const LEVELS: Readonly<Record<LogLevelName, LogLevel.LogLevel>> = {
@@ -19,7 +19,7 @@ export const toLogLevel = (name: LogLevelName): LogLevel.LogLevel => LEVELS[name
  * when there is one. Values are JSON-encoded, so a Redacted value prints as "<redacted>".
  */
 export const formatLogLine = (options: Logger.Logger.Options<unknown>): string => {
-  const { annotations, cause, date, logLevel, message, spans } = options
+  const { annotations, cause, context, date, logLevel, message, spans } = options
   const messages = Array.isArray(message) ? message : [message]
   const entry: Record<string, unknown> = {
     level: logLevel.label.toLowerCase(),
@@ -29,9 +29,18 @@ export const formatLogLine = (options: Logger.Logger.Options<unknown>): string =
   for (const [key, value] of HashMap.toEntries(annotations)) entry[key] = value
   const span = List.head(spans)
   if (Option.isSome(span)) entry["span"] = span.value.label
+  // With tracing on, a line says which trace and span it belongs to, so logs and traces can be joined.
+  const current = Context.getOption(FiberRefs.getOrDefault(context, FiberRef.currentContext), Tracer.ParentSpan)
+  if (Option.isSome(current) && current.value.sampled && TRACE_ID.test(current.value.traceId)) {
+    entry["trace_id"] = current.value.traceId
+    entry["span_id"] = current.value.spanId
+  }
   if (!Cause.isEmpty(cause)) entry["error"] = Cause.pretty(cause, { renderErrorCause: true })
   return safeJson(entry)
 }
+
+// An OpenTelemetry trace id; Effect's spans when nothing exports them carry none worth printing.
+const TRACE_ID = /^[0-9a-f]{32}$/
 
 // Every request logs a line at info: the plain stringify is the fast path, the replacer (several times slower)
 // only runs for the rare line that holds a bigint.

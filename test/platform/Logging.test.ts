@@ -110,6 +110,20 @@ describe("formatLogLine", () => {
 
       expect(parse(lines[0]!)["span"]).toBe("inner")
     }))
+
+  it.effect("says which trace and span a line was logged in, and nothing when no span is traced", () =>
+    Effect.gen(function*() {
+      const [traced] = yield* linesOf(Effect.flatMap(Effect.currentSpan, (span) =>
+        Effect.logInfo("traced").pipe(Effect.annotateLogs({ expected: `${span.traceId}/${span.spanId}` }))).pipe(Effect.withSpan("work")))
+      const entry = parse(traced!)
+      expect(entry["trace_id"]).toMatch(/^[0-9a-f]{32}$/)
+      expect(`${entry["trace_id"]}/${entry["span_id"]}`).toBe(entry["expected"])
+
+      const [untraced] = yield* linesOf(Effect.logInfo("plain"))
+      expect(parse(untraced!)).not.toHaveProperty("trace_id")
+      const [disabled] = yield* linesOf(Effect.logInfo("off").pipe(Effect.withSpan("work"), Effect.withTracerEnabled(false)))
+      expect(parse(disabled!)).not.toHaveProperty("trace_id")
+    }))
 })
 
 describe("LoggingLive", () => {
