@@ -255,7 +255,9 @@ describe("command line", () => {
     const dir = workDir()
     const child = start([], {
       ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1",
-      AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "vonage", AUTH_SMS_VONAGE_API_KEY: "key"
+      AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "vonage", AUTH_SMS_VONAGE_API_KEY: "key",
+      // Off on purpose: production without an IAM key would add its own warning.
+      AUTH_IAM_ENABLED: "false"
     }, dir)
     const done = finish(child)
     const url = await listeningUrl(child)
