@@ -261,6 +261,19 @@ export class InviterAuthenticated extends HttpApiMiddleware.Tag<InviterAuthentic
   security: { bearer: AdminToken }
 }) {}
 
+/**
+ * GoTrue's verifyCaptcha: with SECURITY_CAPTCHA_ENABLED, the request's captcha token must pass the provider's check
+ * before the handler runs (an admin JWT skips it).
+ */
+export class CaptchaProtected extends HttpApiMiddleware.Tag<CaptchaProtected>()("auth/CaptchaProtected", {
+  failure: AuthError
+}) {}
+
+/** The same for POST /token, whose refresh_token, pkce and id_token grants are exempt, as in GoTrue. */
+export class TokenCaptchaProtected extends HttpApiMiddleware.Tag<TokenCaptchaProtected>()("auth/TokenCaptchaProtected", {
+  failure: AuthError
+}) {}
+
 export class SettingsGroup extends HttpApiGroup.make("settings")
   .add(HttpApiEndpoint.get("health", "/health").addSuccess(Health))
   .add(HttpApiEndpoint.get("settings", "/settings").addSuccess(Settings))
@@ -275,6 +288,7 @@ export class SignupGroup extends HttpApiGroup.make("signup")
       .setUrlParams(Schema.Struct({ redirect_to: Schema.optional(Schema.String) }))
       .addSuccess(Schema.Union(Session, User))
   )
+  .middleware(CaptchaProtected)
   .annotate(OpenApi.Title, "Signup")
   .annotate(OpenApi.Description, "Sign-up with an email address, a phone number, or anonymously") {}
 
@@ -285,6 +299,7 @@ export class TokenGroup extends HttpApiGroup.make("token")
       .setUrlParams(Schema.Struct({ grant_type: Schema.optional(Schema.String) }))
       .addSuccess(Session)
   )
+  .middleware(TokenCaptchaProtected)
   .annotate(OpenApi.Title, "Token")
   .annotate(OpenApi.Description, "Sign-in: the password, refresh_token, pkce and id_token grants") {}
 
@@ -351,16 +366,19 @@ const RedirectParam = Schema.Struct({ redirect_to: Schema.optional(Schema.String
 export class OtpGroup extends HttpApiGroup.make("otp")
   .add(HttpApiEndpoint.post("otp", "/otp").setPayload(OtpPayload).setUrlParams(RedirectParam).addSuccess(MessageSent))
   .add(HttpApiEndpoint.post("magiclink", "/magiclink").setPayload(MagicLinkPayload).setUrlParams(RedirectParam).addSuccess(MessageSent))
+  .middleware(CaptchaProtected)
   .annotate(OpenApi.Title, "OTP")
   .annotate(OpenApi.Description, "Passwordless sign-in: a magic link or code by email, a code by SMS; new addresses are signed up") {}
 
 export class RecoverGroup extends HttpApiGroup.make("recover")
   .add(HttpApiEndpoint.post("recover", "/recover").setPayload(RecoverPayload).setUrlParams(RedirectParam).addSuccess(Schema.Struct({})))
+  .middleware(CaptchaProtected)
   .annotate(OpenApi.Title, "Recover")
   .annotate(OpenApi.Description, "Password recovery: mails a code and link that sign in; answers `{}` for any address") {}
 
 export class ResendGroup extends HttpApiGroup.make("resend")
   .add(HttpApiEndpoint.post("resend", "/resend").setPayload(ResendPayload).setUrlParams(RedirectParam).addSuccess(MessageSent))
+  .middleware(CaptchaProtected)
   .annotate(OpenApi.Title, "Resend")
   .annotate(OpenApi.Description, "Sends a pending sign-up confirmation again") {}
 

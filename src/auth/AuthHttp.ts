@@ -7,6 +7,7 @@ import { AuthError } from "./domain/AuthError.js"
 import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
 import { AdminAuthenticatedLive, InviterAuthenticatedLive } from "./http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
+import { CaptchaProtectedLive, TokenCaptchaProtectedLive } from "./http/CaptchaProtectedLive.js"
 import { AdminUsers } from "./admin/AdminUsers.js"
 import { AdminUsersHttpLive } from "./admin/AdminUsersHttp.js"
 import { GenerateLink } from "./admin/GenerateLink.js"
@@ -48,13 +49,13 @@ import { VerifyHttpLive } from "./verify/VerifyHttp.js"
 const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
   Layer.provide([
     SettingsHttpLive,
-    SignupHttpLive,
-    TokenHttpLive,
+    SignupHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
+    TokenHttpLive.pipe(Layer.provide(TokenCaptchaProtectedLive)),
     VerifyHttpLive,
     ExternalHttpLive,
-    OtpHttpLive,
-    RecoverHttpLive,
-    ResendHttpLive,
+    OtpHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
+    RecoverHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
+    ResendHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
     ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
     IdentitiesHttpLive.pipe(Layer.provide(AuthenticatedLive)),
     LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive)),

@@ -104,6 +104,8 @@ export interface AppConfig {
       readonly provider: "hcaptcha" | "turnstile"
       readonly secret: Option.Option<Redacted.Redacted<string>>
       readonly timeout: Duration.Duration
+      /** Gatehouse's own: where tokens are verified instead of the provider's siteverify URL (tests, egress proxies). */
+      readonly verifyUrl: Option.Option<string>
     }
   }
   readonly api: {
@@ -470,7 +472,8 @@ export const parseAppConfig = (
         enabled: captchaEnabled,
         provider: r.oneOf("SECURITY_CAPTCHA_PROVIDER", ["hcaptcha", "turnstile"], "hcaptcha"),
         secret: captchaSecret,
-        timeout: r.duration("SECURITY_CAPTCHA_TIMEOUT", Duration.seconds(10))
+        timeout: r.duration("SECURITY_CAPTCHA_TIMEOUT", Duration.seconds(10)),
+        verifyUrl: r.url("SECURITY_CAPTCHA_VERIFY_URL")
       }
     },
     api: {

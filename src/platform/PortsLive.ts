@@ -3,6 +3,7 @@ import { FetchHttpClient } from "@effect/platform"
 import { Layer, Option } from "effect"
 import type { JWK } from "jose"
 import { type AppConfig, smsProviderReady } from "../config/AppConfig.js"
+import { type Captcha, CaptchaLive, UnconfiguredCaptcha } from "./Captcha.js"
 import { LogMailer, type Mailer, OutboxMailer, SmtpMailer } from "./Mailer.js"
 import { MessagebirdSmsSender } from "./MessagebirdSmsSender.js"
 import { BcryptPasswordHasher, bcryptPermits, type PasswordHasher } from "./PasswordHasher.js"
@@ -14,7 +15,7 @@ import { type TokenSignerConfigError, TokenSignerLive, type TokenSigner } from "
 import { TwilioSmsSender } from "./TwilioSmsSender.js"
 import { VonageSmsSender } from "./VonageSmsSender.js"
 
-export type Ports = TokenSigner | PasswordHasher | Mailer | SmsSender | SecureRandom | Outbox
+export type Ports = TokenSigner | PasswordHasher | Mailer | SmsSender | SecureRandom | Outbox | Captcha
 
 const definitely = <A>(option: Option.Option<A>): A => Option.getOrThrow(option)
 
@@ -93,11 +94,24 @@ export const tokenSignerFor = (config: AppConfig): Layer.Layer<TokenSigner, Toke
     ...(config.jwt.validMethods.length > 0 ? { validMethods: config.jwt.validMethods } : {})
   })
 
+/**
+ * The configured captcha provider. Without a secret captcha is off (config refuses to turn it on without one), and
+ * nothing may ask the port.
+ */
+export const captchaFor = (config: AppConfig): Layer.Layer<Captcha> => {
+  const { provider, secret, timeout, verifyUrl } = config.security.captcha
+  return Option.match(secret, {
+    onNone: () => UnconfiguredCaptcha,
+    onSome: (secret) => CaptchaLive({ provider, secret, timeout, verifyUrl: Option.getOrUndefined(verifyUrl) })
+  })
+}
+
 /** The production implementation of every external dependency, chosen from configuration. */
 export const PortsLive = (config: AppConfig): Layer.Layer<Ports, TokenSignerConfigError> =>
   Layer.mergeAll(
     tokenSignerFor(config),
     BcryptPasswordHasher({ concurrency: bcryptPermits(availableParallelism(), config.workers) }),
     messagingFor(config),
-    SecureRandom.Live
+    SecureRandom.Live,
+    captchaFor(config)
   )

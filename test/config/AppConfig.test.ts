@@ -405,6 +405,7 @@ describe("rules", () => {
     ["AUTH_METRICS_EXPORTER", "statsd", "must be one of: opentelemetry, prometheus"],
     ["AUTH_TRACING_EXPORTER", "zipkin", "must be one of: opentelemetry"],
     ["AUTH_SECURITY_CAPTCHA_PROVIDER", "recaptcha", "must be one of: hcaptcha, turnstile"],
+    ["AUTH_SECURITY_CAPTCHA_VERIFY_URL", "localhost:9000/siteverify", "must be an absolute http(s) URL"],
     ["AUTH_SITE_URL", "example.com", "must be an absolute http(s) URL"],
     ["AUTH_SITE_URL", "ftp://example.com", "must be an absolute http(s) URL"],
     ["API_EXTERNAL_URL", "/auth/v1", "must be an absolute http(s) URL"],
@@ -461,6 +462,9 @@ describe("rules", () => {
     }))
     expect(c.security.captcha.provider).toBe("turnstile")
     expect(seconds(c.security.captcha.timeout)).toBe(5)
+    expect(c.security.captcha.verifyUrl).toStrictEqual(Option.none())
+    const proxied = config(embedded({ AUTH_SECURITY_CAPTCHA_VERIFY_URL: "http://egress.internal:3128/siteverify" }))
+    expect(proxied.security.captcha.verifyUrl).toStrictEqual(Option.some("http://egress.internal:3128/siteverify"))
   })
 })
 

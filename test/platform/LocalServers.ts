@@ -10,11 +10,17 @@ export interface RecordedRequest {
   readonly body: string
 }
 
-/** What the stub answers: a JSON body with a status, or nothing at all (to drive the caller's timeout). */
-export type StubAnswer = { readonly status: number; readonly json: unknown } | "hang"
+/**
+ * What the stub answers: a JSON body with a status, a body of any other type (a proxy's error page), or nothing at
+ * all (to drive the caller's timeout).
+ */
+export type StubAnswer =
+  | { readonly status: number; readonly json: unknown }
+  | { readonly status: number; readonly text: string; readonly contentType: string }
+  | "hang"
 
 /**
- * A real HTTP server on 127.0.0.1, port 0, standing in for an SMS provider's API. Every request is recorded
+ * A real HTTP server on 127.0.0.1, port 0, standing in for a provider's API (SMS, captcha). Every request is recorded
  * (after its body has arrived) before it is answered; the server and any held connections are closed with the scope.
  */
 export const startHttpStub = (
@@ -35,6 +41,11 @@ export const startHttpStub = (
         Queue.unsafeOffer(requests, recorded)
         const reply = answer(recorded)
         if (reply === "hang") return
+        if ("text" in reply) {
+          res.writeHead(reply.status, { "content-type": reply.contentType })
+          res.end(reply.text)
+          return
+        }
         res.writeHead(reply.status, { "content-type": "application/json" })
         res.end(JSON.stringify(reply.json))
       })

@@ -11,7 +11,7 @@ import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
 import { SecureRandom } from "../../src/platform/SecureRandom.js"
 import { MemorySmsSender, OutboxSmsSender, type SentSms, SmsSender, UnconfiguredSmsSender } from "../../src/platform/SmsSender.js"
 import type { TokenSigner } from "../../src/platform/TokenSigner.js"
-import { outboxEnabled, tokenSignerFor } from "../../src/platform/PortsLive.js"
+import { captchaFor, outboxEnabled, tokenSignerFor } from "../../src/platform/PortsLive.js"
 import { AuthRoutesLive } from "../../src/Server.js"
 import { TestDatabase } from "./TestDatabase.js"
 
@@ -99,10 +99,13 @@ const TestMessaging = (config: AppConfig) => {
 /**
  * Test doubles for what cannot run here or would only slow tests down: mail and texts are recorded (SentMail,
  * SentSms), bcrypt runs at its minimum cost. Tokens are signed by the real signer from the test config, and codes
- * are as random as in production (tests read them from the recorded messages).
+ * are as random as in production (tests read them from the recorded messages). Captcha is the production port:
+ * a test that turns it on points SECURITY_CAPTCHA_VERIFY_URL at a local stand-in for the provider.
  */
 export const TestPorts = (config: AppConfig) =>
-  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, TestMessaging(config), SecureRandom.Live).pipe(Layer.orDie)
+  Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, TestMessaging(config), SecureRandom.Live, captchaFor(config)).pipe(
+    Layer.orDie
+  )
 
 /**
  * A server over a database it is given, already migrated: wrapped in Layer.fresh it is a second instance beside

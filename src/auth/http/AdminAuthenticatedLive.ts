@@ -14,8 +14,9 @@ const NIL_UUID = "00000000-0000-0000-0000-000000000000"
  * GoTrue's requireAdminCredentials (reference §1, "Admin auth details"): the token must verify and its `role` must
  * be one of `roles`. `sub` is not checked (auth-js's own tests sign `sub: "1234567890"`), but a token that names
  * a real session is only good while that session lasts, so a logged-out admin user's token stops working here.
+ * The captcha check (CaptchaProtectedLive) asks the same question: admin credentials skip it.
  */
-const adminCheck = (roles: ReadonlySet<string>) =>
+export const adminCheck = (roles: ReadonlySet<string>) =>
   Effect.gen(function*() {
     const signer = yield* TokenSigner
     const sessions = yield* SessionsRepo

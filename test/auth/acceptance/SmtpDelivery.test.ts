@@ -15,7 +15,7 @@ import { otpTokenHash } from "../../../src/auth/domain/OtpToken.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
 import { migrate } from "../../../src/platform/Migrator.js"
 import { PasswordHasherTest } from "../../../src/platform/PasswordHasher.js"
-import { messagingFor, tokenSignerFor } from "../../../src/platform/PortsLive.js"
+import { captchaFor, messagingFor, tokenSignerFor } from "../../../src/platform/PortsLive.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { AuthRoutesLive } from "../../../src/Server.js"
 import { unusedPort } from "../../platform/LocalServers.js"
@@ -77,7 +77,9 @@ const gatehouseOverSmtp = (templateUrl: Effect.Effect<string | undefined, never,
     )
     return Layer.mergeAll(AuthRoutesLive(config), Url).pipe(
       Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
-      Layer.provide(Layer.mergeAll(Layer.orDie(tokenSignerFor(config)), PasswordHasherTest, messagingFor(config), SecureRandom.Live)),
+      Layer.provide(
+        Layer.mergeAll(Layer.orDie(tokenSignerFor(config)), PasswordHasherTest, messagingFor(config), SecureRandom.Live, captchaFor(config))
+      ),
       Layer.provide(Layer.succeed(AppConfig, config)),
       Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
       Layer.provide(TestDatabase),
