@@ -76,7 +76,7 @@ const isFormPostCallback = (request: HttpServerRequest.HttpServerRequest): boole
 
 /**
  * The auth API's request and error boundary: bodies are read as JSON, and every failure or defect becomes an
- * enveloped response; 5xx causes are logged.
+ * enveloped response; the causes of 5xx but 503 are logged.
  */
 export const authErrorMiddleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
   Effect.catchAllCause(bodyAsJson(app), (cause) =>
@@ -86,7 +86,8 @@ export const authErrorMiddleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.D
         const request = yield* HttpServerRequest.HttpServerRequest
         const requestId = yield* RequestId
         const error = toAuthError(cause)
-        if (error.status >= 500) yield* Effect.logError("unexpected failure", cause)
+        // A 503 is expected (a dependency is down: the database, the captcha provider) and its producer logged why.
+        if (error.status >= 500 && error.status !== 503) yield* Effect.logError("unexpected failure", cause)
         return authErrorResponse(request, requestId, error)
       })) as HttpApp.Default<never, R>
 
