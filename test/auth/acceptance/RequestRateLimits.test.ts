@@ -7,10 +7,9 @@
  * minutes after the burst), or to 0, which refuses every keyed request.
  */
 import { expect } from "@effect/vitest"
-import { Context, Effect, Layer, Metric } from "effect"
-import { AuthMetrics } from "../../../src/platform/AuthMetrics.js"
+import { Context, Effect, Layer } from "effect"
 import { ServerUrl, TestServerOver } from "../../support/TestServer.js"
-import { acceptance, authClient, call, mailTo, PASSWORD, raw, type RawResponse, uniqueEmail, versionedError } from "./AcceptanceKit.js"
+import { acceptance, authClient, call, mailTo, PASSWORD, raw, type RawResponse, refusals, uniqueEmail, versionedError } from "./AcceptanceKit.js"
 
 const HEADER = "X-Forwarded-For"
 /** GoTrue's fixed burst for /token: RATE_LIMIT_TOKEN_REFRESH sets only the refill. */
@@ -30,7 +29,6 @@ const expectLimited = (response: RawResponse, intervalSeconds: number) => {
   retryAfterOf(response, intervalSeconds)
 }
 
-const refusals = (limit: string) => Effect.map(Metric.value(Metric.tagged(AuthMetrics.rateLimited, "limit", limit)), (state) => state.count)
 
 const passwordGrant = (url: string, email: string, headers: Record<string, string>) =>
   raw(url, "/token?grant_type=password", { body: { email, password: PASSWORD }, headers, apiVersion: true })

@@ -7,11 +7,10 @@
  * straddle a window's end, and nothing waits on a clock.
  */
 import { expect } from "@effect/vitest"
-import { Context, Effect, Layer, Metric, Ref } from "effect"
-import { AuthMetrics } from "../../../src/platform/AuthMetrics.js"
+import { Context, Effect, Layer, Ref } from "effect"
 import { SentSms } from "../../../src/platform/SmsSender.js"
 import { MailOutage, ServerUrl, SmsOutage, TestServerOver } from "../../support/TestServer.js"
-import { acceptance, legacyError, mailTo, PASSWORD, raw, type RawResponse, uniqueEmail, uniquePhone, versionedError } from "./AcceptanceKit.js"
+import { acceptance, legacyError, mailTo, PASSWORD, raw, type RawResponse, refusals, uniqueEmail, uniquePhone, versionedError } from "./AcceptanceKit.js"
 
 const TEN_YEARS_SECONDS = 87_600 * 3600
 const TEST_NUMBER = "15550002222"
@@ -31,9 +30,6 @@ const signUpEmail = (url: string, email: string, apiVersion = true) =>
   raw(url, "/signup", { body: { email, password: PASSWORD }, apiVersion })
 
 const signUpPhone = (url: string, phone: string) => raw(url, "/signup", { body: { phone, password: PASSWORD }, apiVersion: true })
-
-/** Refusals counted for the metrics exporter under `limit` (email_sent or sms_sent). */
-const refusals = (limit: string) => Effect.map(Metric.value(Metric.tagged(AuthMetrics.rateLimited, "limit", limit)), (state) => state.count)
 
 /** Runs `effect` with an outage switched on, and switches it off again whatever happens. */
 const during = <A, E, R>(outage: Ref.Ref<boolean>, effect: Effect.Effect<A, E, R>) =>
