@@ -20,6 +20,7 @@ import { IdentitiesHttpLive } from "./external/IdentitiesHttp.js"
 import { OAuthProvidersLive } from "./external/OAuthProviders.js"
 import { Invite } from "./invite/Invite.js"
 import { InviteHttpLive } from "./invite/InviteHttp.js"
+import { RateLimits } from "./limits/RateLimits.js"
 import { LogoutHttpLive } from "./logout/LogoutHttp.js"
 import { Profile } from "./profile/Profile.js"
 import { Otp } from "./otp/Otp.js"
@@ -78,6 +79,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     Resend.Default,
     GenerateLink.Default,
     Invite.Default,
+    RateLimits.Default,
     AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default, AuditLog.Default, AuditLogRepo.Default])
 )
 

@@ -57,6 +57,16 @@ export interface OAuthProviderConfig {
   readonly url: Option.Option<string>
 }
 
+/**
+ * A per-client request limit as GoTrue's tollbooth limiters count it: a bucket of `burst` requests, refilled at
+ * `events` per `per`. `events` may be fractional (GoTrue reads a float).
+ */
+export interface RequestLimit {
+  readonly events: number
+  readonly per: Duration.Duration
+  readonly burst: number
+}
+
 export interface EmailTemplateSet<A> {
   readonly invite: A
   readonly confirmation: A
@@ -88,6 +98,21 @@ export interface AppConfig {
     /** RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT: instance-wide quotas, counted in fixed windows of `per`. */
     readonly emailSent: { readonly events: number; readonly per: Duration.Duration }
     readonly smsSent: { readonly events: number; readonly per: Duration.Duration }
+    /**
+     * Per client, keyed on RATE_LIMIT_HEADER (off without it), each route its own bucket as in GoTrue.
+     * RATE_LIMIT_OTP: POST /magiclink, /otp, /recover, /resend, /signup with an email or phone, and PUT /user.
+     */
+    readonly otp: RequestLimit
+    /** RATE_LIMIT_ANONYMOUS_USERS: POST /signup with neither email nor phone. */
+    readonly anonymousUsers: RequestLimit
+    /** RATE_LIMIT_TOKEN_REFRESH: POST /token, every grant. */
+    readonly tokenRefresh: RequestLimit
+    /** RATE_LIMIT_VERIFY: GET and POST /verify, one bucket. */
+    readonly verify: RequestLimit
+    /** RATE_LIMIT_SSO, RATE_LIMIT_WEB3, RATE_LIMIT_PASSKEY: read and checked as GoTrue does; their routes do not exist here yet. */
+    readonly sso: RequestLimit
+    readonly web3: RequestLimit
+    readonly passkey: RequestLimit
   }
   readonly password: {
     readonly minLength: number
@@ -442,6 +467,24 @@ export const parseAppConfig = (
     "must be a number of emails per hour, or N/duration such as 10/15m", parseRate)
   const smsSent = r.parse("RATE_LIMIT_SMS_SENT", undefined, { events: 30, per: Duration.hours(1) },
     "must be a number of texts per hour, or N/duration such as 10/15m", parseRate)
+  // GoTrue's apilimiter: most limiters refill their number per 5 minutes in bursts of 30; anonymous sign-ins per
+  // hour, in bursts of the number itself (cut to a whole number, as Go's int() does).
+  const perFiveMinutes = (events: number): RequestLimit => ({ events, per: Duration.minutes(5), burst: 30 })
+  const anonymousUsers = r.parse("RATE_LIMIT_ANONYMOUS_USERS", undefined, 30, REQUESTS_RULE, parseRequests)
+  const requestLimits = {
+    otp: perFiveMinutes(r.parse("RATE_LIMIT_OTP", undefined, 30, REQUESTS_RULE, parseRequests)),
+    anonymousUsers: { events: anonymousUsers, per: Duration.hours(1), burst: Math.floor(anonymousUsers) },
+    tokenRefresh: perFiveMinutes(r.parse("RATE_LIMIT_TOKEN_REFRESH", undefined, 150, REQUESTS_RULE, parseRequests)),
+    verify: perFiveMinutes(r.parse("RATE_LIMIT_VERIFY", undefined, 30, REQUESTS_RULE, parseRequests)),
+    sso: perFiveMinutes(r.parse("RATE_LIMIT_SSO", undefined, 30, REQUESTS_RULE, parseRequests)),
+    web3: perFiveMinutes(r.parse("RATE_LIMIT_WEB3", undefined, 30, REQUESTS_RULE, parseRequests)),
+    passkey: perFiveMinutes(r.parse("RATE_LIMIT_PASSKEY", undefined, 30, REQUESTS_RULE, parseRequests))
+  }
+  const rateLimitHeader = r.string("RATE_LIMIT_HEADER")
+  // GoTrue is silent about it; one line at start-up saves an operator from believing the limits hold.
+  if (production && Option.isNone(rateLimitHeader)) {
+    warnings.push(`${r.canonical("RATE_LIMIT_HEADER")} is not set: per-IP request rate limits (RATE_LIMIT_OTP, RATE_LIMIT_TOKEN_REFRESH, RATE_LIMIT_VERIFY, RATE_LIMIT_ANONYMOUS_USERS) are off`)
+  }
 
   const iam = parseIamConfig(r, production, warnings)
   const workers = readWorkers(r, production, options.cores ?? availableParallelism(), warnings)
@@ -458,7 +501,7 @@ export const parseAppConfig = (
     externalEmailEnabled: r.boolean("EXTERNAL_EMAIL_ENABLED", true),
     externalPhoneEnabled,
     anonymousUsersEnabled: r.boolean("EXTERNAL_ANONYMOUS_USERS_ENABLED", false),
-    rateLimit: { header: r.string("RATE_LIMIT_HEADER"), emailSent, smsSent },
+    rateLimit: { header: rateLimitHeader, emailSent, smsSent, ...requestLimits },
     password: {
       minLength: r.integer("PASSWORD_MIN_LENGTH", 6, { min: 1, max: 72 }),
       requiredCharacters
@@ -695,6 +738,15 @@ const parseJwkArray = (raw: string): Option.Option<ReadonlyArray<Record<string, 
     return Option.none()
   }
 }
+
+const REQUESTS_RULE = "must be a number of requests, not negative (decimals allowed, e.g. 30 or 2.5)"
+
+// GoTrue reads these as float64: a decimal number, with an exponent if need be. Negative rates and Inf are refused.
+const parseRequests = (raw: string): Option.Option<number> =>
+  Option.filter(
+    Option.liftPredicate(raw, (text) => /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/.test(text)).pipe(Option.map(Number)),
+    Number.isFinite
+  )
 
 // GoTrue's Rate setting: "30" (per hour) or "10/15m".
 const parseRate = (raw: string): Option.Option<{ events: number; per: Duration.Duration }> => {

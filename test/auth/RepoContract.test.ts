@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { type RequestRate, requestRate } from "../../src/auth/domain/RequestRate.js"
+import { RateLimitsRepo } from "../../src/auth/limits/RateLimitsRepo.js"
 import { SendQuotaRepo } from "../../src/auth/messages/SendQuotaRepo.js"
 import { FlowStateRepo } from "../../src/auth/sessions/FlowStateRepo.js"
 import { RefreshTokensRepo } from "../../src/auth/sessions/RefreshTokensRepo.js"
@@ -36,6 +38,7 @@ const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   OtpAttemptsRepo.Default,
   FlowStateRepo.Default,
   SendQuotaRepo.Default,
+  RateLimitsRepo.Default,
   AuditLogRepo.Default
 ).pipe(Layer.provideMerge(MigratedDatabase)) as Layer.Layer<AuthRepos>
 
@@ -375,6 +378,57 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(granted.filter(Boolean)).toHaveLength(7)
       }))
 
+    // Routes and keys are this run's own (the table is shared with every other case on the database).
+    it.effect("rate limits: a burst, then one request an interval; each route and key its own bucket; the wait is exact", () =>
+      Effect.gen(function*() {
+        const limits = yield* RateLimitsRepo
+        const key = `203.0.113.${randomUUID()}`
+        const rate = requestRate(1, Duration.seconds(10), 2)
+        const t0 = T0.getTime()
+        const admit = (route: string, ms: number, who = key) => limits.admit(route, who, t0 + ms, rate)
+        expect(yield* admit("token", 0)).toEqual({ allowed: true, tat: t0 + 10_000 })
+        expect(yield* admit("token", 0)).toEqual({ allowed: true, tat: t0 + 20_000 })
+        expect(yield* admit("token", 500)).toEqual({ allowed: false, retryAfterMs: 9_500 })
+        // Another route, another client: full buckets of their own.
+        expect((yield* admit("verify", 500)).allowed).toBe(true)
+        expect((yield* admit("token", 500, `${key}-other`)).allowed).toBe(true)
+        // The refusal changed nothing: its wait, to the millisecond, is the wait.
+        expect((yield* admit("token", 9_999)).allowed).toBe(false)
+        expect(yield* admit("token", 10_000)).toEqual({ allowed: true, tat: t0 + 30_000 })
+        // A clock behind the one that wrote the row only waits longer.
+        expect(yield* admit("token", 1_000)).toEqual({ allowed: false, retryAfterMs: 19_000 })
+      }))
+
+    it.effect("rate limits: a shut rate refuses without a row; a sweep deletes exactly the refilled buckets", () =>
+      Effect.gen(function*() {
+        const limits = yield* RateLimitsRepo
+        const key = `sweep-${randomUUID()}`
+        const shut = requestRate(0, Duration.minutes(5), 30)
+        expect(yield* limits.admit("otp", key, 0, shut)).toEqual({ allowed: false, retryAfterMs: 300_000 })
+        // Far past every other case's moments, so the sweeps below count only this case's rows.
+        const base = at(400_000_000).getTime()
+        const rate = requestRate(1, Duration.seconds(10), 1)
+        expect((yield* limits.admit("otp", key, base, rate)).allowed).toBe(true)
+        expect((yield* limits.admit("recover", key, base + 5_000, rate)).allowed).toBe(true)
+        yield* limits.sweep(base)
+        expect(yield* limits.sweep(base + 10_000)).toBe(1)
+        expect(yield* limits.sweep(base + 14_999)).toBe(0)
+        expect((yield* limits.admit("recover", key, base + 14_999, rate)).allowed).toBe(false)
+        expect(yield* limits.sweep(base + 15_000)).toBe(1)
+        expect((yield* limits.admit("recover", key, base + 15_000, rate)).allowed).toBe(true)
+      }))
+
+    it.effect("rate limits: concurrent requests never overdraw a bucket", () =>
+      Effect.gen(function*() {
+        const limits = yield* RateLimitsRepo
+        const key = `race-${randomUUID()}`
+        const rate: RequestRate = requestRate(1, Duration.minutes(5), 7)
+        const admitted = yield* Effect.forEach(Array.from({ length: 24 }), () => limits.admit("token", key, T0.getTime(), rate), {
+          concurrency: "unbounded"
+        })
+        expect(admitted.filter((admission) => admission.allowed)).toHaveLength(7)
+      }))
+
     it.effect("audit log: pages newest first (ties by id), counts what matches, and filters author, action and type", () =>
       Effect.gen(function*() {
         const audit = yield* AuditLogRepo
@@ -651,7 +705,30 @@ describe("auth repos", () => {
  * What makes the quotas instance-wide: two SendQuotaRepo instances, each built on its own (Layer.fresh: nothing
  * shared but the database they are given), as two servers' would be, spend one counter between them.
  */
+layer(MigratedDatabase, { timeout: 60_000 })("rate limits across instances", (it) => {
+  it.scoped("two rate-limit repo instances over one database draw on one bucket per client, even racing", () =>
+    Effect.gen(function*() {
+      const instance = Effect.map(Layer.build(Layer.fresh(RateLimitsRepo.Default)), (context) => Context.get(context, RateLimitsRepo))
+      const a = yield* instance
+      const b = yield* instance
+      expect(a).not.toBe(b)
+      const key = `shared-${randomUUID()}`
+      const rate = requestRate(1, Duration.minutes(1), 5)
+      const now = T0.getTime()
+      expect((yield* a.admit("token", key, now, rate)).allowed).toBe(true)
+      expect((yield* b.admit("token", key, now, rate)).allowed).toBe(true)
+      const raced = yield* Effect.forEach(
+        Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b)),
+        (repo) => repo.admit("token", key, now, rate),
+        { concurrency: "unbounded" }
+      )
+      expect(raced.filter((admission) => admission.allowed)).toHaveLength(3)
+      expect(yield* a.admit("token", key, now, rate)).toEqual({ allowed: false, retryAfterMs: 60_000 })
+    }))
+})
+
 layer(MigratedDatabase, { timeout: 60_000 })("send quotas across instances", (it) => {
+
   it.scoped("two repo instances over one database share each window's count, even racing", () =>
     Effect.gen(function*() {
       const instance = Effect.map(Layer.build(Layer.fresh(SendQuotaRepo.Default)), (context) => Context.get(context, SendQuotaRepo))

@@ -269,7 +269,11 @@ describe("command line", () => {
     expect(result.code).toBe(0)
     const warnings = logLines(result.stdout).filter((line) => line["level"] === "warn")
     expect(warnings.map((line) => line["msg"])).toStrictEqual([
-      "AUTH_SMS_PROVIDER is vonage but AUTH_SMS_VONAGE_API_SECRET, AUTH_SMS_VONAGE_FROM are not set: texts cannot be sent (SMS_TEST_OTP numbers still work)"
+      "AUTH_SMS_PROVIDER is vonage but AUTH_SMS_VONAGE_API_SECRET, AUTH_SMS_VONAGE_FROM are not set: texts cannot be sent (SMS_TEST_OTP numbers still work)",
+      // Production without RATE_LIMIT_HEADER says once that the per-IP limits are off; the embedded default does not.
+      ...(Option.isSome(databaseUrl)
+        ? ["AUTH_RATE_LIMIT_HEADER is not set: per-IP request rate limits (RATE_LIMIT_OTP, RATE_LIMIT_TOKEN_REFRESH, RATE_LIMIT_VERIFY, RATE_LIMIT_ANONYMOUS_USERS) are off"]
+        : [])
     ])
   })
 

@@ -183,6 +183,8 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("AUTH_WORKERS on PostgreSQL"
       AUTH_SMTP_HOST: "127.0.0.1",
       AUTH_SMTP_PORT: "2525",
       AUTH_MAILER_AUTOCONFIRM: "true",
+      // As a deployment behind a proxy sets it; without it the primary warns that per-IP limits are off (Cli.test).
+      AUTH_RATE_LIMIT_HEADER: "X-Real-IP",
       AUTH_IAM_PASETO_SECRET_KEY: generatedPaserk(),
       AUTH_API_HOST: "127.0.0.1",
       AUTH_IAM_GRPC_HOST: "127.0.0.1",

@@ -20,7 +20,9 @@ const productionEnv: Env = {
   AUTH_SMTP_HOST: "smtp.example.com",
   AUTH_SMTP_PORT: "2525",
   // Without a key the IAM service is off in production, and start-up says so (its own test below).
-  AUTH_IAM_ENABLED: "false"
+  AUTH_IAM_ENABLED: "false",
+  // Without it production warns that per-IP limits are off (tested on its own below).
+  AUTH_RATE_LIMIT_HEADER: "X-Real-IP"
 }
 
 const config = (result: ReturnType<typeof parseAppConfig>): AppConfig =>
@@ -388,6 +390,70 @@ describe("typed values", () => {
   })
 })
 
+describe("per-IP request limits", () => {
+  const limit = (events: number, perSeconds: number, burst: number) => ({ events, perSeconds, burst })
+  const read = (c: AppConfig) =>
+    Object.fromEntries((["otp", "anonymousUsers", "tokenRefresh", "verify", "sso", "web3", "passkey"] as const).map((name) => {
+      const { burst, events, per } = c.rateLimit[name]
+      return [name, limit(events, seconds(per), burst)]
+    }))
+
+  it("has GoTrue's defaults: 30 per 5 minutes in bursts of 30, anonymous sign-ins 30 an hour, token 150", () => {
+    const c = config(embedded({}))
+    expect(Option.isNone(c.rateLimit.header)).toBe(true)
+    expect(read(c)).toStrictEqual({
+      otp: limit(30, 300, 30),
+      anonymousUsers: limit(30, 3600, 30),
+      tokenRefresh: limit(150, 300, 30),
+      verify: limit(30, 300, 30),
+      sso: limit(30, 300, 30),
+      web3: limit(30, 300, 30),
+      passkey: limit(30, 300, 30)
+    })
+  })
+
+  it("reads every setting under either prefix, decimals and exponents included, as Go's float parser does", () => {
+    const c = config(embedded({
+      GOTRUE_RATE_LIMIT_HEADER: "X-Forwarded-For",
+      AUTH_RATE_LIMIT_OTP: "2.5",
+      GOTRUE_RATE_LIMIT_ANONYMOUS_USERS: "7.9",
+      AUTH_RATE_LIMIT_TOKEN_REFRESH: "1e3",
+      AUTH_RATE_LIMIT_VERIFY: ".5",
+      AUTH_RATE_LIMIT_SSO: "0",
+      AUTH_RATE_LIMIT_WEB3: "12.",
+      AUTH_RATE_LIMIT_PASSKEY: "4"
+    }))
+    expect(c.rateLimit.header).toStrictEqual(Option.some("X-Forwarded-For"))
+    expect(read(c)).toStrictEqual({
+      otp: limit(2.5, 300, 30),
+      // Go's int(): the burst of anonymous sign-ins is the number cut to a whole one.
+      anonymousUsers: limit(7.9, 3600, 7),
+      tokenRefresh: limit(1000, 300, 30),
+      verify: limit(0.5, 300, 30),
+      sso: limit(0, 300, 30),
+      web3: limit(12, 300, 30),
+      passkey: limit(4, 300, 30)
+    })
+  })
+
+  it.each(["-1", "lots", "Inf", "NaN", "1/5m", "0x10", "1e999", "30 per minute"])("refuses %j, naming the variable", (raw) => {
+    for (const name of ["OTP", "ANONYMOUS_USERS", "TOKEN_REFRESH", "VERIFY", "SSO", "WEB3", "PASSKEY"]) {
+      expect(issues(embedded({ [`GOTRUE_RATE_LIMIT_${name}`]: raw }))).toStrictEqual([
+        { variable: `GOTRUE_RATE_LIMIT_${name}`, rule: "must be a number of requests, not negative (decimals allowed, e.g. 30 or 2.5)" }
+      ])
+    }
+  })
+
+  it("warns once in production that per-IP limits are off without RATE_LIMIT_HEADER; never in the embedded default", () => {
+    const { AUTH_RATE_LIMIT_HEADER: _, ...withoutHeader } = productionEnv
+    expect(Either.getOrThrow(parseAppConfig(withoutHeader)).warnings).toStrictEqual([
+      "AUTH_RATE_LIMIT_HEADER is not set: per-IP request rate limits (RATE_LIMIT_OTP, RATE_LIMIT_TOKEN_REFRESH, RATE_LIMIT_VERIFY, RATE_LIMIT_ANONYMOUS_USERS) are off"
+    ])
+    expect(Either.getOrThrow(parseAppConfig({ ...withoutHeader, GOTRUE_RATE_LIMIT_HEADER: "X-Real-IP" })).warnings).toStrictEqual([])
+    expect(Either.getOrThrow(embedded({})).warnings).toStrictEqual([])
+  })
+})
+
 describe("rules", () => {
   it.each([
     ["AUTH_JWT_EXP", "0", "must be a whole number from 1 to 604800"],
@@ -598,6 +664,8 @@ describe("issue texts never contain the offending value", () => {
     "AUTH_SMS_PROVIDER",
     "AUTH_RATE_LIMIT_EMAIL_SENT",
     "AUTH_RATE_LIMIT_SMS_SENT",
+    "AUTH_RATE_LIMIT_OTP",
+    "AUTH_RATE_LIMIT_TOKEN_REFRESH",
     "AUTH_SECURITY_CAPTCHA_PROVIDER",
     "AUTH_EXTERNAL_GITHUB_REDIRECT_URI",
     "AUTH_MAILER_TEMPLATES_RECOVERY",

@@ -1,5 +1,6 @@
 import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import { Mailer } from "../../platform/Mailer.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { SmsSender } from "../../platform/SmsSender.js"
@@ -11,7 +12,6 @@ import { hasCodeAction, renderSmsTemplate } from "../domain/SmsTemplate.js"
 import type { MailTemplateVariables } from "./MailTemplate.js"
 import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
 import { type SendChannel, SendQuotaRepo } from "./SendQuotaRepo.js"
-import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 
 const mailBody = (intro: string, url: string | undefined, otp: string) => ({
   html: `<h2>${escapeHtml(intro)}</h2>${url === undefined ? "" : `<p><a href="${escapeHtml(url)}">Follow this link</a></p>`}` +
@@ -43,6 +43,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
         const quota = channel === "email" ? config.rateLimit.emailSent : config.rateLimit.smsSent
         const window = sendQuotaWindow(quota.per, new Date(yield* Clock.currentTimeMillis))
         if (!(yield* quotas.claim(channel, window.start, quota.events))) {
+          yield* countTagged(AuthMetrics.rateLimited, "limit", channel === "email" ? "email_sent" : "sms_sent")
           return yield* overSendQuota(channel, window.secondsLeft)
         }
         return yield* deliver.pipe(Effect.tapError(() => quotas.giveBack(channel, window.start)))

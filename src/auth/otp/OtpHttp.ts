@@ -1,14 +1,16 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AuthApi } from "../Api.js"
+import { RateLimits } from "../limits/RateLimits.js"
 import { Otp } from "./Otp.js"
 
 export const OtpHttpLive = HttpApiBuilder.group(AuthApi, "otp", (handlers) =>
   Effect.gen(function*() {
     const otp = yield* Otp
+    const limits = yield* RateLimits
     return handlers
       .handle("otp", ({ payload, urlParams }) =>
-        otp.otp({
+        Effect.zipRight(limits.check("otp"), otp.otp({
           email: payload.email,
           phone: payload.phone,
           createUser: payload.create_user,
@@ -17,13 +19,13 @@ export const OtpHttpLive = HttpApiBuilder.group(AuthApi, "otp", (handlers) =>
           redirectTo: urlParams.redirect_to,
           codeChallenge: payload.code_challenge,
           codeChallengeMethod: payload.code_challenge_method
-        }))
+        })))
       .handle("magiclink", ({ payload, urlParams }) =>
-        otp.magiclink({
+        Effect.zipRight(limits.check("magiclink"), otp.magiclink({
           email: payload.email,
           data: payload.data,
           redirectTo: urlParams.redirect_to,
           codeChallenge: payload.code_challenge,
           codeChallengeMethod: payload.code_challenge_method
-        }))
+        })))
   }))

@@ -4,12 +4,14 @@ import { AppConfig } from "../../config/AppConfig.js"
 import { AuthApi, CurrentUser } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { encodedResponse } from "../http/EncodedResponse.js"
+import { RateLimits } from "../limits/RateLimits.js"
 import { Profile } from "./Profile.js"
 
 export const ProfileHttpLive = HttpApiBuilder.group(AuthApi, "profile", (handlers) =>
   Effect.gen(function*() {
     const profile = yield* Profile
     const config = yield* AppConfig
+    const limits = yield* RateLimits
     return handlers
       .handle("getUser", () =>
         Effect.gen(function*() {
@@ -25,6 +27,7 @@ export const ProfileHttpLive = HttpApiBuilder.group(AuthApi, "profile", (handler
       .handle("updateUser", ({ payload, urlParams }) =>
         Effect.gen(function*() {
           const { sessionId, user } = yield* CurrentUser
+          yield* limits.check("user")
           return yield* profile.update(user, sessionId, {
             email: payload.email,
             phone: payload.phone,

@@ -1,18 +1,20 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AuthApi } from "../Api.js"
+import { RateLimits } from "../limits/RateLimits.js"
 import { Resend } from "./Resend.js"
 
 export const ResendHttpLive = HttpApiBuilder.group(AuthApi, "resend", (handlers) =>
   Effect.gen(function*() {
     const resend = yield* Resend
+    const limits = yield* RateLimits
     return handlers.handle("resend", ({ payload, urlParams }) =>
-      resend.resend({
+      Effect.zipRight(limits.check("resend"), resend.resend({
         type: payload.type,
         email: payload.email,
         phone: payload.phone,
         redirectTo: urlParams.redirect_to,
         codeChallenge: payload.code_challenge,
         codeChallengeMethod: payload.code_challenge_method
-      }))
+      })))
   }))

@@ -2,13 +2,15 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AuthApi } from "../Api.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
+import { RateLimits } from "../limits/RateLimits.js"
 import { Signup } from "./Signup.js"
 
 export const SignupHttpLive = HttpApiBuilder.group(AuthApi, "signup", (handlers) =>
   Effect.gen(function*() {
     const signup = yield* Signup
+    const limits = yield* RateLimits
     return handlers.handle("signup", ({ payload, urlParams }) =>
-      withSessionHeaders(signup.signup({
+      Effect.zipRight(limits.checkSignup(payload), withSessionHeaders(signup.signup({
         email: payload.email,
         phone: payload.phone,
         password: payload.password,
@@ -16,5 +18,5 @@ export const SignupHttpLive = HttpApiBuilder.group(AuthApi, "signup", (handlers)
         redirectTo: urlParams.redirect_to,
         codeChallenge: payload.code_challenge,
         codeChallengeMethod: payload.code_challenge_method
-      })))
+      }))))
   }))

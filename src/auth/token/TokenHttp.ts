@@ -4,6 +4,7 @@ import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import { AuthApi } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
+import { RateLimits } from "../limits/RateLimits.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { PasswordGrant } from "./PasswordGrant.js"
@@ -17,23 +18,26 @@ export const TokenHttpLive = HttpApiBuilder.group(AuthApi, "token", (handlers) =
     const idToken = yield* IdTokenGrant
     const sessions = yield* Sessions
     const tokens = yield* AccessTokens
+    const limits = yield* RateLimits
+    // GoTrue limits every grant it serves inside its handler; a grant it does not know is refused before counting.
+    const limited = <A, E, R>(grant: Effect.Effect<A, E, R>) => Effect.zipRight(limits.check("token"), grant)
     return handlers.handle("token", ({ payload, urlParams }) => {
       // Counted once answered: a refused grant is no sign-in.
       const counted = <A, E, R>(granted: Effect.Effect<A, E, R>) =>
         Effect.tap(granted, () => countTagged(AuthMetrics.signIns, "grant_type", urlParams.grant_type ?? ""))
       switch (urlParams.grant_type) {
         case "password":
-          return counted(withSessionHeaders(password.signIn(payload)))
+          return counted(limited(withSessionHeaders(password.signIn(payload))))
         case "refresh_token":
           // The refresh rules are the sessions floor's; this grant only answers with the session it returns.
-          return counted(withSessionHeaders(Clock.currentTimeMillis.pipe(
+          return counted(limited(withSessionHeaders(Clock.currentTimeMillis.pipe(
             Effect.flatMap((ms) => sessions.refresh(payload.refresh_token ?? "", new Date(ms))),
             Effect.flatMap(tokens.respond)
-          )))
+          ))))
         case "pkce":
-          return counted(withSessionHeaders(pkce.exchange(payload)))
+          return counted(limited(withSessionHeaders(pkce.exchange(payload))))
         case "id_token":
-          return counted(withSessionHeaders(idToken.signIn(payload)))
+          return counted(limited(withSessionHeaders(idToken.signIn(payload))))
         default:
           // GoTrue's answer, code and all, for any grant it does not handle.
           return Effect.fail(AuthError.of(400, "invalid_credentials", "unsupported_grant_type"))

@@ -6,7 +6,8 @@
 import { createHmac, randomInt, randomUUID, type KeyObject } from "node:crypto"
 import { AuthClient, type GoTrueClientOptions } from "@supabase/auth-js"
 import { layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Ref } from "effect"
+import { Effect, Layer, Logger, LogLevel, Metric, Ref } from "effect"
+import { AuthMetrics } from "../../../src/platform/AuthMetrics.js"
 import { type Mail, SentMail } from "../../../src/platform/Mailer.js"
 import { baseTestEnv, TestServer } from "../../support/TestServer.js"
 
@@ -103,6 +104,13 @@ export const legacyError = (status: number, code: string, msg: string) => ({ cod
 
 /** The envelope for X-Supabase-Api-Version 2024-01-01: `{code, message}`. */
 export const versionedError = (code: string, message: string) => ({ code, message })
+
+/**
+ * How many requests a limit has refused so far, as the metrics exporter reads it (`limit`: otp, token_refresh,
+ * email_sent, …). The servers of a test file run in its process, so a test compares the count before and after.
+ */
+export const refusals = (limit: string): Effect.Effect<number> =>
+  Effect.map(Metric.value(Metric.tagged(AuthMetrics.rateLimited, "limit", limit)), (state) => state.count)
 
 /** Mail recorded by the server's MemoryMailer, oldest first. */
 export const sentMail: Effect.Effect<ReadonlyArray<Mail>, never, SentMail> = Effect.flatMap(SentMail, ({ mails }) => Ref.get(mails))

@@ -10,7 +10,7 @@ import { expect } from "@effect/vitest"
 import { Context, Effect, Layer, Ref } from "effect"
 import { SentSms } from "../../../src/platform/SmsSender.js"
 import { MailOutage, ServerUrl, SmsOutage, TestServerOver } from "../../support/TestServer.js"
-import { acceptance, legacyError, mailTo, PASSWORD, raw, type RawResponse, uniqueEmail, uniquePhone, versionedError } from "./AcceptanceKit.js"
+import { acceptance, legacyError, mailTo, PASSWORD, raw, type RawResponse, refusals, uniqueEmail, uniquePhone, versionedError } from "./AcceptanceKit.js"
 
 const TEN_YEARS_SECONDS = 87_600 * 3600
 const TEST_NUMBER = "15550002222"
@@ -46,6 +46,7 @@ acceptance({
   it.effect("mail: a failed mail costs nothing; the quota'th+1 is refused 429 over_email_send_rate_limit with Retry-After", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
+      const counted = yield* refusals("email_sent")
       const failed = yield* during(yield* MailOutage, signUpEmail(url, uniqueEmail("outage")))
       expect(failed.status).toBe(500)
 
@@ -70,11 +71,13 @@ acceptance({
       expect(resend.status).toBe(429)
       retryAfterOf(resend)
       expect(yield* mailTo(addresses[1]!)).toHaveLength(1)
+      expect((yield* refusals("email_sent")) - counted).toBe(3)
     }))
 
   it.effect("texts: a failed text and a test number's cost nothing; the quota'th+1 is refused 429 over_sms_send_rate_limit", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
+      const counted = yield* refusals("sms_sent")
       const failed = yield* during(yield* SmsOutage, signUpPhone(url, uniquePhone()))
       expect([failed.status, failed.json?.code]).toEqual([422, "sms_send_failed"])
       for (let i = 0; i < 3; i++) {
@@ -93,6 +96,7 @@ acceptance({
       expect(yield* textsTo(phone.slice(1))).toEqual([])
       // A test number still works with the quota spent: it is sent nothing.
       expect((yield* raw(url, "/otp", { body: { phone: `+${TEST_NUMBER}` } })).status).toBe(200)
+      expect((yield* refusals("sms_sent")) - counted).toBe(1)
     }))
 })
 

@@ -1,0 +1,14 @@
+/** Longer values are cut: an address is far shorter, and a key must fit the table's index whatever is sent. */
+export const MAX_RATE_LIMIT_KEY_LENGTH = 255
+
+/**
+ * The client a request is counted against, from the value of the RATE_LIMIT_HEADER header: its first
+ * comma-separated value, trimmed, as GoTrue takes it (a proxy appends the address it saw to X-Forwarded-For, so the
+ * first value is the client's, or whatever the client itself sent unless the proxy replaces the header; the
+ * README says which header to choose). Undefined when the header is missing or that value is blank: GoTrue then
+ * lets the request through unlimited, with a warning.
+ */
+export const rateLimitKey = (headerValue: string | undefined): string | undefined => {
+  const first = (headerValue ?? "").split(",", 1)[0]!.trim()
+  return first === "" ? undefined : first.slice(0, MAX_RATE_LIMIT_KEY_LENGTH)
+}

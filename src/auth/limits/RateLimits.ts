@@ -1,0 +1,109 @@
+import { HttpServerRequest } from "@effect/platform"
+import { Clock, Duration, Effect, Option } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
+import type { AuthError } from "../domain/AuthError.js"
+import { rateLimitKey } from "../domain/RateLimitKey.js"
+import { overRequestRate, type RequestRate, requestRate } from "../domain/RequestRate.js"
+import { RateLimitsRepo } from "./RateLimitsRepo.js"
+
+/**
+ * The routes GoTrue puts behind a per-IP limiter, each with a bucket of its own even where several share one
+ * setting (a client may use 30 /otp and 30 /recover in the same five minutes, as in GoTrue).
+ */
+export type LimitedRoute = "magiclink" | "otp" | "recover" | "resend" | "signup" | "anonymous_signup" | "user" | "token" | "verify"
+
+/** A per-client setting by its name after RATE_LIMIT_, lower case: the `limit` tag of the refusals it causes. */
+type RequestLimitName = "otp" | "anonymous_users" | "token_refresh" | "verify"
+
+/** The setting each route's rate comes from. */
+const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
+  magiclink: "otp",
+  otp: "otp",
+  recover: "otp",
+  resend: "otp",
+  signup: "otp",
+  user: "otp",
+  anonymous_signup: "anonymous_users",
+  token: "token_refresh",
+  verify: "verify"
+}
+
+/** How often this instance deletes refilled buckets, and how long past refilling it leaves them (clock skew). */
+const SWEEP_EVERY = Duration.minutes(1)
+
+/**
+ * Per-client request rates, shared by every instance through Postgres. A handler calls `check` before it does any
+ * work, as GoTrue's limiter middleware runs before its handlers.
+ *
+ * Without RATE_LIMIT_HEADER nothing is limited: behind a load balancer the socket's address is the balancer's, and
+ * every user would share one bucket (GoTrue is off then too). A request without a value in the header is let
+ * through with a warning, as in GoTrue.
+ */
+export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", {
+  scoped: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const repo = yield* RateLimitsRepo
+    const header = Option.map(config.rateLimit.header, (name) => name.toLowerCase())
+    const { anonymousUsers, otp, tokenRefresh, verify } = config.rateLimit
+    const rates: Readonly<Record<RequestLimitName, RequestRate>> = {
+      otp: requestRate(otp.events, otp.per, otp.burst),
+      anonymous_users: requestRate(anonymousUsers.events, anonymousUsers.per, anonymousUsers.burst),
+      token_refresh: requestRate(tokenRefresh.events, tokenRefresh.per, tokenRefresh.burst),
+      verify: requestRate(verify.events, verify.per, verify.burst)
+    }
+
+    if (Option.isSome(header)) {
+      // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,
+      // whose clock runs behind, still counts on.
+      const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => repo.sweep(now - Duration.toMillis(SWEEP_EVERY)))
+      yield* Effect.sleep(SWEEP_EVERY).pipe(
+        Effect.zipRight(sweep),
+        Effect.catchAllCause((cause) => Effect.logWarning("could not sweep the rate_limits table", cause)),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
+
+    const checkKeyed = Effect.fn("RateLimits.check")(function*(
+      headerName: string,
+      route: LimitedRoute
+    ): Effect.fn.Return<void, AuthError, HttpServerRequest.HttpServerRequest> {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const key = rateLimitKey(request.headers[headerName])
+      if (key === undefined) {
+        return yield* Effect.logWarning("request does not have a value for the rate limiting header, rate limiting is not applied").pipe(
+          Effect.annotateLogs("header", headerName)
+        )
+      }
+      const setting = SETTING_OF[route]
+      const admission = yield* repo.admit(route, key, yield* Clock.currentTimeMillis, rates[setting])
+      if (!admission.allowed) {
+        yield* countTagged(AuthMetrics.rateLimited, "limit", setting)
+        return yield* overRequestRate(admission.retryAfterMs)
+      }
+    })
+
+    // With the limits off, the hot paths pay nothing for them, not even a span.
+    const check: (route: LimitedRoute) => Effect.Effect<void, AuthError, HttpServerRequest.HttpServerRequest> = Option.match(header, {
+      onNone: () => () => Effect.void,
+      onSome: (name) => (route) => checkKeyed(name, route)
+    })
+
+    /**
+     * POST /signup's limiter: GoTrue's Signups bucket (the OTP rate) with an email or a phone, AnonymousSignIns
+     * without either. A disabled anonymous sign-in is not counted: GoTrue refuses it before its limiter, and so
+     * does Signup here.
+     */
+    const checkSignup = (payload: {
+      readonly email?: string | null | undefined
+      readonly phone?: string | null | undefined
+    }): Effect.Effect<void, AuthError, HttpServerRequest.HttpServerRequest> => {
+      if ((payload.email ?? "") !== "" || (payload.phone ?? "") !== "") return check("signup")
+      return config.anonymousUsersEnabled ? check("anonymous_signup") : Effect.void
+    }
+
+    return { check, checkSignup } as const
+  }),
+  dependencies: [RateLimitsRepo.Default]
+}) {}

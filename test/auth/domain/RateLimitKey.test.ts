@@ -1,0 +1,38 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck } from "effect"
+import { MAX_RATE_LIMIT_KEY_LENGTH, rateLimitKey } from "../../../src/auth/domain/RateLimitKey.js"
+
+const address = FastCheck.oneof(FastCheck.ipV4(), FastCheck.ipV6())
+const blank = FastCheck.stringMatching(/^[ \t]*$/)
+
+describe("rateLimitKey", () => {
+  it("is the first comma-separated value, trimmed, as GoTrue takes it", () => {
+    expect(rateLimitKey("203.0.113.7")).toBe("203.0.113.7")
+    expect(rateLimitKey(" 203.0.113.7 , 10.0.0.1, 10.0.0.2")).toBe("203.0.113.7")
+    expect(rateLimitKey("2001:db8::1,10.0.0.1")).toBe("2001:db8::1")
+  })
+
+  it("is none for a missing header or a blank first value (GoTrue then does not limit the request)", () => {
+    expect(rateLimitKey(undefined)).toBeUndefined()
+    expect(rateLimitKey("")).toBeUndefined()
+    expect(rateLimitKey("   ")).toBeUndefined()
+    expect(rateLimitKey(" , 203.0.113.7")).toBeUndefined()
+  })
+
+  it.prop("a proxy's appended hops never change the key", [address, FastCheck.array(address, { maxLength: 5 }), blank, blank], ([client, hops, before, after]) => {
+    expect(rateLimitKey([`${before}${client}${after}`, ...hops].join(","))).toBe(client)
+  })
+
+  it.prop("any value at all gives a key that fits the table, or none", [FastCheck.string({ maxLength: 2_000 })], ([value]) => {
+    const key = rateLimitKey(value)
+    if (key !== undefined) {
+      expect(key.length).toBeGreaterThan(0)
+      expect(key.length).toBeLessThanOrEqual(MAX_RATE_LIMIT_KEY_LENGTH)
+      expect(key).not.toContain(",")
+    }
+  })
+
+  it("cuts a long value to its first 255 characters", () => {
+    expect(rateLimitKey("x".repeat(10_000))).toBe("x".repeat(MAX_RATE_LIMIT_KEY_LENGTH))
+  })
+})
