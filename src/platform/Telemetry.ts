@@ -73,18 +73,19 @@ const ResourceLive = (config: AppConfig) =>
 
 /**
  * The SDK's own complaints (an unreachable collector, a refused export) as log lines at warn; with DEBUG, its
- * diagnostics too. Without a logger the SDK says nothing, and a collector that is down goes unnoticed.
+ * diagnostics too, at info. Without a logger the SDK says nothing, and a collector that is down goes unnoticed.
  */
 const DiagnosticsLive = (debug: boolean) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
-    const log = (level: "debug" | "warn" | "error") => (message: string, ...args: Array<unknown>) =>
+    const log = (level: "info" | "warn" | "error") => (message: string, ...args: Array<unknown>) =>
       Runtime.runFork(runtime)(
-        (level === "error" ? Effect.logError : level === "warn" ? Effect.logWarning : Effect.logDebug)(`opentelemetry: ${describe(message)}`).pipe(
+        (level === "error" ? Effect.logError : level === "warn" ? Effect.logWarning : Effect.logInfo)(`opentelemetry: ${describe(message)}`).pipe(
           Effect.annotateLogs(args.length > 0 ? { details: args.map(describe).join(" ") } : {})
         )
       )
-    const logger: DiagLogger = { error: log("error"), warn: log("warn"), info: log("debug"), debug: log("debug"), verbose: log("debug") }
+    // DEBUG alone shows the diagnostics, whatever LOG_LEVEL says (down to info).
+    const logger: DiagLogger = { error: log("error"), warn: log("warn"), info: log("info"), debug: log("info"), verbose: log("info") }
     yield* Effect.acquireRelease(
       Effect.sync(() => diag.setLogger(logger, { logLevel: debug ? DiagLogLevel.DEBUG : DiagLogLevel.WARN, suppressOverrideMessage: true })),
       () => Effect.sync(() => diag.disable())

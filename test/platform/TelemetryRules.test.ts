@@ -1,11 +1,15 @@
 import { Code } from "@connectrpc/connect"
 import { describe, expect, it } from "@effect/vitest"
 import { AggregationTemporality, DataPointType, type ScopeMetrics } from "@opentelemetry/sdk-metrics"
-import { FastCheck as fc, Option } from "effect"
+import { diag } from "@opentelemetry/api"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { Effect, FastCheck as fc, Layer, Logger, LogLevel, Option, Schedule } from "effect"
 import { parseKeyValueList } from "../../src/config/KeyValueList.js"
 import { grpcStatusName } from "../../src/iam/grpc/ConnectFailure.js"
 import { mergeWorkerMetrics } from "../../src/platform/ClusterMetrics.js"
 import { routeParams, routeTemplate } from "../../src/platform/http/RouteTemplate.js"
+import { TelemetryLive } from "../../src/platform/Telemetry.js"
+import { testConfig } from "../support/TestServer.js"
 
 const segment = fc.stringMatching(/^[a-z0-9_-]{1,12}$/)
 const name = fc.stringMatching(/^[a-z][a-z_]{0,10}$/)
@@ -109,4 +113,34 @@ describe("mergeWorkerMetrics", () => {
       }
     }
   })
+})
+
+describe("DEBUG: the OpenTelemetry SDK's diagnostics", () => {
+  const logged = (debug: boolean) =>
+    Effect.gen(function*() {
+      const lines: Array<{ level: string; message: string }> = []
+      const capture = Logger.make(({ logLevel, message }) =>
+        void lines.push({ level: logLevel.label, message: String(Array.isArray(message) ? message[0] : message) }))
+      const config = testConfig({ AUTH_TRACING_ENABLED: "true", AUTH_DEBUG: String(debug) })
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* Layer.build(TelemetryLive(config, { role: "single", spanProcessor: new SimpleSpanProcessor(new InMemorySpanExporter()) }))
+        diag.debug("probe at debug")
+        diag.warn("probe at warn")
+        // The SDK's lines are logged by fibers of their own: wait until the warning, which always gets through, is in.
+        yield* Effect.suspend(() => (lines.some((l) => l.message.includes("probe at warn")) ? Effect.void : Effect.fail("not yet"))).pipe(
+          Effect.retry({ schedule: Schedule.spaced("10 millis"), times: 200 }),
+          Effect.orDie
+        )
+      })).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)), Effect.provide(Logger.minimumLogLevel(LogLevel.All)))
+      return lines.filter((l) => l.message.startsWith("opentelemetry: probe"))
+    })
+
+  it.effect("are logged (at info) only with DEBUG=true; the SDK's warnings always are", () =>
+    Effect.gen(function*() {
+      expect(yield* logged(true)).toStrictEqual([
+        { level: "INFO", message: "opentelemetry: probe at debug" },
+        { level: "WARN", message: "opentelemetry: probe at warn" }
+      ])
+      expect(yield* logged(false)).toStrictEqual([{ level: "WARN", message: "opentelemetry: probe at warn" }])
+    }))
 })
