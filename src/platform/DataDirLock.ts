@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
+import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import { Data, type Duration, Effect, Schedule, type Scope } from "effect"
 
@@ -26,6 +26,9 @@ const readHolder = (text: string): { readonly pid: number; readonly holder: Lock
   return { pid: Number(pid), holder: holder === "server" ? "server" : "command" }
 }
 
+// How long a lock file may stay empty before it counts as left by a process that died between creating and writing it.
+const UNWRITTEN_GRACE_MS = 5000
+
 const tryAcquire = (dir: string, holder: LockHolder): Effect.Effect<void, DataDirBusy> =>
   Effect.suspend(() => {
     const path = join(dir, "gatehouse.lock")
@@ -40,6 +43,11 @@ const tryAcquire = (dir: string, holder: LockHolder): Effect.Effect<void, DataDi
       }
     }
     const current = readHolder(readFileSync(path, "utf8"))
+    // A file without a pid yet was just created by a process that has not written it: the lock is taken. (Read as
+    // a dead holder's, it was taken over, and two `migrate` started together both opened the database.)
+    if (!(Number.isInteger(current.pid) && current.pid > 0) && Date.now() - statSync(path).mtimeMs < UNWRITTEN_GRACE_MS) {
+      return Effect.fail(new DataDirBusy({ message: `the embedded database in ${dir} is being opened by another Gatehouse process`, holder: "command" }))
+    }
     if (Number.isInteger(current.pid) && current.pid > 0 && isAlive(current.pid)) {
       return Effect.fail(new DataDirBusy({
         message: `the embedded database in ${dir} is in use by another Gatehouse process (pid ${current.pid}); ` +
