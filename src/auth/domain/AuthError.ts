@@ -45,6 +45,11 @@ export class AuthError extends Schema.TaggedError<AuthError>()(
     return new AuthError({ status: 400, code: "validation_failed", message })
   }
 
+  /** The database cannot be reached: 503, so clients and load balancers retry elsewhere or later. */
+  static databaseUnavailable(): AuthError {
+    return new AuthError({ status: 503, code: "database_unavailable", message: "The database cannot be reached" })
+  }
+
   static unexpected(): AuthError {
     return new AuthError({
       status: 500,

@@ -3,6 +3,7 @@ import type { HttpApp } from "@effect/platform"
 import { Cause, Effect } from "effect"
 import { bodyErrorOf } from "../../platform/http/RequestBody.js"
 import { RequestId } from "../../platform/http/RequestId.js"
+import { isUnavailable, sqlState } from "../../platform/sql/SqlErrors.js"
 import { AuthError } from "../domain/AuthError.js"
 import { API_VERSION_HEADER, renderError } from "./ErrorEnvelope.js"
 import { AUTH_PREFIX } from "./AuthPrefix.js"
@@ -37,6 +38,8 @@ const describeIssue = (issue: HttpApiError.HttpApiDecodeError["issues"][number])
 export const toAuthError = (cause: Cause.Cause<unknown>): AuthError => {
   const failure = Cause.squash(cause)
   if (failure instanceof AuthError) return failure
+  // Repos turn SQL failures into defects; one that means the database is away is an outage, not a bug.
+  if (isUnavailable(failure)) return AuthError.databaseUnavailable()
   if (failure instanceof HttpApiError.HttpApiDecodeError) {
     const described = [...new Set(failure.issues.map(describeIssue))].join("; ")
     return AuthError.validation(described !== "" ? `Invalid request: ${described}` : "Invalid request")
@@ -86,7 +89,9 @@ export const authErrorMiddleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.D
         const request = yield* HttpServerRequest.HttpServerRequest
         const requestId = yield* RequestId
         const error = toAuthError(cause)
-        // A 503 is expected (a dependency is down: the database, the captcha provider) and its producer logged why.
+        // A 503 is expected (a dependency is down: the database, the captcha provider): one warning, not a bug's error.
+        const failure = Cause.squash(cause)
+        if (isUnavailable(failure)) yield* Effect.logWarning("database unavailable").pipe(Effect.annotateLogs("sqlstate", sqlState(failure) ?? "none"))
         if (error.status >= 500 && error.status !== 503) yield* Effect.logError("unexpected failure", cause)
         return authErrorResponse(request, requestId, error)
       })) as HttpApp.Default<never, R>

@@ -46,7 +46,7 @@ export const SettingsHttpLive = HttpApiBuilder.group(AuthApi, "settings", (handl
       Effect.tapError((error) => Effect.logWarning("health: the database did not answer").pipe(
         Effect.annotateLogs("reason", error === "timeout" ? "no answer within 2s" : error.message)
       )),
-      Effect.mapError(() => AuthError.of(503, "database_unavailable", "The database cannot be reached"))
+      Effect.mapError(() => AuthError.databaseUnavailable())
     )
     const jwks = HttpServerResponse.unsafeJson(signer.jwks, { headers: { "cache-control": "public, max-age=600" } })
     return handlers

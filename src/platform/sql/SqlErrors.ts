@@ -26,8 +26,14 @@ export const isForeignKeyViolation = (error: unknown): boolean => sqlState(error
 const UNAVAILABLE_STATES = /^(08|53|57P)/
 const UNAVAILABLE_ERRNO = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND"])
 
+// What pg says, without a code, when a connection dies under a query or the pool cannot open one in time.
+const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/
+
 /** The database cannot be reached or is shutting down: the request may be retried, it is not a bug. */
 export const isUnavailable = (error: unknown): boolean => {
+  if ((error as { _tag?: unknown } | null)?._tag !== "SqlError") return false
   const state = sqlState(error)
-  return state !== undefined && (UNAVAILABLE_STATES.test(state) || UNAVAILABLE_ERRNO.has(state))
+  if (state !== undefined) return UNAVAILABLE_STATES.test(state) || UNAVAILABLE_ERRNO.has(state)
+  const cause = (error as { cause?: unknown }).cause
+  return cause instanceof Error && UNAVAILABLE_MESSAGES.test(cause.message)
 }

@@ -4,7 +4,7 @@ import { PostgresDatabase } from "../../../src/platform/Database.js"
 import { migrate } from "../../../src/platform/Migrator.js"
 import { cuttableProxy, type CuttableProxy } from "../../support/CuttableProxy.js"
 import { externalDatabaseUrl, freshDatabaseUrl } from "../../support/TestDatabase.js"
-import { ServerUrl, TestServerOver } from "../../support/TestServer.js"
+import { ServerUrl, testConfig, TestServerOver } from "../../support/TestServer.js"
 
 // /health asks the database, so a load balancer stops sending requests to an instance that can only fail them.
 
@@ -12,7 +12,7 @@ class Outage extends Context.Tag("test/Outage")<Outage, CuttableProxy>() {}
 
 const OverProxy = Layer.unwrapScoped(Effect.gen(function*() {
   const { url } = yield* freshDatabaseUrl(Option.getOrThrow(externalDatabaseUrl))
-  yield* migrate({ namespace: "auth" }).pipe(
+  yield* migrate({ namespace: testConfig().db.namespace }).pipe(
     Effect.provide(PostgresDatabase({ url: Redacted.make(url), maxPoolSize: 1 })),
     Effect.orDie
   )
@@ -28,7 +28,7 @@ const health = (base: string) =>
 
 describe.skipIf(Option.isNone(externalDatabaseUrl))("GET /health and the database", () => {
   layer(OverProxy, { timeout: 60_000 })((it) => {
-    it.effect("answers 503 database_unavailable while the database cannot be reached, without details, and 200 once it can", () =>
+    it.effect("answers 503 database_unavailable (health and every other endpoint) while the database cannot be reached, without details, and 200 once it can", () =>
       Effect.gen(function*() {
         const base = yield* ServerUrl
         const proxy = yield* Outage
@@ -45,6 +45,16 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("GET /health and the databas
         const proxyPort = new URL(proxy.url).port
         for (const detail of [proxyPort, "ECONN", "postgres", "127.0.0.1"]) expect(down.body).not.toContain(detail)
 
+        // Every other endpoint says the same during the outage, in GoTrue's envelope, not a 500.
+        const signIn = yield* Effect.promise(() =>
+          fetch(`${base}/token?grant_type=password`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ email: "nobody@example.com", password: "some password" })
+          }).then(async (r) => ({ status: r.status, body: await r.json() as Record<string, unknown> })))
+        expect(signIn.status).toBe(503)
+        expect(signIn.body).toMatchObject({ code: 503, error_code: "database_unavailable", msg: "The database cannot be reached" })
+
         proxy.restore()
         // The pool reconnects on its own: no restart.
         const back = yield* health(base).pipe(
@@ -53,6 +63,13 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("GET /health and the databas
           Effect.orDie
         )
         expect(JSON.parse(back.body)).toMatchObject({ name: "Gatehouse" })
+        const after = yield* Effect.promise(() =>
+          fetch(`${base}/token?grant_type=password`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ email: "nobody@example.com", password: "some password" })
+          }).then((r) => r.status))
+        expect(after).toBe(400)
       }))
   })
 })

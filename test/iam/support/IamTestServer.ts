@@ -47,6 +47,19 @@ export const IamServicesTest = (config: AppConfig) =>
     Layer.orDie
   )
 
+/** The IAM stack over a database it is given, already migrated (see IamTestServer). */
+export const IamTestServerOver = (
+  env: Readonly<Record<string, string>> = {}
+): Layer.Layer<IamEndpoints | IamServices | AppConfig, never, Database> => {
+  const config = testConfig(iamTestEnv(env))
+  return EndpointsLive.pipe(
+    Layer.provideMerge(Layer.merge(AuthAndIamRoutesLive(config), IamGrpcServerLive)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+    Layer.provideMerge(IamServicesTest(config)),
+    Layer.orDie
+  ) as Layer.Layer<IamEndpoints | IamServices | AppConfig, never, Database>
+}
+
 /**
  * The whole IAM stack as main.ts wires it: the main HTTP port with the auth API plus the IAM REST and RPC
  * routes, and the gRPC port; both on 127.0.0.1 and free ports, over a fresh migrated database.
@@ -56,10 +69,7 @@ export const IamTestServer = (
 ): Layer.Layer<IamEndpoints | IamServices | AppConfig | Database> => {
   const config = testConfig(iamTestEnv(env))
   const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
-  return EndpointsLive.pipe(
-    Layer.provideMerge(Layer.merge(AuthAndIamRoutesLive(config), IamGrpcServerLive)),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
-    Layer.provideMerge(IamServicesTest(config)),
+  return IamTestServerOver(env).pipe(
     Layer.provideMerge(Migrated),
     Layer.provideMerge(TestDatabase),
     Layer.orDie
