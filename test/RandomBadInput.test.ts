@@ -19,11 +19,12 @@ import { REST_ROUTES } from "../src/iam/rest/IamRestRoutes.js"
 import { AUTH_PREFIX } from "../src/auth/http/AuthPrefix.js"
 import { adminJwt } from "./auth/acceptance/AcceptanceKit.js"
 import { IamEndpoints, IamTestServer } from "./iam/support/IamTestServer.js"
+import { recordFigure, reliabilityScale } from "./reliability/Figures.js"
 
 /** Where the auth API is mounted: at the root and under /auth/v1 (supabase-js's URL). */
 const AUTH_MOUNTS = ["", AUTH_PREFIX]
 
-const RUNS_PER_ROUTE = 50
+const RUNS_PER_ROUTE = 50 * reliabilityScale
 const SEED = 20_260_808
 const SECRET = "Pw-9f3kQ-never-echoed"
 const OVER_LIMIT = 1024 * 1024 + 17
@@ -334,6 +335,7 @@ layer(quiet, { timeout: 300_000, excludeTestServices: true })("random bad input"
       const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([status, n]) => `${status}: ${n}`).join(", ")
       console.log(`random bad input: tried ${tried} requests on ${ROUTES.length} routes (${summary}); ${problems.size} kinds of problem`)
       for (const [problem, n] of problems) console.log(`  ${n} × ${problem}`)
+      recordFigure("random bad input", "requests", tried)
       expect([...problems.keys()]).toEqual([])
 
       // The server is still up and still itself.

@@ -5,6 +5,7 @@ import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { AuthService } from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
 import { PostgresDatabase } from "../../src/platform/Database.js"
 import { migrate } from "../../src/platform/Migrator.js"
+import { recordFigure } from "../reliability/Figures.js"
 import { cuttableProxy, type CuttableProxy } from "../support/CuttableProxy.js"
 import { externalDatabaseUrl, freshDatabaseUrl } from "../support/TestDatabase.js"
 import { testConfig } from "../support/TestServer.js"
@@ -41,6 +42,7 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("IAM during a database outag
         expect(yield* codeOf(login)).toBe("Unauthenticated")
 
         proxy.cut()
+        recordFigure("iam: database outage", "faults", 1)
         expect(yield* codeOf(login)).toBe("Unavailable")
         const rest = yield* Effect.promise(() =>
           fetch(`${http}/auth/login`, {
@@ -52,11 +54,13 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("IAM during a database outag
         expect(rest.body).not.toContain(new URL(proxy.url).port)
 
         proxy.restore()
+        const restored = Date.now()
         const back = yield* codeOf(login).pipe(
           Effect.filterOrFail((code) => code === "Unauthenticated", (code) => code),
           Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 50 }),
           Effect.orDie
         )
+        recordFigure("iam: database outage", "recovery_ms", Date.now() - restored)
         expect(back).toBe("Unauthenticated")
       }))
   })

@@ -13,3 +13,9 @@ export const recordFigure = (test: string, kind: FigureKind, value: number): voi
   if (file !== undefined && file !== "") appendFileSync(file, line + "\n")
   process.stdout.write(`reliability figure: ${line}\n`)
 }
+
+/**
+ * How much load a reliability test applies: 1 in `npm test` (the fast subset), more under `npm run
+ * test:reliability` (RELIABILITY_SCALE). Loops multiply their request counts by it; they stay bounded.
+ */
+export const reliabilityScale: number = Math.max(1, Math.min(20, Math.floor(Number(process.env["RELIABILITY_SCALE"] ?? "1")) || 1))

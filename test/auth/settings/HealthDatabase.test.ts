@@ -2,6 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { PostgresDatabase } from "../../../src/platform/Database.js"
 import { migrate } from "../../../src/platform/Migrator.js"
+import { recordFigure } from "../../reliability/Figures.js"
 import { cuttableProxy, type CuttableProxy } from "../../support/CuttableProxy.js"
 import { externalDatabaseUrl, freshDatabaseUrl } from "../../support/TestDatabase.js"
 import { ServerUrl, testConfig, TestServerOver } from "../../support/TestServer.js"
@@ -37,6 +38,7 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("GET /health and the databas
         expect(JSON.parse(healthy.body)).toMatchObject({ name: "Gatehouse" })
 
         proxy.cut()
+        recordFigure("auth: database outage", "faults", 1)
         const down = yield* health(base)
         expect(down.status).toBe(503)
         const { error_id, ...envelope } = JSON.parse(down.body) as Record<string, unknown>
@@ -56,12 +58,14 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("GET /health and the databas
         expect(signIn.body).toMatchObject({ code: 503, error_code: "database_unavailable", msg: "The database cannot be reached" })
 
         proxy.restore()
+        const restored = Date.now()
         // The pool reconnects on its own: no restart.
         const back = yield* health(base).pipe(
           Effect.filterOrFail((answer) => answer.status === 200, () => "still down"),
           Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 50 }),
           Effect.orDie
         )
+        recordFigure("auth: database outage", "recovery_ms", Date.now() - restored)
         expect(JSON.parse(back.body)).toMatchObject({ name: "Gatehouse" })
         const after = yield* Effect.promise(() =>
           fetch(`${base}/token?grant_type=password`, {
