@@ -1,7 +1,8 @@
 import { type HttpApp, HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
-import { type Context, Effect, Function, Layer, type Option, type Redacted } from "effect"
+import { Cause, type Context, Effect, Function, Layer, type Option, type Redacted } from "effect"
 import type { CorsPolicy } from "./Cors.js"
 import { type EdgeRefusal, edgeMiddleware, pathOf } from "./EdgeMiddleware.js"
+import { RequestId } from "./RequestId.js"
 import { observeRequests, type RequestTelemetrySettings } from "./RequestTelemetry.js"
 
 /**
@@ -39,8 +40,9 @@ const dispatch = (products: ReadonlyArray<HttpProduct>): HttpApp.Default<HttpSer
 
 /**
  * The one HTTP edge both products share: the request's span and metrics (observeRequests), request id, CORS, the
- * body limit and the access log (edgeMiddleware), then each request to the product that owns its path. The last product should own every path, so that every
- * request gets an answer in some product's envelope.
+ * body limit and the access log (edgeMiddleware), then each request to the product that owns its path. The last
+ * product should own every path, so that every request gets an answer in some product's envelope; a defect no
+ * product caught is answered there too (500, logged), not as the platform's empty 500.
  */
 export const HttpEdgeLive = <const Products extends ReadonlyArray<Context.Tag<any, HttpProduct>>>(
   settings: EdgeSettings,
@@ -53,7 +55,12 @@ export const HttpEdgeLive = <const Products extends ReadonlyArray<Context.Tag<an
     const app = observeRequests(settings.telemetry)(edgeMiddleware({
       ...settings,
       reject: (request, requestId, status, code, message) => ownerOf(request).refuse(request, requestId, status, code, message)
-    })(dispatch(resolved)))
+    })(Effect.catchAllDefect(dispatch(resolved), (defect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        yield* Effect.logError("unexpected failure", Cause.die(defect))
+        return ownerOf(request).refuse(request, yield* RequestId, 500, "unexpected_failure", "Unexpected failure, please check server logs for more information")
+      }))))
     return HttpServer.serve(app as HttpApp.Default<never, never>)
   })).pipe(
     // The platform's own request span records the full URL (GET /verify?token=…), every request header (apikey)
