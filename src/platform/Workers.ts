@@ -64,6 +64,9 @@ export const freePorts = (hosts: ReadonlyArray<string>): Effect.Effect<ReadonlyA
       (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
     ).pipe(Effect.map((server) => (server.address() as AddressInfo).port))))
 
+/** How long after a worker's exit its IPC channel may still deliver its last messages. */
+const DISCONNECT_GRACE_MILLIS = 1_000
+
 interface WorkerExit {
   readonly code: number | null
   readonly signal: string | null
@@ -85,7 +88,10 @@ const fork = (env: Readonly<Record<string, string>>): Effect.Effect<Forked> =>
     let failure = Option.none<string>()
     let status: { code: number | null; signal: string | null } | undefined
     let disconnected = false
-    // 'exit' can come before the last IPC message has been read; the channel's close comes after it.
+    // 'exit' can come before the last IPC message has been read; the channel's close comes after it. But the channel
+    // of a worker that exits while the primary is handing it a connection (node:cluster's round-robin, during a
+    // shutdown under load) waits for an acknowledgement that never comes, and 'disconnect' never fires: past a
+    // grace period, the exit alone settles it, or the primary would wait for it forever.
     const settle = () => {
       if (status !== undefined && disconnected) Deferred.unsafeDone(exited, Exit.succeed({ ...status, failure }))
     }
@@ -100,6 +106,12 @@ const fork = (env: Readonly<Record<string, string>>): Effect.Effect<Forked> =>
     worker.on("exit", (code: number | null, signal: string | null) => {
       status = { code, signal }
       settle()
+      if (!disconnected) {
+        setTimeout(() => {
+          disconnected = true
+          settle()
+        }, DISCONNECT_GRACE_MILLIS)
+      }
     })
     worker.on("disconnect", () => {
       disconnected = true

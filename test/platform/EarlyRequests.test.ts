@@ -49,4 +49,15 @@ describe("holdEarlyRequests", () => {
     expect((await early).status).toBe(503)
     await closed
   })
+
+  it("answers 503 with Connection: close to a request that comes after the app was detached, before the port closes", async () => {
+    const { port, server } = await listening()
+    const app = (_req: unknown, res: { end: (body: string) => void }) => res.end("served")
+    server.on("request", app)
+    expect(await get(port, "/before")).toStrictEqual({ status: 200, body: "served" })
+    server.off("request", app)
+    const late = await Promise.race([get(port, "/late"), tick(2_000).then(() => "no answer" as const)])
+    expect(late).toStrictEqual({ status: 503, body: "" })
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  })
 })
