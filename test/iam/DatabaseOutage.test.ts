@@ -4,10 +4,9 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { AuthService } from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
 import { PostgresDatabase } from "../../src/platform/Database.js"
-import { migrate } from "../../src/platform/Migrator.js"
 import { recordFigure } from "../reliability/Figures.js"
-import { cuttableProxy, type CuttableProxy } from "../support/CuttableProxy.js"
-import { externalDatabaseUrl, freshDatabaseUrl } from "../support/TestDatabase.js"
+import { type CuttableProxy, migratedBehindProxy } from "../support/CuttableProxy.js"
+import { externalDatabaseUrl } from "../support/TestDatabase.js"
 import { testConfig } from "../support/TestServer.js"
 import { IamEndpoints, IamTestServerOver, iamTestEnv } from "./support/IamTestServer.js"
 
@@ -16,12 +15,7 @@ import { IamEndpoints, IamTestServerOver, iamTestEnv } from "./support/IamTestSe
 class Outage extends Context.Tag("test/Outage")<Outage, CuttableProxy>() {}
 
 const OverProxy = Layer.unwrapScoped(Effect.gen(function*() {
-  const { url } = yield* freshDatabaseUrl(Option.getOrThrow(externalDatabaseUrl))
-  yield* migrate({ namespace: testConfig(iamTestEnv()).db.namespace }).pipe(
-    Effect.provide(PostgresDatabase({ url: Redacted.make(url), maxPoolSize: 1 })),
-    Effect.orDie
-  )
-  const proxy = yield* cuttableProxy(url)
+  const { proxy } = yield* migratedBehindProxy(testConfig(iamTestEnv()).db.namespace)
   return IamTestServerOver().pipe(
     Layer.provide(PostgresDatabase({ url: Redacted.make(proxy.url), maxPoolSize: 4 }).pipe(Layer.orDie)),
     Layer.merge(Layer.succeed(Outage, proxy))

@@ -32,7 +32,7 @@ import { TwilioSmsSender } from "../../src/platform/TwilioSmsSender.js"
 import { AuthRoutesLive } from "../../src/Server.js"
 import { adminJwt, PASSWORD, uniqueEmail, uniquePhone } from "../auth/acceptance/AcceptanceKit.js"
 import { type StubAnswer, startHttpStub } from "../platform/LocalServers.js"
-import { cuttableProxy, type CuttableProxy } from "../support/CuttableProxy.js"
+import { type CuttableProxy, migratedBehindProxy } from "../support/CuttableProxy.js"
 import { externalDatabaseUrl, freshDatabaseUrl, TestDatabase } from "../support/TestDatabase.js"
 import { ServerUrl, testConfig, TestServer, TestServerOver } from "../support/TestServer.js"
 import { boundedFetch, errorCode, inEnvelope, type Outcome, sleep } from "./FaultKit.js"
@@ -48,12 +48,7 @@ class Outage extends Context.Tag("test/Faults/Outage")<Outage, CuttableProxy & {
 const namespace = testConfig().db.namespace
 
 const OverProxy = Layer.unwrapScoped(Effect.gen(function*() {
-  const { url } = yield* freshDatabaseUrl(Option.getOrThrow(externalDatabaseUrl))
-  yield* migrate({ namespace }).pipe(
-    Effect.provide(PostgresDatabase({ url: Redacted.make(url), maxPoolSize: 1 })),
-    Effect.orDie
-  )
-  const proxy = yield* cuttableProxy(url)
+  const { proxy, url } = yield* migratedBehindProxy(namespace)
   return TestServerOver({ AUTH_MAILER_AUTOCONFIRM: "true" }).pipe(
     Layer.provide(PostgresDatabase({ url: Redacted.make(proxy.url), maxPoolSize: 8 }).pipe(Layer.orDie)),
     Layer.merge(Layer.succeed(Outage, { ...proxy, directUrl: url }))

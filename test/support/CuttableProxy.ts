@@ -1,5 +1,8 @@
 import { type AddressInfo, connect, createServer, type Socket } from "node:net"
-import { Effect, type Scope } from "effect"
+import { Effect, Option, Redacted, type Scope } from "effect"
+import { PostgresDatabase } from "../../src/platform/Database.js"
+import { migrate } from "../../src/platform/Migrator.js"
+import { externalDatabaseUrl, freshDatabaseUrl } from "./TestDatabase.js"
 
 /**
  * A TCP proxy on 127.0.0.1 in front of a database, that a test can cut (every open connection dropped, new ones
@@ -51,4 +54,18 @@ export const cuttableProxy = (url: string): Effect.Effect<CuttableProxy, never, 
         down = false
       }
     }
+  })
+
+/**
+ * A fresh database on the suite's PostgreSQL (DATABASE_URL), migrated for `namespace`, behind a cuttable proxy:
+ * servers connect through `proxy.url`; `url` reaches the database directly (for checks by SQL during an outage).
+ */
+export const migratedBehindProxy = (namespace: string): Effect.Effect<{ readonly url: string; readonly proxy: CuttableProxy }, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { url } = yield* freshDatabaseUrl(Option.getOrThrow(externalDatabaseUrl))
+    yield* migrate({ namespace }).pipe(
+      Effect.provide(PostgresDatabase({ url: Redacted.make(url), maxPoolSize: 1 })),
+      Effect.orDie
+    )
+    return { url, proxy: yield* cuttableProxy(url) }
   })

@@ -1,10 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { PostgresDatabase } from "../../../src/platform/Database.js"
-import { migrate } from "../../../src/platform/Migrator.js"
 import { recordFigure } from "../../reliability/Figures.js"
-import { cuttableProxy, type CuttableProxy } from "../../support/CuttableProxy.js"
-import { externalDatabaseUrl, freshDatabaseUrl } from "../../support/TestDatabase.js"
+import { type CuttableProxy, migratedBehindProxy } from "../../support/CuttableProxy.js"
+import { externalDatabaseUrl } from "../../support/TestDatabase.js"
 import { ServerUrl, testConfig, TestServerOver } from "../../support/TestServer.js"
 
 // /health asks the database, so a load balancer stops sending requests to an instance that can only fail them.
@@ -12,12 +11,7 @@ import { ServerUrl, testConfig, TestServerOver } from "../../support/TestServer.
 class Outage extends Context.Tag("test/Outage")<Outage, CuttableProxy>() {}
 
 const OverProxy = Layer.unwrapScoped(Effect.gen(function*() {
-  const { url } = yield* freshDatabaseUrl(Option.getOrThrow(externalDatabaseUrl))
-  yield* migrate({ namespace: testConfig().db.namespace }).pipe(
-    Effect.provide(PostgresDatabase({ url: Redacted.make(url), maxPoolSize: 1 })),
-    Effect.orDie
-  )
-  const proxy = yield* cuttableProxy(url)
+  const { proxy } = yield* migratedBehindProxy(testConfig().db.namespace)
   return TestServerOver().pipe(
     Layer.provide(PostgresDatabase({ url: Redacted.make(proxy.url), maxPoolSize: 4 }).pipe(Layer.orDie)),
     Layer.merge(Layer.succeed(Outage, proxy))
