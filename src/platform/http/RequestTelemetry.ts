@@ -1,5 +1,5 @@
 import { type HttpApp, HttpServerRequest, HttpTraceContext } from "@effect/platform"
-import { Clock, Context, Effect, Exit, Metric, MetricBoundaries, Option, Tracer } from "effect"
+import { Clock, Context, Effect, Exit, Metric, MetricBoundaries, MetricLabel, Option, Tracer } from "effect"
 import { pathOf } from "./EdgeMiddleware.js"
 import { routeParams, routeTemplate } from "./RouteTemplate.js"
 
@@ -74,9 +74,9 @@ export const observeRequests = (settings: RequestTelemetrySettings) =>
             return Effect.flatMap(Clock.currentTimeNanos, (finished) => {
               const tagged = <M extends Metric.Metric<any, any, any>>(metric: M): M =>
                 Metric.taggedWithLabels(metric, [
-                  metricLabel("http.route", route ?? "unmatched"),
-                  metricLabel("http.request.method", method),
-                  metricLabel("http.response.status_code", String(status))
+                  MetricLabel.make("http.route", route ?? "unmatched"),
+                  MetricLabel.make("http.request.method", method),
+                  MetricLabel.make("http.response.status_code", String(status))
                 ]) as M
               return Effect.zipRight(
                 Metric.increment(tagged(requests)),
@@ -94,8 +94,6 @@ export const observeRequests = (settings: RequestTelemetrySettings) =>
       : observed(new RouteRecorder())
   })
 }
-
-const metricLabel = (key: string, value: string) => ({ key, value }) as never
 
 /**
  * Renames the OpenTelemetry span under an Effect span: an Effect span's name is fixed when it starts, and the
