@@ -109,6 +109,11 @@ export interface AppConfig {
     readonly tokenRefresh: RequestLimit
     /** RATE_LIMIT_VERIFY: GET and POST /verify, one bucket. */
     readonly verify: RequestLimit
+    /**
+     * RATE_LIMIT_VERIFY_GUESSES (Gatehouse's own): the verifications a client may try that can be guessed, typed
+     * codes and GoTrue-form link hashes, counted always: by RATE_LIMIT_HEADER's client, else the connection's peer.
+     */
+    readonly verifyGuesses: RequestLimit
     /** RATE_LIMIT_SSO, RATE_LIMIT_WEB3, RATE_LIMIT_PASSKEY: read and checked as GoTrue does; their routes do not exist here yet. */
     readonly sso: RequestLimit
     readonly web3: RequestLimit
@@ -476,6 +481,7 @@ export const parseAppConfig = (
     anonymousUsers: { events: anonymousUsers, per: Duration.hours(1), burst: Math.floor(anonymousUsers) },
     tokenRefresh: perFiveMinutes(r.parse("RATE_LIMIT_TOKEN_REFRESH", undefined, 150, REQUESTS_RULE, parseRequests)),
     verify: perFiveMinutes(r.parse("RATE_LIMIT_VERIFY", undefined, 30, REQUESTS_RULE, parseRequests)),
+    verifyGuesses: perFiveMinutes(r.parse("RATE_LIMIT_VERIFY_GUESSES", undefined, 30, REQUESTS_RULE, parseRequests)),
     sso: perFiveMinutes(r.parse("RATE_LIMIT_SSO", undefined, 30, REQUESTS_RULE, parseRequests)),
     web3: perFiveMinutes(r.parse("RATE_LIMIT_WEB3", undefined, 30, REQUESTS_RULE, parseRequests)),
     passkey: perFiveMinutes(r.parse("RATE_LIMIT_PASSKEY", undefined, 30, REQUESTS_RULE, parseRequests))

@@ -10,6 +10,8 @@ import { SessionsRepo } from "../../src/auth/sessions/SessionsRepo.js"
 import { AuditLogRepo } from "../../src/auth/users/AuditLogRepo.js"
 import { IdentitiesRepo } from "../../src/auth/users/IdentitiesRepo.js"
 import { OtpAttemptsRepo } from "../../src/auth/users/OtpAttemptsRepo.js"
+import { PendingTokensRepo } from "../../src/auth/users/PendingTokensRepo.js"
+import type { TokenKind } from "../../src/auth/domain/LinkToken.js"
 import { UsersRepo } from "../../src/auth/users/UsersRepo.js"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import type { Database } from "../../src/platform/Database.js"
@@ -36,6 +38,7 @@ const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   SessionsRepo.Default,
   RefreshTokensRepo.Default,
   OtpAttemptsRepo.Default,
+  PendingTokensRepo.Default,
   FlowStateRepo.Default,
   SendQuotaRepo.Default,
   RateLimitsRepo.Default,
@@ -222,6 +225,44 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         yield* attempts.clear(user.id, "confirmation")
         expect(yield* attempts.recordMiss(user.id, "confirmation", "b", at(5))).toBe(1)
         expect(yield* attempts.recordMiss(user.id, "phone_change", "a", at(6))).toBe(2)
+      }))
+
+    it.effect("pending tokens: one per user and kind, found by link digest and by kind, replaced, removed", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const pending = yield* PendingTokensRepo
+        const user = yield* users.insert(newUser())
+        const row = (kind: TokenKind, digest: string | null, code: string) => ({
+          user_id: user.id,
+          token_kind: kind,
+          link_digest: digest,
+          code_hash: code,
+          created_at: at(1),
+          reclaim: false,
+          signup_password: null,
+          signup_data: null
+        })
+        const digest = `d-${randomUUID()}`
+        yield* pending.put(row("confirmation", digest, "c1"))
+        yield* pending.put(row("recovery", `r-${randomUUID()}`, "r1"))
+        yield* pending.put(row("phone_change", null, "p1"))
+        expect(Option.map(yield* pending.findByLink(digest), (found) => [found.token_kind, found.code_hash])).toEqual(Option.some(["confirmation", "c1"]))
+        const replacement = `d-${randomUUID()}`
+        yield* pending.put({ ...row("confirmation", replacement, "c2"), reclaim: true, signup_password: "$2a$10$hash", signup_data: { plan: "pro" } })
+        expect(Option.isNone(yield* pending.findByLink(digest))).toBe(true)
+        expect(yield* pending.find(user.id, "confirmation")).toEqual(Option.some({
+          ...row("confirmation", replacement, "c2"),
+          reclaim: true,
+          signup_password: "$2a$10$hash",
+          signup_data: { plan: "pro" }
+        }))
+        yield* pending.remove(user.id, "confirmation")
+        expect(Option.isNone(yield* pending.find(user.id, "confirmation"))).toBe(true)
+        expect(Option.isSome(yield* pending.find(user.id, "recovery"))).toBe(true)
+        yield* pending.removeForUser(user.id)
+        expect(Option.isNone(yield* pending.find(user.id, "recovery"))).toBe(true)
+        expect(Option.isNone(yield* pending.find(user.id, "phone_change"))).toBe(true)
+        expect((yield* pending.linkTokensSince).getTime()).toBeLessThanOrEqual(Date.now())
       }))
 
     it.effect("flow state: found by auth code and as the user's latest per method; taken once", () =>

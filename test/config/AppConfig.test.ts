@@ -393,7 +393,7 @@ describe("typed values", () => {
 describe("per-IP request limits", () => {
   const limit = (events: number, perSeconds: number, burst: number) => ({ events, perSeconds, burst })
   const read = (c: AppConfig) =>
-    Object.fromEntries((["otp", "anonymousUsers", "tokenRefresh", "verify", "sso", "web3", "passkey"] as const).map((name) => {
+    Object.fromEntries((["otp", "anonymousUsers", "tokenRefresh", "verify", "verifyGuesses", "sso", "web3", "passkey"] as const).map((name) => {
       const { burst, events, per } = c.rateLimit[name]
       return [name, limit(events, seconds(per), burst)]
     }))
@@ -406,6 +406,8 @@ describe("per-IP request limits", () => {
       anonymousUsers: limit(30, 3600, 30),
       tokenRefresh: limit(150, 300, 30),
       verify: limit(30, 300, 30),
+      // Gatehouse's own, counted with or without a header (RateLimits.chargeGuess).
+      verifyGuesses: limit(30, 300, 30),
       sso: limit(30, 300, 30),
       web3: limit(30, 300, 30),
       passkey: limit(30, 300, 30)
@@ -419,6 +421,7 @@ describe("per-IP request limits", () => {
       GOTRUE_RATE_LIMIT_ANONYMOUS_USERS: "7.9",
       AUTH_RATE_LIMIT_TOKEN_REFRESH: "1e3",
       AUTH_RATE_LIMIT_VERIFY: ".5",
+      GOTRUE_RATE_LIMIT_VERIFY_GUESSES: "3",
       AUTH_RATE_LIMIT_SSO: "0",
       AUTH_RATE_LIMIT_WEB3: "12.",
       AUTH_RATE_LIMIT_PASSKEY: "4"
@@ -430,6 +433,7 @@ describe("per-IP request limits", () => {
       anonymousUsers: limit(7.9, 3600, 7),
       tokenRefresh: limit(1000, 300, 30),
       verify: limit(0.5, 300, 30),
+      verifyGuesses: limit(3, 300, 30),
       sso: limit(0, 300, 30),
       web3: limit(12, 300, 30),
       passkey: limit(4, 300, 30)
@@ -437,7 +441,7 @@ describe("per-IP request limits", () => {
   })
 
   it.each(["-1", "lots", "Inf", "NaN", "1/5m", "0x10", "1e999", "30 per minute"])("refuses %j, naming the variable", (raw) => {
-    for (const name of ["OTP", "ANONYMOUS_USERS", "TOKEN_REFRESH", "VERIFY", "SSO", "WEB3", "PASSKEY"]) {
+    for (const name of ["OTP", "ANONYMOUS_USERS", "TOKEN_REFRESH", "VERIFY", "VERIFY_GUESSES", "SSO", "WEB3", "PASSKEY"]) {
       expect(issues(embedded({ [`GOTRUE_RATE_LIMIT_${name}`]: raw }))).toStrictEqual([
         { variable: `GOTRUE_RATE_LIMIT_${name}`, rule: "must be a number of requests, not negative (decimals allowed, e.g. 30 or 2.5)" }
       ])

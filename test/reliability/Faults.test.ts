@@ -16,7 +16,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, Option, Queue, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Option, Queue, Redacted, Schedule, Scope } from "effect"
 import { type ParsedMail, simpleParser } from "mailparser"
 import { SMTPServer } from "smtp-server"
 import { authTables } from "../../src/auth/AuthTables.js"
@@ -337,7 +337,7 @@ const expectNoSecret = (outcome: Outcome, secrets: ReadonlyArray<string>) => {
 }
 
 layer(OverSmtp, { timeout: 60_000, excludeTestServices: true })("faults: SMTP goes down", (it) => {
-  it.effect("sign-up and recover answer GoTrue's 500 'Error sending … email' at once, leave nothing half-done, and work again once SMTP is back", () =>
+  it.effect("sign-up and recover answer at once (their mail goes after the answer), leave nothing half-done, and work again once SMTP is back", () =>
     Effect.gen(function*() {
       const smtp = yield* Smtp
       const name = "smtp down"
@@ -351,6 +351,14 @@ layer(OverSmtp, { timeout: 60_000, excludeTestServices: true })("faults: SMTP go
           Effect.promise(() => boundedFetch(smtp.url, `/admin/users?filter=${encodeURIComponent(email)}`, { bearer: adminJwt() })),
           (o) => (o._tag === "Answer" ? (o.json?.["users"] as Array<Record<string, unknown>>) : []).filter((u) => u["email"] === email)
         )
+      /** Asks until the answer is not a 429: a mail that failed after the answer gives its window back then. */
+      const once = (path: string, body: unknown) =>
+        send(path, body).pipe(
+          Effect.flatMap((o) => o._tag === "Answer" && o.status === 429 ? Effect.fail("window still closed") : Effect.succeed(o)),
+          Effect.retry(Schedule.spaced("50 millis")),
+          Effect.timeout("10 seconds"),
+          Effect.orDie
+        )
 
       // With SMTP up, the set-up works: a sign-up sends its mail.
       const first = yield* send("/signup", { email: uniqueEmail("smtp-up"), password: PASSWORD })
@@ -363,28 +371,29 @@ layer(OverSmtp, { timeout: 60_000, excludeTestServices: true })("faults: SMTP go
       expect(created).toMatchObject({ _tag: "Answer", status: 200 })
 
       yield* Effect.promise(smtp.stop)
-      const email = uniqueEmail("smtp-down")
+      // No "smtp" in the address: the answer carries it, and must carry nothing about the mail server.
+      const email = uniqueEmail("mail-down")
       const signup = yield* send("/signup", { email, password: PASSWORD })
-      // GoTrue's answer when the mail cannot go: a 500 in its envelope (a dependency failed; the input was fine).
-      expect(signup).toMatchObject({ _tag: "Answer", status: 500, json: { code: 500, error_code: "unexpected_failure", msg: "Error sending confirmation email" } })
+      // GoTrue answers 500 "Error sending confirmation email"; here the answer never waits for the mail server, so
+      // it cannot tell (by its status or its time) which addresses have accounts.
+      expect(signup).toMatchObject({ _tag: "Answer", status: 200, json: { email } })
       expectNoSecret(signup, [String(smtp.port), "127.0.0.1", "ECONN", PASSWORD, "smtp", "SMTP"])
       const recover = yield* send("/recover", { email: recovering })
-      expect(recover).toMatchObject({ _tag: "Answer", status: 500, json: { code: 500, error_code: "unexpected_failure", msg: "Error sending recovery email" } })
+      expect(recover).toMatchObject({ _tag: "Answer", status: 200, json: {} })
       expectNoSecret(recover, [String(smtp.port), "127.0.0.1", "ECONN", "smtp", "SMTP"])
-      // The sign-up whose mail could not go left no user behind (GoTrue sends inside the sign-up's transaction).
-      expect(yield* user(email)).toStrictEqual([])
 
       yield* Effect.promise(smtp.start)
-      // The same sign-up again, at once: no "already registered", no "wait 60 seconds"; its mail arrives and confirms.
-      const again = yield* send("/signup", { email, password: PASSWORD })
+      // The same sign-up again: no "already registered", and once the failed mail gave its window back (at once),
+      // no "wait 60 seconds"; its mail arrives and confirms.
+      const again = yield* once("/signup", { email, password: PASSWORD })
       expect(again).toMatchObject({ _tag: "Answer", status: 200 })
       const confirmation = yield* nextMail(smtp.received)
       expect(confirmation.to).toMatchObject({ text: email })
       const verified = yield* send("/verify", { type: "signup", email, token: codeIn(confirmation) })
       expect(verified).toMatchObject({ _tag: "Answer", status: 200 })
       expect(typeof (verified as { json?: Record<string, unknown> }).json?.["access_token"]).toBe("string")
-      // The recovery too: the failed attempt started no max-frequency clock.
-      const recoverAgain = yield* send("/recover", { email: recovering })
+      // The recovery too: the failed attempt gave its max-frequency window back.
+      const recoverAgain = yield* once("/recover", { email: recovering })
       expect(recoverAgain).toMatchObject({ _tag: "Answer", status: 200 })
       const recoveryMail = yield* nextMail(smtp.received)
       const recovered = yield* send("/verify", { type: "recovery", email: recovering, token: codeIn(recoveryMail) })

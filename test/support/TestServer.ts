@@ -7,7 +7,7 @@ import type { Database } from "../../src/platform/Database.js"
 import { migrate } from "../../src/platform/Migrator.js"
 import { Mailer, MailerError, MemoryMailer, OutboxMailer, type SentMail } from "../../src/platform/Mailer.js"
 import { Outbox } from "../../src/platform/Outbox.js"
-import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
+import { type PasswordHasher, PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
 import { SecureRandom } from "../../src/platform/SecureRandom.js"
 import { MemorySmsSender, OutboxSmsSender, type SentSms, SmsSender, UnconfiguredSmsSender } from "../../src/platform/SmsSender.js"
 import type { TokenSigner } from "../../src/platform/TokenSigner.js"
@@ -25,6 +25,8 @@ export const baseTestEnv: Readonly<Record<string, string>> = {
   // The instance-wide send quotas are shared by every test of a file; far out of reach unless a test lowers them.
   AUTH_RATE_LIMIT_EMAIL_SENT: "100000",
   AUTH_RATE_LIMIT_SMS_SENT: "100000",
+  // Every test of a file verifies from 127.0.0.1, so the guess limit would count them all as one client.
+  AUTH_RATE_LIMIT_VERIFY_GUESSES: "100000",
   LOG_LEVEL: "warn"
 }
 
@@ -52,25 +54,32 @@ const ServerUrlLive = Layer.effect(
  * The real HTTP stack (edge middleware, error boundary, handlers) on a real socket, over a migrated test
  * database, so tests talk to it with fetch and the real client libraries.
  */
-export type TestServices = ServerUrl | AppConfig | Database | SentMail | SentSms | TokenSigner | MailOutage | SmsOutage | Outbox
+export type TestServices = ServerUrl | AppConfig | Database | SentMail | SentSms | TokenSigner | MailOutage | RefusedMail | SmsOutage | Outbox
 
 /** Set to true and every mail fails as an unreachable SMTP server would: for the "nothing arrived" paths. */
 export class MailOutage extends Effect.Service<MailOutage>()("test/MailOutage", { effect: Ref.make(false) }) {}
+
+/** The recipients of mails the outage refused, oldest first. */
+export class RefusedMail extends Effect.Service<RefusedMail>()("test/RefusedMail", { effect: Ref.make<ReadonlyArray<string>>([]) }) {}
 
 const OutageAwareMailer = Layer.effect(
   Mailer,
   Effect.gen(function*() {
     const memory = yield* Mailer
     const outage = yield* MailOutage
+    const refused = yield* RefusedMail
     return {
       send: (mail) =>
         Effect.flatMap(Ref.get(outage), (down) =>
           down
-            ? Effect.fail(new MailerError({ message: "could not connect to the mail server", code: "ECONNECTION", permanent: false }))
+            ? Effect.zipRight(
+              Ref.update(refused, (to) => [...to, mail.to]),
+              Effect.fail(new MailerError({ message: "could not connect to the mail server", code: "ECONNECTION", permanent: false }))
+            )
             : memory.send(mail))
     }
   })
-).pipe(Layer.provideMerge(MemoryMailer), Layer.provideMerge(MailOutage.Default))
+).pipe(Layer.provideMerge(MemoryMailer), Layer.provideMerge(MailOutage.Default), Layer.provideMerge(RefusedMail.Default))
 
 /**
  * Set to true and every text fails the way production does with no usable provider (UnconfiguredSmsSender), or
@@ -113,21 +122,29 @@ export const TestPorts = (config: AppConfig) =>
  */
 export const TestServerOver = (
   env: Readonly<Record<string, string>> = {},
-  { host = "127.0.0.1" }: { readonly host?: string } = {}
+  { host = "127.0.0.1", passwordHasher }: TestServerOptions = {}
 ): Layer.Layer<Exclude<TestServices, Database>, never, Database> => {
   const config = testConfig(env)
+  // Merged after TestPorts, a given hasher replaces the test one.
+  const ports = passwordHasher === undefined ? TestPorts(config) : Layer.merge(TestPorts(config), passwordHasher)
   return Layer.mergeAll(AuthRoutesLive(config), ServerUrlLive).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port: 0 })),
-    Layer.provideMerge(TestPorts(config)),
+    Layer.provideMerge(ports),
     Layer.provideMerge(Layer.succeed(AppConfig, config)),
     Layer.orDie
   ) as Layer.Layer<Exclude<TestServices, Database>, never, Database>
 }
 
-/** `host` is where the server listens: 127.0.0.1 unless a test needs a non-loopback client (0.0.0.0). */
+export interface TestServerOptions {
+  /** Where the server listens: 127.0.0.1 unless a test needs a non-loopback client (0.0.0.0). */
+  readonly host?: string
+  /** Instead of bcrypt at its minimum cost (a test of what production's cost takes). */
+  readonly passwordHasher?: Layer.Layer<PasswordHasher>
+}
+
 export const TestServer = (
   env: Readonly<Record<string, string>> = {},
-  options: { readonly host?: string } = {}
+  options: TestServerOptions = {}
 ): Layer.Layer<TestServices> => {
   const config = testConfig(env)
   const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))

@@ -10,11 +10,12 @@ import { emailActionLink } from "../domain/EmailActionLink.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { mergeMetadata } from "../domain/MergeMetadata.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
-import { otpTokenHash } from "../domain/OtpToken.js"
+import type { TokenKind } from "../domain/LinkToken.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { allowedRedirect, chooseRedirect } from "../domain/RedirectTo.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
+import { type IssuedToken, PendingTokens } from "../users/PendingTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { Users } from "../users/Users.js"
 import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
@@ -60,6 +61,7 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
     const identities = yield* IdentitiesRepo
     const hasher = yield* PasswordHasher
     const random = yield* SecureRandom
+    const pending = yield* PendingTokens
     const allowList = compileAllowList(config.uriAllowList)
 
     // Nobody is told this password: the magic link of an unknown address signs it up, as /otp does.
@@ -84,11 +86,11 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
       })
 
     /** Writes the token where the mail flow would; a new user (a newcomer) is created first. */
-    const store = (email: string, user: Option.Option<UserRow> | Newcomer, patch: UserPatch, at: Date) =>
+    const store = (email: string, user: Option.Option<UserRow> | Newcomer, patch: UserPatch, kind: TokenKind, token: IssuedToken, at: Date) =>
       transactions.run(Effect.gen(function*() {
-        if (Option.isOption(user)) return yield* users.update(Option.getOrThrow(user).id, patch, at)
-        const created = yield* create(email, user, at)
-        return yield* users.update(created.id, patch, at)
+        const id = Option.isOption(user) ? Option.getOrThrow(user).id : (yield* create(email, user, at)).id
+        yield* pending.record(id, kind, token, at)
+        return yield* users.update(id, patch, at)
       })).pipe(
         // Another request created the address between the lookup and this insert.
         Effect.catchTag("UniqueViolation", () => Effect.fail(emailExists())),
@@ -136,15 +138,18 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
       }
 
       const otp = yield* random.digits(config.mailer.otpLength)
-      let tokenHash = otpTokenHash(email, otp)
+      let token = yield* pending.mint(email, otp, { pkce: false, mailed: true })
       let patch: UserPatch
+      let tokenKind: TokenKind
       switch (kind) {
         case "magiclink":
         case "recovery":
-          patch = { recovery_token: tokenHash, recovery_sent_at: at }
+          patch = { recovery_token: token.stored, recovery_sent_at: at }
+          tokenKind = "recovery"
           break
         case "signup":
-          patch = { confirmation_token: tokenHash, confirmation_sent_at: at }
+          patch = { confirmation_token: token.stored, confirmation_sent_at: at }
+          tokenKind = "confirmation"
           // A pending sign-up keeps its password; the data given is merged in, as GoTrue does.
           if (Option.isSome(existing) && request.data !== undefined && request.data !== null) {
             const merged = mergeMetadata(existing.value.raw_user_meta_data ?? {}, data)
@@ -154,7 +159,8 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
           }
           break
         case "invite":
-          patch = { confirmation_token: tokenHash, confirmation_sent_at: at, invited_at: at }
+          patch = { confirmation_token: token.stored, confirmation_sent_at: at, invited_at: at }
+          tokenKind = "confirmation"
           break
         case "email_change_current":
         case "email_change_new": {
@@ -162,17 +168,18 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
           const newEmail = yield* validEmail(request.newEmail)
           if (yield* users.isTaken("email", newEmail, user.id)) return yield* emailExists()
           // Each half of a secure change is its own link, confirmed from its own address; the code of the new
-          // address is hashed with that address, so the hash answered is the one stored.
-          if (kind === "email_change_new") tokenHash = otpTokenHash(newEmail, otp)
+          // address is hashed with that address.
+          if (kind === "email_change_new") token = yield* pending.mint(newEmail, otp, { pkce: false, mailed: true })
+          tokenKind = kind
           patch = {
             email_change: newEmail,
             email_change_sent_at: at,
             email_change_confirm_status: 0,
-            [kind === "email_change_new" ? "email_change_token_new" : "email_change_token_current"]: tokenHash
+            [kind === "email_change_new" ? "email_change_token_new" : "email_change_token_current"]: token.stored
           }
         }
       }
-      const user = yield* store(email, Option.isSome(existing) ? existing : newcomer, patch, at)
+      const user = yield* store(email, Option.isSome(existing) ? existing : newcomer, patch, tokenKind, token, at)
 
       const paths = config.mailer.urlPaths
       const [path, linkType] = kind === "signup"
@@ -184,9 +191,11 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
         : [paths.emailChange, "email_change"]
       return new GeneratedLink({
         ...userJson(user, yield* identities.forUser(user.id)),
-        action_link: emailActionLink(config.api.externalUrl, path, tokenHash, linkType, redirectTo),
+        action_link: emailActionLink(config.api.externalUrl, path, token.link!, linkType, redirectTo),
         email_otp: otp,
-        hashed_token: tokenHash,
+        // GoTrue's name: what an app that builds its own links puts in verifyOtp({ token_hash }). Here it is the
+        // link token, not the code's hash.
+        hashed_token: token.link!,
         verification_type: kind,
         redirect_to: redirectTo
       })
@@ -194,5 +203,5 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
 
     return { generate } as const
   }),
-  dependencies: [Users.Default, UsersRepo.Default, IdentitiesRepo.Default, Transactions.Live]
+  dependencies: [Users.Default, UsersRepo.Default, IdentitiesRepo.Default, PendingTokens.Default, Transactions.Live]
 }) {}

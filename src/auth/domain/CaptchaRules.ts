@@ -1,6 +1,5 @@
 import type { CaptchaUnavailable } from "../../platform/Captcha.js"
 import { AuthError } from "./AuthError.js"
-import { rateLimitKey } from "./RateLimitKey.js"
 
 /**
  * The token a request carries: `gotrue_meta_security.captcha_token`, where GoTrue reads it and @supabase/auth-js
@@ -30,13 +29,6 @@ const EXEMPT_GRANTS: ReadonlySet<string> = new Set(["refresh_token", "pkce", "id
 
 export const grantNeedsCaptcha = (grantType: string | undefined): boolean =>
   grantType === undefined || !EXEMPT_GRANTS.has(grantType)
-
-/**
- * The address the provider is told: the client the per-IP limits count (rateLimitKey: the first entry of the
- * header the operator named, RATE_LIMIT_HEADER, set behind a proxy), else the connection's peer.
- */
-export const remoteIpFor = (forwarded: string | undefined, peer: string | undefined): string | undefined =>
-  rateLimitKey(forwarded) ?? nonBlank(peer)
 
 const disallowed = (detail: string): AuthError =>
   AuthError.of(400, "captcha_failed", `captcha protection: request disallowed (${detail})`)

@@ -29,28 +29,24 @@ export const decideUnlink = <I extends UnlinkCandidate>(identities: ReadonlyArra
 // GoTrue takes the first identity email that parses as an address; this is the shape check, not a validator.
 const looksLikeAddress = (email: string): boolean => /^[^\s@]+@[^\s@]+$/.test(email)
 
-/** The address the user moves to, and whether it counts as confirmed. */
-export interface NextEmail {
-  readonly email: string
-  readonly confirmed: boolean
-}
-
 /**
  * The user's email after an identity went: kept while some remaining identity still has it; otherwise the first
- * remaining identity's address (oldest first); kept too when no identity has one. Undefined means "no change".
+ * remaining identity's address that its provider verified (oldest first); kept too when no identity has one.
+ * Undefined means "no change"; a new address is always a confirmed one.
  *
- * GoTrue moves the address and leaves email_confirmed_at as it was, so an address no provider verified could
- * become a confirmed one; here the new address is confirmed only when its identity says the provider verified it.
+ * GoTrue moves to the first remaining address whatever its provider said, and keeps email_confirmed_at, so an
+ * address nobody proved becomes the account's confirmed one: an attacker could link an identity carrying a victim's
+ * unverified address, unlink their own email, and hold the victim's address when the victim later signs up.
  */
 export const emailAfterUnlink = (
   userEmail: string | null,
   remaining: ReadonlyArray<UnlinkCandidate>
-): NextEmail | undefined => {
+): string | undefined => {
   const current = (userEmail ?? "").toLowerCase()
   // As in GoTrue, a user without an email keeps having none while an identity without one (phone) remains.
   if (remaining.some((identity) => (identity.email ?? "").toLowerCase() === current)) return undefined
-  const next = remaining.find((identity) => identity.email !== null && looksLikeAddress(identity.email))
-  return next === undefined || next.email === current
-    ? undefined
-    : { email: next.email!, confirmed: next.identity_data["email_verified"] === true }
+  const next = remaining.find((identity) =>
+    identity.email !== null && looksLikeAddress(identity.email) && identity.identity_data["email_verified"] === true
+  )
+  return next === undefined || next.email === current ? undefined : next.email!
 }

@@ -11,6 +11,7 @@ import { AccessTokens } from "../sessions/AccessTokens.js"
 import { FlowStateRepo, type OAuthFlow } from "../sessions/FlowStateRepo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
+import { PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
 import { Users } from "../users/Users.js"
@@ -204,7 +205,7 @@ export class External extends Effect.Service<External>()("auth/External", {
     AccessTokens.Default,
     UsersRepo.Default,
     Users.Default,
-    AuthMessages.Default,
+    AuthMessages.Default, PendingTokens.Default,
     AuditLog.Default,
     Transactions.Live
   ]

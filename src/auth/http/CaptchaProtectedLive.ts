@@ -11,9 +11,9 @@ import {
   captchaRejected,
   captchaTokenOf,
   captchaUnavailable,
-  grantNeedsCaptcha,
-  remoteIpFor
+  grantNeedsCaptcha
 } from "../domain/CaptchaRules.js"
+import { clientAddress } from "../domain/RateLimitKey.js"
 import { adminCheck } from "./AdminAuthenticatedLive.js"
 
 type SearchParams = Readonly<Record<string, string | ReadonlyArray<string>>>
@@ -40,7 +40,7 @@ const captchaGuard = (applies: (params: SearchParams) => boolean) =>
       if (bearerToken(request.headers["authorization"]) !== undefined && (yield* Effect.isSuccess(isAdmin))) return
       const token = captchaTokenOf(yield* Effect.orDie(request.json))
       if (token === undefined) return yield* refuse(captchaMissing())
-      const remoteIp = remoteIpFor(
+      const remoteIp = clientAddress(
         addressHeader === undefined ? undefined : request.headers[addressHeader],
         Option.getOrUndefined(request.remoteAddress)
       )

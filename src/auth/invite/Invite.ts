@@ -7,12 +7,12 @@ import type { User } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
-import { otpTokenHash } from "../domain/OtpToken.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type AuditActor, AuditLog } from "../users/AuditLog.js"
+import { type IssuedToken, PendingTokens } from "../users/PendingTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
@@ -43,14 +43,14 @@ export class Invite extends Effect.Service<Invite>()("auth/Invite", {
     const messages = yield* AuthMessages
     const random = yield* SecureRandom
     const audit = yield* AuditLog
+    const pending = yield* PendingTokens
     const allowList = compileAllowList(config.uriAllowList)
 
     /** The invitee with the fresh token stored; `created` says whether this request made the user. */
-    const prepare = (existing: Option.Option<UserRow>, email: string, data: Record<string, unknown>, tokenHash: string, at: Date) =>
+    const prepare = (existing: Option.Option<UserRow>, email: string, data: Record<string, unknown>, token: IssuedToken, at: Date) =>
       transactions.run(Effect.gen(function*() {
-        const sent = { confirmation_token: tokenHash, confirmation_sent_at: at, invited_at: at }
-        if (Option.isSome(existing)) return { user: yield* users.update(existing.value.id, sent, at), created: false }
-        const user = yield* newUsers.create({
+        const sent = { confirmation_token: token.stored, confirmation_sent_at: at, invited_at: at }
+        const user = Option.isSome(existing) ? existing.value : yield* newUsers.create({
           aud: config.jwt.aud,
           role: config.jwt.defaultGroupName,
           email,
@@ -63,7 +63,8 @@ export class Invite extends Effect.Service<Invite>()("auth/Invite", {
           isAnonymous: false,
           now: at
         })
-        return { user: yield* users.update(user.id, sent, at), created: true }
+        const previous = yield* pending.record(user.id, "confirmation", token, at)
+        return { user: yield* users.update(user.id, sent, at), created: Option.isNone(existing), previous }
       })).pipe(
         // Another request created the address between the lookup and this insert.
         Effect.catchTag("UniqueViolation", () => Effect.fail(emailExists())),
@@ -79,19 +80,21 @@ export class Invite extends Effect.Service<Invite>()("auth/Invite", {
       const existing = yield* users.findByEmail(config.jwt.aud, email)
       if (Option.isSome(existing) && existing.value.email_confirmed_at !== null) return yield* emailExists()
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
-      const otp = yield* random.digits(config.mailer.otpLength)
-      const tokenHash = otpTokenHash(email, otp)
-      const { created, user } = yield* prepare(existing, email, data, tokenHash, at)
-      yield* messages.invite(email, tokenHash, otp, redirectTo).pipe(
+      const token = yield* pending.mint(email, yield* random.digits(config.mailer.otpLength), { pkce: false, mailed: true })
+      const { created, previous, user } = yield* prepare(existing, email, data, token, at)
+      yield* messages.invite(email, token.link!, token.otp, redirectTo).pipe(
         // Nothing arrived, so the invitation cannot be taken up: undo it rather than leave it half made.
         Effect.tapError(() =>
           created || Option.isNone(existing)
             ? users.remove(user.id)
-            : Effect.orDie(users.update(user.id, {
-              confirmation_token: existing.value.confirmation_token,
-              confirmation_sent_at: existing.value.confirmation_sent_at,
-              invited_at: existing.value.invited_at
-            }, at))
+            : Effect.zipRight(
+              Effect.orDie(users.update(user.id, {
+                confirmation_token: existing.value.confirmation_token,
+                confirmation_sent_at: existing.value.confirmation_sent_at,
+                invited_at: existing.value.invited_at
+              }, at)),
+              pending.putBack(previous)
+            )
         )
       )
       // After the mail went: an invitation nobody received is undone above, and is no event.
@@ -101,5 +104,5 @@ export class Invite extends Effect.Service<Invite>()("auth/Invite", {
 
     return { invite } as const
   }),
-  dependencies: [Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AuthMessages.Default, AuditLog.Default, Transactions.Live]
+  dependencies: [Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AuthMessages.Default, PendingTokens.Default, AuditLog.Default, Transactions.Live]
 }) {}

@@ -3,7 +3,7 @@ import { Clock, Duration, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import type { AuthError } from "../domain/AuthError.js"
-import { rateLimitKey } from "../domain/RateLimitKey.js"
+import { clientAddress, rateLimitKey } from "../domain/RateLimitKey.js"
 import { overRequestRate, type RequestRate, requestRate } from "../domain/RequestRate.js"
 import { RateLimitsRepo } from "./RateLimitsRepo.js"
 
@@ -11,10 +11,10 @@ import { RateLimitsRepo } from "./RateLimitsRepo.js"
  * The routes GoTrue puts behind a per-IP limiter, each with a bucket of its own even where several share one
  * setting (a client may use 30 /otp and 30 /recover in the same five minutes, as in GoTrue).
  */
-export type LimitedRoute = "magiclink" | "otp" | "recover" | "resend" | "signup" | "anonymous_signup" | "user" | "token" | "verify"
+export type LimitedRoute = "magiclink" | "otp" | "recover" | "resend" | "signup" | "anonymous_signup" | "user" | "token" | "verify" | "verify_guess"
 
 /** A per-client setting by its name after RATE_LIMIT_, lower case: the `limit` tag of the refusals it causes. */
-type RequestLimitName = "otp" | "anonymous_users" | "token_refresh" | "verify"
+type RequestLimitName = "otp" | "anonymous_users" | "token_refresh" | "verify" | "verify_guesses"
 
 /** The setting each route's rate comes from. */
 const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
@@ -26,7 +26,8 @@ const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
   user: "otp",
   anonymous_signup: "anonymous_users",
   token: "token_refresh",
-  verify: "verify"
+  verify: "verify",
+  verify_guess: "verify_guesses"
 }
 
 /** How often this instance deletes refilled buckets, and how long past refilling it leaves them (clock skew). */
@@ -36,7 +37,7 @@ const SWEEP_EVERY = Duration.minutes(1)
  * Per-client request rates, shared by every instance through Postgres. A handler calls `check` before it does any
  * work, as GoTrue's limiter middleware runs before its handlers.
  *
- * Without RATE_LIMIT_HEADER nothing is limited: behind a load balancer the socket's address is the balancer's, and
+ * Without RATE_LIMIT_HEADER these GoTrue limits are off: behind a load balancer the socket's address is the balancer's, and
  * every user would share one bucket (GoTrue is off then too). A request without a value in the header is let
  * through with a warning, as in GoTrue.
  */
@@ -45,25 +46,34 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
     const config = yield* AppConfig
     const repo = yield* RateLimitsRepo
     const header = Option.map(config.rateLimit.header, (name) => name.toLowerCase())
-    const { anonymousUsers, otp, tokenRefresh, verify } = config.rateLimit
+    const { anonymousUsers, otp, tokenRefresh, verify, verifyGuesses } = config.rateLimit
     const rates: Readonly<Record<RequestLimitName, RequestRate>> = {
       otp: requestRate(otp.events, otp.per, otp.burst),
       anonymous_users: requestRate(anonymousUsers.events, anonymousUsers.per, anonymousUsers.burst),
       token_refresh: requestRate(tokenRefresh.events, tokenRefresh.per, tokenRefresh.burst),
-      verify: requestRate(verify.events, verify.per, verify.burst)
+      verify: requestRate(verify.events, verify.per, verify.burst),
+      verify_guesses: requestRate(verifyGuesses.events, verifyGuesses.per, verifyGuesses.burst)
     }
 
-    if (Option.isSome(header)) {
-      // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,
-      // whose clock runs behind, still counts on.
-      const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => repo.sweep(now - Duration.toMillis(SWEEP_EVERY)))
-      yield* Effect.sleep(SWEEP_EVERY).pipe(
-        Effect.zipRight(sweep),
-        Effect.catchAllCause((cause) => Effect.logWarning("could not sweep the rate_limits table", cause)),
-        Effect.forever,
-        Effect.forkScoped
-      )
-    }
+    // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,
+    // whose clock runs behind, still counts on.
+    const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => repo.sweep(now - Duration.toMillis(SWEEP_EVERY)))
+    yield* Effect.sleep(SWEEP_EVERY).pipe(
+      Effect.zipRight(sweep),
+      Effect.catchAllCause((cause) => Effect.logWarning("could not sweep the rate_limits table", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    const admit = (route: LimitedRoute, key: string) =>
+      Effect.gen(function*() {
+        const setting = SETTING_OF[route]
+        const admission = yield* repo.admit(route, key, yield* Clock.currentTimeMillis, rates[setting])
+        if (!admission.allowed) {
+          yield* countTagged(AuthMetrics.rateLimited, "limit", setting)
+          return yield* overRequestRate(admission.retryAfterMs)
+        }
+      })
 
     const checkKeyed = Effect.fn("RateLimits.check")(function*(
       headerName: string,
@@ -76,12 +86,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
           Effect.annotateLogs("header", headerName)
         )
       }
-      const setting = SETTING_OF[route]
-      const admission = yield* repo.admit(route, key, yield* Clock.currentTimeMillis, rates[setting])
-      if (!admission.allowed) {
-        yield* countTagged(AuthMetrics.rateLimited, "limit", setting)
-        return yield* overRequestRate(admission.retryAfterMs)
-      }
+      yield* admit(route, key)
     })
 
     // With the limits off, the hot paths pay nothing for them, not even a span.
@@ -103,7 +108,20 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
       return config.anonymousUsersEnabled ? check("anonymous_signup") : Effect.void
     }
 
-    return { check, checkSignup } as const
+    /**
+     * Charges one guessable verification (a typed code, a GoTrue-form link hash) to the client, refusing it past
+     * RATE_LIMIT_VERIFY_GUESSES. Counted with or without RATE_LIMIT_HEADER: by its client when set, else by the
+     * connection's peer. A random link token is never charged: it cannot be guessed, so a client that spent its
+     * guesses (or shares a proxy's address with one that did) still follows its links.
+     */
+    const chargeGuess = Effect.fn("RateLimits.chargeGuess")(function*(): Effect.fn.Return<void, AuthError, HttpServerRequest.HttpServerRequest> {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const key = clientAddress(Option.isSome(header) ? request.headers[header.value] : undefined, Option.getOrUndefined(request.remoteAddress))
+      // Only a request with no socket (never over HTTP) has no peer; nothing can be counted against it.
+      if (key !== undefined) yield* admit("verify_guess", key)
+    })
+
+    return { check, checkSignup, chargeGuess } as const
   }),
   dependencies: [RateLimitsRepo.Default]
 }) {}

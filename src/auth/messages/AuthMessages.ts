@@ -1,4 +1,4 @@
-import { Clock, Effect, Option } from "effect"
+import { Clock, Duration, Effect, FiberSet, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import { Mailer } from "../../platform/Mailer.js"
@@ -19,26 +19,40 @@ const mailBody = (intro: string, url: string | undefined, otp: string) => ({
   text: `${intro}\n\n${url === undefined ? "" : `${url}\n\n`}Code: ${otp}\n`
 })
 
+type MailBody = { readonly html: string; readonly text?: string }
+
+/** How long a stopping server waits for mails it has accepted but not yet handed to the mail server. */
+const DRAIN_DELIVERIES = Duration.seconds(10)
+
 /**
  * The messages the account flows send. A mail with a configured template (MAILER_TEMPLATES_*) gets the rendered
  * template as its only (HTML) body; without one, or when it cannot be had, the built-in body with the link and
  * the code.
  *
- * Every mail and text leaves through `send` and `text`, so RATE_LIMIT_EMAIL_SENT and RATE_LIMIT_SMS_SENT are
- * claimed there, from the counters all instances share; a message that then fails to go out is given back, so
+ * Every mail and text leaves through `send`, `post` and `text`, so RATE_LIMIT_EMAIL_SENT and RATE_LIMIT_SMS_SENT
+ * are claimed there, from the counters all instances share; a message that then fails to go out is given back, so
  * nobody loses quota for something that never arrived.
+ *
+ * The mails that an unknown address would not get (a sign-up confirmation, a recovery or magic link) are posted:
+ * the request claims the quota and answers, and the mail is rendered and delivered after it. The answer then takes
+ * as long whether or not a mail goes out, so its timing cannot tell which addresses have accounts (the mail server's
+ * latency would, by tens of milliseconds). A posted mail that fails is logged, and `undelivered` puts back what the
+ * request set up for it, so the user can ask again at once.
  */
 export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessages", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const config = yield* AppConfig
     const mailer = yield* Mailer
     const sms = yield* SmsSender
     const random = yield* SecureRandom
     const templates = yield* MailTemplates
     const quotas = yield* SendQuotaRepo
+    const deliveries = yield* FiberSet.make<void>()
+    // Added after the set, so it runs before the set interrupts what is left: accepted mails get a chance to go.
+    yield* Effect.addFinalizer(() => FiberSet.awaitEmpty(deliveries).pipe(Effect.timeout(DRAIN_DELIVERIES), Effect.ignore))
 
-    /** Runs `deliver` within the channel's quota: refused with Retry-After once it is spent for this window. */
-    const withinQuota = <A>(channel: SendChannel, deliver: Effect.Effect<A, AuthError>): Effect.Effect<A, AuthError> =>
+    /** Takes one message from the channel's quota: refused with Retry-After once it is spent for this window. */
+    const claimQuota = (channel: SendChannel): Effect.Effect<Effect.Effect<void>, AuthError> =>
       Effect.gen(function*() {
         const quota = channel === "email" ? config.rateLimit.emailSent : config.rateLimit.smsSent
         const window = sendQuotaWindow(quota.per, new Date(yield* Clock.currentTimeMillis))
@@ -46,106 +60,124 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
           yield* countTagged(AuthMetrics.rateLimited, "limit", channel === "email" ? "email_sent" : "sms_sent")
           return yield* overSendQuota(channel, window.secondsLeft)
         }
-        return yield* deliver.pipe(Effect.tapError(() => quotas.giveBack(channel, window.start)))
+        return quotas.giveBack(channel, window.start)
       })
+
+    /** Runs `deliver` within the channel's quota, giving the message back when it fails. */
+    const withinQuota = <A>(channel: SendChannel, deliver: Effect.Effect<A, AuthError>): Effect.Effect<A, AuthError> =>
+      Effect.flatMap(claimQuota(channel), (release) => Effect.tapError(deliver, () => release))
+
+    const deliverMail = (to: string, subject: string, body: MailBody, what: string): Effect.Effect<void, AuthError> =>
+      mailer.send({ to, subject, ...body }).pipe(
+        Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", "email")),
+        Effect.tapError((error) => Effect.logError(`could not send ${what} email`, error)),
+        Effect.mapError(() => AuthError.of(500, "unexpected_failure", `Error sending ${what} email`))
+      )
+
+    /** A mail the request waits for: its failure is the request's. */
+    const send = (to: string, subject: string, body: MailBody, what: string) =>
+      withinQuota("email", deliverMail(to, subject, body, what))
+
+    /** A mail delivered after the answer (see above); only an exhausted quota fails the request. */
+    const post = (to: string, subject: string, body: Effect.Effect<MailBody>, what: string, undelivered: Effect.Effect<void>) =>
+      Effect.flatMap(claimQuota("email"), (release) =>
+        FiberSet.run(
+          deliveries,
+          Effect.flatMap(body, (rendered) => deliverMail(to, subject, rendered, what)).pipe(
+            Effect.catchAll(() => Effect.zipRight(release, undelivered))
+          )
+        )).pipe(Effect.asVoid)
 
     // GoTrue sends such a template as written, and so do we; but a text without its code is surely a mistake.
     if (!hasCodeAction(config.sms.template)) {
       yield* Effect.logWarning("SMS_TEMPLATE has no {{ .Code }}: texts will be sent without their code")
     }
 
-    const actionUrl = (path: string, tokenHash: string, type: string, redirectTo: string): string =>
-      emailActionLink(config.api.externalUrl, path, tokenHash, type, redirectTo)
-
-    const send = (to: string, subject: string, body: { readonly html: string; readonly text?: string }, what: string) =>
-      withinQuota(
-        "email",
-        mailer.send({ to, subject, ...body }).pipe(
-          Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", "email")),
-          Effect.tapError((error) => Effect.logError(`could not send ${what} email`, error)),
-          Effect.mapError(() => AuthError.of(500, "unexpected_failure", `Error sending ${what} email`))
-        )
-      )
+    const actionUrl = (path: string, link: string, type: string, redirectTo: string): string =>
+      emailActionLink(config.api.externalUrl, path, link, type, redirectTo)
 
     // GoTrue's templates see the site URL in every mail; the rest is the message's own.
     const bodyOf = (
       name: MailTemplateName,
       builtIn: { readonly html: string; readonly text: string },
       variables: Omit<MailTemplateVariables, "SiteURL">
-    ): Effect.Effect<{ readonly html: string; readonly text?: string }> =>
+    ): Effect.Effect<MailBody> =>
       Effect.map(
         templates.render(name, { SiteURL: config.siteUrl, ...variables }),
         Option.match({ onNone: () => builtIn, onSome: (html) => ({ html }) })
       )
 
+    /** A sign-up confirmation, posted (see above). */
     const confirmation = Effect.fn("AuthMessages.confirmation")(function*(
       email: string,
-      tokenHash: string,
+      link: string,
       otp: string,
-      redirectTo: string
+      redirectTo: string,
+      undelivered: Effect.Effect<void>
     ): Effect.fn.Return<void, AuthError> {
-      const url = actionUrl(config.mailer.urlPaths.confirmation, tokenHash, "signup", redirectTo)
-      const body = yield* bodyOf("confirmation", mailBody("Confirm your signup", url, otp), {
+      const url = actionUrl(config.mailer.urlPaths.confirmation, link, "signup", redirectTo)
+      const body = bodyOf("confirmation", mailBody("Confirm your signup", url, otp), {
         Email: email,
         ConfirmationURL: url,
         Token: otp,
-        TokenHash: tokenHash,
+        TokenHash: link,
         RedirectTo: redirectTo
       })
-      yield* send(email, config.mailer.subjects.confirmation, body, "confirmation")
+      yield* post(email, config.mailer.subjects.confirmation, body, "confirmation", undelivered)
     })
 
     /** An invitation: its code is stored in confirmation_token, and its link confirms the address and signs in. */
     const invite = Effect.fn("AuthMessages.invite")(function*(
       email: string,
-      tokenHash: string,
+      link: string,
       otp: string,
       redirectTo: string
     ): Effect.fn.Return<void, AuthError> {
-      const url = actionUrl(config.mailer.urlPaths.invite, tokenHash, "invite", redirectTo)
+      const url = actionUrl(config.mailer.urlPaths.invite, link, "invite", redirectTo)
       const body = yield* bodyOf("invite", mailBody("You have been invited", url, otp), {
         Email: email,
         ConfirmationURL: url,
         Token: otp,
-        TokenHash: tokenHash,
+        TokenHash: link,
         RedirectTo: redirectTo
       })
       yield* send(email, config.mailer.subjects.invite, body, "invite")
     })
 
-    /** A recovery or magic-link mail: both carry a code stored in recovery_token and a link on the recovery path. */
+    /** A recovery or magic-link mail, posted (see above): both carry a code stored in recovery_token and a link. */
     const link = Effect.fn("AuthMessages.link")(function*(
       kind: "recovery" | "magiclink",
       email: string,
-      tokenHash: string,
+      link: string,
       otp: string,
-      redirectTo: string
+      redirectTo: string,
+      undelivered: Effect.Effect<void>
     ): Effect.fn.Return<void, AuthError> {
-      const url = actionUrl(config.mailer.urlPaths.recovery, tokenHash, kind, redirectTo)
+      const url = actionUrl(config.mailer.urlPaths.recovery, link, kind, redirectTo)
       const recovery = kind === "recovery"
-      const body = yield* bodyOf(
+      const body = bodyOf(
         recovery ? "recovery" : "magicLink",
         mailBody(recovery ? "Reset your password" : "Sign in with this magic link", url, otp),
-        { Email: email, ConfirmationURL: url, Token: otp, TokenHash: tokenHash, RedirectTo: redirectTo }
+        { Email: email, ConfirmationURL: url, Token: otp, TokenHash: link, RedirectTo: redirectTo }
       )
-      yield* send(email, recovery ? config.mailer.subjects.recovery : config.mailer.subjects.magicLink, body, recovery ? "recovery" : "magic link")
+      yield* post(email, recovery ? config.mailer.subjects.recovery : config.mailer.subjects.magicLink, body, recovery ? "recovery" : "magic link", undelivered)
     })
 
     /** One of the change's confirmations, to `to`: the new address, or the current one when both must confirm. */
     const emailChange = Effect.fn("AuthMessages.emailChange")(function*(
       to: string,
       change: { readonly email: string; readonly newEmail: string },
-      tokenHash: string,
+      link: string,
       otp: string,
       redirectTo: string
     ): Effect.fn.Return<void, AuthError> {
-      const url = actionUrl(config.mailer.urlPaths.emailChange, tokenHash, "email_change", redirectTo)
+      const url = actionUrl(config.mailer.urlPaths.emailChange, link, "email_change", redirectTo)
       const body = yield* bodyOf("emailChange", mailBody("Confirm the change of your email address", url, otp), {
         Email: change.email,
         NewEmail: change.newEmail,
         ConfirmationURL: url,
         Token: otp,
-        TokenHash: tokenHash,
+        TokenHash: link,
         RedirectTo: redirectTo
       })
       yield* send(to, config.mailer.subjects.emailChange, body, "email change")
@@ -183,7 +215,10 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       return receipt.messageId
     })
 
-    return { confirmation, invite, link, emailChange, reauthentication, smsOtp, text } as const
+    /** Waits until every posted mail has been delivered or given up. */
+    const settled: Effect.Effect<void> = FiberSet.awaitEmpty(deliveries)
+
+    return { confirmation, invite, link, emailChange, reauthentication, smsOtp, text, settled } as const
   }),
   dependencies: [MailTemplates.Default, SendQuotaRepo.Default]
 }) {}

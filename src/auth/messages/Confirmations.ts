@@ -3,14 +3,15 @@ import { AppConfig } from "../../config/AppConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
-import { otpTokenHash } from "../domain/OtpToken.js"
-import { EMAIL_CHANGE_FLOW, type PkceChallenge, pkceToken } from "../domain/Pkce.js"
+import type { SignupClaim, TokenKind } from "../domain/LinkToken.js"
+import { EMAIL_CHANGE_FLOW, type PkceChallenge } from "../domain/Pkce.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { AuditLog } from "../users/AuditLog.js"
+import { type IssuedToken, PendingTokens } from "../users/PendingTokens.js"
 import { Users } from "../users/Users.js"
-import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
+import { type SentAtColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 import { AuthMessages } from "./AuthMessages.js"
 
 /** GoTrue's fixed floor for recovery and magic-link mails: however low SMTP_MAX_FREQUENCY is, one a minute. */
@@ -37,13 +38,17 @@ export interface Sent {
 }
 
 export interface ConfirmationsShape {
-  /** Sends (or re-sends) the sign-up confirmation, honouring SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. */
+  /**
+   * Sends (or re-sends) the sign-up confirmation, honouring SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. `repeated` is
+   * what a sign-up of the already signed-up, unconfirmed address brings: its confirmation then activates only that.
+   */
   readonly sendConfirmation: (
     user: UserRow,
     channel: "email" | "sms",
     redirectTo: string,
     at: Date,
-    pkce?: Option.Option<PkceChallenge>
+    pkce?: Option.Option<PkceChallenge>,
+    repeated?: SignupClaim
   ) => Effect.Effect<Sent, AuthError>
   /**
    * Creates the user and, unless autoconfirmed, sends its confirmation; when that fails the user is removed again.
@@ -90,7 +95,7 @@ export interface ConfirmationsShape {
 export const Confirmations: Effect.Effect<
   ConfirmationsShape,
   never,
-  AppConfig | UsersRepo | Users | AuthMessages | SecureRandom | Transactions | FlowStateRepo | AuditLog
+  AppConfig | UsersRepo | Users | AuthMessages | SecureRandom | Transactions | FlowStateRepo | AuditLog | PendingTokens
 > = Effect.gen(function*() {
   const config = yield* AppConfig
   const users = yield* UsersRepo
@@ -100,12 +105,12 @@ export const Confirmations: Effect.Effect<
   const transactions = yield* Transactions
   const flows = yield* FlowStateRepo
   const audit = yield* AuditLog
+  const pending = yield* PendingTokens
   // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
   const restore = (id: string, patch: UserPatch, at: Date) => Effect.orDie(users.update(id, patch, at))
-
-  /** The stored form of a mailed token, and the flow_state that goes with it in a PKCE flow. */
-  const stored = (tokenHash: string, pkce: Option.Option<PkceChallenge>): string =>
-    Option.isSome(pkce) ? pkceToken(tokenHash) : tokenHash
+  /** What `user` held in the columns a send sets: the sent-at column and those of its patch. */
+  const previousValues = (user: UserRow, sentAt: SentAtColumn, patch: UserPatch): UserPatch =>
+    Object.fromEntries([sentAt, ...Object.keys(patch)].map((column) => [column, user[column as keyof UserRow] ?? null])) as UserPatch
 
   const startFlow = (user: UserRow, pkce: Option.Option<PkceChallenge>, authenticationMethod: string, at: Date) =>
     Option.match(pkce, {
@@ -118,12 +123,39 @@ export const Confirmations: Effect.Effect<
         })
     })
 
+  /**
+   * Stores a newly issued token, in the users column when the user's frequency window allows it (`claimSend`) and
+   * in pending_tokens, in one transaction. None: another request sent one meanwhile.
+   */
+  const claimToken = (
+    user: UserRow,
+    sentAt: SentAtColumn,
+    window: Duration.Duration,
+    at: Date,
+    patch: UserPatch,
+    tokens: ReadonlyArray<readonly [TokenKind, IssuedToken]>,
+    repeated?: SignupClaim
+  ) =>
+    transactions.run(Effect.gen(function*() {
+      const claimed = yield* users.claimSend(user.id, sentAt, window, at, patch)
+      if (Option.isNone(claimed)) return Option.none()
+      const previous = yield* Effect.forEach(tokens, ([kind, token]) => pending.record(user.id, kind, token, at, repeated))
+      // The message never arrived, so the user must be able to ask again at once: the window goes back, and the
+      // earlier message's tokens work again.
+      const undo = Effect.zipRight(
+        restore(user.id, previousValues(user, sentAt, patch), at),
+        Effect.forEach(previous, pending.putBack, { discard: true })
+      )
+      return Option.some({ user: claimed.value, undo })
+    })).pipe(Effect.catchTag("SqlError", Effect.die))
+
   const sendConfirmation = (
     user: UserRow,
     channel: "email" | "sms",
     redirectTo: string,
     at: Date,
-    requested: Option.Option<PkceChallenge> = Option.none()
+    requested: Option.Option<PkceChallenge> = Option.none(),
+    repeated?: SignupClaim
   ) =>
     Effect.gen(function*() {
       const viaEmail = channel === "email"
@@ -133,20 +165,16 @@ export const Confirmations: Effect.Effect<
       const recipient = viaEmail ? user.email! : user.phone!
       const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(recipient))
       const pkce = viaEmail ? requested : Option.none()
-      const tokenHash = stored(otpTokenHash(recipient, otp), pkce)
-      const claimed = yield* users.claimSend(user.id, "confirmation_sent_at", window, at, { confirmation_token: tokenHash })
+      const token = yield* pending.mint(recipient, otp, { pkce: Option.isSome(pkce), mailed: viaEmail })
+      const claimed = yield* claimToken(user, "confirmation_sent_at", window, at, { confirmation_token: token.stored }, [["confirmation", token]], repeated)
       if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
       yield* startFlow(user, pkce, "email/signup", at)
-      const messageId = yield* (viaEmail
-        ? Effect.as(messages.confirmation(recipient, tokenHash, otp, redirectTo), undefined)
-        : messages.text(recipient, otp)).pipe(
-          // Nothing arrived, so the user must be able to ask again at once: give the window back.
-          Effect.tapError(() =>
-            restore(user.id, { confirmation_sent_at: user.confirmation_sent_at, confirmation_token: user.confirmation_token }, at)
-          )
-        )
-      yield* audit.record("user_confirmation_requested", { actor: claimed.value, traits: { provider: viaEmail ? "email" : "phone" } })
-      return { user: claimed.value, messageId }
+      const { undo } = claimed.value
+      const messageId = viaEmail
+        ? yield* messages.confirmation(recipient, token.link!, otp, redirectTo, undo).pipe(Effect.tapError(() => undo), Effect.as(undefined))
+        : yield* messages.text(recipient, otp).pipe(Effect.tapError(() => undo))
+      yield* audit.record("user_confirmation_requested", { actor: claimed.value.user, traits: { provider: viaEmail ? "email" : "phone" } })
+      return { user: claimed.value.user, messageId }
     })
 
   const register = (registrant: Registrant, at: Date) =>
@@ -191,17 +219,15 @@ export const Confirmations: Effect.Effect<
       const wait = resendWait(user.recovery_sent_at, window, at)
       if (Option.isSome(wait)) return yield* tooSoon("email", wait.value)
       const email = user.email!
-      const otp = yield* random.digits(config.mailer.otpLength)
-      const tokenHash = stored(otpTokenHash(email, otp), pkce)
-      const claimed = yield* users.claimSend(user.id, "recovery_sent_at", window, at, { recovery_token: tokenHash })
+      const token = yield* pending.mint(email, yield* random.digits(config.mailer.otpLength), { pkce: Option.isSome(pkce), mailed: true })
+      const claimed = yield* claimToken(user, "recovery_sent_at", window, at, { recovery_token: token.stored }, [["recovery", token]])
       if (Option.isNone(claimed)) return yield* tooSoon("email", Math.ceil(Duration.toSeconds(window)))
       yield* startFlow(user, pkce, kind, at)
-      yield* messages.link(kind, email, tokenHash, otp, redirectTo).pipe(
-        Effect.tapError(() => restore(user.id, { recovery_sent_at: user.recovery_sent_at, recovery_token: user.recovery_token }, at))
-      )
+      const { undo } = claimed.value
+      yield* messages.link(kind, email, token.link!, token.otp, redirectTo, undo).pipe(Effect.tapError(() => undo))
       // GoTrue files a magic link under the same action as a recovery mail: both are sign-in links.
-      yield* audit.record("user_recovery_requested", { actor: claimed.value })
-      return claimed.value
+      yield* audit.record("user_recovery_requested", { actor: claimed.value.user })
+      return claimed.value.user
     })
 
   const resendEmailChange = (
@@ -216,35 +242,25 @@ export const Confirmations: Effect.Effect<
       if (Option.isSome(wait)) return yield* tooSoon("email", wait.value)
       const newEmail = user.email_change!
       const change = { email: user.email ?? "", newEmail }
-      const otp = yield* random.digits(config.mailer.otpLength)
-      const tokenHash = stored(otpTokenHash(newEmail, otp), pkce)
-      const mails = [{ to: newEmail, tokenHash, otp }]
-      const patch: Record<string, unknown> = {
-        email_change_token_new: tokenHash,
-        email_change_token_current: "",
-        email_change_confirm_status: 0
-      }
+      const mint = (to: string) =>
+        Effect.flatMap(random.digits(config.mailer.otpLength), (otp) => pending.mint(to, otp, { pkce: Option.isSome(pkce), mailed: true }))
+      const mails: Array<readonly [TokenKind, string, IssuedToken]> = [["email_change_new", newEmail, yield* mint(newEmail)]]
       // As when the change was asked for: with secure email change on, a user with an address confirms from it too.
       if (config.mailer.secureEmailChangeEnabled && (user.email ?? "") !== "") {
-        const currentOtp = yield* random.digits(config.mailer.otpLength)
-        const currentHash = stored(otpTokenHash(user.email!, currentOtp), pkce)
-        patch["email_change_token_current"] = currentHash
-        mails.push({ to: user.email!, tokenHash: currentHash, otp: currentOtp })
+        mails.push(["email_change_current", user.email!, yield* mint(user.email!)])
       }
-      const claimed = yield* users.claimSend(user.id, "email_change_sent_at", window, at, patch as UserPatch)
+      const patch: UserPatch = {
+        email_change_token_new: mails[0]![2].stored,
+        email_change_token_current: mails[1]?.[2].stored ?? "",
+        email_change_confirm_status: 0
+      }
+      const claimed = yield* claimToken(user, "email_change_sent_at", window, at, patch, mails.map(([kind, , token]) => [kind, token] as const))
       if (Option.isNone(claimed)) return yield* tooSoon("email", Math.ceil(Duration.toSeconds(window)))
       yield* startFlow(user, pkce, EMAIL_CHANGE_FLOW, at)
-      yield* Effect.forEach(mails, (mail) => messages.emailChange(mail.to, change, mail.tokenHash, mail.otp, redirectTo)).pipe(
-        Effect.tapError(() =>
-          restore(user.id, {
-            email_change_sent_at: user.email_change_sent_at,
-            email_change_token_new: user.email_change_token_new,
-            email_change_token_current: user.email_change_token_current,
-            email_change_confirm_status: user.email_change_confirm_status ?? 0
-          }, at)
-        )
+      yield* Effect.forEach(mails, ([, to, token]) => messages.emailChange(to, change, token.link!, token.otp, redirectTo)).pipe(
+        Effect.tapError(() => claimed.value.undo)
       )
-      return claimed.value
+      return claimed.value.user
     })
 
   const resendPhoneChange = (user: UserRow, at: Date) =>
@@ -253,14 +269,10 @@ export const Confirmations: Effect.Effect<
       const wait = resendWait(user.phone_change_sent_at, window, at)
       if (Option.isSome(wait)) return yield* tooSoon("sms", wait.value)
       const phone = user.phone_change!
-      const otp = yield* messages.smsOtp(phone)
-      const claimed = yield* users.claimSend(user.id, "phone_change_sent_at", window, at, { phone_change_token: otpTokenHash(phone, otp) })
+      const token = yield* pending.mint(phone, yield* messages.smsOtp(phone), { pkce: false, mailed: false })
+      const claimed = yield* claimToken(user, "phone_change_sent_at", window, at, { phone_change_token: token.stored }, [])
       if (Option.isNone(claimed)) return yield* tooSoon("sms", Math.ceil(Duration.toSeconds(window)))
-      return yield* messages.text(phone, otp).pipe(
-        Effect.tapError(() =>
-          restore(user.id, { phone_change_sent_at: user.phone_change_sent_at, phone_change_token: user.phone_change_token }, at)
-        )
-      )
+      return yield* messages.text(phone, token.otp).pipe(Effect.tapError(() => claimed.value.undo))
     })
 
   const confirmExternalEmail = (user: UserRow, redirectTo: string, at: Date) =>

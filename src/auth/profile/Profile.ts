@@ -10,7 +10,7 @@ import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
-import { EMAIL_CHANGE_FLOW, type PkceChallenge, pkceToken, requestedPkce } from "../domain/Pkce.js"
+import { EMAIL_CHANGE_FLOW, type PkceChallenge, requestedPkce } from "../domain/Pkce.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
@@ -20,6 +20,7 @@ import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
+import { type IssuedToken, PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
@@ -42,8 +43,8 @@ type Outgoing =
     readonly _tag: "EmailChange"
     readonly to: string
     readonly change: { readonly email: string; readonly newEmail: string }
-    readonly tokenHash: string
-    readonly otp: string
+    readonly kind: "email_change_new" | "email_change_current"
+    readonly token: IssuedToken
   }
   | { readonly _tag: "Text"; readonly to: string; readonly otp: string }
 
@@ -60,6 +61,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
     const random = yield* SecureRandom
     const flows = yield* FlowStateRepo
     const audit = yield* AuditLog
+    const pending = yield* PendingTokens
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
@@ -155,25 +157,27 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             // In a PKCE flow both tokens are stored and linked with GoTrue's prefix, so either link's GET /verify
             // hands out the flow's code instead of a session.
             emailChangeFlow = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
-            const stored = (hash: string) => Option.isSome(emailChangeFlow) ? pkceToken(hash) : hash
-            const otp = yield* random.digits(config.mailer.otpLength)
-            const tokenHash = stored(otpTokenHash(email, otp))
+            const mint = (to: string) =>
+              Effect.flatMap(
+                random.digits(config.mailer.otpLength),
+                (otp) => pending.mint(to, otp, { pkce: Option.isSome(emailChangeFlow), mailed: true })
+              )
+            const token = yield* mint(email)
             Object.assign(patch, {
               email_change: email,
-              email_change_token_new: tokenHash,
+              email_change_token_new: token.stored,
               // A current-address token of an earlier change must not outlive it.
               email_change_token_current: "",
               email_change_confirm_status: 0,
               email_change_sent_at: at
             })
             const change = { email: user.email ?? "", newEmail: email }
-            outgoing.push({ _tag: "EmailChange", to: email, change, tokenHash, otp })
+            outgoing.push({ _tag: "EmailChange", to: email, change, kind: "email_change_new", token })
             // Secure email change (MAILER_SECURE_EMAIL_CHANGE_ENABLED): the current address must confirm too.
             if (config.mailer.secureEmailChangeEnabled && user.email !== null && user.email !== "") {
-              const currentOtp = yield* random.digits(config.mailer.otpLength)
-              const currentHash = stored(otpTokenHash(user.email, currentOtp))
-              patch["email_change_token_current"] = currentHash
-              outgoing.push({ _tag: "EmailChange", to: user.email, change, tokenHash: currentHash, otp: currentOtp })
+              const current = yield* mint(user.email)
+              patch["email_change_token_current"] = current.stored
+              outgoing.push({ _tag: "EmailChange", to: user.email, change, kind: "email_change_current", token: current })
             }
           }
         }
@@ -193,7 +197,8 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
           } else {
             yield* frequencyLimit(user.phone_change_sent_at, config.sms.maxFrequency, at, "sms")
             const otp = yield* messages.smsOtp(phone)
-            Object.assign(patch, { phone_change: phone, phone_change_token: otpTokenHash(phone, otp), phone_change_sent_at: at })
+            const token = yield* pending.mint(phone, otp, { pkce: false, mailed: false })
+            Object.assign(patch, { phone_change: phone, phone_change_token: token.stored, phone_change_sent_at: at })
             outgoing.push({ _tag: "Text", to: phone, otp })
           }
         }
@@ -203,6 +208,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const updated = yield* transactions.run(Effect.gen(function*() {
         const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
         if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
+        for (const message of outgoing) if (message._tag === "EmailChange") yield* pending.record(user.id, message.kind, message.token, at)
         if (Option.isSome(emailChangeFlow)) {
           const { challenge, method } = emailChangeFlow.value
           yield* flows.insert({
@@ -230,7 +236,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
       yield* Effect.forEach(outgoing, (message) =>
         message._tag === "EmailChange"
-          ? messages.emailChange(message.to, message.change, message.tokenHash, message.otp, redirectTo)
+          ? messages.emailChange(message.to, message.change, message.token.link!, message.token.otp, redirectTo)
           : messages.text(message.to, message.otp)).pipe(
           // Nothing (or not everything) arrived: let the user ask again at once.
           Effect.tapError(() => restore(user.id, {
@@ -274,5 +280,5 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
 
     return { get, update, reauthenticate } as const
   }),
-  dependencies: [FlowStateRepo.Default, UsersRepo.Default, IdentitiesRepo.Default, Sessions.Default, AuthMessages.Default, AuditLog.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, IdentitiesRepo.Default, Sessions.Default, AuthMessages.Default, PendingTokens.Default, AuditLog.Default, Transactions.Live]
 }) {}

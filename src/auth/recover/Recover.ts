@@ -1,6 +1,7 @@
 import { Clock, Effect, Either, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
+import { EvenTiming } from "../../platform/EvenTiming.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
@@ -9,6 +10,7 @@ import { chooseRedirect } from "../domain/RedirectTo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
+import { PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
@@ -26,6 +28,7 @@ export class Recover extends Effect.Service<Recover>()("auth/Recover", {
     const config = yield* AppConfig
     const users = yield* UsersRepo
     const confirmations = yield* Confirmations
+    const timing = yield* EvenTiming
     const allowList = compileAllowList(config.uriAllowList)
 
     const recover = Effect.fn("Recover.recover")(function*(request: RecoverRequest): Effect.fn.Return<void, AuthError> {
@@ -35,13 +38,16 @@ export class Recover extends Effect.Service<Recover>()("auth/Recover", {
       if (!config.externalEmailEnabled) return yield* AuthError.of(400, "email_provider_disabled", "Email logins are disabled")
       const pkce = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
       const email = yield* Either.mapLeft(parseEmail(raw), (problem) => AuthError.validation(emailProblemMessage[problem]))
+      const timed = yield* timing.start("recover")
       const user = yield* users.findByEmail(config.jwt.aud, email)
-      // An unknown address gets the same answer, so the endpoint cannot tell which addresses have accounts.
-      if (Option.isNone(user)) return
+      // An unknown address gets the same answer at the same time (the mail goes after it), so the endpoint cannot
+      // tell which addresses have accounts.
+      if (Option.isNone(user)) return yield* timing.padded(timed)
       yield* confirmations.sendLink(user.value, "recovery", chooseRedirect(request.redirectTo, config.siteUrl, allowList), at, pkce)
+      yield* timing.worked(timed)
     })
 
     return { recover } as const
   }),
-  dependencies: [FlowStateRepo.Default, UsersRepo.Default, Users.Default, AuthMessages.Default, AuditLog.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, Users.Default, AuthMessages.Default, PendingTokens.Default, AuditLog.Default, EvenTiming.Default, Transactions.Live]
 }) {}

@@ -10,6 +10,7 @@ import { chooseRedirect } from "../domain/RedirectTo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
+import { PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
@@ -92,5 +93,5 @@ export class Resend extends Effect.Service<Resend>()("auth/Resend", {
 
     return { resend } as const
   }),
-  dependencies: [FlowStateRepo.Default, UsersRepo.Default, Users.Default, AuthMessages.Default, AuditLog.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, UsersRepo.Default, Users.Default, AuthMessages.Default, PendingTokens.Default, AuditLog.Default, Transactions.Live]
 }) {}

@@ -1,6 +1,7 @@
 import { Clock, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
+import { EvenTiming } from "../../platform/EvenTiming.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { type Session, User } from "../Api.js"
@@ -19,6 +20,7 @@ import { AccessTokens } from "../sessions/AccessTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
+import { PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
@@ -48,6 +50,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const confirmations = yield* Confirmations
     const audit = yield* AuditLog
+    const timing = yield* EvenTiming
 
     /** The enumeration-safe answer to a duplicate sign-up: a plausible, unconfirmed user that does not exist. */
     const fauxUser = (email: string | null, phone: string | null, data: Record<string, unknown>, at: Date, id: string): User => {
@@ -150,29 +153,45 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
       const autoconfirm = viaEmail ? config.mailer.autoconfirm : config.sms.autoconfirm
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
 
+      // How long the answer takes must not tell which addresses have accounts: every branch pays for one hash, the
+      // confirmation goes out after the answer, and the answers for an existing address wait as long as a new
+      // sign-up takes (EvenTiming).
+      const timed = yield* timing.start(viaEmail ? "signup/email" : "signup/phone")
+      const encryptedPassword = yield* hasher.hash(Redacted.make(password))
       const existing = viaEmail ? yield* users.findByEmail(config.jwt.aud, email!) : yield* users.findByPhone(config.jwt.aud, phone!)
       if (Option.isSome(existing)) {
         const user = existing.value
         const confirmed = viaEmail ? user.email_confirmed_at !== null : user.phone_confirmed_at !== null
         if (confirmed) {
           yield* audit.record("user_repeated_signup", { actor: user, traits: { provider: viaEmail ? "email" : "phone" } })
-          return yield* duplicate(email, phone, data, autoconfirm, at)
+          const answer = yield* duplicate(email, phone, data, autoconfirm, at)
+          yield* timing.padded(timed)
+          return answer
         }
-        // Unconfirmed: the password is not changed (that would let anyone take the address over); re-send.
-        const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at, pkce)
-        return userJson(resent.user, yield* identities.forUser(resent.user.id))
+        // Unconfirmed: nobody has proven the address yet, so this sign-up is as good as the first. Its confirmation
+        // carries its own password and data and activates only those: the account's password is not changed now
+        // (that would let anyone take the address over), and an earlier sign-up's password does not survive it.
+        const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at, pkce, {
+          password: encryptedPassword,
+          data
+        })
+        const answer = userJson(resent.user, yield* identities.forUser(resent.user.id))
+        // Cheaper than making a user: it waits as long as a new sign-up takes, too.
+        yield* timing.padded(timed)
+        return answer
       }
 
-      const encryptedPassword = yield* hasher.hash(Redacted.make(password))
       const created = yield* confirmations.register({ email, phone, encryptedPassword, data, autoconfirm, redirectTo, pkce }, at)
       // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
       if (Option.isNone(created)) return yield* duplicate(email, phone, data, autoconfirm, at)
       yield* countTagged(AuthMetrics.signUps, "provider", viaEmail ? "email" : "phone")
       if (autoconfirm) return yield* tokens.issue(created.value, "password", at, { action: "login", traits: { provider: viaEmail ? "email" : "phone" } })
-      return userJson(created.value, yield* identities.forUser(created.value.id))
+      const answer = userJson(created.value, yield* identities.forUser(created.value.id))
+      yield* timing.worked(timed)
+      return answer
     })
 
     return { signup } as const
   }),
-  dependencies: [FlowStateRepo.Default, AuditLog.Default, Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AccessTokens.Default, AuthMessages.Default, Transactions.Live]
+  dependencies: [FlowStateRepo.Default, AuditLog.Default, Users.Default, UsersRepo.Default, IdentitiesRepo.Default, AccessTokens.Default, AuthMessages.Default, PendingTokens.Default, EvenTiming.Default, Transactions.Live]
 }) {}

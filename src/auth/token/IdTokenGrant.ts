@@ -17,6 +17,7 @@ import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
+import { PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
 import { Users } from "../users/Users.js"
@@ -110,7 +111,7 @@ export class IdTokenGrant extends Effect.Service<IdTokenGrant>()("auth/IdTokenGr
     FlowStateRepo.Default,
     UsersRepo.Default,
     Users.Default,
-    AuthMessages.Default,
+    AuthMessages.Default, PendingTokens.Default,
     AuditLog.Default,
     Transactions.Live
   ]

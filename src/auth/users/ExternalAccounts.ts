@@ -15,6 +15,7 @@ import {
 } from "../domain/ExternalLink.js"
 import { mergeMetadata } from "../domain/MergeMetadata.js"
 import { type IdentityRow, isBanned, type UserRow } from "../domain/UserRow.js"
+import { AccountReclaim } from "./AccountReclaim.js"
 import { AuditLog } from "./AuditLog.js"
 import { IdentitiesRepo } from "./IdentitiesRepo.js"
 import { UniqueViolation, UsersRepo } from "./UsersRepo.js"
@@ -82,6 +83,7 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
     const identities = yield* IdentitiesRepo
     const transactions = yield* Transactions
     const audit = yield* AuditLog
+    const reclaim = yield* AccountReclaim
 
     const mustFind = (id: string) =>
       Effect.flatMap(users.lockById(id), Option.match({
@@ -168,14 +170,14 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
         const identity = yield* mustFindIdentity(provider, profile.providerId)
 
         if (!isConfirmed(user) && outcome !== "created") {
-          // Nobody proved the account's address, so nothing else it holds is trusted: only this identity stays
-          // (GoTrue's RemoveUnconfirmedIdentities; a no-op for a user made just now).
-          yield* identities.removeOthers(user.id, identity.id)
-          user = yield* users.update(user.id, {
+          // Nobody proved the account's address, so nothing else it holds is trusted: only this identity stays, and
+          // no session or pending token (GoTrue's RemoveUnconfirmedIdentities, made complete).
+          user = yield* reclaim.reclaim(user, identity.id, {
             encrypted_password: "",
+            phone: null,
             raw_user_meta_data: data,
             raw_app_meta_data: { ...(user.raw_app_meta_data ?? {}), provider, providers: [provider] }
-          }, at).pipe(Effect.orDie)
+          }, at)
         } else if (outcome !== "created") {
           user = yield* users.update(user.id, {
             raw_user_meta_data: mergeMetadata(user.raw_user_meta_data ?? {}, data),
@@ -219,5 +221,5 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
 
     return { signIn } as const
   }),
-  dependencies: [UsersRepo.Default, IdentitiesRepo.Default, AuditLog.Default, Transactions.Live]
+  dependencies: [UsersRepo.Default, IdentitiesRepo.Default, AccountReclaim.Default, AuditLog.Default, Transactions.Live]
 }) {}

@@ -98,7 +98,7 @@ export class IdentityLinks extends Effect.Service<IdentityLinks>()("auth/Identit
         yield* identities.remove(identity.id)
         const next = emailAfterUnlink(user.email, decision.remaining)
         const updated = yield* users.update(user.id, {
-          ...(next !== undefined ? { email: next.email, email_confirmed_at: next.confirmed ? (user.email_confirmed_at ?? at) : null } : {}),
+          ...(next !== undefined ? { email: next, email_confirmed_at: user.email_confirmed_at ?? at } : {}),
           raw_app_meta_data: yield* providersAfter(user)
         }, at).pipe(
           Effect.catchTag("UniqueViolation", () =>
@@ -113,7 +113,8 @@ export class IdentityLinks extends Effect.Service<IdentityLinks>()("auth/Identit
     /**
      * Removes one of the user's identities. 422 single_identity_not_deletable for the last one, 422
      * identity_not_found for one that is not theirs; the user's email moves to a remaining identity's when the
-     * removed identity held it (confirmed only if that provider verified it), and app_metadata.providers is rebuilt.
+     * removed identity held it and another's provider verified its own (never to an unverified address), and
+     * app_metadata.providers is rebuilt.
      */
     const unlink = Effect.fn("IdentityLinks.unlink")(function*(userId: string, identityId: string): Effect.fn.Return<void, AuthError> {
       yield* transactions.run(unlinkInTransaction(userId, identityId)).pipe(Effect.catchTag("SqlError", Effect.die))

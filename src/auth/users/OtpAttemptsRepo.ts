@@ -2,16 +2,15 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Ref } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { authTables } from "../AuthTables.js"
+import type { TokenKind } from "../domain/LinkToken.js"
 import { failuresAfterMiss, type OtpFailures } from "../domain/Verification.js"
 
-/** Which of a user's one-time tokens failures count against. */
-export type OtpTokenKind = "confirmation" | "recovery" | "email_change_new" | "email_change_current" | "phone_change"
 
 export interface OtpAttemptsRepoShape {
   /** Counts one more wrong code against the stored `tokenHash` (see failuresAfterMiss) and returns the count. */
-  readonly recordMiss: (userId: string, kind: OtpTokenKind, tokenHash: string, now: Date) => Effect.Effect<number>
+  readonly recordMiss: (userId: string, kind: TokenKind, tokenHash: string, now: Date) => Effect.Effect<number>
   /** Forgets the count, after the token was used. */
-  readonly clear: (userId: string, kind: OtpTokenKind) => Effect.Effect<void>
+  readonly clear: (userId: string, kind: TokenKind) => Effect.Effect<void>
 }
 
 /** The otp_attempts table (migration 0003): failed verifications per user and kind of token. */
@@ -24,7 +23,7 @@ export class OtpAttemptsRepo extends Effect.Service<OtpAttemptsRepo>()("auth/Otp
     // One statement, so two misses at once both count; failuresAfterMiss is the same rule in memory.
     const recordMiss = Effect.fn("OtpAttemptsRepo.recordMiss")(function*(
       userId: string,
-      kind: OtpTokenKind,
+      kind: TokenKind,
       tokenHash: string,
       now: Date
     ) {
@@ -38,7 +37,7 @@ export class OtpAttemptsRepo extends Effect.Service<OtpAttemptsRepo>()("auth/Otp
       return row!.failures
     }, Effect.orDie)
 
-    const clear = Effect.fn("OtpAttemptsRepo.clear")(function*(userId: string, kind: OtpTokenKind) {
+    const clear = Effect.fn("OtpAttemptsRepo.clear")(function*(userId: string, kind: TokenKind) {
       yield* sql`DELETE FROM ${sql(t.otp_attempts)} WHERE user_id = ${userId} AND token_kind = ${kind}`
     }, Effect.orDie)
 

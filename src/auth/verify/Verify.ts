@@ -5,6 +5,7 @@ import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { EmailChangeAccepted, type Session } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
+import { acceptsLegacyLink, isLiveLink, kindsOfType, legacyLinksPossible, linkDigest, type TokenKind } from "../domain/LinkToken.js"
 import { matchesOtp, sameSecret } from "../domain/OtpToken.js"
 import { EMAIL_CHANGE_FLOW, isPkceToken, withoutPkcePrefix } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
@@ -30,17 +31,43 @@ import { AccessTokens } from "../sessions/AccessTokens.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
-import { OtpAttemptsRepo, type OtpTokenKind } from "../users/OtpAttemptsRepo.js"
-import { type TokenColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
+import { AccountReclaim } from "../users/AccountReclaim.js"
+import { OtpAttemptsRepo } from "../users/OtpAttemptsRepo.js"
+import { type PendingTokenRow, PendingTokensRepo } from "../users/PendingTokensRepo.js"
+import { type SentAtColumn, type TokenColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 
 /** One of a user's pending tokens: where it is stored, whom it was sent to, and how long it lasts. */
 interface Slot {
-  readonly kind: OtpTokenKind
+  readonly kind: TokenKind
   readonly column: TokenColumn
   readonly stored: string | null
   readonly recipient: string
   readonly sentAt: Date | null
   readonly validity: Duration.Duration
+}
+
+const COLUMN_OF: Readonly<Record<TokenKind, TokenColumn>> = {
+  confirmation: "confirmation_token",
+  recovery: "recovery_token",
+  email_change_new: "email_change_token_new",
+  email_change_current: "email_change_token_current",
+  phone_change: "phone_change_token"
+}
+
+const SENT_AT_OF: Readonly<Record<TokenKind, SentAtColumn>> = {
+  confirmation: "confirmation_sent_at",
+  recovery: "recovery_sent_at",
+  email_change_new: "email_change_sent_at",
+  email_change_current: "email_change_sent_at",
+  phone_change: "phone_change_sent_at"
+}
+
+/** How a token_hash (or a link's token) named a user's pending token. */
+interface HashMatch {
+  readonly userId: string
+  readonly kind: TokenKind
+  /** The digest of a Gatehouse link token; None for GoTrue's form of a link, the code's hash itself. */
+  readonly linkDigest: Option.Option<string>
 }
 
 export interface LinkQuery {
@@ -106,105 +133,108 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
     const flows = yield* FlowStateRepo
     const tokens = yield* AccessTokens
     const audit = yield* AuditLog
+    const pending = yield* PendingTokensRepo
+    const reclaim = yield* AccountReclaim
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    /** The token of `user` that this request names, if the request can name one at all. */
-    const slotOf = (user: UserRow, request: VerifyRequest): Option.Option<Slot> => {
-      const email = request._tag === "Code" && request.recipient._tag === "Email" ? request.recipient.email : undefined
-      const phone = request._tag === "Code" && request.recipient._tag === "Phone" ? request.recipient.phone : undefined
-      const byHash = request._tag === "Hash"
-      const confirmation = (recipient: string, validity: Duration.Duration): Slot => ({
-        kind: "confirmation",
-        column: "confirmation_token",
-        stored: user.confirmation_token,
-        recipient,
-        sentAt: user.confirmation_sent_at,
-        validity
-      })
-      const recovery = (): Slot => ({
-        kind: "recovery",
-        column: "recovery_token",
-        stored: user.recovery_token,
-        recipient: user.email!,
-        sentAt: user.recovery_sent_at,
-        validity: config.mailer.otpExp
-      })
-      const emailChange = (current: boolean): Slot => ({
-        kind: current ? "email_change_current" : "email_change_new",
-        column: current ? "email_change_token_current" : "email_change_token_new",
-        stored: current ? user.email_change_token_current : user.email_change_token_new,
-        recipient: (current ? user.email : user.email_change) ?? "",
-        sentAt: user.email_change_sent_at,
-        validity: config.mailer.otpExp
-      })
-      // A link carries no address, so its hash must also fit the kind of user: an email type needs an email user,
-      // and texted codes come only as codes (GoTrue has no phone links either).
+    const slot = (user: UserRow, kind: TokenKind, recipient: string, texted: boolean): Slot => ({
+      kind,
+      column: COLUMN_OF[kind],
+      stored: user[COLUMN_OF[kind]],
+      recipient,
+      sentAt: user[SENT_AT_OF[kind]],
+      validity: texted ? config.sms.otpExp : config.mailer.otpExp
+    })
+
+    /**
+     * The token a typed code is aimed at, from the address it comes with. An `email` code is whichever emailed token
+     * its hash matches, else the confirmation (so it is counted); a code must fit the kind of user (an email type
+     * needs an email user, texted codes a phone).
+     */
+    const codeSlot = (user: UserRow, request: Extract<VerifyRequest, { _tag: "Code" }>): Option.Option<Slot> => {
+      const email = request.recipient._tag === "Email" ? request.recipient.email : undefined
+      const phone = request.recipient._tag === "Phone" ? request.recipient.phone : undefined
+      const hasEmail = (user.email ?? "") !== ""
       switch (request.type) {
         // An invitation's code is stored where a sign-up's is (GoTrue's signupVerify serves both).
         case "signup":
         case "invite":
-          return (byHash || email !== undefined) && (user.email ?? "") !== ""
-            ? Option.some(confirmation(user.email!, config.mailer.otpExp))
-            : Option.none()
+          return email !== undefined && hasEmail ? Option.some(slot(user, "confirmation", user.email!, false)) : Option.none()
         case "recovery":
         case "magiclink":
-          return (byHash || email !== undefined) && (user.email ?? "") !== "" ? Option.some(recovery()) : Option.none()
-        case "email": {
-          // An emailed code is either kind: the one whose hash it matches, else the confirmation (for the count).
-          if (!(byHash || email !== undefined) || (user.email ?? "") === "") return Option.none()
-          const isRecovery = byHash
-            ? sameSecret(user.recovery_token, request.tokenHash)
-            : request._tag === "Code" && matchesCode(user.recovery_token, user.email!, request.token)
-          return Option.some(isRecovery ? recovery() : confirmation(user.email!, config.mailer.otpExp))
-        }
+          return email !== undefined && hasEmail ? Option.some(slot(user, "recovery", user.email!, false)) : Option.none()
+        case "email":
+          if (email === undefined || !hasEmail) return Option.none()
+          return Option.some(slot(user, matchesCode(user.recovery_token, user.email!, request.token) ? "recovery" : "confirmation", user.email!, false))
         case "sms":
-          return phone !== undefined && (user.phone ?? "") !== "" ? Option.some(confirmation(user.phone!, config.sms.otpExp)) : Option.none()
+          return phone !== undefined && (user.phone ?? "") !== "" ? Option.some(slot(user, "confirmation", user.phone!, true)) : Option.none()
         case "email_change":
-          if (byHash) {
-            return sameSecret(user.email_change_token_new, request.tokenHash)
-              ? Option.some(emailChange(false))
-              : sameSecret(user.email_change_token_current, request.tokenHash)
-              ? Option.some(emailChange(true))
-              : Option.none()
-          }
           return email === undefined
             ? Option.none()
             : email === lower(user.email_change)
-            ? Option.some(emailChange(false))
+            ? Option.some(slot(user, "email_change_new", user.email_change ?? "", false))
             : email === lower(user.email)
-            ? Option.some(emailChange(true))
+            ? Option.some(slot(user, "email_change_current", user.email ?? "", false))
             : Option.none()
         case "phone_change":
-          return phone !== undefined
-            ? Option.some({
-              kind: "phone_change",
-              column: "phone_change_token",
-              stored: user.phone_change_token,
-              recipient: user.phone_change ?? "",
-              sentAt: user.phone_change_sent_at,
-              validity: config.sms.otpExp
-            })
-            : Option.none()
-        default:
-          return Option.none()
+          return phone !== undefined ? Option.some(slot(user, "phone_change", user.phone_change ?? "", true)) : Option.none()
       }
     }
 
-    const candidate = (request: VerifyRequest): Effect.Effect<Option.Option<UserRow>> => {
-      const aud = config.jwt.aud
-      if (request._tag === "Hash") {
-        const columns: ReadonlyArray<TokenColumn> = request.type === "email_change"
-          ? ["email_change_token_new", "email_change_token_current"]
-          : request.type === "phone_change"
-          ? ["phone_change_token"]
-          : request.type === "recovery" || request.type === "magiclink"
-          ? ["recovery_token"]
-          : request.type === "email"
-          ? ["confirmation_token", "recovery_token"]
-          : ["confirmation_token"]
-        return users.findByToken(columns, request.tokenHash)
+    /** The token a link names: links are mailed, so the address it went to must still be there. */
+    const linkSlot = (user: UserRow, kind: TokenKind): Option.Option<Slot> => {
+      switch (kind) {
+        case "confirmation":
+        case "recovery":
+          return (user.email ?? "") !== "" ? Option.some(slot(user, kind, user.email!, false)) : Option.none()
+        case "email_change_new":
+          return (user.email_change ?? "") !== "" ? Option.some(slot(user, kind, user.email_change!, false)) : Option.none()
+        case "email_change_current":
+          return (user.email_change ?? "") !== "" ? Option.some(slot(user, kind, user.email ?? "", false)) : Option.none()
+        case "phone_change":
+          return (user.phone_change ?? "") !== "" ? Option.some(slot(user, kind, user.phone_change!, true)) : Option.none()
       }
+    }
+
+    /**
+     * Whose pending token a token_hash names. A Gatehouse link token is found by its digest and costs nothing: it
+     * cannot be guessed. Anything else could be a guess, so it is charged to the client first; it is then taken as
+     * GoTrue's form of a link (the code's hash) only while a token GoTrue mailed could still be valid.
+     */
+    const matchHash = (request: Extract<VerifyRequest, { _tag: "Hash" }>, guess: Effect.Effect<void, AuthError>, at: Date) =>
+      Effect.gen(function*() {
+        const kinds = kindsOfType(request.type)
+        const digest = linkDigest(request.tokenHash)
+        const row = yield* pending.findByLink(digest)
+        if (Option.isSome(row) && kinds.includes(row.value.token_kind)) {
+          return Option.some<HashMatch>({ userId: row.value.user_id, kind: row.value.token_kind, linkDigest: Option.some(digest) })
+        }
+        yield* guess
+        if (!legacyLinksPossible(yield* pending.linkTokensSince, config.mailer.otpExp, at)) return Option.none<HashMatch>()
+        const user = yield* users.findByToken(kinds.map((kind) => COLUMN_OF[kind]), request.tokenHash)
+        if (Option.isNone(user)) return Option.none<HashMatch>()
+        const kind = kinds.find((candidate) => sameSecret(user.value[COLUMN_OF[candidate]], request.tokenHash))
+        return kind === undefined ? Option.none<HashMatch>() : Option.some<HashMatch>({ userId: user.value.id, kind, linkDigest: Option.none() })
+      })
+
+    /** Whether the locked user's token in `target` is the one `match` named, and is still live. */
+    const linkMatches = (user: UserRow, target: Slot, match: HashMatch, tokenHash: string) =>
+      Effect.gen(function*() {
+        const row = yield* pending.find(user.id, match.kind)
+        const issuedWith = Option.map(row, (r) => r.code_hash)
+        if (Option.isSome(match.linkDigest)) {
+          return Option.isSome(row) && row.value.link_digest === match.linkDigest.value && isLiveLink(target.stored, row.value.code_hash)
+        }
+        return sameSecret(target.stored, tokenHash) && acceptsLegacyLink({
+          sentAt: target.sentAt,
+          issuedByGatehouse: Option.isSome(issuedWith) && issuedWith.value === target.stored,
+          linkTokensSince: yield* pending.linkTokensSince
+        })
+      })
+
+    const candidate = (request: Extract<VerifyRequest, { _tag: "Code" }>): Effect.Effect<Option.Option<UserRow>> => {
+      const aud = config.jwt.aud
       const { recipient } = request
       switch (request.type) {
         case "email_change":
@@ -243,6 +273,44 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
     const update = (user: UserRow, patch: UserPatch, at: Date, taken: AuthError) =>
       users.update(user.id, patch, at).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(taken)))
 
+    /**
+     * A confirmation of an address that was signed up more than once while unconfirmed: it activates only what its
+     * own sign-up brought (that password, or none for a confirmation no sign-up sent, and that sign-up's data), and
+     * every other password, identity, session and pending token of the account goes (AccountReclaim).
+     */
+    const reclaimed = (user: UserRow, channel: "email" | "phone", claim: PendingTokenRow, at: Date) =>
+      Effect.gen(function*() {
+        const address = channel === "email" ? { email: user.email! } : { phone: user.phone! }
+        const verified = { email_verified: channel === "email", phone_verified: channel === "phone" }
+        const own = (yield* identities.forUser(user.id)).find((identity) => identity.provider === channel)
+        const identityData = { sub: user.id, ...address, ...verified }
+        const keep = own?.id ?? randomUUID()
+        if (own === undefined) {
+          yield* identities.insert({ id: keep, provider_id: user.id, user_id: user.id, identity_data: identityData, provider: channel, now: at })
+        } else {
+          yield* identities.updateData(own.id, identityData, at)
+        }
+        const app = user.raw_app_meta_data ?? {}
+        return yield* reclaim.reclaim(user, keep, {
+          encrypted_password: claim.signup_password ?? "",
+          raw_user_meta_data: { ...(claim.signup_data ?? {}), ...identityData },
+          raw_app_meta_data: { ...app, provider: channel, providers: [channel] },
+          is_anonymous: false,
+          ...(channel === "email"
+            ? { email_confirmed_at: at, phone: null, phone_confirmed_at: null }
+            : { phone_confirmed_at: at, email: null, email_confirmed_at: null })
+        }, at)
+      })
+
+    /** The live confirmation's claim, when confirming it must reclaim the account (see reclaimed). */
+    const contestedClaim = (user: UserRow, target: Slot) =>
+      Effect.map(
+        pending.find(user.id, "confirmation"),
+        Option.filter((row) =>
+          row.reclaim && isLiveLink(target.stored, row.code_hash) && user.email_confirmed_at === null && user.phone_confirmed_at === null
+        )
+      )
+
     /** What a matched token does (reference §2.9, §2.12); None is the first half of a double email change. */
     const apply = (user: UserRow, request: VerifyRequest, slot: Slot, at: Date) =>
       Effect.gen(function*() {
@@ -258,6 +326,10 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
             confirmation_token: "",
             raw_user_meta_data: { ...meta, email_verified: true }
           }, at, noConflict))
+        }
+        if (slot.kind === "confirmation") {
+          const claim = yield* contestedClaim(user, slot)
+          if (Option.isSome(claim)) return Option.some(yield* reclaimed(user, request.type === "sms" ? "phone" : "email", claim.value, at))
         }
         switch (request.type) {
           case "sms": {
@@ -317,66 +389,77 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
 
     /**
      * One verification, in one transaction on the locked user. A wrong code is counted and answered as a Left, so
-     * the count commits with the refusal; the fifth wrong code clears the token itself.
+     * the count commits with the refusal; the fifth wrong code clears the token itself. A wrong link names no user,
+     * so it is counted only against its client (see matchHash).
      */
     const settle = <A>(
-      found: UserRow,
+      userId: string,
       request: VerifyRequest,
+      hash: Option.Option<HashMatch>,
       at: Date,
       finish: (user: UserRow, slot: Slot) => Effect.Effect<Either.Either<A, AuthError>>
     ) =>
       transactions.run(Effect.gen(function*() {
         const refused: Either.Either<A | EmailChangeAccepted, AuthError> = Either.left(otpExpired(request._tag))
-        const locked = yield* users.lockById(found.id)
+        const locked = yield* users.lockById(userId)
         if (Option.isNone(locked)) return refused
         const user = locked.value
-        const slot = slotOf(user, request)
-        if (Option.isNone(slot)) return refused
-        const { kind, recipient, sentAt, stored, validity } = slot.value
+        const target = request._tag === "Code"
+          ? codeSlot(user, request)
+          : Option.flatMap(hash, (match) => linkSlot(user, match.kind))
+        if (Option.isNone(target)) return refused
+        const { kind, recipient, sentAt, stored, validity } = target.value
         const phoneType = request.type === "sms" || request.type === "phone_change"
         const testCode = request._tag === "Code" && phoneType ? config.sms.testOtp.get(recipient) : undefined
         const byTestCode = testCode !== undefined && request._tag === "Code" && request.token === testCode
         if (!byTestCode) {
-          const matched = request._tag === "Code"
-            ? matchesCode(stored, recipient, request.token)
-            : sameSecret(stored, request.tokenHash)
-          if (!matched) {
-            // A link's hash names no user when it is wrong; only a code aimed at a known address can be counted.
+          if (request._tag === "Code" && !matchesCode(stored, recipient, request.token)) {
             // An `email` code could have been either emailed token, so it counts against both: otherwise it would
             // be a way to guess a recovery code past the limit.
-            if (request._tag === "Code") {
-              const aimedAt = request.type === "email"
-                ? [slot.value, ...Option.toArray(slotOf(user, { ...request, type: "recovery" }))]
-                : [slot.value]
-              for (const target of aimedAt) {
-                if (target.stored === null || target.stored === "") continue
-                const failures = yield* attempts.recordMiss(user.id, target.kind, target.stored, at)
-                if (isExhausted(failures)) yield* users.update(user.id, invalidation(target), at).pipe(Effect.orDie)
-              }
+            const aimedAt = request.type === "email"
+              ? [target.value, ...Option.toArray(codeSlot(user, { ...request, type: "recovery" }))]
+              : [target.value]
+            for (const aimed of aimedAt) {
+              if (aimed.stored === null || aimed.stored === "") continue
+              const failures = yield* attempts.recordMiss(user.id, aimed.kind, aimed.stored, at)
+              if (isExhausted(failures)) yield* users.update(user.id, invalidation(aimed), at).pipe(Effect.orDie)
             }
             return refused
           }
+          if (request._tag === "Hash" && !(yield* linkMatches(user, target.value, Option.getOrThrow(hash), request.tokenHash))) return refused
           if (isOtpExpired(sentAt, validity, at)) return refused
         }
         // As GoTrue does, a ban is told only to someone who holds a valid token.
         if (isBanned(user, at)) return Either.left(AuthError.of(403, "user_banned", "User is banned"))
         yield* attempts.clear(user.id, kind)
-        const applied = yield* apply(user, request, slot.value, at)
+        const applied = yield* apply(user, request, target.value, at)
+        yield* pending.remove(user.id, kind)
         if (Option.isNone(applied)) return Either.right(new EmailChangeAccepted({ msg: FIRST_HALF_MESSAGE, code: "200" }))
-        const event = verifiedEvent(slot.value, request.type)
+        const event = verifiedEvent(target.value, request.type)
         yield* audit.record(event.action, { actor: applied.value, traits: event.traits })
-        return yield* finish(applied.value, slot.value)
+        return yield* finish(applied.value, target.value)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatten)
 
+    /**
+     * `guess` is what a guessable attempt (a typed code, or a token_hash that is no Gatehouse link token) costs the
+     * client: RateLimits.chargeGuess over HTTP.
+     */
     const verifyRequest = <A>(
       request: VerifyRequest,
+      guess: Effect.Effect<void, AuthError>,
       finish: (user: UserRow, slot: Slot, at: Date) => Effect.Effect<Either.Either<A, AuthError>>
     ): Effect.Effect<A | EmailChangeAccepted, AuthError> =>
       Effect.gen(function*() {
         const at = yield* now
-        const found = yield* candidate(request)
-        if (Option.isNone(found)) return yield* otpExpired(request._tag)
-        return yield* settle(found.value, request, at, (user, slot) => finish(user, slot, at))
+        if (request._tag === "Code") {
+          yield* guess
+          const found = yield* candidate(request)
+          if (Option.isNone(found)) return yield* otpExpired(request._tag)
+          return yield* settle(found.value.id, request, Option.none(), at, (user, slot) => finish(user, slot, at))
+        }
+        const match = yield* matchHash(request, guess, at)
+        if (Option.isNone(match)) return yield* otpExpired(request._tag)
+        return yield* settle(match.value.userId, request, match, at, (user, slot) => finish(user, slot, at))
       })
 
     const startSession = (user: UserRow, _slot: Slot, at: Date): Effect.Effect<Either.Either<Session, AuthError>> =>
@@ -392,12 +475,15 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         })
       )
 
-    const verify = Effect.fn("Verify.verify")(function*(body: VerifyBody): Effect.fn.Return<Session | EmailChangeAccepted, AuthError> {
-      return yield* verifyRequest(yield* validateVerifyBody(body), startSession)
+    const verify = Effect.fn("Verify.verify")(function*(
+      body: VerifyBody,
+      guess: Effect.Effect<void, AuthError>
+    ): Effect.fn.Return<Session | EmailChangeAccepted, AuthError> {
+      return yield* verifyRequest(yield* validateVerifyBody(body), guess, startSession)
     })
 
     /** GET /verify: where to send the browser, always. The token is a link's token hash. */
-    const verifyLink = Effect.fn("Verify.verifyLink")(function*(query: LinkQuery): Effect.fn.Return<string> {
+    const verifyLink = Effect.fn("Verify.verifyLink")(function*(query: LinkQuery, guess: Effect.Effect<void, AuthError>): Effect.fn.Return<string> {
       const target = chooseRedirect(query.redirectTo, config.siteUrl, allowList)
       const type = query.type ?? ""
       const token = query.token ?? ""
@@ -410,7 +496,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         : Either.left(unsupportedType())
       // GoTrue's mark of a PKCE flow is the stored token's prefix, which the link carries.
       if (isPkceToken(token)) {
-        return yield* Effect.flatMap(request, (valid) => verifyRequest(valid, handOutCode(valid.type))).pipe(
+        return yield* Effect.flatMap(request, (valid) => verifyRequest(valid, guess, handOutCode(valid.type))).pipe(
           Effect.match({
             onFailure: (error) => pkceErrorRedirect(target, error),
             onSuccess: (result) =>
@@ -418,7 +504,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
           })
         )
       }
-      return yield* Effect.flatMap(request, (valid) => verifyRequest(valid, startSession)).pipe(
+      return yield* Effect.flatMap(request, (valid) => verifyRequest(valid, guess, startSession)).pipe(
         Effect.match({
           onFailure: (error) => errorRedirect(target, error),
           onSuccess: (result) =>
@@ -429,5 +515,15 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
 
     return { verify, verifyLink } as const
   }),
-  dependencies: [FlowStateRepo.Default, UsersRepo.Default, IdentitiesRepo.Default, OtpAttemptsRepo.Default, AccessTokens.Default, AuditLog.Default, Transactions.Live]
+  dependencies: [
+    FlowStateRepo.Default,
+    UsersRepo.Default,
+    IdentitiesRepo.Default,
+    OtpAttemptsRepo.Default,
+    PendingTokensRepo.Default,
+    AccountReclaim.Default,
+    AccessTokens.Default,
+    AuditLog.Default,
+    Transactions.Live
+  ]
 }) {}

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { AuthApi } from "../Api.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
@@ -9,11 +9,19 @@ export const VerifyHttpLive = HttpApiBuilder.group(AuthApi, "verify", (handlers)
   Effect.gen(function*() {
     const verify = yield* Verify
     const limits = yield* RateLimits
+    // What a guessable attempt costs this request's client.
+    const guess = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.provideService(limits.chargeGuess(), HttpServerRequest.HttpServerRequest, request))
     return handlers
-      .handle("verify", ({ payload }) => Effect.zipRight(limits.check("verify"), withSessionHeaders(verify.verify(payload))))
+      .handle("verify", ({ payload }) =>
+        Effect.zipRight(limits.check("verify"), Effect.flatMap(guess, (charge) => withSessionHeaders(verify.verify(payload, charge)))))
       .handle("verifyLink", ({ urlParams }) =>
         Effect.map(
-          Effect.zipRight(limits.check("verify"), verify.verifyLink({ token: urlParams.token, type: urlParams.type, redirectTo: urlParams.redirect_to })),
+          Effect.zipRight(
+            limits.check("verify"),
+            Effect.flatMap(guess, (charge) =>
+              verify.verifyLink({ token: urlParams.token, type: urlParams.type, redirectTo: urlParams.redirect_to }, charge))
+          ),
           (location) => HttpServerResponse.redirect(location, { status: 303 })
         ))
   }))

@@ -6,10 +6,10 @@
 import { createHmac, randomInt, randomUUID, type KeyObject } from "node:crypto"
 import { AuthClient, type GoTrueClientOptions } from "@supabase/auth-js"
 import { layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Metric, Ref } from "effect"
+import { Effect, Layer, Logger, LogLevel, Metric, Ref, Schedule } from "effect"
 import { AuthMetrics } from "../../../src/platform/AuthMetrics.js"
 import { type Mail, SentMail } from "../../../src/platform/Mailer.js"
-import { baseTestEnv, TestServer } from "../../support/TestServer.js"
+import { baseTestEnv, RefusedMail, TestServer } from "../../support/TestServer.js"
 
 /**
  * A real server on a real clock (tokens must not be born expired on TestClock's epoch 0), logging only warnings
@@ -116,6 +116,19 @@ export const refusals = (limit: string): Effect.Effect<number> =>
 export const sentMail: Effect.Effect<ReadonlyArray<Mail>, never, SentMail> = Effect.flatMap(SentMail, ({ mails }) => Ref.get(mails))
 
 export const mailTo = (address: string) => Effect.map(sentMail, (mails) => mails.filter((mail) => mail.to === address))
+
+/**
+ * Waits until the mail outage has refused `count` mails to `address`. A sign-up confirmation, a recovery or a magic
+ * link goes out after the answer, so its failure comes after it too.
+ */
+export const refusedMailTo = (address: string, count = 1) =>
+  Effect.flatMap(RefusedMail, (refused) =>
+    Ref.get(refused).pipe(
+      Effect.map((to) => to.filter((recipient) => recipient === address).length),
+      Effect.repeat({ until: (n) => n >= count, schedule: Schedule.spaced("10 millis") }),
+      Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`no mail to ${address} was refused`) }),
+      Effect.orDie
+    ))
 
 /** The one-time code a built-in mail body carries. */
 export const codeIn = (mail: Mail): string => {

@@ -16,6 +16,7 @@ import {
   mailTo,
   PASSWORD,
   raw,
+  refusedMailTo,
   uniqueEmail,
   uniquePhone,
   versionedError
@@ -217,24 +218,29 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMTP_MAX_FREQUENCY: "0", 
         ])
       }))
 
-    it.effect("a mail outage fails recover and /otp with GoTrue's error and changes nothing", () =>
+    it.effect("a mail outage: recover and /otp answer as if the mail went (it goes after the answer), and the window is given back", () =>
       Effect.gen(function*() {
         const url = yield* ServerUrl
         const outage = yield* MailOutage
         const email = yield* confirmedUser("outage")
         const fresh = uniqueEmail("outage-new")
+        const mailedBefore = (yield* mailTo(email)).length
         yield* Ref.set(outage, true)
         const recover = yield* raw(url, "/recover", { body: { email }, apiVersion: true })
         const magic = yield* raw(url, "/otp", { body: { email }, apiVersion: true })
         const signup = yield* raw(url, "/otp", { body: { email: fresh }, apiVersion: true })
+        // GoTrue answers 500 "Error sending … email" here, which only an address with an account can get.
+        expect([recover.status, recover.json]).toEqual([200, {}])
+        expect([magic.status, magic.json]).toEqual([200, {}])
+        expect([signup.status, signup.json]).toEqual([200, {}])
+        yield* refusedMailTo(email, 2)
+        yield* refusedMailTo(fresh)
         yield* Ref.set(outage, false)
-        expect([recover.status, recover.json]).toEqual([500, versionedError("unexpected_failure", "Error sending recovery email")])
-        expect([magic.status, magic.json]).toEqual([500, versionedError("unexpected_failure", "Error sending magic link email")])
-        expect([signup.status, signup.json]).toEqual([500, versionedError("unexpected_failure", "Error sending confirmation email")])
-        // The window was given back and no user was left behind.
+        // Nothing arrived, so each window was given back: asking again at once works, and the mail arrives.
         expect((yield* raw(url, "/recover", { body: { email } })).status).toBe(200)
-        const gone = yield* call(() => authClient(url).client.signInWithOtp({ email: fresh, options: { shouldCreateUser: false } }))
-        expect(gone.error).toMatchObject({ code: "otp_disabled" })
+        expect((yield* raw(url, "/otp", { body: { email: fresh } })).status).toBe(200)
+        expect(yield* mailTo(email)).toHaveLength(mailedBefore + 1)
+        expect(yield* mailTo(fresh)).toHaveLength(1)
       }))
     it.effect.each(["recovery", "email"] as const)("a recovery code survives four wrong guesses and not five (type %s)", (type) =>
       Effect.gen(function*() {

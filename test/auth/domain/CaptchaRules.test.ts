@@ -5,9 +5,9 @@ import {
   captchaRejected,
   captchaTokenOf,
   captchaUnavailable,
-  grantNeedsCaptcha,
-  remoteIpFor
+  grantNeedsCaptcha
 } from "../../../src/auth/domain/CaptchaRules.js"
+import { clientAddress } from "../../../src/auth/domain/RateLimitKey.js"
 
 /** A token as a widget produces one: no surrounding whitespace, not blank. */
 const token = FastCheck.string({ minLength: 1 }).map((s) => s.trim()).filter((s) => s !== "")
@@ -59,13 +59,13 @@ describe("grantNeedsCaptcha", () => {
   })
 })
 
-describe("remoteIpFor", () => {
+describe("clientAddress", () => {
   it("takes the first address of the configured header, else the peer", () => {
-    expect(remoteIpFor("203.0.113.7, 10.0.0.2", "10.0.0.1")).toBe("203.0.113.7")
-    expect(remoteIpFor(" 2001:db8::1 ", "10.0.0.1")).toBe("2001:db8::1")
-    expect(remoteIpFor(undefined, "127.0.0.1")).toBe("127.0.0.1")
-    expect(remoteIpFor(" , 203.0.113.7", "10.0.0.1")).toBe("10.0.0.1")
-    expect(remoteIpFor(undefined, undefined)).toBeUndefined()
+    expect(clientAddress("203.0.113.7, 10.0.0.2", "10.0.0.1")).toBe("203.0.113.7")
+    expect(clientAddress(" 2001:db8::1 ", "10.0.0.1")).toBe("2001:db8::1")
+    expect(clientAddress(undefined, "127.0.0.1")).toBe("127.0.0.1")
+    expect(clientAddress(" , 203.0.113.7", "10.0.0.1")).toBe("10.0.0.1")
+    expect(clientAddress(undefined, undefined)).toBeUndefined()
   })
 })
 

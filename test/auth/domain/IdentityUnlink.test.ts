@@ -36,10 +36,16 @@ describe("emailAfterUnlink", () => {
     expect(emailAfterUnlink("Ann@Example.com", [EMAIL, PHONE])).toBeUndefined()
   })
 
-  it("moves to the first remaining identity's address, confirmed as its provider vouched", () => {
-    expect(emailAfterUnlink("ann@example.com", [GITHUB])).toEqual({ email: "ann@github.example", confirmed: true })
+  it("moves to the first remaining identity's address that its provider verified", () => {
+    expect(emailAfterUnlink("ann@example.com", [GITHUB])).toBe("ann@github.example")
     const unverified = identity("0f6d7e0a-4444-4c7e-9a55-000000000004", "ann@other.example")
-    expect(emailAfterUnlink("ann@example.com", [PHONE, unverified, GITHUB])).toEqual({ email: "ann@other.example", confirmed: false })
+    expect(emailAfterUnlink("ann@example.com", [PHONE, unverified, GITHUB])).toBe("ann@github.example")
+  })
+
+  it("never moves to an unverified address: the user keeps theirs", () => {
+    const victims = identity("0f6d7e0a-4444-4c7e-9a55-000000000004", "victim@example.com")
+    expect(emailAfterUnlink("attacker@example.com", [victims])).toBeUndefined()
+    expect(emailAfterUnlink(null, [victims])).toBeUndefined()
   })
 
   it("keeps the address when no remaining identity has one", () => {
@@ -48,11 +54,11 @@ describe("emailAfterUnlink", () => {
 
   it("a user without an address keeps none while an identity without one remains, as GoTrue", () => {
     expect(emailAfterUnlink(null, [PHONE, GITHUB])).toBeUndefined()
-    expect(emailAfterUnlink(null, [GITHUB])).toEqual({ email: "ann@github.example", confirmed: true })
+    expect(emailAfterUnlink(null, [GITHUB])).toBe("ann@github.example")
   })
 
   it("skips what is not an address", () => {
     expect(emailAfterUnlink("ann@example.com", [identity("0f6d7e0a-5555-4c7e-9a55-000000000005", "not an address"), GITHUB]))
-      .toEqual({ email: "ann@github.example", confirmed: true })
+      .toBe("ann@github.example")
   })
 })

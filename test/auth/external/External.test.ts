@@ -5,6 +5,8 @@
  */
 import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
 import { MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
+import { AccountReclaim } from "../../../src/auth/users/AccountReclaim.js"
+import { PendingTokens } from "../../../src/auth/users/PendingTokens.js"
 import { Users } from "../../../src/auth/users/Users.js"
 import { MemoryMailer } from "../../../src/platform/Mailer.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
@@ -70,6 +72,8 @@ const Over = External.DefaultWithoutDependencies.pipe(
   Layer.provideMerge(Sessions.DefaultWithoutDependencies),
   Layer.provideMerge(Users.DefaultWithoutDependencies),
   Layer.provideMerge(AuthMessages.DefaultWithoutDependencies.pipe(Layer.provide(MailTemplates.Default))),
+  Layer.provideMerge(PendingTokens.DefaultWithoutDependencies),
+  Layer.provideMerge(AccountReclaim.DefaultWithoutDependencies),
   Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
   Layer.provideMerge(MemoryRepos()),
   Layer.provideMerge(Layer.mergeAll(

@@ -27,7 +27,8 @@ describe("AuthMessages with templates", () => {
   it.effect("a configured template is the whole body, with every variable GoTrue offers", () =>
     Effect.gen(function*() {
       const messages = yield* AuthMessages
-      yield* messages.confirmation("a@example.com", "hash1", "123456", "http://localhost:3000/welcome")
+      yield* messages.confirmation("a@example.com", "hash1", "123456", "http://localhost:3000/welcome", Effect.void)
+      yield* messages.settled
       const mail = yield* lastMail
       expect(mail.subject).toBe("Confirm Your Signup")
       expect(mail.text).toBeUndefined()
@@ -50,7 +51,8 @@ describe("AuthMessages with templates", () => {
   it.effect("without a template the built-in body carries the link and the code, in HTML and text", () =>
     Effect.gen(function*() {
       const messages = yield* AuthMessages
-      yield* messages.confirmation("a@example.com", "hash1", "123456", "http://localhost:3000")
+      yield* messages.confirmation("a@example.com", "hash1", "123456", "http://localhost:3000", Effect.void)
+      yield* messages.settled
       const mail = yield* lastMail
       expect(mail.html).toContain(`href="http://localhost:9999/verify?token=hash1&amp;type=signup&amp;redirect_to=`)
       expect(mail.html).toContain("123456")
@@ -60,12 +62,14 @@ describe("AuthMessages with templates", () => {
   it.effect("recovery and magic-link mails use their own templates and subjects, on the recovery path, with their type", () =>
     Effect.gen(function*() {
       const messages = yield* AuthMessages
-      yield* messages.link("recovery", "a@example.com", "h1", "111111", "http://localhost:3000")
+      yield* messages.link("recovery", "a@example.com", "h1", "111111", "http://localhost:3000", Effect.void)
+      yield* messages.settled
       expect(yield* lastMail).toMatchObject({
         subject: "Reset Your Password",
         html: "reset a@example.com 111111 http://localhost:9999/auth/v1/verify?token=h1&amp;type=recovery&amp;redirect_to=http%3A%2F%2Flocalhost%3A3000"
       })
-      yield* messages.link("magiclink", "a@example.com", "h2", "222222", "http://localhost:3000")
+      yield* messages.link("magiclink", "a@example.com", "h2", "222222", "http://localhost:3000", Effect.void)
+      yield* messages.settled
       const magic = yield* lastMail
       expect(magic.subject).toBe("Your Magic Link")
       // No magic-link template: the built-in body, with the link and the code.

@@ -6,10 +6,12 @@ import { MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
 import { AccessTokens } from "../../../src/auth/sessions/AccessTokens.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
 import { Signup } from "../../../src/auth/signup/Signup.js"
+import { PendingTokens } from "../../../src/auth/users/PendingTokens.js"
 import { Users } from "../../../src/auth/users/Users.js"
 import { AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
+import { EvenTiming } from "../../../src/platform/EvenTiming.js"
 import { MemoryMailer, SentMail } from "../../../src/platform/Mailer.js"
 import { PasswordHasherTest } from "../../../src/platform/PasswordHasher.js"
 import { tokenSignerFor } from "../../../src/platform/PortsLive.js"
@@ -31,6 +33,8 @@ const SignupOverMemory = (env: Record<string, string>, users: Layer.Layer<UsersR
     Layer.provideMerge(Sessions.DefaultWithoutDependencies),
     Layer.provideMerge(Users.DefaultWithoutDependencies),
     Layer.provideMerge(AuthMessages.DefaultWithoutDependencies.pipe(Layer.provide(MailTemplates.Default))),
+    Layer.provideMerge(PendingTokens.DefaultWithoutDependencies),
+    Layer.provideMerge(EvenTiming.Default),
     Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
     Layer.provideMerge(MemoryRepos(users)),
     Layer.provideMerge(Layer.mergeAll(
@@ -81,6 +85,8 @@ layer(SignupOverMemory({ AUTH_MAILER_AUTOCONFIRM: "false" }))("sign-up duplicate
       const users = yield* UsersRepo
       const { mails } = yield* SentMail
       const created = yield* signup.signup({ email: "held@example.com", password, data: { plan: "pro" } })
+      // The confirmation goes out after the answer.
+      yield* (yield* AuthMessages).settled
       expect(created).toBeInstanceOf(User)
       const real = created as User
       yield* users.update(real.id, { email_confirmed_at: new Date() }, new Date())

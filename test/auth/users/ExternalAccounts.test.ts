@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, Option } from "effect"
+import { AccountReclaim } from "../../../src/auth/users/AccountReclaim.js"
 import { AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
 import { type ExternalProfile, ExternalAccounts } from "../../../src/auth/users/ExternalAccounts.js"
@@ -17,6 +18,7 @@ import { MemoryRepos } from "../support/MemoryRepos.js"
 const Over = (env: Record<string, string> = {}) =>
   ExternalAccounts.DefaultWithoutDependencies.pipe(
     Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
+    Layer.provideMerge(AccountReclaim.DefaultWithoutDependencies),
     Layer.provideMerge(MemoryRepos()),
     Layer.provide(Transactions.Test),
     Layer.provide(Layer.succeed(AppConfig, testConfig(env)))

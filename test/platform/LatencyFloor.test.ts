@@ -1,0 +1,31 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck } from "effect"
+import { LATENCY_SAMPLES, latencyFloor, MAX_LATENCY_FLOOR_MS, withSample } from "../../src/platform/LatencyFloor.js"
+
+const durations = FastCheck.array(FastCheck.double({ min: 0, max: 5000, noNaN: true }), { minLength: 1, maxLength: 200 })
+const draw = FastCheck.double({ min: 0, max: 1, maxExcluded: true, noNaN: true })
+
+describe("LatencyFloor", () => {
+  it.prop("keeps the last LATENCY_SAMPLES durations, newest last", [durations], ([all]) => {
+    const kept = all.reduce<ReadonlyArray<number>>(withSample, [])
+    expect(kept).toEqual(all.slice(-LATENCY_SAMPLES))
+  })
+
+  it.prop("a floor is one of the samples, or the cap", [durations, draw], ([all, u]) => {
+    const samples = all.slice(-LATENCY_SAMPLES)
+    const floor = latencyFloor(samples, u)
+    expect(floor).toBeLessThanOrEqual(MAX_LATENCY_FLOOR_MS)
+    expect(samples.includes(floor) || (floor === MAX_LATENCY_FLOOR_MS && samples.some((ms) => ms > MAX_LATENCY_FLOOR_MS))).toBe(true)
+  })
+
+  it("every sample is drawn equally often: draws spread evenly over [0, 1) pick each sample the same number of times", () => {
+    const samples = [5, 1, 9, 3]
+    const picks = Array.from({ length: 400 }, (_, i) => latencyFloor(samples, i / 400))
+    expect(samples.map((ms) => picks.filter((pick) => pick === ms).length)).toEqual([100, 100, 100, 100])
+  })
+
+  it("no samples, no floor; a stalled database does not lift it past the cap", () => {
+    expect(latencyFloor([], 0.5)).toBe(0)
+    expect(latencyFloor([60_000], 0)).toBe(MAX_LATENCY_FLOOR_MS)
+  })
+})

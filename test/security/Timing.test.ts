@@ -1,0 +1,100 @@
+/**
+ * Issue 22, enumeration by timing: /signup and /recover answer in the same time for an address with a confirmed
+ * account, one with an unconfirmed account, and one with none. GoTrue's answers differ by tens of milliseconds (a
+ * new sign-up pays for bcrypt and a mail, a duplicate pays for neither). Here every sign-up pays for one hash, and
+ * the mails go out after the answer. The answers themselves stay GoTrue's.
+ *
+ * The server has production's bcrypt (cost 10), since that is where the gap came from. The requests of each round
+ * go in a shuffled order, so load from other tests falls on every kind alike; the medians are compared.
+ */
+import { randomInt } from "node:crypto"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Layer, Logger, LogLevel } from "effect"
+import { BcryptPasswordHasher } from "../../src/platform/PasswordHasher.js"
+import { adminJwt, PASSWORD, raw, uniqueEmail } from "../auth/acceptance/AcceptanceKit.js"
+import { ServerUrl, TestServer } from "../support/TestServer.js"
+
+const ROUNDS = 25
+const TOLERANCE_MS = 5
+
+const env = { AUTH_SMTP_MAX_FREQUENCY: "0" }
+
+const ProductionBcrypt = TestServer(env, { passwordHasher: BcryptPasswordHasher({ cost: 10 }) }).pipe(
+  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+)
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+const shuffled = <A>(items: ReadonlyArray<A>): Array<A> => {
+  const copy = [...items]
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = randomInt(0, i + 1)
+    ;[copy[i], copy[j]] = [copy[j]!, copy[i]!]
+  }
+  return copy
+}
+
+/** Milliseconds one request took, from the client's side, and its status. */
+const timed = (url: string, path: string, body: unknown) =>
+  Effect.gen(function*() {
+    const start = performance.now()
+    const answer = yield* raw(url, path, { body, apiVersion: true })
+    return { ms: performance.now() - start, status: answer.status, json: answer.json }
+  })
+
+const adminCreate = (url: string, email: string, confirmed: boolean) =>
+  Effect.map(raw(url, "/admin/users", { body: { email, password: PASSWORD, email_confirm: confirmed }, bearer: adminJwt() }), (answer) => {
+    expect(answer.status).toBe(200)
+  })
+
+/** Runs each kind of request once per round, in a new order each round; the milliseconds of each kind. */
+const race = <K extends string>(kinds: ReadonlyArray<K>, request: (kind: K, round: number) => ReturnType<typeof timed>) =>
+  Effect.gen(function*() {
+    const times = Object.fromEntries(kinds.map((kind) => [kind, [] as Array<number>])) as Record<K, Array<number>>
+    const answers = Object.fromEntries(kinds.map((kind) => [kind, new Set<number>()])) as Record<K, Set<number>>
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const kind of shuffled(kinds)) {
+        const { ms, status } = yield* request(kind, round)
+        times[kind].push(ms)
+        answers[kind].add(status)
+      }
+    }
+    return { medians: Object.fromEntries(kinds.map((kind) => [kind, median(times[kind])])) as Record<K, number>, answers }
+  })
+
+describe("timing", () => {
+  layer(ProductionBcrypt, { timeout: 240_000, excludeTestServices: true })("with production's bcrypt", (it) => {
+    it.effect("/signup: a confirmed, an unconfirmed and an unknown address take the same time, and get GoTrue's answers", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const confirmed = Array.from({ length: ROUNDS }, () => uniqueEmail("t-confirmed"))
+        const unconfirmed = Array.from({ length: ROUNDS }, () => uniqueEmail("t-unconfirmed"))
+        for (const email of confirmed) yield* adminCreate(url, email, true)
+        for (const email of unconfirmed) yield* adminCreate(url, email, false)
+        const addresses = { confirmed, unconfirmed, unknown: Array.from({ length: ROUNDS }, () => uniqueEmail("t-unknown")) }
+        const { answers, medians } = yield* race(["confirmed", "unconfirmed", "unknown"] as const, (kind, round) =>
+          timed(url, "/signup", { email: addresses[kind][round], password: PASSWORD }))
+        // GoTrue's answers, with confirmation required: a user for each, the confirmed one a faux user.
+        expect(answers).toEqual({ confirmed: new Set([200]), unconfirmed: new Set([200]), unknown: new Set([200]) })
+        const spread = Math.max(...Object.values(medians)) - Math.min(...Object.values(medians))
+        expect(spread, JSON.stringify(medians)).toBeLessThan(TOLERANCE_MS)
+      }))
+
+    it.effect("/recover: an address with an account and one without take the same time, and both get {}", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const known = Array.from({ length: ROUNDS }, () => uniqueEmail("t-known"))
+        for (const email of known) yield* adminCreate(url, email, true)
+        const addresses = { known, unknown: Array.from({ length: ROUNDS }, () => uniqueEmail("t-nobody")) }
+        const { answers, medians } = yield* race(["known", "unknown"] as const, (kind, round) =>
+          timed(url, "/recover", { email: addresses[kind][round] }))
+        expect(answers).toEqual({ known: new Set([200]), unknown: new Set([200]) })
+        const spread = Math.abs(medians.known - medians.unknown)
+        expect(spread, JSON.stringify(medians)).toBeLessThan(TOLERANCE_MS)
+      }))
+  })
+})
