@@ -640,15 +640,9 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         yield* tokens.insert({ id: childId, digest: `${digest}-c`, userId: user.id, parent: digest, sessionId, now: at(4) })
         const currentOf = (presented: string) => Effect.map(tokens.lockForExchange(presented), Option.flatMap((read) => read.current))
         expect(yield* currentOf(digest)).toEqual(Option.some({ id: childId, parent: digest }))
-        yield* tokens.revokeDescendants(digest, at(4))
-        expect(Option.map(yield* tokens.lock(`${digest}-c`), (r) => [r.revoked, r.updated_at])).toEqual(Option.some([true, at(4)]))
+        yield* tokens.remove(childId)
         // The root, never revoked, is again the session's newest live token.
         expect(yield* currentOf(digest)).toEqual(Option.some({ id: tokenId, parent: null }))
-        yield* tokens.rotate(tokenId, { id: yield* tokens.nextId(), digest: `${digest}-d`, userId: user.id, parent: digest, sessionId, now: at(5) })
-        yield* tokens.revokeDescendants(digest, at(5))
-        // Every token revoked: no current one.
-        expect(Option.isNone(yield* currentOf(digest))).toBe(true)
-        yield* tokens.remove(childId)
         expect(Option.isNone(yield* tokens.lockSessionOf(`${digest}-c`))).toBe(true)
         expect(Option.isNone(yield* tokens.lockSessionOf("no-such-digest"))).toBe(true)
       }))
@@ -667,32 +661,6 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect([child.row.id, child.row.revoked, child.current]).toEqual([read.nextId, false, Option.some({ id: read.nextId, parent: digest })])
         expect(Number(child.nextId)).toBeGreaterThan(Number(read.nextId))
         expect(Option.isNone(yield* tokens.lockForExchange("no-such-digest"))).toBe(true)
-      }))
-
-    it.effect("refresh tokens: revoking descendants revokes the whole subtree below a token, and only it", () =>
-      Effect.gen(function*() {
-        const tokens = yield* RefreshTokensRepo
-        const { digest: root, sessionId, user } = yield* withSession
-        const add = (digest: string, parent: string) =>
-          Effect.flatMap(tokens.nextId(), (id) => tokens.insert({ id, digest, userId: user.id, parent, sessionId, now: at(0) }))
-        yield* add(`${root}-a`, root)
-        yield* add(`${root}-a1`, `${root}-a`)
-        yield* add(`${root}-a11`, `${root}-a1`)
-        yield* add(`${root}-b`, root)
-        // a1 revoked at 1, as a rotation to a12 leaves it.
-        const revokedBefore = yield* Effect.flatMap(tokens.lock(`${root}-a1`), (row) =>
-          Effect.flatMap(tokens.nextId(), (id) =>
-            tokens.rotate(Option.getOrThrow(row).id, { id, digest: `${root}-a12`, userId: user.id, parent: `${root}-a1`, sessionId, now: at(1) })))
-        expect(revokedBefore).toBeUndefined()
-        yield* tokens.revokeDescendants(`${root}-a`, at(9))
-        const state = (digest: string) => Effect.map(tokens.lock(digest), (row) => Option.map(row, (r) => [r.revoked, r.updated_at]))
-        expect(yield* state(root)).toEqual(Option.some([false, at(0)]))
-        expect(yield* state(`${root}-a`)).toEqual(Option.some([false, at(0)]))
-        // Already revoked: keeps its own revocation time.
-        expect(yield* state(`${root}-a1`)).toEqual(Option.some([true, at(1)]))
-        expect(yield* state(`${root}-a11`)).toEqual(Option.some([true, at(9)]))
-        expect(yield* state(`${root}-a12`)).toEqual(Option.some([true, at(9)]))
-        expect(yield* state(`${root}-b`)).toEqual(Option.some([false, at(0)]))
       }))
   })
 
