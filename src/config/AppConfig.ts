@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os"
 import { Context, Duration, Either, Option, Redacted } from "effect"
+import { corsOriginProblem } from "../platform/http/Cors.js"
 import { allowListEntryProblem } from "../platform/http/RedirectAllowList.js"
 import { parseDurationSetting } from "./GoDuration.js"
 import { parseKeyValueList } from "./KeyValueList.js"
@@ -140,6 +141,8 @@ export interface AppConfig {
     readonly externalUrl: string
     readonly requestIdHeader: Option.Option<string>
     readonly corsAllowedHeaders: ReadonlyArray<string>
+    /** Gatehouse's own: the origins CORS answers (with credentials); empty, every origin, as in GoTrue. */
+    readonly corsAllowedOrigins: ReadonlyArray<string>
   }
   readonly db: {
     readonly driver: "postgres"
@@ -360,6 +363,12 @@ export const parseAppConfig = (
     if (problem !== undefined) r.fail(spelledAs("URI_ALLOW_LIST"), `entry ${JSON.stringify(entry)} ${problem}`)
   }
 
+  const corsAllowedOrigins = r.list("CORS_ALLOWED_ORIGINS", [])
+  for (const entry of corsAllowedOrigins) {
+    const problem = corsOriginProblem(entry)
+    if (problem !== undefined) r.fail(spelledAs("CORS_ALLOWED_ORIGINS"), `entry ${JSON.stringify(entry)} ${problem}`)
+  }
+
   const storage = readStorage(r, production)
 
   const jwtSecret = production || options.embeddedJwtSecret === undefined
@@ -526,7 +535,8 @@ export const parseAppConfig = (
       endpoint: r.url("API_ENDPOINT"),
       externalUrl,
       requestIdHeader: r.string("REQUEST_ID_HEADER"),
-      corsAllowedHeaders: r.list("CORS_ALLOWED_HEADERS", [])
+      corsAllowedHeaders: r.list("CORS_ALLOWED_HEADERS", []),
+      corsAllowedOrigins
     },
     db: storage.db,
     log: storage.log,
