@@ -125,6 +125,12 @@ export interface AppConfig {
     readonly updatePasswordRequireReauthentication: boolean
     /** GET /user/identities/authorize and DELETE /user/identities/{id}: a signed-in user links or unlinks providers. */
     readonly manualLinkingEnabled: boolean
+    /**
+     * Gatehouse's own: the OAuth state is bound to the browser that started the flow by a short-lived cookie, and a
+     * /callback without it is refused. Off: GoTrue's behaviour, for deployments whose /authorize and /callback are
+     * served on different hosts.
+     */
+    readonly oauthBrowserBindingEnabled: boolean
     readonly captcha: {
       readonly enabled: boolean
       readonly provider: "hcaptcha" | "turnstile"
@@ -520,6 +526,7 @@ export const parseAppConfig = (
       refreshTokenReuseInterval: r.duration("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", Duration.seconds(10)),
       updatePasswordRequireReauthentication: r.boolean("SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION", false),
       manualLinkingEnabled: r.boolean("SECURITY_MANUAL_LINKING_ENABLED", false),
+      oauthBrowserBindingEnabled: r.boolean("SECURITY_OAUTH_BROWSER_BINDING_ENABLED", true),
       captcha: {
         enabled: captchaEnabled,
         provider: r.oneOf("SECURITY_CAPTCHA_PROVIDER", ["hcaptcha", "turnstile"], "hcaptcha"),

@@ -1,4 +1,4 @@
-import { randomInt, randomUUID } from "node:crypto"
+import { randomBytes, randomInt, randomUUID } from "node:crypto"
 import { Context, Effect, Layer, Ref } from "effect"
 
 /**
@@ -11,20 +11,29 @@ export class SecureRandom extends Context.Tag("platform/SecureRandom")<SecureRan
   readonly digits: (length: number) => Effect.Effect<string>
   /** A random (version 4) UUID. */
   readonly uuid: () => Effect.Effect<string>
+  /** `bytes` random bytes in base64url: a secret a client keeps (a cookie's value). */
+  readonly token: (bytes: number) => Effect.Effect<string>
 }>() {
   static readonly Live: Layer.Layer<SecureRandom> = Layer.succeed(SecureRandom, {
     digits: (length) => Effect.sync(() => Array.from({ length }, () => String(randomInt(10))).join("")),
-    uuid: () => Effect.sync(() => randomUUID())
+    uuid: () => Effect.sync(() => randomUUID()),
+    token: (bytes) => Effect.sync(() => randomBytes(bytes).toString("base64url"))
   })
 
-  /** Each call returns the next value of a counter: codes 000001, 000002, …; UUIDs …0001, …0002, … */
+  /** Each call returns the next value of a counter: codes 000001, 000002, …; UUIDs …0001, …0002, …; tokens of zeros ending in it. */
   static readonly Test: Layer.Layer<SecureRandom> = Layer.effect(
     SecureRandom,
     Effect.map(Ref.make(0), (counter) => {
       const next = Ref.updateAndGet(counter, (n) => n + 1)
       return {
         digits: (length) => Effect.map(next, (n) => String(n % 10 ** length).padStart(length, "0")),
-        uuid: () => Effect.map(next, (n) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`)
+        uuid: () => Effect.map(next, (n) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`),
+        token: (bytes) =>
+          Effect.map(next, (n) => {
+            const buffer = Buffer.alloc(bytes)
+            buffer.writeUInt32BE(n, bytes - 4)
+            return buffer.toString("base64url")
+          })
       }
     })
   )

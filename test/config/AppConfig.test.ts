@@ -385,6 +385,11 @@ describe("typed values", () => {
     ])
   })
 
+  it("SECURITY_OAUTH_BROWSER_BINDING_ENABLED is on unless turned off", () => {
+    expect(config(embedded({})).security.oauthBrowserBindingEnabled).toBe(true)
+    expect(config(embedded({ AUTH_SECURITY_OAUTH_BROWSER_BINDING_ENABLED: "false" })).security.oauthBrowserBindingEnabled).toBe(false)
+  })
+
   it.each([
     ["30", 30, 3600],
     ["10/15m", 10, 900],

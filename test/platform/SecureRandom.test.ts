@@ -16,6 +16,9 @@ describe("SecureRandom", () => {
       const long = yield* Effect.forEach(Array.from({ length: 100 }), () => random.digits(10))
       expect(new Set(long).size).toBe(100)
       expect(yield* random.uuid()).toMatch(UUID_V4)
+      const tokens = yield* Effect.forEach(Array.from({ length: 100 }), () => random.token(32))
+      for (const token of tokens) expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+      expect(new Set(tokens).size).toBe(100)
     }).pipe(Effect.provide(SecureRandom.Live)))
 
   it.effect("Test is deterministic: a counter, zero-padded, and UUIDs of the v4 shape", () =>
@@ -25,5 +28,6 @@ describe("SecureRandom", () => {
       expect(yield* random.digits(8)).toBe("00000002")
       expect(yield* random.uuid()).toBe("00000000-0000-4000-8000-000000000003")
       expect(yield* random.uuid()).toMatch(UUID_V4)
+      expect(Buffer.from(yield* random.token(32), "base64url")).toEqual(Buffer.concat([Buffer.alloc(31), Buffer.from([5])]))
     }).pipe(Effect.provide(SecureRandom.Test)))
 })
