@@ -15,7 +15,7 @@ import type { Outbox } from "./platform/Outbox.js"
 import { outboxEnabled } from "./platform/PortsLive.js"
 
 const edgeSettings = (config: AppConfig) => ({
-  cors: gotrueCorsPolicy(config.api.corsAllowedHeaders),
+  cors: gotrueCorsPolicy(config.api.corsAllowedHeaders, config.api.corsAllowedOrigins),
   requestIdHeader: config.api.requestIdHeader,
   // GoTrue's multi-instance mode (`gatehouse multi`): every request but the health check signed by the operator.
   operatorToken: config.multiInstance ? config.operatorToken : Option.none(),

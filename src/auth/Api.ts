@@ -346,6 +346,16 @@ export class ExternalGroup extends HttpApiGroup.make("external")
       .addSuccess(Found("Found: to the provider's sign-in page"), { status: 302 })
   )
   .add(
+    HttpApiEndpoint.get("continueAuthorize", "/authorize/continue")
+      .setUrlParams(Schema.Struct({ state: Schema.optional(Schema.String) }))
+      .addSuccess(
+        Found(
+          "Found: to the provider's sign-in page, with the flow now bound to this browser (the URL GET /user/identities/authorize hands out when SECURITY_OAUTH_BROWSER_BINDING_ENABLED), or to SITE_URL with the error in the fragment"
+        ),
+        { status: 302 }
+      )
+  )
+  .add(
     HttpApiEndpoint.get("callback", "/callback")
       .setUrlParams(CallbackParams)
       .addSuccess(Found("Found: to redirect_to with the session (or `?code=` in the PKCE flow), or the error, in the fragment"), {

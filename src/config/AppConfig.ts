@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os"
 import { Context, Duration, Either, Option, Redacted } from "effect"
+import { corsOriginProblem } from "../platform/http/Cors.js"
 import { allowListEntryProblem } from "../platform/http/RedirectAllowList.js"
 import { parseDurationSetting } from "./GoDuration.js"
 import { parseKeyValueList } from "./KeyValueList.js"
@@ -129,6 +130,12 @@ export interface AppConfig {
     readonly updatePasswordRequireReauthentication: boolean
     /** GET /user/identities/authorize and DELETE /user/identities/{id}: a signed-in user links or unlinks providers. */
     readonly manualLinkingEnabled: boolean
+    /**
+     * Gatehouse's own: the OAuth state is bound to the browser that started the flow by a short-lived cookie, and a
+     * /callback without it is refused. Off: GoTrue's behaviour, for deployments whose /authorize and /callback are
+     * served on different hosts.
+     */
+    readonly oauthBrowserBindingEnabled: boolean
     readonly captcha: {
       readonly enabled: boolean
       readonly provider: "hcaptcha" | "turnstile"
@@ -145,6 +152,8 @@ export interface AppConfig {
     readonly externalUrl: string
     readonly requestIdHeader: Option.Option<string>
     readonly corsAllowedHeaders: ReadonlyArray<string>
+    /** Gatehouse's own: the origins CORS answers (with credentials); empty, every origin, as in GoTrue. */
+    readonly corsAllowedOrigins: ReadonlyArray<string>
   }
   readonly db: {
     readonly driver: "postgres"
@@ -365,6 +374,12 @@ export const parseAppConfig = (
     if (problem !== undefined) r.fail(spelledAs("URI_ALLOW_LIST"), `entry ${JSON.stringify(entry)} ${problem}`)
   }
 
+  const corsAllowedOrigins = r.list("CORS_ALLOWED_ORIGINS", [])
+  for (const entry of corsAllowedOrigins) {
+    const problem = corsOriginProblem(entry)
+    if (problem !== undefined) r.fail(spelledAs("CORS_ALLOWED_ORIGINS"), `entry ${JSON.stringify(entry)} ${problem}`)
+  }
+
   const storage = readStorage(r, production)
 
   const jwtSecret = production || options.embeddedJwtSecret === undefined
@@ -517,6 +532,7 @@ export const parseAppConfig = (
       refreshTokenReuseInterval: r.duration("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", Duration.seconds(10)),
       updatePasswordRequireReauthentication: r.boolean("SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION", false),
       manualLinkingEnabled: r.boolean("SECURITY_MANUAL_LINKING_ENABLED", false),
+      oauthBrowserBindingEnabled: r.boolean("SECURITY_OAUTH_BROWSER_BINDING_ENABLED", true),
       captcha: {
         enabled: captchaEnabled,
         provider: r.oneOf("SECURITY_CAPTCHA_PROVIDER", ["hcaptcha", "turnstile"], "hcaptcha"),
@@ -532,7 +548,8 @@ export const parseAppConfig = (
       endpoint: r.url("API_ENDPOINT"),
       externalUrl,
       requestIdHeader: r.string("REQUEST_ID_HEADER"),
-      corsAllowedHeaders: r.list("CORS_ALLOWED_HEADERS", [])
+      corsAllowedHeaders: r.list("CORS_ALLOWED_HEADERS", []),
+      corsAllowedOrigins
     },
     db: storage.db,
     log: storage.log,

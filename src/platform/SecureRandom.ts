@@ -11,16 +11,16 @@ export class SecureRandom extends Context.Tag("platform/SecureRandom")<SecureRan
   readonly digits: (length: number) => Effect.Effect<string>
   /** A random (version 4) UUID. */
   readonly uuid: () => Effect.Effect<string>
-  /** `bytes` random bytes in lower-case hex: a secret that is sent, never typed (a link token). */
-  readonly hex: (bytes: number) => Effect.Effect<string>
+  /** `count` random bytes: a secret that is sent or kept, never typed (a link token, a cookie's value). */
+  readonly bytes: (count: number) => Effect.Effect<Buffer>
 }>() {
   static readonly Live: Layer.Layer<SecureRandom> = Layer.succeed(SecureRandom, {
     digits: (length) => Effect.sync(() => Array.from({ length }, () => String(randomInt(10))).join("")),
     uuid: () => Effect.sync(() => randomUUID()),
-    hex: (bytes) => Effect.sync(() => randomBytes(bytes).toString("hex"))
+    bytes: (count) => Effect.sync(() => randomBytes(count))
   })
 
-  /** Each call returns the next value of a counter: codes 000001, 000002, …; UUIDs …0001, …0002, …; hex …0003 */
+  /** Each call returns the next value of a counter: codes 000001, 000002, …; UUIDs …0001, …0002, …; bytes of zeros ending in it. */
   static readonly Test: Layer.Layer<SecureRandom> = Layer.effect(
     SecureRandom,
     Effect.map(Ref.make(0), (counter) => {
@@ -28,7 +28,12 @@ export class SecureRandom extends Context.Tag("platform/SecureRandom")<SecureRan
       return {
         digits: (length) => Effect.map(next, (n) => String(n % 10 ** length).padStart(length, "0")),
         uuid: () => Effect.map(next, (n) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`),
-        hex: (bytes) => Effect.map(next, (n) => n.toString(16).padStart(bytes * 2, "0"))
+        bytes: (count) =>
+          Effect.map(next, (n) => {
+            const buffer = Buffer.alloc(Math.max(count, 4))
+            buffer.writeUInt32BE(n, buffer.length - 4)
+            return buffer.subarray(buffer.length - count)
+          })
       }
     })
   )

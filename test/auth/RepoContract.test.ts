@@ -327,21 +327,27 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         yield* flows.startOAuth(pkce)
         // A started flow is no code an app could exchange.
         expect(Option.isNone(yield* flows.findByAuthCode(authCode))).toBe(true)
-        expect(yield* flows.claimOAuth(implicit.id)).toEqual(Option.some({
-          id: implicit.id,
-          provider_type: "keycloak",
-          auth_code: null,
-          code_challenge: null,
-          code_challenge_method: null,
-          referrer: "http://localhost:3000/a",
-          provider_code_verifier: "v".repeat(43),
-          linking_target_id: null,
-          created_at: at(1)
-        }))
-        expect(Option.isNone(yield* flows.claimOAuth(implicit.id))).toBe(true)
-        const claimed = Option.getOrThrow(yield* flows.claimOAuth(pkce.id))
-        expect(claimed).toMatchObject({ auth_code: authCode, code_challenge_method: "s256", provider_code_verifier: null, linking_target_id: user.id })
-        expect(Option.isNone(yield* flows.claimOAuth(randomUUID()))).toBe(true)
+        expect(yield* flows.claimOAuth(implicit.id)).toEqual({
+          _tag: "Claimed",
+          flow: {
+            id: implicit.id,
+            provider_type: "keycloak",
+            auth_code: null,
+            code_challenge: null,
+            code_challenge_method: null,
+            referrer: "http://localhost:3000/a",
+            provider_code_verifier: "v".repeat(43),
+            linking_target_id: null,
+            created_at: at(1)
+          }
+        })
+        expect(yield* flows.claimOAuth(implicit.id)).toEqual({ _tag: "Unknown" })
+        const claimed = yield* flows.claimOAuth(pkce.id)
+        expect(claimed).toMatchObject({
+          _tag: "Claimed",
+          flow: { auth_code: authCode, code_challenge_method: "s256", provider_code_verifier: null, linking_target_id: user.id }
+        })
+        expect(yield* flows.claimOAuth(randomUUID())).toEqual({ _tag: "Unknown" })
         yield* flows.insertOAuthCode({
           id: randomUUID(),
           userId: user.id,
@@ -364,6 +370,54 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         })))
       }))
 
+    it.effect("OAuth flow state bound to a browser: claimed only with its binding; another binding leaves it in place", () =>
+      Effect.gen(function*() {
+        const flows = yield* FlowStateRepo
+        const bound = {
+          id: randomUUID(), providerType: "github", pkce: null, referrer: "http://localhost:3000/a", providerCodeVerifier: "v".repeat(43),
+          browserBinding: "digest-of-tab-browser", now: at(1)
+        }
+        yield* flows.startOAuth(bound)
+        expect(yield* flows.claimOAuth(bound.id, "digest-of-another-browser")).toEqual({ _tag: "OtherBrowser" })
+        // Refused without being spent: its own browser still finishes it, once, with the provider verifier.
+        expect(yield* flows.claimOAuth(bound.id, "digest-of-tab-browser")).toMatchObject({
+          _tag: "Claimed",
+          flow: { id: bound.id, provider_code_verifier: "v".repeat(43) }
+        })
+        expect(yield* flows.claimOAuth(bound.id, "digest-of-tab-browser")).toEqual({ _tag: "Unknown" })
+        // A flow started with binding off binds no browser: unchecked it is claimed, checked it never is.
+        const unbound = { id: randomUUID(), providerType: "github", pkce: null, referrer: "http://localhost:3000/b", providerCodeVerifier: null, now: at(1) }
+        yield* flows.startOAuth(unbound)
+        expect(yield* flows.claimOAuth(unbound.id, "digest-of-tab-browser")).toEqual({ _tag: "OtherBrowser" })
+        expect(yield* flows.claimOAuth(unbound.id)).toMatchObject({ _tag: "Claimed", flow: { id: unbound.id } })
+        expect(yield* flows.claimOAuth(randomUUID(), "digest-of-tab-browser")).toEqual({ _tag: "Unknown" })
+      }))
+
+    it.effect("OAuth flow state waiting for its browser: bound once, to the first browser, and only if it waits", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const flows = yield* FlowStateRepo
+        const user = yield* users.insert(newUser())
+        const pending = {
+          id: randomUUID(), providerType: "github", pkce: null, referrer: "http://localhost:3000/linked", providerCodeVerifier: null,
+          linkingTargetId: user.id, pendingAuthorizeUrl: "https://github.example/login/oauth/authorize?state=s", now: at(2)
+        }
+        yield* flows.startOAuth(pending)
+        // Not bound yet: no browser can claim it.
+        expect(yield* flows.claimOAuth(pending.id, "digest-first")).toEqual({ _tag: "OtherBrowser" })
+        expect(yield* flows.bindPendingOAuth(pending.id, "digest-first")).toEqual(
+          Option.some({ authorizeUrl: pending.pendingAuthorizeUrl, createdAt: at(2) })
+        )
+        expect(yield* flows.bindPendingOAuth(pending.id, "digest-second")).toEqual(Option.none())
+        expect(yield* flows.claimOAuth(pending.id, "digest-second")).toEqual({ _tag: "OtherBrowser" })
+        expect(yield* flows.claimOAuth(pending.id, "digest-first")).toMatchObject({ _tag: "Claimed", flow: { linking_target_id: user.id } })
+        // A flow that waits for nothing (bound at its start, or unbound with binding off) is never bound later.
+        const started = { id: randomUUID(), providerType: "github", pkce: null, referrer: "http://localhost:3000/a", providerCodeVerifier: null, now: at(1) }
+        yield* flows.startOAuth(started)
+        expect(yield* flows.bindPendingOAuth(started.id, "digest-first")).toEqual(Option.none())
+        expect(yield* flows.bindPendingOAuth(randomUUID(), "digest-first")).toEqual(Option.none())
+      }))
+
     it.effect("OAuth 1.0a flow state: found by its request token until claimed, with the token secret as its verifier", () =>
       Effect.gen(function*() {
         const flows = yield* FlowStateRepo
@@ -380,7 +434,7 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         yield* flows.startOAuth(flow)
         expect(Option.isNone(yield* flows.findOAuthByRequestToken(`req-${randomUUID()}`))).toBe(true)
         expect(yield* flows.findOAuthByRequestToken(requestToken)).toEqual(Option.some(flow.id))
-        expect(Option.getOrThrow(yield* flows.claimOAuth(flow.id)).provider_code_verifier).toBe(flow.providerCodeVerifier)
+        expect(yield* flows.claimOAuth(flow.id)).toMatchObject({ _tag: "Claimed", flow: { provider_code_verifier: flow.providerCodeVerifier } })
         expect(Option.isNone(yield* flows.findOAuthByRequestToken(requestToken))).toBe(true)
       }))
 
@@ -681,15 +735,9 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         yield* tokens.insert({ id: childId, digest: `${digest}-c`, userId: user.id, parent: digest, sessionId, now: at(4) })
         const currentOf = (presented: string) => Effect.map(tokens.lockForExchange(presented), Option.flatMap((read) => read.current))
         expect(yield* currentOf(digest)).toEqual(Option.some({ id: childId, parent: digest }))
-        yield* tokens.revokeDescendants(digest, at(4))
-        expect(Option.map(yield* tokens.lock(`${digest}-c`), (r) => [r.revoked, r.updated_at])).toEqual(Option.some([true, at(4)]))
+        yield* tokens.remove(childId)
         // The root, never revoked, is again the session's newest live token.
         expect(yield* currentOf(digest)).toEqual(Option.some({ id: tokenId, parent: null }))
-        yield* tokens.rotate(tokenId, { id: yield* tokens.nextId(), digest: `${digest}-d`, userId: user.id, parent: digest, sessionId, now: at(5) })
-        yield* tokens.revokeDescendants(digest, at(5))
-        // Every token revoked: no current one.
-        expect(Option.isNone(yield* currentOf(digest))).toBe(true)
-        yield* tokens.remove(childId)
         expect(Option.isNone(yield* tokens.lockSessionOf(`${digest}-c`))).toBe(true)
         expect(Option.isNone(yield* tokens.lockSessionOf("no-such-digest"))).toBe(true)
       }))
@@ -708,32 +756,6 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect([child.row.id, child.row.revoked, child.current]).toEqual([read.nextId, false, Option.some({ id: read.nextId, parent: digest })])
         expect(Number(child.nextId)).toBeGreaterThan(Number(read.nextId))
         expect(Option.isNone(yield* tokens.lockForExchange("no-such-digest"))).toBe(true)
-      }))
-
-    it.effect("refresh tokens: revoking descendants revokes the whole subtree below a token, and only it", () =>
-      Effect.gen(function*() {
-        const tokens = yield* RefreshTokensRepo
-        const { digest: root, sessionId, user } = yield* withSession
-        const add = (digest: string, parent: string) =>
-          Effect.flatMap(tokens.nextId(), (id) => tokens.insert({ id, digest, userId: user.id, parent, sessionId, now: at(0) }))
-        yield* add(`${root}-a`, root)
-        yield* add(`${root}-a1`, `${root}-a`)
-        yield* add(`${root}-a11`, `${root}-a1`)
-        yield* add(`${root}-b`, root)
-        // a1 revoked at 1, as a rotation to a12 leaves it.
-        const revokedBefore = yield* Effect.flatMap(tokens.lock(`${root}-a1`), (row) =>
-          Effect.flatMap(tokens.nextId(), (id) =>
-            tokens.rotate(Option.getOrThrow(row).id, { id, digest: `${root}-a12`, userId: user.id, parent: `${root}-a1`, sessionId, now: at(1) })))
-        expect(revokedBefore).toBeUndefined()
-        yield* tokens.revokeDescendants(`${root}-a`, at(9))
-        const state = (digest: string) => Effect.map(tokens.lock(digest), (row) => Option.map(row, (r) => [r.revoked, r.updated_at]))
-        expect(yield* state(root)).toEqual(Option.some([false, at(0)]))
-        expect(yield* state(`${root}-a`)).toEqual(Option.some([false, at(0)]))
-        // Already revoked: keeps its own revocation time.
-        expect(yield* state(`${root}-a1`)).toEqual(Option.some([true, at(1)]))
-        expect(yield* state(`${root}-a11`)).toEqual(Option.some([true, at(9)]))
-        expect(yield* state(`${root}-a12`)).toEqual(Option.some([true, at(9)]))
-        expect(yield* state(`${root}-b`)).toEqual(Option.some([false, at(0)]))
       }))
   })
 

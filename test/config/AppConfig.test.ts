@@ -376,6 +376,20 @@ describe("typed values", () => {
     ])
   })
 
+  it("CORS_ALLOWED_ORIGINS: unset, every origin (GoTrue's); set, the listed origins; an entry that is no origin stops start-up", () => {
+    expect(config(embedded({})).api.corsAllowedOrigins).toStrictEqual([])
+    expect(config(embedded({ AUTH_CORS_ALLOWED_ORIGINS: "https://app.example.com, https://*.preview.example.com ,," })).api.corsAllowedOrigins)
+      .toStrictEqual(["https://app.example.com", "https://*.preview.example.com"])
+    expect(issues(embedded({ GOTRUE_CORS_ALLOWED_ORIGINS: "https://ok.example.com,https://app.example.com/path" }))).toStrictEqual([
+      { variable: "GOTRUE_CORS_ALLOWED_ORIGINS", rule: "entry \"https://app.example.com/path\" must be an origin, scheme://host[:port], with no path" }
+    ])
+  })
+
+  it("SECURITY_OAUTH_BROWSER_BINDING_ENABLED is on unless turned off", () => {
+    expect(config(embedded({})).security.oauthBrowserBindingEnabled).toBe(true)
+    expect(config(embedded({ AUTH_SECURITY_OAUTH_BROWSER_BINDING_ENABLED: "false" })).security.oauthBrowserBindingEnabled).toBe(false)
+  })
+
   it.each([
     ["30", 30, 3600],
     ["10/15m", 10, 900],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { type CorsRequest, decideCors, gotrueCorsPolicy, isPreflight } from "../../src/platform/http/Cors.js"
+import { compileCorsOrigins, corsOriginProblem, type CorsRequest, decideCors, gotrueCorsPolicy, isAllowedOrigin, isPreflight } from "../../src/platform/http/Cors.js"
 
 const policy = gotrueCorsPolicy(["X-Custom-Header"])
 const allowedHeaderNames = [...policy.allowedHeaders, "Origin"]
@@ -133,5 +133,118 @@ describe("decideCors", () => {
     expect(isPreflight({ method: "options", headers: { "access-control-request-method": "GET" } })).toBe(true)
     expect(isPreflight({ method: "OPTIONS", headers: {} })).toBe(false)
     expect(isPreflight({ method: "POST", headers: { "access-control-request-method": "GET" } })).toBe(false)
+  })
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// CORS_ALLOWED_ORIGINS
+
+const LISTED = ["https://app.example.com", "https://*.preview.example.com", "http://localhost:3000", "http://b.example.com:*"]
+const listed = gotrueCorsPolicy([], LISTED)
+
+/**
+ * The list above, written again as a reference model over what the URL parser makes of an origin (which drops a
+ * default port): an independent reading of the rule, not a copy of it.
+ */
+const allowedByModel = (origin: string): boolean => {
+  const url = new URL(origin)
+  const scheme = url.protocol.slice(0, -1)
+  const host = url.hostname
+  if (scheme === "https" && host === "app.example.com" && url.port === "") return true
+  if (scheme === "https" && url.port === "" && host.endsWith(".preview.example.com")) {
+    const head = host.slice(0, -".preview.example.com".length)
+    return head !== "" && !head.includes(".")
+  }
+  if (scheme === "http" && host === "localhost" && url.port === "3000") return true
+  return scheme === "http" && host === "b.example.com"
+}
+
+// Few labels, so that generated origins hit the listed ones, their subdomains and their near misses often.
+const hostLabel = FastCheck.constantFrom("app", "a", "b", "example", "com", "preview", "evil", "localhost", "net")
+const browserOrigin = FastCheck.record({
+  scheme: FastCheck.constantFrom("http", "https"),
+  labels: FastCheck.array(hostLabel, { minLength: 1, maxLength: 4 }),
+  port: FastCheck.constantFrom("", ":3000", ":443", ":80", ":8080")
+}).map(({ labels, port, scheme }) => new URL(`${scheme}://${labels.join(".")}${port}`).origin)
+const nearListed = FastCheck.tuple(FastCheck.constantFrom(...LISTED), FastCheck.constantFrom("", "x", ".evil.net", ":1", "/")).map(
+  ([entry, suffix]) => `${entry.replace(":*", ":9000").replace("*", "pr-7")}${suffix}`
+)
+const anyOrigin = FastCheck.oneof(browserOrigin, nearListed, FastCheck.constantFrom("null", "", "https://", "capacitor://localhost"))
+
+describe("decideCors with CORS_ALLOWED_ORIGINS", () => {
+  it.prop("an actual request gets Access-Control-Allow-Origin and credentials exactly when its origin is listed", {
+    origin: browserOrigin,
+    method
+  }, ({ method, origin }) => {
+    const decision = decideCors(listed, { method, headers: { origin } })
+    expect(decision._tag).toBe("Actual")
+    if (allowedByModel(origin)) {
+      expect(decision.headers["access-control-allow-origin"]).toBe(origin)
+      expect(decision.headers["access-control-allow-credentials"]).toBe("true")
+    } else {
+      expect(decision.headers).toStrictEqual({ vary: "Origin" })
+    }
+  })
+
+  it.prop("a preflight from an origin not listed gets no Access-Control-* header, whatever it asks for", {
+    request: preflight,
+    origin: anyOrigin
+  }, ({ origin, request }) => {
+    const decision = decideCors(listed, { ...request, headers: { ...request.headers, origin } })
+    const granted = decision.headers["access-control-allow-origin"] !== undefined
+    if (granted) expect(decision.headers["access-control-allow-origin"]).toBe(origin)
+    if (!isAllowedOrigin(origin, listed.allowedOrigins)) {
+      expect(Object.keys(decision.headers)).toEqual(["vary"])
+    } else {
+      // A listed origin is judged as before: the same answer as with no list.
+      expect(decision).toStrictEqual(decideCors(gotrueCorsPolicy(), { ...request, headers: { ...request.headers, origin } }))
+    }
+  })
+
+  it.prop("the rule and the model agree on every origin a browser sends", { origin: browserOrigin }, ({ origin }) => {
+    expect(isAllowedOrigin(origin, listed.allowedOrigins)).toBe(allowedByModel(origin))
+    // Every such origin is also a valid entry, which then allows exactly itself among the generated ones.
+    expect(corsOriginProblem(origin)).toBeUndefined()
+  })
+
+  it.prop("an exact entry allows exactly its own origin", { entry: browserOrigin, origin: browserOrigin }, ({ entry, origin }) => {
+    expect(isAllowedOrigin(origin, compileCorsOrigins([entry]))).toBe(origin === entry)
+  })
+
+  it.prop("no list echoes every origin, as GoTrue does", { origin: anyOrigin.filter((o) => o !== "") }, ({ origin }) => {
+    expect(decideCors(gotrueCorsPolicy(), { method: "GET", headers: { origin } }).headers["access-control-allow-origin"]).toBe(origin)
+  })
+
+  it("a `*` label stands for one label, never none, two, or a suffix; the scheme and port still count", () => {
+    const wildcard = compileCorsOrigins(["https://*.example.com"])
+    expect(isAllowedOrigin("https://app.example.com", wildcard)).toBe(true)
+    expect(isAllowedOrigin("https://pr-12.example.com", wildcard)).toBe(true)
+    for (const refused of [
+      "https://example.com", "https://a.b.example.com", "https://app.example.com.evil.net", "https://appexample.com",
+      "https://evil.net", "http://app.example.com", "https://app.example.com:8443", "https://app.example.com/",
+      "https://user@app.example.com", "null", "*"
+    ]) {
+      expect(isAllowedOrigin(refused, wildcard), refused).toBe(false)
+    }
+  })
+
+  it("default ports, case, internationalised names and non-web schemes are compared as a browser sends them", () => {
+    const origins = compileCorsOrigins(["https://App.Example.com:443", "http://bücher.example", "capacitor://localhost", "http://[::1]:3000"])
+    expect(isAllowedOrigin("https://app.example.com", origins)).toBe(true)
+    expect(isAllowedOrigin("http://xn--bcher-kva.example", origins)).toBe(true)
+    expect(isAllowedOrigin("capacitor://localhost", origins)).toBe(true)
+    expect(isAllowedOrigin("http://[::1]:3000", origins)).toBe(true)
+    expect(isAllowedOrigin("http://[::1]:3001", origins)).toBe(false)
+    expect(isAllowedOrigin("ionic://localhost", origins)).toBe(false)
+  })
+
+  it("entries that are not origins are refused with a reason", () => {
+    for (const entry of ["https://app.example.com/path", "app.example.com", "https://*", "https://a.*x.com", "https://user@a.com",
+      "https://a.com?x=1", "https://a.com:99999", "null", "*", "https://a.com#f", "https://*.com", "https://*.*.com"]) {
+      expect(corsOriginProblem(entry), entry).toBeDefined()
+    }
+    for (const entry of ["https://app.example.com", "https://app.example.com/", "https://*.example.com", "http://localhost:*"]) {
+      expect(corsOriginProblem(entry), entry).toBeUndefined()
+    }
   })
 })

@@ -16,6 +16,9 @@ describe("SecureRandom", () => {
       const long = yield* Effect.forEach(Array.from({ length: 100 }), () => random.digits(10))
       expect(new Set(long).size).toBe(100)
       expect(yield* random.uuid()).toMatch(UUID_V4)
+      const tokens = yield* Effect.forEach(Array.from({ length: 100 }), () => random.bytes(32))
+      for (const token of tokens) expect(token.length).toBe(32)
+      expect(new Set(tokens.map((token) => token.toString("hex"))).size).toBe(100)
     }).pipe(Effect.provide(SecureRandom.Live)))
 
   it.effect("Test is deterministic: a counter, zero-padded, and UUIDs of the v4 shape", () =>
@@ -25,5 +28,7 @@ describe("SecureRandom", () => {
       expect(yield* random.digits(8)).toBe("00000002")
       expect(yield* random.uuid()).toBe("00000000-0000-4000-8000-000000000003")
       expect(yield* random.uuid()).toMatch(UUID_V4)
+      expect(yield* random.bytes(32)).toEqual(Buffer.concat([Buffer.alloc(31), Buffer.from([5])]))
+      expect(yield* random.bytes(28)).toEqual(Buffer.concat([Buffer.alloc(27), Buffer.from([6])]))
     }).pipe(Effect.provide(SecureRandom.Test)))
 })

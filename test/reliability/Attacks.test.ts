@@ -30,6 +30,7 @@ import { migrate } from "../../src/platform/Migrator.js"
 import { type Bcrypt, BcryptPasswordHasher } from "../../src/platform/PasswordHasher.js"
 import { AuthAndIamRoutesLive } from "../../src/Server.js"
 import { acceptance, adminJwt, authClient, call, decodeJwt, linkIn, mailTo, nowSeconds, PASSWORD, raw, signHs256, uniqueEmail, unsigned, withPayload } from "../auth/acceptance/AcceptanceKit.js"
+import { browser } from "../auth/support/Browser.js"
 import { iamTestEnv } from "../iam/support/IamTestServer.js"
 import { TestDatabase } from "../support/TestDatabase.js"
 import { ServerUrl, TestPorts, testConfig } from "../support/TestServer.js"
@@ -210,7 +211,9 @@ const REDIRECT_ENV = {
 }
 
 acceptance(REDIRECT_ENV)("open redirects through redirect_to", (it) => {
-  const manual = (url: string) => call(() => fetch(url, { redirect: "manual" }).then((r) => ({ status: r.status, location: r.headers.get("location") ?? "" })))
+  // A browser, so that /callback gets the binding cookie its /authorize set.
+  const tab = browser()
+  const manual = (url: string) => call(() => tab.request(url).then((r) => ({ status: r.status, location: r.headers.get("location") ?? "" })))
 
   /** Where the sign-up confirmation link sends the user afterwards. */
   const signupLink = (url: string, redirectTo: string) =>

@@ -10,7 +10,8 @@ import { afterAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { ServerUrl } from "../support/TestServer.js"
 import { acceptance, adminJwt, authClient, call, codeIn, linkIn, mailTo, PASSWORD, raw, uniqueEmail } from "../auth/acceptance/AcceptanceKit.js"
-import { GITHUB_CODE, githubEnv, octocat, startGitHubFake } from "../auth/support/GitHubFake.js"
+import { browser } from "../auth/support/Browser.js"
+import { GITHUB_CODE, GITHUB_REDIRECT_URI, githubEnv, octocat, startGitHubFake } from "../auth/support/GitHubFake.js"
 
 const github = await startGitHubFake()
 afterAll(() => github.close())
@@ -25,21 +26,32 @@ const attackersGitHub = (email: string) => {
   return String(id)
 }
 
+// The test servers' API_EXTERNAL_URL, where GitHub sends the browser back.
+const API_EXTERNAL_URL = new URL(GITHUB_REDIRECT_URI).origin
+
+/** The attacker's browser, which keeps the OAuth binding cookie; it reaches the server under API_EXTERNAL_URL. */
+const attackersBrowser = (url: string) => browser({ [API_EXTERNAL_URL]: url })
+const viaPublicUrl = (url: string): string => {
+  const parsed = new URL(url)
+  return `${API_EXTERNAL_URL}${parsed.pathname}${parsed.search}`
+}
+
 /** The browser at the provider: GitHub consents at once and sends it back to /callback with the flow's state. */
-const throughGitHub = (url: string, providerUrl: string) =>
+const throughGitHub = (agent: ReturnType<typeof browser>, providerUrl: string) =>
   Effect.gen(function*() {
     const state = new URL(providerUrl).searchParams.get("state")!
-    const response = yield* call(() => fetch(`${url}/callback?${new URLSearchParams({ code: GITHUB_CODE, state })}`, { redirect: "manual" }))
+    const response = yield* call(() => agent.request(`${GITHUB_REDIRECT_URI}?${new URLSearchParams({ code: GITHUB_CODE, state })}`))
     expect(response.status).toBe(302)
     return new URLSearchParams(new URL(response.headers.get("location")!).hash.slice(1))
   })
 
 const signInWithGitHub = (url: string) =>
   Effect.gen(function*() {
+    const agent = attackersBrowser(url)
     const { client } = authClient(url)
     const started = yield* call(() => client.signInWithOAuth({ provider: "github", options: { skipBrowserRedirect: true } }))
-    const toGitHub = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
-    return yield* throughGitHub(url, toGitHub.headers.get("location")!)
+    const toGitHub = yield* call(() => agent.request(viaPublicUrl(started.data.url!)))
+    return yield* throughGitHub(agent, toGitHub.headers.get("location")!)
   })
 
 /** Follows a mailed link as the browser does: a session in the fragment of the redirect. */
@@ -154,7 +166,9 @@ acceptance({ ...githubEnv(github), AUTH_SMTP_MAX_FREQUENCY: "0", AUTH_SECURITY_M
       attackersGitHub(victimEmail)
       const linking = yield* call(() => client.linkIdentity({ provider: "github" }))
       expect(linking.error).toBeNull()
-      yield* throughGitHub(url, linking.data.url!)
+      const agent = attackersBrowser(url)
+      const toGitHub = yield* call(() => agent.request(linking.data.url!))
+      yield* throughGitHub(agent, toGitHub.headers.get("location")!)
       const identities = (yield* call(() => client.getUserIdentities())).data!.identities
       expect(identities.map((identity) => identity.provider).sort()).toEqual(["email", "github"])
       expect((yield* call(() => client.unlinkIdentity(identities.find((identity) => identity.provider === "email")!))).error).toBeNull()

@@ -4,12 +4,14 @@ import { randomUUID } from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { AuthError } from "../domain/AuthError.js"
+import { BROWSER_BINDING_BYTES, browserBindingFor, digestBrowserBinding, isBrowserBinding } from "../domain/BrowserBinding.js"
 import { isFlowStateExpired, requestedPkce } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { Confirmations } from "../messages/Confirmations.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { FlowStateRepo, type OAuthFlow } from "../sessions/FlowStateRepo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
@@ -46,6 +48,26 @@ const auth = (error: AuthError): CallbackFailure => ({ _tag: "Auth", error })
 
 const badState = () => auth(AuthError.of(400, "bad_oauth_state", "OAuth callback with invalid state"))
 
+// Gatehouse's own refusal (SECURITY_OAUTH_BROWSER_BINDING_ENABLED): GoTrue's code and shape, a message of its own.
+const otherBrowser = () =>
+  auth(AuthError.of(400, "bad_oauth_state", "OAuth callback from a browser that did not start the sign-in: start it again in this browser"))
+
+/**
+ * Where to send the browser, and the browser-binding value its cookie must (go on to) hold: None when binding is
+ * off, and on every error redirect.
+ */
+export interface BrowserRedirect {
+  readonly location: string
+  readonly binding: Option.Option<string>
+}
+
+/** Where a flow waits to be bound to its browser; under API_EXTERNAL_URL, the host that receives /callback. */
+const continueUrl = (externalUrl: string, state: string): string => {
+  const url = new URL("authorize/continue", externalUrl.endsWith("/") ? externalUrl : `${externalUrl}/`)
+  url.searchParams.set("state", state)
+  return url.href
+}
+
 /** The profile as the sign-in floor takes it (absent rather than null). */
 const asExternalProfile = (profile: ProviderProfile) => ({
   providerId: profile.providerId,
@@ -70,50 +92,103 @@ export class External extends Effect.Service<External>()("auth/External", {
     const links = yield* IdentityLinks
     const tokens = yield* AccessTokens
     const confirmations = yield* Confirmations
+    const random = yield* SecureRandom
     const allowList = compileAllowList(config.uriAllowList)
+    const bindingEnabled = config.security.oauthBrowserBindingEnabled
+
+    /** The provider's authorization URL, with a new flow's id as the state. */
+    const start = (
+      query: AuthorizeQuery,
+      binding: { readonly browserBinding: string | null; readonly waitsForBrowser: boolean },
+      linkingTargetId: string | null
+    ) =>
+      Effect.gen(function*() {
+        const name = query.provider ?? ""
+        const provider = yield* Either.mapLeft(providers.lookup(name), (why) =>
+          AuthError.validation(
+            why._tag === "Unknown" ? `Unsupported provider: Provider ${why.name} could not be found` : "Unsupported provider: provider is not enabled"
+          ))
+        const pkce = yield* requestedPkce(query.codeChallenge, query.codeChallengeMethod)
+        const state = randomUUID()
+        const request = {
+          state,
+          extraScopes: parseScopes(query.scopes),
+          codeVerifier: provider.usesPkce ? generateCodeVerifier() : null,
+          passThrough: query.others ?? []
+        }
+        const started = provider.begin === undefined
+          ? { url: provider.authorizationUrl(request), handle: null, verifier: request.codeVerifier }
+          : yield* provider.begin(request).pipe(
+            Effect.tapError((failure) => Effect.logWarning(`${provider.name} could not start the sign-in: ${failure.reason}`)),
+            Effect.mapError(() => new AuthError({ status: 500, code: "unexpected_failure", message: "Error getting authorization URL" }))
+          )
+        yield* flows.startOAuth({
+          id: state,
+          providerType: provider.name,
+          pkce: Option.match(pkce, {
+            onNone: () => null,
+            onSome: ({ challenge, method }) => ({ challenge, method, authCode: randomUUID() })
+          }),
+          referrer: chooseRedirect(query.redirectTo, config.siteUrl, allowList),
+          providerCodeVerifier: started.verifier,
+          providerRequestToken: started.handle,
+          linkingTargetId,
+          browserBinding: binding.browserBinding,
+          pendingAuthorizeUrl: binding.waitsForBrowser ? started.url.href : null,
+          now: new Date(yield* Clock.currentTimeMillis)
+        })
+        return { state, url: started.url.href }
+      })
+
+    /** The binding a browser's flows share: the one its cookie presents, else a new one. */
+    const bindingOf = (presented: string | undefined) =>
+      Effect.map(random.bytes(BROWSER_BINDING_BYTES), (fresh) => browserBindingFor(presented, fresh.toString("base64url")))
 
     /**
-     * GET /authorize: the provider's authorization URL, with a new flow's id as the state. With `linkingTargetId`
-     * (GET /user/identities/authorize) the flow remembers the signed-in user, and its callback adds the identity to
-     * that user rather than signing in.
+     * GET /authorize: the provider's authorization URL, and the binding the browser's cookie is to hold (the one it
+     * presented, or a new one), whose digest the flow keeps for its callback.
      */
     const authorize = Effect.fn("External.authorize")(function*(
       query: AuthorizeQuery,
-      linkingTargetId?: string
-    ): Effect.fn.Return<string, AuthError> {
-      const name = query.provider ?? ""
-      const provider = yield* Either.mapLeft(providers.lookup(name), (why) =>
-        AuthError.validation(
-          why._tag === "Unknown" ? `Unsupported provider: Provider ${why.name} could not be found` : "Unsupported provider: provider is not enabled"
-        ))
-      const pkce = yield* requestedPkce(query.codeChallenge, query.codeChallengeMethod)
-      const state = randomUUID()
-      const request = {
-        state,
-        extraScopes: parseScopes(query.scopes),
-        codeVerifier: provider.usesPkce ? generateCodeVerifier() : null,
-        passThrough: query.others ?? []
+      presentedBinding: string | undefined
+    ): Effect.fn.Return<BrowserRedirect, AuthError> {
+      if (!bindingEnabled) {
+        const { url } = yield* start(query, { browserBinding: null, waitsForBrowser: false }, null)
+        return { location: url, binding: Option.none() }
       }
-      const start = provider.begin === undefined
-        ? { url: provider.authorizationUrl(request), handle: null, verifier: request.codeVerifier }
-        : yield* provider.begin(request).pipe(
-          Effect.tapError((failure) => Effect.logWarning(`${provider.name} could not start the sign-in: ${failure.reason}`)),
-          Effect.mapError(() => new AuthError({ status: 500, code: "unexpected_failure", message: "Error getting authorization URL" }))
-        )
-      yield* flows.startOAuth({
-        id: state,
-        providerType: provider.name,
-        pkce: Option.match(pkce, {
-          onNone: () => null,
-          onSome: ({ challenge, method }) => ({ challenge, method, authCode: randomUUID() })
-        }),
-        referrer: chooseRedirect(query.redirectTo, config.siteUrl, allowList),
-        providerCodeVerifier: start.verifier,
-        providerRequestToken: start.handle,
-        linkingTargetId: linkingTargetId ?? null,
-        now: new Date(yield* Clock.currentTimeMillis)
-      })
-      return start.url.href
+      const binding = yield* bindingOf(presentedBinding)
+      const { url } = yield* start(query, { browserBinding: digestBrowserBinding(binding), waitsForBrowser: false }, null)
+      return { location: url, binding: Option.some(binding) }
+    })
+
+    /**
+     * GET /user/identities/authorize: a flow whose callback adds the identity to the signed-in user. It comes as an
+     * API call (auth-js sends it with fetch, without credentials, from the app's origin), whose answer cannot set the
+     * browser's cookie; so with binding on the flow waits, unbound, and the URL handed back is /authorize/continue on
+     * this server, where the browser that opens it binds the flow and is sent on to the provider.
+     */
+    const startLink = Effect.fn("External.startLink")(function*(
+      query: AuthorizeQuery,
+      userId: string
+    ): Effect.fn.Return<string, AuthError> {
+      const { state, url } = yield* start(query, { browserBinding: null, waitsForBrowser: bindingEnabled }, userId)
+      return bindingEnabled ? continueUrl(config.api.externalUrl, state) : url
+    })
+
+    /** GET /authorize/continue: binds a waiting linking flow to this browser, once, and sends it to the provider. */
+    const continueLink = Effect.fn("External.continueLink")(function*(
+      state: string | undefined,
+      presentedBinding: string | undefined
+    ): Effect.fn.Return<BrowserRedirect> {
+      const refuse = (failure: CallbackFailure) => ({ location: errorRedirect(config.siteUrl, failure, false), binding: Option.none() })
+      if (!bindingEnabled || state === undefined || !UUID.test(state)) return refuse(badState())
+      const binding = yield* bindingOf(presentedBinding)
+      const bound = yield* flows.bindPendingOAuth(state.toLowerCase(), digestBrowserBinding(binding))
+      if (Option.isNone(bound)) return refuse(badState())
+      if (isFlowStateExpired(bound.value.createdAt, new Date(yield* Clock.currentTimeMillis))) {
+        return refuse(auth(AuthError.of(422, "flow_state_expired", "Flow state has expired")))
+      }
+      return { location: bound.value.authorizeUrl, binding: Option.some(binding) }
     })
 
     /** Everything after the state checked out: the code for tokens and a profile, the profile for a user. */
@@ -172,8 +247,15 @@ export class External extends Effect.Service<External>()("auth/External", {
         return sessionFragment(target, session, provider.name, providerTokens)
       })
 
-    /** GET or POST /callback: where to send the browser, always; a bad or spent state never yields a session. */
-    const callback = Effect.fn("External.callback")(function*(query: CallbackQuery): Effect.fn.Return<string> {
+    /**
+     * GET or POST /callback: where to send the browser, always; a bad or spent state never yields a session, and with
+     * binding on neither does a callback from a browser other than the flow's (nothing is created or linked, and the
+     * flow stays for its own browser).
+     */
+    const callback = Effect.fn("External.callback")(function*(
+      query: CallbackQuery,
+      presentedBinding: string | undefined
+    ): Effect.fn.Return<string> {
       const fallback = (failure: CallbackFailure) => errorRedirect(config.siteUrl, failure, false)
       const requestToken = query.requestToken ?? ""
       let state = query.state ?? ""
@@ -184,9 +266,15 @@ export class External extends Effect.Service<External>()("auth/External", {
       }
       if (state === "") return fallback(auth(AuthError.of(400, "bad_oauth_callback", "OAuth state parameter missing")))
       if (!UUID.test(state)) return fallback(badState())
-      const claimed = yield* flows.claimOAuth(state.toLowerCase())
-      if (Option.isNone(claimed)) return fallback(badState())
-      const flow = claimed.value
+      let binding: string | undefined = undefined
+      if (bindingEnabled) {
+        if (!isBrowserBinding(presentedBinding)) return fallback(otherBrowser())
+        binding = digestBrowserBinding(presentedBinding)
+      }
+      const claimed = yield* flows.claimOAuth(state.toLowerCase(), binding)
+      if (claimed._tag === "OtherBrowser") return fallback(otherBrowser())
+      if (claimed._tag === "Unknown") return fallback(badState())
+      const flow = claimed.flow
       const target = flow.referrer ?? config.siteUrl
       const pkce = flow.auth_code !== null
       const at = new Date(yield* Clock.currentTimeMillis)
@@ -196,7 +284,7 @@ export class External extends Effect.Service<External>()("auth/External", {
       return yield* finish(flow, query, at).pipe(Effect.catchAll((failure) => Effect.succeed(errorRedirect(target, failure, pkce))))
     })
 
-    return { authorize, callback } as const
+    return { authorize, startLink, continueLink, callback } as const
   }),
   dependencies: [
     FlowStateRepo.Default,

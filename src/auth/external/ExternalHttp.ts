@@ -1,7 +1,9 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Duration, Effect, Option } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
 import { AuthApi } from "../Api.js"
-import { type CallbackQuery, External } from "./External.js"
+import { browserBindingCookie } from "../domain/BrowserBinding.js"
+import { type BrowserRedirect, type CallbackQuery, External } from "./External.js"
 
 interface CallbackParams {
   readonly state?: string | undefined
@@ -40,6 +42,22 @@ const found = (location: string) => HttpServerResponse.redirect(location, { stat
 export const ExternalHttpLive = HttpApiBuilder.group(AuthApi, "external", (handlers) =>
   Effect.gen(function*() {
     const external = yield* External
+    const cookie = browserBindingCookie((yield* AppConfig).api.externalUrl)
+    const presented = (request: HttpServerRequest.HttpServerRequest) => request.cookies[cookie.name]
+    // The cookie is set again on every start, so it lives as long as the browser's newest flow. unsafeSetCookie
+    // throws only on a malformed name or value; both are ours (a constant, and base64url).
+    const redirectBinding = ({ binding, location }: BrowserRedirect) =>
+      Option.match(binding, {
+        onNone: () => found(location),
+        onSome: (value) =>
+          HttpServerResponse.unsafeSetCookie(found(location), cookie.name, value, {
+            httpOnly: true,
+            secure: cookie.secure,
+            sameSite: cookie.sameSite,
+            path: cookie.path,
+            maxAge: Duration.seconds(cookie.maxAgeSeconds)
+          })
+      })
     return handlers
       .handle("authorize", ({ request, urlParams }) =>
         Effect.map(
@@ -50,11 +68,14 @@ export const ExternalHttpLive = HttpApiBuilder.group(AuthApi, "external", (handl
             redirectTo: urlParams.redirect_to,
             codeChallenge: urlParams.code_challenge,
             codeChallengeMethod: urlParams.code_challenge_method
-          }),
-          found
+          }, presented(request)),
+          redirectBinding
         ))
-      .handle("callback", ({ urlParams }) => Effect.map(external.callback(callbackQuery(urlParams)), found))
+      .handle("continueAuthorize", ({ request, urlParams }) =>
+        Effect.map(external.continueLink(urlParams.state, presented(request)), redirectBinding))
+      .handle("callback", ({ request, urlParams }) =>
+        Effect.map(external.callback(callbackQuery(urlParams), presented(request)), found))
       // A form post's fields win over the query's.
-      .handle("callbackPost", ({ payload, urlParams }) =>
-        Effect.map(external.callback(callbackQuery({ ...urlParams, ...payload })), found))
+      .handle("callbackPost", ({ payload, request, urlParams }) =>
+        Effect.map(external.callback(callbackQuery({ ...urlParams, ...payload }), presented(request)), found))
   }))

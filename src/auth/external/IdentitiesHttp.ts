@@ -23,7 +23,7 @@ export const IdentitiesHttpLive = HttpApiBuilder.group(AuthApi, "identities", (h
         Effect.gen(function*() {
           if (!enabled) return yield* manualLinkingDisabled()
           const { user } = yield* CurrentUser
-          const url = yield* external.authorize({
+          const url = yield* external.startLink({
             others: passThrough(request.url).filter(([key]) => key !== "skip_http_redirect"),
             provider: urlParams.provider,
             scopes: urlParams.scopes,

@@ -43,8 +43,23 @@ export interface OAuthFlowStart {
   readonly providerRequestToken?: string | null
   /** Manual linking: the signed-in user the provider's identity is to be added to. */
   readonly linkingTargetId?: string | null
+  /** The digest of the starting browser's binding cookie; null when browser binding is off, or not yet known. */
+  readonly browserBinding?: string | null
+  /**
+   * A linking flow started by an API call, which cannot set the browser's cookie: the provider URL it waits to send
+   * its browser to, once that browser has bound it (bindPendingOAuth).
+   */
+  readonly pendingAuthorizeUrl?: string | null
   readonly now: Date
 }
+
+/** What claiming a started OAuth flow found. */
+export type ClaimedOAuth =
+  | { readonly _tag: "Claimed"; readonly flow: OAuthFlow }
+  /** No such started flow: never started, already claimed, or not an OAuth flow. */
+  | { readonly _tag: "Unknown" }
+  /** Started, but bound to another browser (or to none yet): left in place for its own browser. */
+  | { readonly _tag: "OtherBrowser" }
 
 /** A claimed OAuth flow: what /callback needs to finish it. */
 export interface OAuthFlow {
@@ -86,12 +101,25 @@ export interface FlowStateRepoShape {
   readonly startOAuth: (flow: OAuthFlowStart) => Effect.Effect<void>
   /**
    * Deletes a started OAuth flow (and its provider verifier) and returns it: a state is claimed by one callback
-   * only, so a replayed or concurrent callback finds nothing.
+   * only, so a replayed or concurrent callback finds nothing. With `browserBinding` (a digest) only the flow bound to
+   * it is claimed; a flow bound to another browser stays, so a stranger's callback cannot spend it.
    */
-  readonly claimOAuth: (id: string) => Effect.Effect<Option.Option<OAuthFlow>>
+  readonly claimOAuth: (id: string, browserBinding?: string) => Effect.Effect<ClaimedOAuth>
+  /**
+   * Binds a linking flow that waits for its browser (pendingAuthorizeUrl) to that browser's binding digest, once:
+   * the provider URL to send the browser on to, and when the flow started; None when there is no such waiting flow.
+   */
+  readonly bindPendingOAuth: (id: string, browserBinding: string) => Effect.Effect<Option.Option<{ readonly authorizeUrl: string; readonly createdAt: Date }>>
   /** The id of the started OAuth flow an OAuth 1.0a provider's request token belongs to. */
   readonly findOAuthByRequestToken: (requestToken: string) => Effect.Effect<Option.Option<string>>
   readonly insertOAuthCode: (flow: OAuthCodeFlow) => Effect.Effect<void>
+}
+
+/** A started OAuth flow as FlowStateRepo.Test keeps it. */
+interface StartedRow {
+  readonly flow: OAuthFlow
+  readonly binding: string | null
+  readonly pendingUrl: string | null
 }
 
 /** The flow_state table (migration 0004). It sits by the sessions because every flow ends in one. */
@@ -157,23 +185,47 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
         referrer: flow.referrer,
         oauth_client_state_id: clientStateId,
         linking_target_id: flow.linkingTargetId ?? null,
+        browser_binding: flow.browserBinding ?? null,
+        provider_authorize_url: flow.pendingAuthorizeUrl ?? null,
         created_at: flow.now,
         updated_at: flow.now
       })}`
     }, Effect.orDie)
 
-    const claimOAuth = Effect.fn("FlowStateRepo.claimOAuth")(function*(id: string) {
-      const rows = yield* sql<OAuthFlow>`WITH flow AS (
-          DELETE FROM ${sql(t.flow_state)} WHERE id = ${id} AND user_id IS NULL AND authentication_method = 'oauth'
+    // One statement: `started` sees the flow whatever its binding, so a refusal can say why; only a flow whose
+    // binding matches is deleted. A concurrent claim that won the row leaves `flow` empty with a matching binding:
+    // Unknown, as a replay is.
+    const claimOAuth = Effect.fn("FlowStateRepo.claimOAuth")(function*(id: string, browserBinding?: string) {
+      const binding = browserBinding ?? null
+      const rows = yield* sql<OAuthFlow & { readonly other_browser: boolean; readonly claimed: string | null }>`WITH started AS (
+          SELECT id, (${binding}::text IS NOT NULL AND browser_binding IS DISTINCT FROM ${binding}::text) AS other_browser
+          FROM ${sql(t.flow_state)} WHERE id = ${id} AND user_id IS NULL AND authentication_method = 'oauth'
+        ), flow AS (
+          DELETE FROM ${sql(t.flow_state)} WHERE id IN (SELECT id FROM started WHERE NOT other_browser)
           RETURNING id, provider_type, auth_code, code_challenge, code_challenge_method, referrer, oauth_client_state_id,
             linking_target_id, created_at
         ), client AS (
           DELETE FROM ${sql(t.oauth_client_states)} WHERE id IN (SELECT oauth_client_state_id FROM flow) RETURNING id, code_verifier
         )
-        SELECT flow.id, flow.provider_type, flow.auth_code, flow.code_challenge, flow.code_challenge_method, flow.referrer,
-          client.code_verifier AS provider_code_verifier, flow.linking_target_id, flow.created_at
-        FROM flow LEFT JOIN client ON client.id = flow.oauth_client_state_id`
-      return Option.fromNullable(rows[0])
+        SELECT started.other_browser, flow.id AS claimed, flow.id, flow.provider_type, flow.auth_code, flow.code_challenge,
+          flow.code_challenge_method, flow.referrer, client.code_verifier AS provider_code_verifier, flow.linking_target_id,
+          flow.created_at
+        FROM started LEFT JOIN flow ON flow.id = started.id LEFT JOIN client ON client.id = flow.oauth_client_state_id`
+      const row = rows[0]
+      if (row === undefined) return { _tag: "Unknown" } as ClaimedOAuth
+      if (row.other_browser) return { _tag: "OtherBrowser" } as ClaimedOAuth
+      if (row.claimed === null) return { _tag: "Unknown" } as ClaimedOAuth
+      const { claimed: _claimed, other_browser: _other, ...flow } = row
+      return { _tag: "Claimed", flow } as ClaimedOAuth
+    }, Effect.orDie)
+
+    const bindPendingOAuth = Effect.fn("FlowStateRepo.bindPendingOAuth")(function*(id: string, browserBinding: string) {
+      const rows = yield* sql<{ provider_authorize_url: string; created_at: Date }>`
+        UPDATE ${sql(t.flow_state)} SET browser_binding = ${browserBinding}
+        WHERE id = ${id} AND user_id IS NULL AND authentication_method = 'oauth' AND provider_authorize_url IS NOT NULL
+          AND browser_binding IS NULL
+        RETURNING provider_authorize_url, created_at`
+      return Option.map(Option.fromNullable(rows[0]), (row) => ({ authorizeUrl: row.provider_authorize_url, createdAt: row.created_at }))
     }, Effect.orDie)
 
     const findOAuthByRequestToken = Effect.fn("FlowStateRepo.findOAuthByRequestToken")(function*(requestToken: string) {
@@ -207,6 +259,7 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
       take,
       startOAuth,
       claimOAuth,
+      bindPendingOAuth,
       findOAuthByRequestToken,
       insertOAuthCode
     } satisfies FlowStateRepoShape
@@ -215,7 +268,11 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
   static readonly Test: Layer.Layer<FlowStateRepo> = Layer.effect(
     FlowStateRepo,
     Effect.map(
-      Effect.all([Ref.make<ReadonlyArray<FlowState>>([]), Ref.make<ReadonlyArray<OAuthFlow>>([]), Ref.make(new Map<string, string>())]),
+      Effect.all([
+        Ref.make<ReadonlyArray<FlowState>>([]),
+        Ref.make<ReadonlyArray<StartedRow>>([]),
+        Ref.make(new Map<string, string>())
+      ]),
       ([rows, started, requestTokens]) =>
         FlowStateRepo.make({
           insert: (flow) =>
@@ -244,22 +301,40 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
             Effect.zipRight(
               Ref.update(requestTokens, (map) => flow.providerRequestToken == null ? map : new Map(map).set(flow.providerRequestToken, flow.id)),
               Ref.update(started, (all) => [...all, {
-                id: flow.id,
-                provider_type: flow.providerType,
-                auth_code: flow.pkce?.authCode ?? null,
-                code_challenge: flow.pkce?.challenge ?? null,
-                code_challenge_method: flow.pkce?.method ?? null,
-                referrer: flow.referrer,
-                provider_code_verifier: flow.providerCodeVerifier,
-                linking_target_id: flow.linkingTargetId ?? null,
-                created_at: flow.now
+                flow: {
+                  id: flow.id,
+                  provider_type: flow.providerType,
+                  auth_code: flow.pkce?.authCode ?? null,
+                  code_challenge: flow.pkce?.challenge ?? null,
+                  code_challenge_method: flow.pkce?.method ?? null,
+                  referrer: flow.referrer,
+                  provider_code_verifier: flow.providerCodeVerifier,
+                  linking_target_id: flow.linkingTargetId ?? null,
+                  created_at: flow.now
+                },
+                binding: flow.browserBinding ?? null,
+                pendingUrl: flow.pendingAuthorizeUrl ?? null
               }])
             ),
-          claimOAuth: (id) =>
-            Ref.modify(started, (all) => [Option.fromNullable(all.find((row) => row.id === id)), all.filter((row) => row.id !== id)]),
+          claimOAuth: (id, browserBinding) =>
+            Ref.modify(started, (all): readonly [ClaimedOAuth, ReadonlyArray<StartedRow>] => {
+              const found = all.find((row) => row.flow.id === id)
+              if (found === undefined) return [{ _tag: "Unknown" }, all]
+              if (browserBinding !== undefined && found.binding !== browserBinding) return [{ _tag: "OtherBrowser" }, all]
+              return [{ _tag: "Claimed", flow: found.flow }, all.filter((row) => row !== found)]
+            }),
+          bindPendingOAuth: (id, browserBinding) =>
+            Ref.modify(started, (all): readonly [Option.Option<{ readonly authorizeUrl: string; readonly createdAt: Date }>, ReadonlyArray<StartedRow>] => {
+              const found = all.find((row) => row.flow.id === id && row.binding === null && row.pendingUrl !== null)
+              if (found === undefined) return [Option.none(), all]
+              return [
+                Option.some({ authorizeUrl: found.pendingUrl!, createdAt: found.flow.created_at }),
+                all.map((row) => (row === found ? { ...row, binding: browserBinding } : row))
+              ]
+            }),
           findOAuthByRequestToken: (requestToken) =>
             Effect.map(Effect.all([Ref.get(requestTokens), Ref.get(started)]), ([map, all]) =>
-              Option.filter(Option.fromNullable(map.get(requestToken)), (id) => all.some((row) => row.id === id))),
+              Option.filter(Option.fromNullable(map.get(requestToken)), (id) => all.some((row) => row.flow.id === id))),
           insertOAuthCode: (flow) =>
             Ref.update(rows, (all) => [...all, {
               id: flow.id,

@@ -17,7 +17,10 @@ export type RefreshDecision = Data.TaggedEnum<{
   Rotate: {}
   /** The immediate predecessor of the session's current token, within the reuse interval: hand out that child again. */
   ReturnChild: {}
-  /** Reuse of a revoked token: revoke every token descending from it and refuse. */
+  /**
+   * Reuse of a revoked token: end the session (every token descending from it, which the spec revokes, and the
+   * rest of the family with it) and refuse.
+   */
   ReuseDetected: {}
   /** Reuse while rotation is off: refuse, revoke nothing. */
   AlreadyUsed: {}

@@ -51,8 +51,6 @@ export interface RefreshTokensRepoShape {
    * tokens without a session along; this does.
    */
   readonly removeForUser: (userId: string) => Effect.Effect<void>
-  /** Revokes every unrevoked token descending from the one with this digest (not that one itself). */
-  readonly revokeDescendants: (digest: string, now: Date) => Effect.Effect<void>
 }
 
 export interface LockedSession {
@@ -144,19 +142,8 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 
-    const revokeDescendants = Effect.fn("RefreshTokensRepo.revokeDescendants")(function*(digest: string, now: Date) {
-      yield* sql`
-        WITH RECURSIVE descendants AS (
-          SELECT token FROM ${sql(t.refresh_tokens)} WHERE parent = ${digest}
-          UNION
-          SELECT r.token FROM ${sql(t.refresh_tokens)} r JOIN descendants d ON r.parent = d.token
-        )
-        UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${now}
-        WHERE revoked = false AND token IN (SELECT token FROM descendants)`
-    }, Effect.orDie)
-
     return {
-      nextId, insert, lockSessionOf, lock, lockForExchange, rotate, remove, removeForUser, revokeDescendants
+      nextId, insert, lockSessionOf, lock, lockForExchange, rotate, remove, removeForUser
     } satisfies RefreshTokensRepoShape
   })
 }) {
@@ -216,18 +203,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
           })),
         rotate: (revokedId, child) => Effect.zipRight(set([revokedId], child.now), insert(child)),
         remove: (id) => Ref.update(rows, (all) => all.filter((row) => row.id !== id)),
-        removeForUser: (userId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId)),
-        revokeDescendants: (digest, now) =>
-          Effect.flatMap(live, (all) => {
-            const found: Array<string> = []
-            let frontier = [digest]
-            while (frontier.length > 0) {
-              const children = all.filter((row) => row.parent !== null && frontier.includes(row.parent) && !found.includes(row.token))
-              found.push(...children.map((row) => row.token))
-              frontier = children.map((row) => row.token)
-            }
-            return set(all.filter((row) => found.includes(row.token) && row.revoked === false).map((row) => row.id), now)
-          })
+        removeForUser: (userId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId))
       })
     })
   )

@@ -93,7 +93,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       Effect.gen(function*() {
         const digest = digestRefreshToken(token)
         // The session row is locked before the token row. Logout (DELETE on sessions, cascading to the tokens) and
-        // reuse detection (revoking a session's other tokens) lock in that order; locking the token first
+        // reuse detection (which ends the session) lock in that order; locking the token first
         // deadlocked against both, and PostgreSQL aborted one side.
         const located = yield* tokens.lockSessionOf(digest)
         if (Option.isNone(located)) return { _tag: "Refused", error: notFound } as Outcome
@@ -148,8 +148,12 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
               }
             } as Outcome
           case "ReuseDetected": {
-            yield* tokens.revokeDescendants(row.token, now)
-            yield* audit.record("token_revoked", { actor: user, traits: { reason: "refresh_token_reused" } })
+            // Reuse means one of two holders is a thief, and which is unknowable: the session ends for both. Its
+            // access tokens stop working at once (GET /user answers session_not_found, as after a sign-out), not
+            // only at their expiry, and every refresh token of the family goes with it (ON DELETE CASCADE).
+            // The session row is already locked by this exchange, so the delete queues no other lock.
+            yield* sessionsRepo.deleteForUser(user.id, { only: id })
+            yield* audit.record("token_revoked", { actor: user, traits: { reason: "refresh_token_reused", session_id: id } })
             yield* Metric.increment(AuthMetrics.refreshTokenReuse)
             return { _tag: "Refused", error: alreadyUsed } as Outcome
           }
@@ -159,7 +163,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       })
 
     /**
-     * Exchanges a refresh token. A refusal that revoked tokens (reuse detection) is still committed: the
+     * Exchanges a refresh token. A refusal that ended the session (reuse detection) is still committed: the
      * transaction returns the refusal as a value and the error is raised only after COMMIT.
      */
     const refresh = Effect.fn("Sessions.refresh")(function*(

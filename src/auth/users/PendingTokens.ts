@@ -32,7 +32,7 @@ export class PendingTokens extends Effect.Service<PendingTokens>()("auth/Pending
     const mint = (recipient: string, otp: string, options: { readonly pkce: boolean; readonly mailed: boolean }): Effect.Effect<IssuedToken> =>
       Effect.gen(function*() {
         const flow = (value: string) => options.pkce ? pkceToken(value) : value
-        const link = options.mailed ? flow(yield* random.hex(LINK_TOKEN_BYTES)) : null
+        const link = options.mailed ? flow((yield* random.bytes(LINK_TOKEN_BYTES)).toString("hex")) : null
         return { otp, stored: flow(otpTokenHash(recipient, otp)), link }
       })
 

@@ -296,9 +296,10 @@ acceptance({
       const reused = yield* call(() => authClient(url).client.refreshSession({ refresh_token: first }))
       expect(reused.error).toBeInstanceOf(AuthApiError)
       expect(reused.error).toMatchObject({ status: 400, code: "refresh_token_already_used", message: "Invalid Refresh Token: Already Used" })
-      // Reuse detection revoked everything descending from the stolen token, the current one included.
+      // Reuse detection ended the session: the current token went with it, and so did its access tokens.
       const current = yield* call(() => authClient(url).client.refreshSession({ refresh_token: thirdToken }))
-      expect(current.error).toMatchObject({ status: 400, code: "refresh_token_already_used" })
+      expect(current.error).toMatchObject({ status: 400, code: "refresh_token_not_found" })
+      expect((yield* call(() => client.getUser(third.data.session!.access_token))).error).toBeInstanceOf(AuthSessionMissingError)
 
       const unknown = yield* call(() => authClient(url).client.refreshSession({ refresh_token: `${thirdToken.slice(0, -4)}AAAA` }))
       expect(unknown.error).toBeInstanceOf(AuthApiError)

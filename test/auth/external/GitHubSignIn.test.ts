@@ -17,8 +17,11 @@ import {
   octocat as user,
   startGitHubFake
 } from "../support/GitHubFake.js"
+import { browser } from "../support/Browser.js"
 
 const SITE_URL = "http://localhost:3000"
+// The user's browser: it keeps the cookie /authorize sets (the OAuth browser binding) and brings it to /callback.
+const b = browser()
 
 const github = await startGitHubFake()
 const GITHUB_URL = github.url
@@ -33,13 +36,13 @@ const authorize = (url: string, redirectTo?: string) =>
         provider: "github",
         options: { skipBrowserRedirect: true, scopes: "read:org", ...(redirectTo === undefined ? {} : { redirectTo }) }
       }))
-    const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+    const response = yield* call(() => b.request(started.data.url!, { redirect: "manual" }))
     expect(response.status).toBe(302)
     return new URL(response.headers.get("location")!)
   })
 
 const callback = (url: string, query: Record<string, string>) =>
-  Effect.map(call(() => fetch(`${url}/callback?${new URLSearchParams(query)}`, { redirect: "manual" })), (response) => ({
+  Effect.map(call(() => b.request(`${url}/callback?${new URLSearchParams(query)}`, { redirect: "manual" })), (response) => ({
     status: response.status,
     location: new URL(response.headers.get("location")!)
   }))
@@ -117,7 +120,7 @@ acceptance(githubEnv(github))("github sign-in", (it) => {
           provider: "github",
           options: { skipBrowserRedirect: true, queryParams: { login: "octocat", allow_signup: "false", state: "mine", client_id: "other" } }
         }))
-      const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+      const response = yield* call(() => b.request(started.data.url!, { redirect: "manual" }))
       const toGitHub = new URL(response.headers.get("location")!)
       expect(toGitHub.searchParams.get("login")).toBe("octocat")
       expect(toGitHub.searchParams.get("allow_signup")).toBe("false")
@@ -142,7 +145,7 @@ acceptance(githubEnv(github))("github sign-in", (it) => {
       github.emails = [{ email: "octocat@example.com", primary: true, verified: true, visibility: "public" }]
       const toGitHub = yield* authorize(url)
       const response = yield* call(() =>
-        fetch(`${url}/auth/v1/callback`, {
+        b.request(`${url}/auth/v1/callback`, {
           method: "POST",
           redirect: "manual",
           headers: { "content-type": "application/x-www-form-urlencoded" },

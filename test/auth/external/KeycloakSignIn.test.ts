@@ -49,13 +49,23 @@ const memoryStorage = () => {
 const last = (hops: ReadonlyArray<Hop>): Hop => hops[hops.length - 1]!
 
 /**
+ * A URL of this server as an app in a browser reaches it: under API_EXTERNAL_URL, the host the provider sends the
+ * browser back to, so that the browser-binding cookie /authorize sets rides along to /callback (the test browser
+ * resolves that host to the server).
+ */
+const viaPublicUrl = (url: string): string => {
+  const parsed = new URL(url)
+  return `${API_EXTERNAL_URL}${parsed.pathname}${parsed.search}`
+}
+
+/**
  * From an /authorize URL to the provider's login page, then logged in as `sub`: the hops up to the callback, the
  * callback's own hop answered by Gatehouse, and so the URL the browser is finally sent to.
  */
 const signInAt = (authorizeUrl: string, sub: string, server: string) =>
   call(async () => {
     const b = browser({ [API_EXTERNAL_URL]: server })
-    const toLogin = await b.follow(authorizeUrl, SITE_URL)
+    const toLogin = await b.follow(viaPublicUrl(authorizeUrl), SITE_URL)
     const loginPage = last(toLogin)
     expect(loginPage.status).toBe(200)
     expect(loginPage.url).toContain("/realms/test/interaction/")
@@ -238,7 +248,7 @@ acceptance({
       const b = browser({ [API_EXTERNAL_URL]: url })
       const { client } = authClient(url)
       const started = yield* call(() => client.signInWithOAuth({ provider: "keycloak", options: { skipBrowserRedirect: true } }))
-      const hops = yield* call(() => b.follow(started.data.url!, SITE_URL))
+      const hops = yield* call(() => b.follow(viaPublicUrl(started.data.url!), SITE_URL))
       const loginPage = last(hops)
       const denied = yield* call(() =>
         b.follow(loginPage.url, REDIRECT_URI, {

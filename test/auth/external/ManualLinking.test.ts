@@ -9,7 +9,8 @@ import { afterAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, authClient, call, decodeJwt, PASSWORD, raw, uniqueEmail } from "../acceptance/AcceptanceKit.js"
-import { GITHUB_CODE, githubEnv, octocat, startGitHubFake } from "../support/GitHubFake.js"
+import { browser } from "../support/Browser.js"
+import { GITHUB_CODE, GITHUB_REDIRECT_URI, githubEnv, octocat, startGitHubFake } from "../support/GitHubFake.js"
 
 const SITE_URL = "http://localhost:3000"
 
@@ -37,12 +38,28 @@ const passwordUser = (url: string) =>
     return { client, email, id: data.user!.id }
   })
 
+// The test servers' API_EXTERNAL_URL, where GitHub sends the browser back.
+const API_EXTERNAL_URL = new URL(GITHUB_REDIRECT_URI).origin
+
+/**
+ * The users' browser (one for all, as the flows run one after another), reaching the server under API_EXTERNAL_URL as
+ * an app's users do: the host the provider sends them back to, so the OAuth browser-binding cookie rides along.
+ */
+const browsers = new Map<string, ReturnType<typeof browser>>()
+const browserAt = (url: string) => {
+  if (!browsers.has(url)) browsers.set(url, browser({ [API_EXTERNAL_URL]: url }))
+  return browsers.get(url)!
+}
+const viaPublicUrl = (url: string): string => {
+  const parsed = new URL(url)
+  return `${API_EXTERNAL_URL}${parsed.pathname}${parsed.search}`
+}
+
 /** What the browser does with a provider URL: GitHub consents at once and sends it to /callback with the state. */
 const consentAndCallBack = (url: string, providerUrl: string) =>
   Effect.gen(function*() {
     const state = new URL(providerUrl).searchParams.get("state")!
-    const response = yield* call(() =>
-      fetch(`${url}/callback?${new URLSearchParams({ code: GITHUB_CODE, state })}`, { redirect: "manual" }))
+    const response = yield* call(() => browserAt(url).request(`${GITHUB_REDIRECT_URI}?${new URLSearchParams({ code: GITHUB_CODE, state })}`))
     expect(response.status).toBe(302)
     const location = new URL(response.headers.get("location")!)
     return { location, fragment: new URLSearchParams(location.hash.slice(1)) }
@@ -52,8 +69,11 @@ const linkGitHub = (url: string, client: Client) =>
   Effect.gen(function*() {
     const { data, error } = yield* call(() => client.linkIdentity({ provider: "github", options: { redirectTo: `${SITE_URL}/linked` } }))
     expect(error).toBeNull()
-    expect(new URL(data.url!).pathname).toBe("/login/oauth/authorize")
-    return yield* consentAndCallBack(url, data.url!)
+    // The browser opens the URL linkIdentity hands out (auth-js assigns it to window.location): it binds the flow to
+    // this browser and leads on to GitHub.
+    const toGitHub = (yield* call(() => browserAt(url).request(data.url!))).headers.get("location")!
+    expect(new URL(toGitHub).pathname).toBe("/login/oauth/authorize")
+    return yield* consentAndCallBack(url, toGitHub)
   })
 
 const identitiesOf = (client: Client) =>
@@ -88,7 +108,7 @@ acceptance(ENABLED)("manual linking", (it) => {
       // Signing in with github now reaches the same user.
       const { client: other } = authClient(url)
       const started = yield* call(() => other.signInWithOAuth({ provider: "github", options: { skipBrowserRedirect: true } }))
-      const toGitHub = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+      const toGitHub = yield* call(() => browserAt(url).request(viaPublicUrl(started.data.url!)))
       const signedIn = yield* consentAndCallBack(url, toGitHub.headers.get("location")!)
       expect(decodeJwt(signedIn.fragment.get("access_token")!).payload["sub"]).toBe(id)
 
@@ -105,7 +125,7 @@ acceptance(ENABLED)("manual linking", (it) => {
 
       // The unlinked github account is nobody's now: signing in with it makes a new user.
       const again = yield* call(() => other.signInWithOAuth({ provider: "github", options: { skipBrowserRedirect: true } }))
-      const toGitHubAgain = yield* call(() => fetch(again.data.url!, { redirect: "manual" }))
+      const toGitHubAgain = yield* call(() => browserAt(url).request(viaPublicUrl(again.data.url!)))
       const fresh = yield* consentAndCallBack(url, toGitHubAgain.headers.get("location")!)
       expect(decodeJwt(fresh.fragment.get("access_token")!).payload["sub"]).not.toBe(id)
     }))
@@ -180,7 +200,9 @@ acceptance(ENABLED)("manual linking", (it) => {
           headers: { authorization: `Bearer ${data.session!.access_token}` }
         }))
       expect(response.status).toBe(302)
-      const toGitHub = new URL(response.headers.get("location")!)
+      // Through the browser, as for linkIdentity: the flow is bound to it on the way to GitHub.
+      const onward = yield* call(() => browserAt(url).request(response.headers.get("location")!))
+      const toGitHub = new URL(onward.headers.get("location")!)
       expect(toGitHub.pathname).toBe("/login/oauth/authorize")
       expect(toGitHub.searchParams.get("skip_http_redirect")).toBeNull()
 

@@ -10,8 +10,11 @@ import { Effect } from "effect"
 import { exportJWK, generateKeyPair, SignJWT } from "jose"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, authClient, call, decodeJwt } from "../acceptance/AcceptanceKit.js"
+import { browser } from "../support/Browser.js"
 
 const SITE_URL = "http://localhost:3000"
+// The user's browser: it keeps the cookie /authorize sets (the OAuth browser binding) and brings it to /callback.
+const b = browser()
 const REDIRECT_URI = "http://localhost:9999/callback"
 
 interface Seen {
@@ -376,7 +379,7 @@ const authorize = (url: string, provider: string) =>
     const { client } = authClient(url)
     const started = yield* call(() =>
       client.signInWithOAuth({ provider: provider as "google", options: { skipBrowserRedirect: true, redirectTo: `${SITE_URL}/home` } }))
-    const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+    const response = yield* call(() => b.request(started.data.url!, { redirect: "manual" }))
     expect(response.status).toBe(302)
     return new URL(response.headers.get("location")!)
   })
@@ -385,8 +388,8 @@ const callback = (url: string, method: "GET" | "POST", query: Record<string, str
   Effect.map(
     call(() =>
       method === "GET"
-        ? fetch(`${url}/callback?${new URLSearchParams(query)}`, { redirect: "manual" })
-        : fetch(`${url}/callback`, {
+        ? b.request(`${url}/callback?${new URLSearchParams(query)}`, { redirect: "manual" })
+        : b.request(`${url}/callback`, {
           method: "POST",
           redirect: "manual",
           headers: { "content-type": "application/x-www-form-urlencoded" },

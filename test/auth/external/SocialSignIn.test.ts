@@ -11,8 +11,11 @@ import { afterAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, adminJwt, authClient, call, decodeJwt } from "../acceptance/AcceptanceKit.js"
+import { browser } from "../support/Browser.js"
 
 const SITE_URL = "http://localhost:3000"
+// The user's browser: it keeps the cookie /authorize sets (the OAuth browser binding) and brings it to /callback.
+const b = browser()
 const REDIRECT_URI = "http://localhost:9999/callback"
 const CODE = "c0de-from-the-provider"
 
@@ -491,13 +494,13 @@ const authorize = (url: string, c: Case, redirectTo?: string) =>
         provider: c.provider as "discord",
         options: { skipBrowserRedirect: true, ...(scopes === undefined ? {} : { scopes }), ...(redirectTo === undefined ? {} : { redirectTo }) }
       }))
-    const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+    const response = yield* call(() => b.request(started.data.url!, { redirect: "manual" }))
     expect(response.status).toBe(302)
     return new URL(response.headers.get("location")!)
   })
 
 const callback = (url: string, query: Record<string, string>) =>
-  Effect.map(call(() => fetch(`${url}/callback?${new URLSearchParams(query)}`, { redirect: "manual" })), (response) => ({
+  Effect.map(call(() => b.request(`${url}/callback?${new URLSearchParams(query)}`, { redirect: "manual" })), (response) => ({
     status: response.status,
     location: new URL(response.headers.get("location")!)
   }))
@@ -588,7 +591,7 @@ acceptance(env)("social sign-in", (it) => {
           provider: "notion",
           options: { skipBrowserRedirect: true, queryParams: { owner: "workspace" } }
         }))
-      const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+      const response = yield* call(() => b.request(started.data.url!, { redirect: "manual" }))
       expect(new URL(response.headers.get("location")!).searchParams.getAll("owner")).toEqual(["user"])
     }))
 })

@@ -8,8 +8,11 @@ import { afterAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, authClient, call, uniqueEmail } from "../acceptance/AcceptanceKit.js"
+import { browser } from "../support/Browser.js"
 
 const SITE_URL = "http://localhost:3000"
+// The user's browser: it keeps the cookie /authorize sets (the OAuth browser binding) and brings it to /callback.
+const b = browser()
 const REDIRECT_URI = "http://localhost:9999/callback"
 const CODE = "c0de-from-provider"
 
@@ -141,13 +144,13 @@ const authorize = (url: string, name: "twitch" | "zoom" | "workos", queryParams:
     const { client } = authClient(url)
     const started = yield* call(() =>
       client.signInWithOAuth({ provider: name, options: { skipBrowserRedirect: true, redirectTo: `${SITE_URL}/home`, queryParams } }))
-    const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+    const response = yield* call(() => b.request(started.data.url!, { redirect: "manual" }))
     expect(response.status).toBe(302)
     return new URL(response.headers.get("location")!)
   })
 
 const callback = (url: string, state: string, code = CODE) =>
-  Effect.map(call(() => fetch(`${url}/callback?${new URLSearchParams({ code, state })}`, { redirect: "manual" })), (response) => {
+  Effect.map(call(() => b.request(`${url}/callback?${new URLSearchParams({ code, state })}`, { redirect: "manual" })), (response) => {
     expect(response.status).toBe(302)
     const location = new URL(response.headers.get("location")!)
     return { location, fragment: new URLSearchParams(location.hash.slice(1)) }

@@ -10,8 +10,11 @@ import { afterAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, authClient, call, uniqueEmail } from "../acceptance/AcceptanceKit.js"
+import { browser } from "../support/Browser.js"
 
 const SITE_URL = "http://localhost:3000"
+// The user's browser: it keeps the cookie /authorize sets (the OAuth browser binding) and brings it to /callback.
+const b = browser()
 const REDIRECT_URI = "http://localhost:9999/callback"
 const CONSUMER_KEY = "xvz1evFS4wEEPTGEFPHBog"
 const CONSUMER_SECRET = "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw"
@@ -101,13 +104,13 @@ const authorize = (url: string, queryParams: Record<string, string> = {}) =>
     const { client } = authClient(url)
     const started = yield* call(() =>
       client.signInWithOAuth({ provider: "twitter", options: { skipBrowserRedirect: true, redirectTo: `${SITE_URL}/home`, queryParams } }))
-    const response = yield* call(() => fetch(started.data.url!, { redirect: "manual" }))
+    const response = yield* call(() => b.request(started.data.url!, { redirect: "manual" }))
     expect(response.status).toBe(302)
     return new URL(response.headers.get("location")!)
   })
 
 const callback = (url: string, query: Record<string, string>) =>
-  Effect.map(call(() => fetch(`${url}/callback?${new URLSearchParams(query)}`, { redirect: "manual" })), (response) => {
+  Effect.map(call(() => b.request(`${url}/callback?${new URLSearchParams(query)}`, { redirect: "manual" })), (response) => {
     expect(response.status).toBe(302)
     const location = new URL(response.headers.get("location")!)
     return { location, fragment: new URLSearchParams(location.hash.slice(1)) }

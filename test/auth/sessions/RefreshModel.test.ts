@@ -57,7 +57,8 @@ type TokenState =
  * - a valid token is revoked and a new child is issued;
  * - a revoked token with rotation on: if it is the parent of the session's current (only valid) token and was
  *   revoked at most the interval ago, that current token is handed out again and nothing changes; otherwise
- *   reuse: every token descending from it is revoked, and refresh_token_already_used;
+ *   reuse: the session ends (every token descending from it, and the rest of its family, is gone), and
+ *   refresh_token_already_used;
  * - a revoked token with rotation off: refresh_token_already_used and nothing changes (the spec table's
  *   forgiveness and reuse rows both require rotation).
  */
@@ -87,7 +88,7 @@ class Model {
     if (current[0]?.parent === token.id && this.now - token.revokedAt! <= this.policy.intervalMs) {
       return { _tag: "Issued", token: current[0].id, fresh: false }
     }
-    for (const d of this.descendants(token.id)) if (!d.revoked) this.revoke(d)
+    this.sessions[token.session]!.alive = false
     return { _tag: "Refused", code: "refresh_token_already_used" }
   }
 
@@ -114,21 +115,6 @@ class Model {
   private revoke(token: ModelToken): void {
     token.revoked = true
     token.revokedAt = this.now
-  }
-
-  private descendants(id: number): Array<ModelToken> {
-    const out: Array<ModelToken> = []
-    const frontier = [id]
-    while (frontier.length > 0) {
-      const parent = frontier.pop()!
-      for (const t of this.tokens) {
-        if (t.parent === parent) {
-          out.push(t)
-          frontier.push(t.id)
-        }
-      }
-    }
-    return out
   }
 }
 
@@ -175,7 +161,7 @@ const advance = (ms: number): Command => ({ _tag: "AdvanceClock", ms })
 const examples: Array<[Array<Command>]> = [
   // The immediate predecessor, exactly at the interval: the same child again.
   [[{ _tag: "SignIn", user: 0 }, refresh(0), advance(INTERVAL_MS), refresh(1), refresh(0)]],
-  // One millisecond past it: reuse, and the child dies with it.
+  // One millisecond past it: reuse, and the session (the child with it) ends.
   [[{ _tag: "SignIn", user: 0 }, refresh(0), advance(INTERVAL_MS + 1), refresh(1), refresh(0)]],
   // An older ancestor within the interval: reuse.
   [[{ _tag: "SignIn", user: 0 }, refresh(0), refresh(0), refresh(2), refresh(0), refresh(1)]],

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import type { AuthError } from "../../../src/auth/domain/AuthError.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
+import { SessionsRepo } from "../../../src/auth/sessions/SessionsRepo.js"
 import { AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
@@ -70,14 +71,18 @@ layer(SessionsOverMemory())("refresh rotation over the in-memory repos (rotation
       const child = yield* sessions.refresh(started.refreshToken, at(1))
       const again = yield* sessions.refresh(started.refreshToken, at(1 + INTERVAL_S))
       expect(again.refreshToken).toBe(child.refreshToken)
+      // Forgiven, not reuse: the session and its access tokens live on.
+      const found = yield* (yield* SessionsRepo).findForSession(started.user.id, started.sessionId)
+      expect(Option.map(found, (f) => f.sessionExists)).toEqual(Option.some(true))
       // The child is still valid and rotates as usual.
       const grandchild = yield* sessions.refresh(child.refreshToken, at(2 + INTERVAL_S))
       expect(grandchild.refreshToken).not.toBe(child.refreshToken)
     }))
 
-  it.effect("reuse after the interval is refused and revokes every descendant, so the thief's child dies too", () =>
+  it.effect("reuse after the interval is refused and ends the session, so the thief's child dies too", () =>
     Effect.gen(function*() {
       const sessions = yield* Sessions
+      const sessionsRepo = yield* SessionsRepo
       const started = yield* signIn
       const child = yield* sessions.refresh(started.refreshToken, at(1))
       const reuse = yield* Effect.either(sessions.refresh(started.refreshToken, at(2 + INTERVAL_S)))
@@ -85,11 +90,14 @@ layer(SessionsOverMemory())("refresh rotation over the in-memory repos (rotation
       // The rotation's two entries, then the revocation the reuse caused (committed with the refusal).
       const logged = yield* (yield* AuditLogRepo).page(1, 10, { field: "author", value: started.user.email! })
       expect(logged.entries.map((e) => [e.payload["action"], e.payload["traits"]])).toEqual([
-        ["token_revoked", { reason: "refresh_token_reused" }],
+        ["token_revoked", { reason: "refresh_token_reused", session_id: started.sessionId }],
         ["token_refreshed", undefined],
         ["token_revoked", undefined]
       ])
-      expect(refusal(yield* Effect.either(sessions.refresh(child.refreshToken, at(3 + INTERVAL_S))))).toBe("refresh_token_already_used")
+      // The session is gone, so its access tokens are refused at GET /user and its tokens are unknown.
+      const found = yield* sessionsRepo.findForSession(started.user.id, started.sessionId)
+      expect(Option.map(found, (f) => f.sessionExists)).toEqual(Option.some(false))
+      expect(refusal(yield* Effect.either(sessions.refresh(child.refreshToken, at(3 + INTERVAL_S))))).toBe("refresh_token_not_found")
     }))
 
   it.effect("a grandparent is never forgiven, even within the interval", () =>
@@ -122,12 +130,14 @@ layer(SessionsOverMemory())("refresh rotation over the in-memory repos (rotation
 })
 
 layer(SessionsOverMemory({ AUTH_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: "false" }))("refresh over the in-memory repos (rotation off)", (it) => {
-  it.effect("reuse is refused and revokes nothing", () =>
+  it.effect("reuse is refused and revokes nothing: the session lives on", () =>
     Effect.gen(function*() {
       const sessions = yield* Sessions
       const started = yield* signIn
       const child = yield* sessions.refresh(started.refreshToken, at(1))
-      expect(refusal(yield* Effect.either(sessions.refresh(started.refreshToken, at(2))))).toBe("refresh_token_already_used")
-      expect(refusal(yield* Effect.either(sessions.refresh(child.refreshToken, at(3))))).toBe("issued")
+      expect(refusal(yield* Effect.either(sessions.refresh(started.refreshToken, at(2 + INTERVAL_S))))).toBe("refresh_token_already_used")
+      const found = yield* (yield* SessionsRepo).findForSession(started.user.id, started.sessionId)
+      expect(Option.map(found, (f) => f.sessionExists)).toEqual(Option.some(true))
+      expect(refusal(yield* Effect.either(sessions.refresh(child.refreshToken, at(3 + INTERVAL_S))))).toBe("issued")
     }))
 })

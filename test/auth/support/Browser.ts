@@ -1,7 +1,9 @@
 /**
  * A browser as far as redirect-based sign-in needs one: it follows redirects itself (so a test sees every hop),
- * keeps cookies per host, and resolves `hosts` (a registered callback's origin) to where the server really
- * listens, as /etc/hosts would.
+ * keeps cookies per host name as a browser does (the name in the URL, before `hosts` resolves it, and whatever the
+ * port), and resolves `hosts` (a registered callback's origin) to where the server really listens, as /etc/hosts
+ * would. So a cookie set by http://127.0.0.1:<port> is not sent to http://localhost:9999, even when both reach the
+ * same server.
  */
 export interface Hop {
   readonly status: number
@@ -17,13 +19,13 @@ export const browser = (hosts: Readonly<Record<string, string>> = {}) => {
     return to === undefined ? url : `${to}${parsed.pathname}${parsed.search}`
   }
   const cookiesFor = (url: string) => {
-    const host = new URL(url).host
+    const host = new URL(url).hostname
     if (!jar.has(host)) jar.set(host, new Map())
     return jar.get(host)!
   }
   const request = async (url: string, init: RequestInit = {}): Promise<Response> => {
     const target = resolve(url)
-    const cookies = cookiesFor(target)
+    const cookies = cookiesFor(url)
     const headers = new Headers(init.headers)
     if (cookies.size > 0) headers.set("cookie", [...cookies].map(([k, v]) => `${k}=${v}`).join("; "))
     const response = await fetch(target, { ...init, headers, redirect: "manual" })
@@ -55,5 +57,7 @@ export const browser = (hosts: Readonly<Record<string, string>> = {}) => {
     }
     throw new Error("too many redirects")
   }
-  return { request, follow }
+  /** The value of a cookie the browser holds for `url`'s host, if any. */
+  const cookie = (url: string, name: string): string | undefined => cookiesFor(url).get(name)
+  return { request, follow, cookie }
 }
