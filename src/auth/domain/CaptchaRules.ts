@@ -1,6 +1,6 @@
 import type { CaptchaUnavailable } from "../../platform/Captcha.js"
+import { clientKeyOf } from "../../platform/http/RateLimitKey.js"
 import { AuthError } from "./AuthError.js"
-import { rateLimitKey } from "./RateLimitKey.js"
 
 /**
  * The token a request carries: `gotrue_meta_security.captcha_token`, where GoTrue reads it and @supabase/auth-js
@@ -36,7 +36,7 @@ export const grantNeedsCaptcha = (grantType: string | undefined): boolean =>
  * header the operator named, RATE_LIMIT_HEADER, set behind a proxy), else the connection's peer.
  */
 export const remoteIpFor = (forwarded: string | undefined, peer: string | undefined): string | undefined =>
-  rateLimitKey(forwarded) ?? nonBlank(peer)
+  clientKeyOf(forwarded, peer)
 
 const disallowed = (detail: string): AuthError =>
   AuthError.of(400, "captcha_failed", `captcha protection: request disallowed (${detail})`)

@@ -5,10 +5,9 @@ import {
   admitRequest,
   admitsAny,
   isRefilled,
-  overRequestRate,
   type RequestRate,
   requestRate
-} from "../../../src/auth/domain/RequestRate.js"
+} from "../../src/platform/RequestRate.js"
 
 // Rates as GoTrue's settings make them: a number of requests (fractions too) per period, in bursts.
 const events = FastCheck.oneof(FastCheck.integer({ min: 1, max: 1000 }), FastCheck.double({ min: 0.01, max: 1000, noNaN: true }))
@@ -134,13 +133,5 @@ describe("admitRequest", () => {
     expect(isRefilled(tat, now)).toBe(true)
     expect(admitRequest(tat, now, rate)).toStrictEqual(admitRequest(undefined, now, rate))
     expect(isRefilled(now + 1, now)).toBe(false)
-  })
-})
-
-describe("overRequestRate", () => {
-  it.prop("is GoTrue's 429 with a Retry-After of whole seconds, rounded up, at least 1", [FastCheck.integer({ min: 1, max: 10_000_000 })], ([ms]) => {
-    const error = overRequestRate(ms)
-    expect([error.status, error.code, error.message]).toStrictEqual([429, "over_request_rate_limit", "Request rate limit reached"])
-    expect(error.retryAfter).toBe(Math.max(1, Math.ceil(ms / 1000)))
   })
 })

@@ -12,3 +12,12 @@ export const rateLimitKey = (headerValue: string | undefined): string | undefine
   const first = (headerValue ?? "").split(",", 1)[0]!.trim()
   return first === "" ? undefined : first.slice(0, MAX_RATE_LIMIT_KEY_LENGTH)
 }
+
+/**
+ * The client a request is counted against when every request must count: the RATE_LIMIT_HEADER value as above
+ * (behind a proxy that sets it), else the connection's peer address. Undefined only when there is neither.
+ */
+export const clientKeyOf = (forwarded: string | undefined, peer: string | undefined): string | undefined => {
+  const address = (peer ?? "").trim()
+  return rateLimitKey(forwarded) ?? (address === "" ? undefined : address.slice(0, MAX_RATE_LIMIT_KEY_LENGTH))
+}

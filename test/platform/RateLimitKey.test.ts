@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { MAX_RATE_LIMIT_KEY_LENGTH, rateLimitKey } from "../../../src/auth/domain/RateLimitKey.js"
+import { clientKeyOf, MAX_RATE_LIMIT_KEY_LENGTH, rateLimitKey } from "../../src/platform/http/RateLimitKey.js"
 
 const address = FastCheck.oneof(FastCheck.ipV4(), FastCheck.ipV6())
 const blank = FastCheck.stringMatching(/^[ \t]*$/)
@@ -34,5 +34,16 @@ describe("rateLimitKey", () => {
 
   it("cuts a long value to its first 255 characters", () => {
     expect(rateLimitKey("x".repeat(10_000))).toBe("x".repeat(MAX_RATE_LIMIT_KEY_LENGTH))
+  })
+})
+
+describe("clientKeyOf", () => {
+  it.prop("the header's client when it names one, else the peer; a request always has a key when it has a peer",
+    [FastCheck.option(FastCheck.string({ maxLength: 300 }), { nil: undefined }), address], ([forwarded, peer]) => {
+      expect(clientKeyOf(forwarded, peer)).toBe(rateLimitKey(forwarded) ?? peer)
+    })
+  it("no header and no peer is no key", () => {
+    expect(clientKeyOf(undefined, undefined)).toBeUndefined()
+    expect(clientKeyOf(" ", " ")).toBeUndefined()
   })
 })
