@@ -79,7 +79,37 @@ const malformedAsInvalidArgument = (headers: Headers): void => {
   }
 }
 
-/** connectNodeAdapter's request routing, with malformedAsInvalidArgument applied to every gRPC answer. */
+/**
+ * The gRPC spec percent-encodes grpc-message only where it must: '%' and bytes outside printable ASCII. connect-es
+ * encodes like encodeURIComponent, ':' and ',' included, and @grpc/grpc-js decodes with decodeURI, which leaves
+ * those escaped: "permission denied%3A …" would reach its clients. Re-encoded the spec's way, every decoder
+ * (decodeURI, decodeURIComponent, grpc-go's) reads the message as it was written.
+ */
+const specEncodedMessage = (headers: Headers): void => {
+  const message = headers.get("grpc-message")
+  if (message === null) return
+  let text: string
+  try {
+    text = decodeURIComponent(message)
+  } catch {
+    return
+  }
+  const bytes = Buffer.from(text, "utf8")
+  let encoded = ""
+  for (const byte of bytes) {
+    encoded += byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+      ? String.fromCharCode(byte)
+      : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
+  }
+  headers.set("grpc-message", encoded)
+}
+
+const fixStatus = (headers: Headers): void => {
+  malformedAsInvalidArgument(headers)
+  specEncodedMessage(headers)
+}
+
+/** connectNodeAdapter's request routing, with malformedAsInvalidArgument and specEncodedMessage applied to every gRPC answer. */
 const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (router: ConnectRouter) => void }) => {
   const router = createConnectRouter({ ...options, acceptCompression: [compressionGzip, compressionBrotli] })
   options.routes(router)
@@ -93,17 +123,17 @@ const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (rout
     }
     handler(universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, undefined))
       .then((response) => {
-        if (response.header !== undefined) malformedAsInvalidArgument(response.header)
+        if (response.header !== undefined) fixStatus(response.header)
         const trailer = response.trailer
         const body = response.body
         const fixed = trailer === undefined || body === undefined || !(Symbol.asyncIterator in body) ? response : {
           ...response,
           body: (async function*() {
             yield* body
-            malformedAsInvalidArgument(trailer)
+            fixStatus(trailer)
           })()
         }
-        if (trailer !== undefined && fixed === response) malformedAsInvalidArgument(trailer)
+        if (trailer !== undefined && fixed === response) fixStatus(trailer)
         return universalResponseToNodeResponse(fixed, res as ServerResponse)
       })
       .catch(() => undefined)
