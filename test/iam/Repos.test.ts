@@ -149,6 +149,26 @@ const contract = (name: string, repos: Layer.Layer<AccountsRepo | RolesRepo>) =>
         expect(yield* roles.permissionsOf(kept.id)).toEqual([])
       }))
 
+    it.effect("a role's holders and name (lockRole) and a permission by id: what the last-admin and delegation rules read", () =>
+      Effect.gen(function*() {
+        const accounts = yield* AccountsRepo
+        const roles = yield* RolesRepo
+        const [dan, eve] = [yield* accounts.insert(user("dan")), yield* accounts.insert(user("eve"))]
+        const role = yield* roles.createRole("holders", null)
+        expect(yield* roles.holdersOf(role.id)).toEqual([])
+        yield* roles.assign(eve.id, role.id)
+        yield* roles.assign(dan.id, role.id)
+        expect(yield* roles.holdersOf(role.id)).toEqual([dan.id, eve.id])
+        expect(yield* roles.lockRole(role.id)).toBe("holders")
+        expect(yield* roles.lockRole(role.id + 1000)).toBeUndefined()
+        yield* roles.unassign(dan.id, role.id)
+        expect(yield* roles.holdersOf(role.id)).toEqual([eve.id])
+
+        const permission = yield* roles.createPermission({ name: "find me", description: "found", resource: "PRODUCT", action: "LIST" })
+        expect(yield* roles.findPermission(permission.id)).toEqual(permission)
+        expect(yield* roles.findPermission(permission.id + 1000)).toBeUndefined()
+      }))
+
     it.effect("the policy version moves by one on every bump", () =>
       Effect.gen(function*() {
         const roles = yield* RolesRepo

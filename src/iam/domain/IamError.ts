@@ -7,6 +7,7 @@ export const IamCode = Schema.Literal(
   "permission_denied",
   "not_found",
   "already_exists",
+  "failed_precondition",
   "resource_exhausted",
   "unavailable",
   "internal"
@@ -35,6 +36,10 @@ export class IamError extends Schema.TaggedError<IamError>()("IamError", {
   }
   static exists(message: string): IamError {
     return new IamError({ code: "already_exists", message })
+  }
+  /** The state forbids it, not the caller: it would succeed once the state changes (another admin exists). */
+  static precondition(message: string): IamError {
+    return new IamError({ code: "failed_precondition", message })
   }
   static unavailable(): IamError {
     return new IamError({ code: "unavailable", message: "service temporarily unavailable" })
