@@ -35,7 +35,7 @@ const user = (name: string) => ({ username: name, email: `${name}@example.com`, 
 
 const contract = (name: string, repos: Layer.Layer<AccountsRepo | RolesRepo>) =>
   layer(repos, { timeout: 60_000 })(`${name}: repo contract`, (it) => {
-    it.effect("users: found by username, email and id; username and email unique, compared exactly", () =>
+    it.effect("users: found by username, email and id; username unique whatever its case, email unique", () =>
       Effect.gen(function*() {
         const accounts = yield* AccountsRepo
         const ann = yield* accounts.insert(user("ann"))
@@ -52,8 +52,11 @@ const contract = (name: string, repos: Layer.Layer<AccountsRepo | RolesRepo>) =>
         expect(yield* failure(accounts.insert({ ...user("ann2"), email: "ann@example.com" }))).toEqual(taken)
         expect(yield* failure(accounts.insert({ ...user("ann3"), email: "no-at-sign" })))
           .toEqual({ code: "invalid_argument", message: EMAIL_WITHOUT_AT })
-        // Case matters to the UNIQUE constraint (AccountRules normalises before the repo sees a name).
-        expect((yield* accounts.insert(user("Ann"))).username).toBe("Ann")
+        // Usernames: unique and found whatever their case, kept as typed.
+        expect(yield* failure(accounts.insert({ ...user("ANN"), email: "ann-upper@example.com" }))).toEqual(taken)
+        expect((yield* accounts.findByUsername("ANN"))?.id).toBe(ann.id)
+        const mixed = yield* accounts.insert(user("MiXeD"))
+        expect((yield* accounts.findByUsername("mixed"))).toMatchObject({ id: mixed.id, username: "MiXeD" })
       }))
 
     it.effect("ids are allocated like serials: a failed insert spends one", () =>

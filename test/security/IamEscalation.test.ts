@@ -181,6 +181,31 @@ layer(IamTestServer(), { timeout: 120_000 })("IAM escalations, through real clie
       ok(yield* call("PermissionService", "GrantPermission", { role_id: mallory.role, permission_id: yield* permission("PERMISSION", "UPDATE") }, mallory.token))
     }))
 
+  it.scoped("IAMADMIN beside iamadmin is refused on every transport; either spelling signs in to the one account", () =>
+    Effect.gen(function*() {
+      const { adminId, call, connectCode } = yield* Setup
+      const { grpc: address, http } = yield* IamEndpoints
+      for (const username of ["IAMADMIN", "IamAdmin", "iamADMIN"]) {
+        expect(refusal(yield* call("AuthService", "Register", { username, password: "impostor password", email: `${username}-x@example.com` })))
+          .toEqual({ code: "ALREADY_EXISTS", details: "username or email is already registered" })
+      }
+      const auth = createClient(AuthService, createConnectTransport({ baseUrl: `http://${address}`, httpVersion: "1.1" }))
+      expect(yield* connectCode(() => auth.register({ username: "IAMADMIN", password: "impostor password", email: "impostor@example.com" })))
+        .toBe("AlreadyExists")
+      const viaRest = yield* Effect.promise(() => fetch(`${http}/auth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "IAMADMIN", password: "impostor password", email: "impostor@example.com" })
+      }))
+      expect(viaRest.status).toBe(409)
+
+      for (const username of ["IAMADMIN", "iamadmin", "IamAdmin"]) {
+        const signedIn = ok(yield* call("AuthService", "Login", { username, password: "admin password" }))
+        expect(signedIn.user).toMatchObject({ id: adminId, username: "iamadmin" })
+      }
+      expect(refusal(yield* call("AuthService", "Login", { username: "IAMADMIN", password: "impostor password" })).code).toBe("UNAUTHENTICATED")
+    }))
+
   it.scoped("TOKEN/CREATE alone: no token for the admin, nor for anyone who holds more; for those who hold no more, yes", () =>
     Effect.gen(function*() {
       const { admin, adminId, call, connect, connectCode, rest, userHolding } = yield* Setup
