@@ -1,3 +1,5 @@
+-- Two changes to sign-in: usernames compared case-insensitively, and login throttling.
+--
 -- Usernames are compared case-insensitively from here on: IAMADMIN cannot be registered beside iamadmin, and
 -- either spelling signs in (docs/iam.md). Each name is still stored as it was typed; the unique index on
 -- lower(username) is what refuses a second spelling, and what AccountsRepo's lookups use.
@@ -20,3 +22,25 @@ END
 $$;
 
 CREATE UNIQUE INDEX {{prefix}}users_username_lower_key ON {{schema}}.{{prefix}}users (lower(username));
+
+-- Login throttling (docs/iam.md), in the database so that every instance counts the same failures. One row per
+-- account that failed lately: `account` is user:<id>, or username:<lower-cased name> / email:<address> for a name
+-- no account has (so unknown names are throttled exactly as known ones and tell a guesser nothing); `failures` in
+-- a row; `blocked_until`, milliseconds since the epoch, when the next attempt may go ahead
+-- (src/iam/domain/LoginBackoff.ts). Logged, unlike the auth product's rate_limits: a crash or a fail-over must not
+-- hand a guesser a fresh set of attempts, and a login already costs a bcrypt verification, far more than a WAL
+-- record.
+CREATE TABLE {{schema}}.{{prefix}}login_failures (
+  account text PRIMARY KEY,
+  failures integer NOT NULL,
+  blocked_until bigint NOT NULL
+);
+CREATE INDEX ON {{schema}}.{{prefix}}login_failures (blocked_until);
+
+-- One row per client (the RATE_LIMIT_HEADER value, else the connection's address) that failed lately: its bucket
+-- of failures as a theoretical arrival time in milliseconds since the epoch (src/platform/RequestRate.ts).
+CREATE TABLE {{schema}}.{{prefix}}login_clients (
+  client text PRIMARY KEY,
+  tat bigint NOT NULL
+);
+CREATE INDEX ON {{schema}}.{{prefix}}login_clients (tat);

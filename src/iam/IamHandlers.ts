@@ -15,9 +15,14 @@ import { IamError } from "./domain/IamError.js"
 import { actionEnum, actionOf, resourceEnum, resourceOf } from "./ProtoEnums.js"
 import { bearerToken, type Caller, type IssuedTokens, Sessions } from "./tokens/Sessions.js"
 
-/** What a transport passes along with a request: the caller's credentials, nothing else. */
+/** What a transport passes along with a request: the caller's credentials, and which client sent it. */
 export interface CallMeta {
   readonly authorization: string | undefined
+  /**
+   * The client the login throttle counts the request against (platform/http/RateLimitKey's clientKeyOf: the
+   * RATE_LIMIT_HEADER value behind a proxy, else the peer's address). Undefined: not counted per client.
+   */
+  readonly client?: string | undefined
 }
 
 /** Request and response message of every operation. */
@@ -180,13 +185,13 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
         const tokens = yield* sessions.issue(account)
         return create(pb.RegisterResponseSchema, { user: userMessage(account), token: tokenMessage(tokens) })
       }) },
-      Login: { handle: (request) => Effect.gen(function*() {
+      Login: { handle: (request, { meta }) => Effect.gen(function*() {
         const identifier = yield* loginIdentifier(request)
         if (request.password === "") return yield* IamError.invalid("password is required")
         if (Buffer.byteLength(request.password, "utf8") > PASSWORD_MAX_BYTES) {
           return yield* IamError.invalid(`password must be at most ${PASSWORD_MAX_BYTES} bytes`)
         }
-        const account = yield* accounts.login(identifier, Redacted.make(request.password))
+        const account = yield* accounts.login(identifier, Redacted.make(request.password), meta.client)
         const tokens = yield* sessions.issue(account)
         return create(pb.LoginResponseSchema, { user: userMessage(account), token: tokenMessage(tokens) })
       }) },

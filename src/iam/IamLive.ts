@@ -10,6 +10,8 @@ import { Roles } from "./access/Roles.js"
 import { RolesRepo } from "./access/RolesRepo.js"
 import { Accounts } from "./accounts/Accounts.js"
 import { AccountsRepo } from "./accounts/AccountsRepo.js"
+import { LoginThrottle } from "./accounts/LoginThrottle.js"
+import { LoginThrottleRepo } from "./accounts/LoginThrottleRepo.js"
 import { bootstrapAdmin } from "./accounts/BootstrapAdmin.js"
 import { IamHandlers, IamHandlersLive } from "./IamHandlers.js"
 import { IamSql } from "./IamSql.js"
@@ -37,9 +39,10 @@ export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClien
     Layer.provideMerge(Authority.layer),
     Layer.provideMerge(Sessions.layer),
     Layer.provideMerge(Layer.mergeAll(Accounts.layer, PasetoTokens.layer, Revocations.layer, IamPolicy.layer)),
+    Layer.provideMerge(LoginThrottle.layer),
     Layer.provideMerge(IamPolicy.engine),
     Layer.provideMerge(IamPolicyRules.Default),
-    Layer.provideMerge(Layer.mergeAll(RolesRepo.Default, AccountsRepo.Default, Transactions.Live)),
+    Layer.provideMerge(Layer.mergeAll(RolesRepo.Default, AccountsRepo.Default, LoginThrottleRepo.Default, Transactions.Live)),
     Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer))
   )
 

@@ -51,6 +51,13 @@ export const admitRequest = (tat: number | undefined, nowMs: number, rate: Reque
 }
 
 /**
+ * Gives back what an admitted request took, for a request that turned out not to count (a limiter of failures
+ * admits every attempt as one, and refunds those that succeed): its client's TAT one interval earlier. A TAT that
+ * falls behind the clock is a full bucket, as ever, so later decisions are those the request never made.
+ */
+export const refundRequest = (tat: number, rate: RequestRate): number => tat - rate.intervalMs
+
+/**
  * A TAT at or before `nowMs` is a full bucket, the same as no row: such rows can be deleted without changing any
  * decision.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, TestClock } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import { Authority, OPERATOR } from "../../src/iam/access/Authority.js"
 import { IamPolicy } from "../../src/iam/access/IamPolicy.js"
@@ -8,6 +8,8 @@ import { LAST_ADMIN, Roles } from "../../src/iam/access/Roles.js"
 import { RolesRepo } from "../../src/iam/access/RolesRepo.js"
 import { Accounts } from "../../src/iam/accounts/Accounts.js"
 import { AccountsRepo } from "../../src/iam/accounts/AccountsRepo.js"
+import { LoginThrottle } from "../../src/iam/accounts/LoginThrottle.js"
+import { LoginThrottleRepo } from "../../src/iam/accounts/LoginThrottleRepo.js"
 import { bootstrapAdmin } from "../../src/iam/accounts/BootstrapAdmin.js"
 import type { IamError } from "../../src/iam/domain/IamError.js"
 import { IamSql } from "../../src/iam/IamSql.js"
@@ -28,6 +30,8 @@ const Repos = RolesRepo.Test.pipe(Layer.provideMerge(AccountsRepo.Test))
 
 const Services = Layer.mergeAll(Accounts.layer, Roles.layer).pipe(
   Layer.provideMerge(Authority.layer),
+  Layer.provideMerge(LoginThrottle.layer),
+  Layer.provideMerge(LoginThrottleRepo.Test),
   Layer.provideMerge(IamPolicy.layer),
   Layer.provideMerge(IamPolicy.engine),
   Layer.provideMerge(IamPolicyRules.Default),
@@ -59,6 +63,23 @@ describe("IAM services over the Test repos", () => {
       const refused = { code: "unauthenticated", message: "invalid credentials" }
       expect(yield* failure(accounts.login({ username: "ann" }, Redacted.make("wrong password")))).toEqual(refused)
       expect(yield* failure(accounts.login({ username: "nobody" }, Redacted.make("ann password")))).toEqual(refused)
+    }).pipe(Effect.provide(Services)))
+
+  it.effect("login throttle: five failures, then even the right password waits; waited out it signs in; a client's failures are its own", () =>
+    Effect.gen(function*() {
+      const accounts = yield* Accounts
+      yield* register("ann")
+      const attempt = (password: string, client?: string) =>
+        Effect.map(Effect.either(accounts.login({ username: "Ann" }, Redacted.make(password), client)), (result) =>
+          result._tag === "Right" ? "ok" : result.left.code === "resource_exhausted" ? `wait ${result.left.retryAfter}` : result.left.code)
+      for (let i = 0; i < 5; i++) expect(yield* attempt("wrong password")).toBe("unauthenticated")
+      expect(yield* attempt("ann password")).toBe("wait 1")
+      yield* TestClock.adjust("1 second")
+      expect(yield* attempt("wrong password")).toBe("unauthenticated")
+      expect(yield* attempt("ann password", "10.0.0.1")).toBe("wait 2")
+      yield* TestClock.adjust("2 seconds")
+      expect(yield* attempt("ann password", "10.0.0.1")).toBe("ok")
+      expect(yield* attempt("wrong password")).toBe("unauthenticated")
     }).pipe(Effect.provide(Services)))
 
   it.effect("a role for a missing user, or a missing role, is NOT_FOUND", () =>

@@ -5,6 +5,7 @@ import {
   admitRequest,
   admitsAny,
   isRefilled,
+  refundRequest,
   type RequestRate,
   requestRate
 } from "../../src/platform/RequestRate.js"
@@ -134,4 +135,23 @@ describe("admitRequest", () => {
     expect(admitRequest(tat, now, rate)).toStrictEqual(admitRequest(undefined, now, rate))
     expect(isRefilled(now + 1, now)).toBe(false)
   })
+})
+
+describe("refundRequest", () => {
+  it.prop("an admitted request refunded at once leaves every later decision as if it had never come",
+    [busyRate, start, gaps, FastCheck.nat(20)], ([rate, first, deltas, at]) => {
+      const times = timesFrom(first, deltas)
+      if (times.length === 0) return
+      const index = at % times.length
+      // Both runs see the same requests; in the second, the one at `index` is admitted and given back.
+      let plain: number | undefined
+      let refunded: number | undefined
+      times.forEach((now, i) => {
+        const a = admitRequest(plain, now, rate)
+        if (i !== index && a.allowed) plain = a.tat
+        const b = admitRequest(refunded, now, rate)
+        if (b.allowed) refunded = i === index ? refundRequest(b.tat, rate) : b.tat
+        if (i !== index) expect(b.allowed).toBe(a.allowed)
+      })
+    })
 })

@@ -5,18 +5,24 @@
  * - ROLE/UPDATE alone: assigning oneself the admin role, removing the admins;
  * - PERMISSION/UPDATE alone: granting one's own role anything (a wildcard included);
  * - TOKEN/CREATE alone: minting a token for the admin.
- * The admin role always keeps a holder, even under two concurrent removals. Refusals carry the same code over
+ * The admin role always keeps a holder, even under two concurrent removals. Usernames differing only in case are
+ * one name. Login is throttled per account and per client, across instances. Refusals carry the same code over
  * gRPC, Connect and REST.
  */
 import { Code, ConnectError, createClient } from "@connectrpc/connect"
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node"
+import { create } from "@bufbuild/protobuf"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { RpcClient, RpcSerialization } from "@effect/rpc"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
-import { AuthService, PermissionService, RoleService } from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
+import { Context, Duration, Effect, Layer, Redacted, TestClock } from "effect"
+import { AuthService, LoginRequestSchema, PermissionService, RoleService } from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
 import { LAST_ADMIN } from "../../src/iam/access/Roles.js"
 import { bootstrapAdmin } from "../../src/iam/accounts/BootstrapAdmin.js"
+import { IamRpcs } from "../../src/iam/rpc/IamRpcs.js"
+import { IAM_RPC_PATH } from "../../src/iam/rpc/IamRpcRoutes.js"
 import { grpc, grpcClients, type Reply } from "../iam/support/GrpcJs.js"
-import { IamEndpoints, IamTestServer } from "../iam/support/IamTestServer.js"
+import { IamEndpoints, IamTestServer, IamTestServerOver } from "../iam/support/IamTestServer.js"
 
 const ok = (reply: Reply): any => {
   if (!reply.ok) expect.fail(`expected OK, got ${grpc.status[reply.code]}: ${reply.details}`)
@@ -228,5 +234,162 @@ layer(IamTestServer(), { timeout: 120_000 })("IAM escalations, through real clie
       }
       // An admin may mint for anyone.
       ok(yield* mint(reader.id, admin))
+    }))
+})
+
+/*
+ * Login throttling. The server's clock is the test's (TestClock): waits are passed by moving it, never by sleeping,
+ * and the assertions are on the refusals and their retry hints. Clients are told apart by the RATE_LIMIT_HEADER
+ * value, as behind a proxy.
+ */
+const THROTTLE_ENV = {
+  AUTH_RATE_LIMIT_HEADER: "X-Client-Key",
+  AUTH_IAM_LOGIN_BACKOFF_MAX: "1m",
+  AUTH_IAM_LOGIN_CLIENT_FAILURES: "10",
+  AUTH_IAM_LOGIN_CLIENT_PERIOD: "10m"
+}
+
+const Throttled = Effect.gen(function*() {
+  const { grpc: address, http } = yield* IamEndpoints
+  const client = grpcClients(address)
+  yield* Effect.addFinalizer(() => Effect.sync(client.close))
+  const register = (username: string) =>
+    Effect.map(Effect.promise(() =>
+      client.call("AuthService", "Register", { username, password: `${username} password`, email: `${username}@example.com` })), ok)
+  /** A gRPC Login from client `from`: its code and, when refused, the retry-after metadata. */
+  const grpcLogin = (endpoint: string, from: string, identifier: Record<string, string>, password: string) =>
+    Effect.promise(async () => {
+      const c = endpoint === address ? client : grpcClients(endpoint)
+      const reply = await c.call("AuthService", "Login", { ...identifier, password }, undefined, { "x-client-key": from })
+      if (c !== client) c.close()
+      return reply.ok ? { code: "OK" } : { code: grpc.status[reply.code], retryAfter: reply.metadata["retry-after"], details: reply.details }
+    })
+  const restLogin = (base: string, from: string, body: Record<string, string>) =>
+    Effect.promise(() =>
+      fetch(`${base}/auth/login`, { method: "POST", headers: { "content-type": "application/json", "x-client-key": from }, body: JSON.stringify(body) })
+        .then(async (r) => ({ status: r.status, retryAfter: r.headers.get("retry-after"), body: await r.json() as { code?: string; message?: string } })))
+  return { address, http, register, grpcLogin, restLogin }
+})
+
+const wrong = "not the password"
+
+layer(IamTestServer(THROTTLE_ENV), { timeout: 120_000 })("IAM login throttling", (it) => {
+  it.scoped("per account: five failures, then 1 s, 2 s, 4 s … up to the cap; the right password waits too; a success resets; never locked for good", () =>
+    Effect.gen(function*() {
+      const { address, grpcLogin, http, register, restLogin } = yield* Throttled
+      yield* register("victim")
+      const right = "victim password"
+      // Every attempt from another client: it is the account that is throttled.
+      let n = 0
+      const from = () => `10.1.0.${n++}`
+      for (let i = 0; i < 5; i++) expect((yield* grpcLogin(address, from(), { username: "victim" }, wrong)).code).toBe("UNAUTHENTICATED")
+
+      const waiting = { code: "RESOURCE_EXHAUSTED", retryAfter: "1", details: "too many failed logins: try again in 1s" }
+      expect(yield* grpcLogin(address, from(), { username: "victim" }, right)).toEqual(waiting)
+      expect(yield* grpcLogin(address, from(), { username: "VICTIM" }, right)).toEqual(waiting)
+      expect(yield* grpcLogin(address, from(), { email: "victim@example.com" }, right)).toEqual(waiting)
+      expect(yield* restLogin(http, from(), { username: "victim", password: right })).toEqual({
+        status: 429, retryAfter: "1", body: { code: "resource_exhausted", message: "too many failed logins: try again in 1s" }
+      })
+      const connect = createClient(AuthService, createConnectTransport({ baseUrl: `http://${address}`, httpVersion: "1.1" }))
+      const connectRefusal = yield* Effect.promise(() =>
+        connect.login({ identifier: { case: "username", value: "victim" }, password: right }, { headers: { "x-client-key": from() } })
+          .then(() => undefined, (e: unknown) => ConnectError.from(e)))
+      expect([connectRefusal && Code[connectRefusal.code], connectRefusal?.metadata.get("retry-after")]).toEqual(["ResourceExhausted", "1"])
+
+      // Waited out, each failure doubles the next wait, up to the cap (1 minute here): a backoff, not a lockout.
+      const hints: Array<string | undefined> = []
+      let wait = 1
+      for (let i = 0; i < 8; i++) {
+        yield* TestClock.adjust(Duration.seconds(wait))
+        expect((yield* grpcLogin(address, from(), { username: "victim" }, wrong)).code).toBe("UNAUTHENTICATED")
+        const refused = yield* grpcLogin(address, from(), { username: "victim" }, right)
+        expect(refused.code).toBe("RESOURCE_EXHAUSTED")
+        hints.push(refused.retryAfter)
+        wait = Number(refused.retryAfter)
+      }
+      expect(hints).toEqual(["2", "4", "8", "16", "32", "60", "60", "60"])
+      // One second early the right password is still refused; once the wait has passed it signs in.
+      yield* TestClock.adjust(Duration.seconds(59))
+      expect((yield* grpcLogin(address, from(), { username: "victim" }, right)).code).toBe("RESOURCE_EXHAUSTED")
+      yield* TestClock.adjust(Duration.seconds(1))
+      expect((yield* grpcLogin(address, from(), { username: "victim" }, right)).code).toBe("OK")
+      // The success forgot the failures: five free ones again.
+      for (let i = 0; i < 5; i++) expect((yield* restLogin(http, from(), { username: "victim", password: wrong })).status).toBe(401)
+      expect(yield* restLogin(http, from(), { username: "victim", password: right })).toMatchObject({ status: 429, retryAfter: "1" })
+
+      // A name no account has is throttled exactly the same: the throttle does not tell which names exist.
+      for (let i = 0; i < 5; i++) expect((yield* grpcLogin(address, from(), { username: "no-such-user" }, wrong)).code).toBe("UNAUTHENTICATED")
+      expect(yield* grpcLogin(address, from(), { username: "no-such-user" }, wrong)).toEqual(waiting)
+    }))
+
+  it.scoped("per client: a bucket of failures across accounts and transports; then even a right password waits; other clients and successes are not counted", () =>
+    Effect.gen(function*() {
+      const { address, grpcLogin, http, register, restLogin } = yield* Throttled
+      yield* register("bystander")
+      const right = "bystander password"
+      const guesser = "198.51.100.20"
+      // Ten failures, each against another name (so no account is held back), over gRPC and REST alike.
+      for (let i = 0; i < 10; i++) {
+        const failed = i % 2 === 0
+          ? (yield* grpcLogin(address, guesser, { username: `sprayed-${i}` }, wrong)).code
+          : (yield* restLogin(http, guesser, { username: `sprayed-${i}`, password: wrong })).status
+        expect(failed).toBe(i % 2 === 0 ? "UNAUTHENTICATED" : 401)
+      }
+      // The bucket is empty: one failure back every 60 s (10 per 10 minutes). A right password waits too.
+      expect(yield* grpcLogin(address, guesser, { username: "bystander" }, right))
+        .toEqual({ code: "RESOURCE_EXHAUSTED", retryAfter: "60", details: "too many failed logins: try again in 60s" })
+      expect(yield* restLogin(http, guesser, { username: "bystander", password: right })).toMatchObject({ status: 429, retryAfter: "60" })
+      // Another client is not held back, and the refused attempts did not count against the bystander's account.
+      expect((yield* grpcLogin(address, "198.51.100.21", { username: "bystander" }, right)).code).toBe("OK")
+      for (let i = 0; i < 5; i++) expect((yield* grpcLogin(address, `198.51.100.${30 + i}`, { username: "bystander" }, wrong)).code).toBe("UNAUTHENTICATED")
+      yield* TestClock.adjust(Duration.seconds(60))
+      // One failure's worth came back, and only one.
+      expect((yield* grpcLogin(address, guesser, { username: "sprayed-again" }, wrong)).code).toBe("UNAUTHENTICATED")
+      expect((yield* grpcLogin(address, guesser, { username: "sprayed-more" }, wrong)).code).toBe("RESOURCE_EXHAUSTED")
+
+      // The @effect/rpc group names the client from the HTTP request: a header inside the RPC message, which a proxy
+      // never sees, does not make the guesser a new client.
+      const rpc = yield* RpcClient.make(IamRpcs).pipe(Effect.provide(RpcClient.layerProtocolHttp({
+        url: `${http}${IAM_RPC_PATH}`,
+        transformClient: HttpClient.mapRequest(HttpClientRequest.setHeader("x-client-key", guesser))
+      }).pipe(Layer.provide(FetchHttpClient.layer), Layer.provide(RpcSerialization.layerNdjson))))
+      const viaRpc = yield* Effect.flip(rpc.Login(create(LoginRequestSchema, { identifier: { case: "username", value: "bystander" }, password: right }))
+        .pipe(RpcClient.withHeaders({ "x-client-key": "203.0.113.250" })))
+      expect(viaRpc).toMatchObject({ _tag: "IamError", code: "resource_exhausted", retryAfter: 60 })
+
+      // Successes cost nothing: more sign-ins from one client than its bucket holds.
+      yield* register("regular")
+      for (let i = 0; i < 15; i++) expect((yield* grpcLogin(address, "198.51.100.40", { username: "regular" }, "regular password")).code).toBe("OK")
+    }))
+
+  it.scoped("two instances over one database count one account's and one client's failures together; guesses sent at once get only the free ones", () =>
+    Effect.gen(function*() {
+      const { address, grpcLogin, http, register, restLogin } = yield* Throttled
+      const other = Context.get(yield* Layer.build(Layer.fresh(IamTestServerOver(THROTTLE_ENV))), IamEndpoints)
+      expect(other.grpc).not.toBe(address)
+      const instances = [{ grpc: address, http }, other]
+      yield* register("shared")
+      for (let i = 0; i < 5; i++) {
+        expect((yield* grpcLogin(instances[i % 2]!.grpc, `10.2.0.${i}`, { username: "shared" }, wrong)).code).toBe("UNAUTHENTICATED")
+      }
+      expect(yield* grpcLogin(other.grpc, "10.2.0.9", { username: "shared" }, "shared password")).toMatchObject({ code: "RESOURCE_EXHAUSTED", retryAfter: "1" })
+      expect(yield* restLogin(http, "10.2.0.10", { username: "shared", password: "shared password" })).toMatchObject({ status: 429, retryAfter: "1" })
+
+      // One client's failures, spread over both instances.
+      for (let i = 0; i < 10; i++) {
+        expect((yield* restLogin(instances[i % 2]!.http, "192.0.2.50", { username: `spread-${i}`, password: wrong })).status).toBe(401)
+      }
+      for (const instance of instances) {
+        expect(yield* restLogin(instance.http, "192.0.2.50", { username: "spread-x", password: wrong })).toMatchObject({ status: 429, retryAfter: "60" })
+      }
+
+      // Twenty guesses at one account at the same moment, half on each instance, each from its own client: the
+      // five free ones are checked, the rest refused before any password is.
+      yield* register("stormed")
+      const storm = yield* Effect.all(Array.from({ length: 20 }, (_, i) =>
+        grpcLogin(instances[i % 2]!.grpc, `10.3.0.${i}`, { username: "stormed" }, wrong)), { concurrency: "unbounded" })
+      expect(storm.filter((r) => r.code === "UNAUTHENTICATED")).toHaveLength(5)
+      expect(storm.filter((r) => r.code === "RESOURCE_EXHAUSTED")).toHaveLength(15)
     }))
 })
