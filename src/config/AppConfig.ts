@@ -42,12 +42,28 @@ export interface IamConfig {
   readonly adminRole: string
   /** How often the revocation list and the policy version are re-read, whatever LISTEN/NOTIFY delivers. */
   readonly cacheRefreshInterval: Duration.Duration
+  /** Login throttling (docs/iam.md): per account, a backoff after failures in a row; per client, a bucket of failures. */
+  readonly loginThrottle: IamLoginThrottle
   /** Created (or given the admin role) at start-up when all three are set. */
   readonly bootstrapAdmin: {
     readonly username: Option.Option<string>
     readonly email: Option.Option<string>
     readonly password: Option.Option<Redacted.Redacted<string>>
   }
+}
+
+/** How IAM Login refuses guessing: settings of docs/iam.md's "Login throttling". */
+export interface IamLoginThrottle {
+  /** Failures in a row an account may have before its next attempt must wait (AUTH_IAM_LOGIN_BACKOFF_AFTER). */
+  readonly backoffAfter: number
+  /** The first wait; each further failure doubles it (AUTH_IAM_LOGIN_BACKOFF). */
+  readonly backoff: Duration.Duration
+  /** The longest wait (AUTH_IAM_LOGIN_BACKOFF_MAX). */
+  readonly backoffMax: Duration.Duration
+  /** An account's failures are forgotten once it has had no attempt for this long after its wait (AUTH_IAM_LOGIN_FORGET_AFTER). */
+  readonly forgetAfter: Duration.Duration
+  /** Failures one client may make: a bucket of `burst`, refilled at `events` per `per` (AUTH_IAM_LOGIN_CLIENT_FAILURES per AUTH_IAM_LOGIN_CLIENT_PERIOD). */
+  readonly clientFailures: RequestLimit
 }
 
 export interface OAuthProviderConfig {
@@ -718,6 +734,20 @@ const parseIamConfig = (r: SettingsReader, production: boolean, warnings: Array<
   if (Duration.lessThan(refreshTokenTtl, accessTokenTtl)) {
     r.fail(r.canonical("IAM_REFRESH_TOKEN_TTL"), "must not be shorter than AUTH_IAM_ACCESS_TOKEN_TTL")
   }
+  const backoff = r.duration("IAM_LOGIN_BACKOFF", Duration.seconds(1))
+  const backoffMax = r.duration("IAM_LOGIN_BACKOFF_MAX", Duration.minutes(15))
+  if (Duration.lessThan(backoff, Duration.millis(1))) r.fail(r.canonical("IAM_LOGIN_BACKOFF"), "must be at least 1ms")
+  if (Duration.lessThan(backoffMax, backoff)) r.fail(r.canonical("IAM_LOGIN_BACKOFF_MAX"), "must not be shorter than AUTH_IAM_LOGIN_BACKOFF")
+  const clientFailures = r.integer("IAM_LOGIN_CLIENT_FAILURES", 30, { min: 1, max: 1_000_000 })
+  const clientPeriod = r.duration("IAM_LOGIN_CLIENT_PERIOD", Duration.minutes(15))
+  if (Duration.lessThan(clientPeriod, Duration.seconds(1))) r.fail(r.canonical("IAM_LOGIN_CLIENT_PERIOD"), "must be at least 1s")
+  const loginThrottle: IamLoginThrottle = {
+    backoffAfter: r.integer("IAM_LOGIN_BACKOFF_AFTER", 5, { min: 1, max: 1000 }),
+    backoff,
+    backoffMax,
+    forgetAfter: r.duration("IAM_LOGIN_FORGET_AFTER", Duration.hours(24)),
+    clientFailures: { events: clientFailures, per: clientPeriod, burst: clientFailures }
+  }
   const adminEmail = r.string("IAM_BOOTSTRAP_ADMIN_EMAIL")
   if (Option.isSome(adminEmail) && !adminEmail.value.includes("@")) {
     r.fail(r.canonical("IAM_BOOTSTRAP_ADMIN_EMAIL"), "must be an email address")
@@ -736,6 +766,7 @@ const parseIamConfig = (r: SettingsReader, production: boolean, warnings: Array<
     maxMessageBytes: r.integer("IAM_MAX_MESSAGE_BYTES", 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
     adminRole: Option.getOrElse(r.string("IAM_ADMIN_ROLE"), () => "admin"),
     cacheRefreshInterval: r.duration("IAM_CACHE_REFRESH_INTERVAL", Duration.seconds(5)),
+    loginThrottle,
     bootstrapAdmin: {
       username: r.string("IAM_BOOTSTRAP_ADMIN_USERNAME"),
       email: adminEmail,

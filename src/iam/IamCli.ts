@@ -4,6 +4,9 @@ import { Effect, Either, Exit, Layer, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { BcryptPasswordHasher } from "../platform/PasswordHasher.js"
 import { Transactions } from "../platform/sql/Transactions.js"
+import { Authority } from "./access/Authority.js"
+import { LoginThrottle } from "./accounts/LoginThrottle.js"
+import { LoginThrottleRepo } from "./accounts/LoginThrottleRepo.js"
 import { IamPolicy } from "./access/IamPolicy.js"
 import { IamPolicyRules } from "./access/IamPolicyRules.js"
 import { Roles } from "./access/Roles.js"
@@ -23,6 +26,9 @@ export const generateKeyText = (): string => {
 
 // Only what bootstrapping touches: no signing keys, so it works before AUTH_IAM_PASETO_SECRET_KEY is set.
 const BootstrapServices = Layer.mergeAll(Accounts.layer, Roles.layer).pipe(
+  Layer.provideMerge(Authority.layer),
+  Layer.provideMerge(LoginThrottle.layer),
+  Layer.provideMerge(LoginThrottleRepo.Default),
   Layer.provideMerge(IamPolicy.layer),
   Layer.provideMerge(IamPolicy.engine),
   Layer.provideMerge(IamPolicyRules.Default),

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf"
 import { timestampFromDate } from "@bufbuild/protobuf/wkt"
 import { Context, Duration, Effect, Either, Layer, Redacted } from "effect"
 import * as pb from "../gen/gatehouse/iam/v1/iam_pb.js"
+import { Authority } from "./access/Authority.js"
 import { IamPolicy } from "./access/IamPolicy.js"
 import { type PermissionRecord, type RoleRecord, Roles } from "./access/Roles.js"
 import { type Account, Accounts, type LoginIdentifier } from "./accounts/Accounts.js"
@@ -14,9 +15,14 @@ import { IamError } from "./domain/IamError.js"
 import { actionEnum, actionOf, resourceEnum, resourceOf } from "./ProtoEnums.js"
 import { bearerToken, type Caller, type IssuedTokens, Sessions } from "./tokens/Sessions.js"
 
-/** What a transport passes along with a request: the caller's credentials, nothing else. */
+/** What a transport passes along with a request: the caller's credentials, and which client sent it. */
 export interface CallMeta {
   readonly authorization: string | undefined
+  /**
+   * The client the login throttle counts the request against (platform/http/RateLimitKey's clientAddress: the
+   * RATE_LIMIT_HEADER value behind a proxy, else the peer's address). Undefined: not counted per client.
+   */
+  readonly client?: string | undefined
 }
 
 /** Request and response message of every operation. */
@@ -141,13 +147,14 @@ interface Guarded<Op extends Operation> {
   readonly handle: (request: IamMessages[Op][0], context: GuardedContext) => Effect.Effect<IamMessages[Op][1], IamError>
 }
 
-export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Sessions | Roles | IamPolicy> = Layer.effect(
+export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Sessions | Roles | IamPolicy | Authority> = Layer.effect(
   IamHandlers,
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const sessions = yield* Sessions
     const roles = yield* Roles
     const policy = yield* IamPolicy
+    const authority = yield* Authority
 
     /** A guard that needs credentials: who the caller is, after the policy said yes. */
     const authorize = Effect.fn("IamHandlers.authorize")(function*(guard: Guard, meta: CallMeta, targetUserId: number) {
@@ -178,13 +185,13 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
         const tokens = yield* sessions.issue(account)
         return create(pb.RegisterResponseSchema, { user: userMessage(account), token: tokenMessage(tokens) })
       }) },
-      Login: { handle: (request) => Effect.gen(function*() {
+      Login: { handle: (request, { meta }) => Effect.gen(function*() {
         const identifier = yield* loginIdentifier(request)
         if (request.password === "") return yield* IamError.invalid("password is required")
         if (Buffer.byteLength(request.password, "utf8") > PASSWORD_MAX_BYTES) {
           return yield* IamError.invalid(`password must be at most ${PASSWORD_MAX_BYTES} bytes`)
         }
-        const account = yield* accounts.login(identifier, Redacted.make(request.password))
+        const account = yield* accounts.login(identifier, Redacted.make(request.password), meta.client)
         const tokens = yield* sessions.issue(account)
         return create(pb.LoginResponseSchema, { user: userMessage(account), token: tokenMessage(tokens) })
       }) },
@@ -193,11 +200,12 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
         yield* sessions.logout({ accessToken, refreshToken: request.refreshToken, allSessions: request.allSessions })
         return create(pb.LogoutResponseSchema, { success: true })
       }) },
-      GenerateToken: { handle: (request) => Effect.gen(function*() {
+      GenerateToken: { handle: (request, { caller }) => Effect.gen(function*() {
         const userId = yield* check(checkId("user_id", request.userId))
         if (request.ttlSeconds < 0) return yield* IamError.invalid("ttl_seconds must not be negative")
         const account = yield* accounts.find(userId)
         if (account === undefined) return yield* IamError.notFound("user not found")
+        yield* authority.requireTokenFor(caller!.userId, userId)
         const ttl = request.ttlSeconds > 0 ? Duration.seconds(request.ttlSeconds) : undefined
         return create(pb.GenerateTokenResponseSchema, { token: tokenMessage(yield* sessions.issue(account, ttl)) })
       }) },
@@ -228,18 +236,18 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
       ListRoles: { handle: () => Effect.gen(function*() {
         return create(pb.ListRolesResponseSchema, { roles: (yield* roles.listRoles).map(roleMessage) })
       }) },
-      DeleteRole: { handle: (request) => Effect.gen(function*() {
-        yield* roles.deleteRole(yield* check(checkId("role_id", request.roleId)))
+      DeleteRole: { handle: (request, { caller }) => Effect.gen(function*() {
+        yield* roles.deleteRole(caller!.userId, yield* check(checkId("role_id", request.roleId)))
         return create(pb.DeleteRoleResponseSchema)
       }) },
-      AssignRole: { handle: (request) => Effect.gen(function*() {
+      AssignRole: { handle: (request, { caller }) => Effect.gen(function*() {
         const userId = yield* check(checkId("user_id", request.userId))
-        yield* roles.assign(userId, yield* check(checkId("role_id", request.roleId)))
+        yield* roles.assign(caller!.userId, userId, yield* check(checkId("role_id", request.roleId)))
         return create(pb.AssignRoleResponseSchema)
       }) },
-      UnassignRole: { handle: (request) => Effect.gen(function*() {
+      UnassignRole: { handle: (request, { caller }) => Effect.gen(function*() {
         const userId = yield* check(checkId("user_id", request.userId))
-        yield* roles.unassign(userId, yield* check(checkId("role_id", request.roleId)))
+        yield* roles.unassign(caller!.userId, userId, yield* check(checkId("role_id", request.roleId)))
         return create(pb.UnassignRoleResponseSchema)
       }) },
       ListUserRoles: {
@@ -259,18 +267,18 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
       ListPermissions: { handle: () => Effect.gen(function*() {
         return create(pb.ListPermissionsResponseSchema, { permissions: (yield* roles.listPermissions).map(permissionMessage) })
       }) },
-      DeletePermission: { handle: (request) => Effect.gen(function*() {
-        yield* roles.deletePermission(yield* check(checkId("permission_id", request.permissionId)))
+      DeletePermission: { handle: (request, { caller }) => Effect.gen(function*() {
+        yield* roles.deletePermission(caller!.userId, yield* check(checkId("permission_id", request.permissionId)))
         return create(pb.DeletePermissionResponseSchema)
       }) },
-      GrantPermission: { handle: (request) => Effect.gen(function*() {
+      GrantPermission: { handle: (request, { caller }) => Effect.gen(function*() {
         const roleId = yield* check(checkId("role_id", request.roleId))
-        yield* roles.grant(roleId, yield* check(checkId("permission_id", request.permissionId)))
+        yield* roles.grant(caller!.userId, roleId, yield* check(checkId("permission_id", request.permissionId)))
         return create(pb.GrantPermissionResponseSchema)
       }) },
-      RevokePermission: { handle: (request) => Effect.gen(function*() {
+      RevokePermission: { handle: (request, { caller }) => Effect.gen(function*() {
         const roleId = yield* check(checkId("role_id", request.roleId))
-        yield* roles.revoke(roleId, yield* check(checkId("permission_id", request.permissionId)))
+        yield* roles.revoke(caller!.userId, roleId, yield* check(checkId("permission_id", request.permissionId)))
         return create(pb.RevokePermissionResponseSchema)
       }) },
       ListRolePermissions: { handle: (request) => Effect.gen(function*() {

@@ -1,5 +1,7 @@
 import { HttpRouter, HttpServerError } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
+import type { AppConfig } from "../config/AppConfig.js"
+import type { SecureRandom } from "../platform/SecureRandom.js"
 import type { HttpProduct } from "../platform/http/HttpEdge.js"
 import { IamError } from "./domain/IamError.js"
 import type { IamServices } from "./IamLive.js"
@@ -19,7 +21,7 @@ export const ownsIamPath = (path: string): boolean =>
  * error handling: every answer is in IAM's envelope, a database outage is UNAVAILABLE as on gRPC, and a body over
  * the limit is refused as resource_exhausted. A path of IAM's shape with no route for its method is passed on.
  */
-export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices> = Layer.effect(
+export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices | AppConfig | SecureRandom> = Layer.effect(
   IamHttp,
   Effect.gen(function*() {
     const app = yield* Effect.flatMap(IamRouter.router, HttpRouter.toHttpApp)

@@ -3,12 +3,15 @@ import { Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import type { PasswordHasher } from "../platform/PasswordHasher.js"
 import { Transactions } from "../platform/sql/Transactions.js"
+import { Authority } from "./access/Authority.js"
 import { IamPolicy } from "./access/IamPolicy.js"
 import { IamPolicyRules } from "./access/IamPolicyRules.js"
 import { Roles } from "./access/Roles.js"
 import { RolesRepo } from "./access/RolesRepo.js"
 import { Accounts } from "./accounts/Accounts.js"
 import { AccountsRepo } from "./accounts/AccountsRepo.js"
+import { LoginThrottle } from "./accounts/LoginThrottle.js"
+import { LoginThrottleRepo } from "./accounts/LoginThrottleRepo.js"
 import { bootstrapAdmin } from "./accounts/BootstrapAdmin.js"
 import { IamHandlers, IamHandlersLive } from "./IamHandlers.js"
 import { IamSql } from "./IamSql.js"
@@ -17,17 +20,29 @@ import { PasetoTokens } from "./tokens/PasetoTokens.js"
 import { Revocations } from "./tokens/Revocations.js"
 import { Sessions } from "./tokens/Sessions.js"
 
-export type IamServices = IamHandlers | IamKeys | Accounts | Roles | Sessions | IamPolicy | IamSql | AccountsRepo | RolesRepo
+export type IamServices =
+  | IamHandlers
+  | IamKeys
+  | Accounts
+  | Roles
+  | Authority
+  | Sessions
+  | IamPolicy
+  | IamSql
+  | AccountsRepo
+  | RolesRepo
 
 /** Every IAM service over a migrated database; transports (gRPC, REST, RPC) sit on top of IamHandlers. */
 export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClient.SqlClient | AppConfig | PasswordHasher> =
   IamHandlersLive.pipe(
     Layer.provideMerge(Roles.layer),
+    Layer.provideMerge(Authority.layer),
     Layer.provideMerge(Sessions.layer),
     Layer.provideMerge(Layer.mergeAll(Accounts.layer, PasetoTokens.layer, Revocations.layer, IamPolicy.layer)),
+    Layer.provideMerge(LoginThrottle.layer),
     Layer.provideMerge(IamPolicy.engine),
     Layer.provideMerge(IamPolicyRules.Default),
-    Layer.provideMerge(Layer.mergeAll(RolesRepo.Default, AccountsRepo.Default, Transactions.Live)),
+    Layer.provideMerge(Layer.mergeAll(RolesRepo.Default, AccountsRepo.Default, LoginThrottleRepo.Default, Transactions.Live)),
     Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer))
   )
 

@@ -7,7 +7,7 @@ import { qualifiedTables } from "../platform/sql/Tables.js"
 import { IamError } from "./domain/IamError.js"
 
 const TABLES = ["users", "roles", "permissions", "user_roles", "role_permissions", "refresh_tokens", "revocations",
-  "policy_version"] as const
+  "policy_version", "login_failures", "login_clients"] as const
 export type IamTable = (typeof TABLES)[number]
 
 /** The IAM tables' qualified names (schema `iam`, DB_NAMESPACE prefix) and its notification channels. */

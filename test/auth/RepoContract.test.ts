@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
-import { type RequestRate, requestRate } from "../../src/auth/domain/RequestRate.js"
+import { type RequestRate, requestRate } from "../../src/platform/RequestRate.js"
 import { RateLimitsRepo } from "../../src/auth/limits/RateLimitsRepo.js"
 import { SendQuotaRepo } from "../../src/auth/messages/SendQuotaRepo.js"
 import { FlowStateRepo } from "../../src/auth/sessions/FlowStateRepo.js"

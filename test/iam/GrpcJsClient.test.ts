@@ -51,6 +51,9 @@ layer(IamTestServer(), { timeout: 120_000 })("IAM over gRPC, from a @grpc/grpc-j
       // Management needs a token, then the policy.
       expect(code(yield* call("RoleService", "CreateRole", { name: "editor" }))).toBe("UNAUTHENTICATED")
       expect(code(yield* call("RoleService", "CreateRole", { name: "editor" }, alice))).toBe("PERMISSION_DENIED")
+      // grpc-js decodes grpc-message with decodeURI: the server escapes only what the gRPC spec says, so ':' arrives.
+      const refused = yield* call("RoleService", "CreateRole", { name: "editor" }, alice)
+      expect(!refused.ok && refused.details).toBe("permission denied: ROLE/CREATE is required")
       expect(code(yield* call("AuthService", "GenerateToken", { user_id: registered.user.id }, alice))).toBe("PERMISSION_DENIED")
 
       yield* bootstrapAdmin({ username: "root", email: "root@example.com", password: Redacted.make("root password") })

@@ -1,10 +1,13 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import {
   ASSIGNMENT_DANGLES, GRANT_DANGLES, PERMISSION_NAME_TAKEN, ROLE_NAME_TAKEN, RolesRepo
 } from "../../src/iam/access/RolesRepo.js"
 import { AccountsRepo, EMAIL_WITHOUT_AT, TAKEN } from "../../src/iam/accounts/AccountsRepo.js"
+import { LoginThrottleRepo } from "../../src/iam/accounts/LoginThrottleRepo.js"
+import { admitLogin, type FailureCount } from "../../src/iam/domain/LoginBackoff.js"
+import { requestRate } from "../../src/platform/RequestRate.js"
 import { IamError } from "../../src/iam/domain/IamError.js"
 import { IamSql } from "../../src/iam/IamSql.js"
 import { migrate } from "../../src/platform/Migrator.js"
@@ -19,7 +22,9 @@ import { iamTestEnv } from "./support/IamTestServer.js"
  */
 const config = testConfig(iamTestEnv())
 
-const Live: Layer.Layer<AccountsRepo | RolesRepo> = Layer.mergeAll(AccountsRepo.Default, RolesRepo.Default).pipe(
+type Repos = AccountsRepo | RolesRepo | LoginThrottleRepo
+
+const Live: Layer.Layer<Repos> = Layer.mergeAll(AccountsRepo.Default, RolesRepo.Default, LoginThrottleRepo.Default).pipe(
   Layer.provide(IamSql.layer),
   Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
   Layer.provide(Layer.succeed(AppConfig, config)),
@@ -27,15 +32,15 @@ const Live: Layer.Layer<AccountsRepo | RolesRepo> = Layer.mergeAll(AccountsRepo.
   Layer.orDie
 )
 
-const InMemory: Layer.Layer<AccountsRepo | RolesRepo> = RolesRepo.Test.pipe(Layer.provideMerge(AccountsRepo.Test))
+const InMemory: Layer.Layer<Repos> = Layer.merge(RolesRepo.Test.pipe(Layer.provideMerge(AccountsRepo.Test)), LoginThrottleRepo.Test)
 
 const failure = <A>(effect: Effect.Effect<A, IamError>) => Effect.map(Effect.flip(effect), ({ code, message }) => ({ code, message }))
 
 const user = (name: string) => ({ username: name, email: `${name}@example.com`, passwordHash: "$2a$04$not-a-real-hash" })
 
-const contract = (name: string, repos: Layer.Layer<AccountsRepo | RolesRepo>) =>
+const contract = (name: string, repos: Layer.Layer<Repos>) =>
   layer(repos, { timeout: 60_000 })(`${name}: repo contract`, (it) => {
-    it.effect("users: found by username, email and id; username and email unique, compared exactly", () =>
+    it.effect("users: found by username, email and id; username unique whatever its case, email unique", () =>
       Effect.gen(function*() {
         const accounts = yield* AccountsRepo
         const ann = yield* accounts.insert(user("ann"))
@@ -52,8 +57,11 @@ const contract = (name: string, repos: Layer.Layer<AccountsRepo | RolesRepo>) =>
         expect(yield* failure(accounts.insert({ ...user("ann2"), email: "ann@example.com" }))).toEqual(taken)
         expect(yield* failure(accounts.insert({ ...user("ann3"), email: "no-at-sign" })))
           .toEqual({ code: "invalid_argument", message: EMAIL_WITHOUT_AT })
-        // Case matters to the UNIQUE constraint (AccountRules normalises before the repo sees a name).
-        expect((yield* accounts.insert(user("Ann"))).username).toBe("Ann")
+        // Usernames: unique and found whatever their case, kept as typed.
+        expect(yield* failure(accounts.insert({ ...user("ANN"), email: "ann-upper@example.com" }))).toEqual(taken)
+        expect((yield* accounts.findByUsername("ANN"))?.id).toBe(ann.id)
+        const mixed = yield* accounts.insert(user("MiXeD"))
+        expect((yield* accounts.findByUsername("mixed"))).toMatchObject({ id: mixed.id, username: "MiXeD" })
       }))
 
     it.effect("ids are allocated like serials: a failed insert spends one", () =>
@@ -147,6 +155,78 @@ const contract = (name: string, repos: Layer.Layer<AccountsRepo | RolesRepo>) =>
         expect(yield* roles.deletePermission(permission.id)).toBe(true)
         expect(yield* roles.deletePermission(permission.id)).toBe(false)
         expect(yield* roles.permissionsOf(kept.id)).toEqual([])
+      }))
+
+    it.effect("a role's holders and name (lockRole) and a permission by id: what the last-admin and delegation rules read", () =>
+      Effect.gen(function*() {
+        const accounts = yield* AccountsRepo
+        const roles = yield* RolesRepo
+        const [dan, eve] = [yield* accounts.insert(user("dan")), yield* accounts.insert(user("eve"))]
+        const role = yield* roles.createRole("holders", null)
+        expect(yield* roles.holdersOf(role.id)).toEqual([])
+        yield* roles.assign(eve.id, role.id)
+        yield* roles.assign(dan.id, role.id)
+        expect(yield* roles.holdersOf(role.id)).toEqual([dan.id, eve.id])
+        expect(yield* roles.lockRole(role.id)).toBe("holders")
+        expect(yield* roles.lockRole(role.id + 1000)).toBeUndefined()
+        yield* roles.unassign(dan.id, role.id)
+        expect(yield* roles.holdersOf(role.id)).toEqual([eve.id])
+
+        const permission = yield* roles.createPermission({ name: "find me", description: "found", resource: "PRODUCT", action: "LIST" })
+        expect(yield* roles.findPermission(permission.id)).toEqual(permission)
+        expect(yield* roles.findPermission(permission.id + 1000)).toBeUndefined()
+      }))
+
+    it.effect("login failures: each attempt decided and recorded as admitLogin says, a success forgets them, many at once admit only the free ones", () =>
+      Effect.gen(function*() {
+        const throttle = yield* LoginThrottleRepo
+        const backoff = { after: 3, firstMs: 1_000, maxMs: 8_000, forgetAfterMs: 60_000 }
+        // Failing attempts at these moments (ms), each decided by the repo and by the pure rule over the same record.
+        const times = [0, 0, 0, 0, 999, 1_000, 1_000, 2_999, 3_000, 7_000, 15_000, 30_000, 31_000, 100_000, 170_000]
+        let count: FailureCount | undefined
+        const base = 1_700_000_000_000
+        for (const t of times) {
+          const expected = admitLogin(count, base + t, backoff)
+          if (expected.allowed) count = expected.count
+          expect(yield* throttle.admitAccount("user:contract", base + t, backoff), `at ${t}`).toEqual(expected)
+        }
+        // Forgotten by a success: the next failures are free again.
+        yield* throttle.clearAccount("user:contract")
+        expect(yield* throttle.admitAccount("user:contract", base + 170_001, backoff)).toEqual(admitLogin(undefined, base + 170_001, backoff))
+
+        // Twenty guesses at one instant, on one account: the three free ones go through.
+        const guesses = yield* Effect.all(Array.from({ length: 20 }, () => throttle.admitAccount("user:burst", base, backoff)), { concurrency: "unbounded" })
+        expect(guesses.filter((g) => g.allowed)).toHaveLength(3)
+        expect(guesses.filter((g) => !g.allowed).every((g) => !g.allowed && g.retryAfterMs === 1_000)).toBe(true)
+      }))
+
+    it.effect("login clients: a bucket of failures as admitRequest keeps it, refunded by a success; the sweep removes only what decides nothing", () =>
+      Effect.gen(function*() {
+        const throttle = yield* LoginThrottleRepo
+        const rate = requestRate(3, Duration.seconds(30), 3)
+        const base = 1_700_000_000_000
+        const admissions = yield* Effect.forEach([0, 0, 0, 0], (t) => throttle.admitClient("203.0.113.1", base + t, rate))
+        expect(admissions.map((a) => a.allowed)).toEqual([true, true, true, false])
+        expect(admissions[3]).toEqual({ allowed: false, retryAfterMs: 10_000 })
+        // A success gives its failure back: one more attempt at once.
+        yield* throttle.refundClient("203.0.113.1", rate)
+        expect((yield* throttle.admitClient("203.0.113.1", base, rate)).allowed).toBe(true)
+        expect((yield* throttle.admitClient("203.0.113.1", base, rate)).allowed).toBe(false)
+        expect((yield* throttle.admitClient("203.0.113.1", base + 10_000, rate)).allowed).toBe(true)
+        // Refunding a client never seen changes nothing.
+        yield* throttle.refundClient("198.51.100.7", rate)
+        expect((yield* Effect.forEach([0, 0, 0, 0], () => throttle.admitClient("198.51.100.7", base, rate))).map((a) => a.allowed))
+          .toEqual([true, true, true, false])
+
+        // Sweeping at base + 40 s: the clients' buckets are full again by then (deleted); the account waits until
+        // base + 1 s and is forgotten a minute after that (kept).
+        const backoff = { after: 1, firstMs: 1_000, maxMs: 1_000, forgetAfterMs: 60_000 }
+        yield* throttle.admitAccount("user:sweep", base, backoff)
+        const swept = yield* throttle.sweep(base + 40_000, backoff)
+        expect(swept).toBeGreaterThanOrEqual(2)
+        expect(yield* throttle.admitAccount("user:sweep", base + 500, backoff)).toEqual({ allowed: false, retryAfterMs: 500 })
+        expect(yield* throttle.sweep(base + 61_001, backoff)).toBeGreaterThanOrEqual(1)
+        expect(yield* throttle.admitAccount("user:sweep", base + 61_001, backoff)).toEqual(admitLogin(undefined, base + 61_001, backoff))
       }))
 
     it.effect("the policy version moves by one on every bump", () =>

@@ -21,7 +21,7 @@ import { bearerToken } from "../../src/iam/tokens/Sessions.js"
 // The HTTP statuses Connect itself gives each gRPC code (connectrpc.com/docs/protocol#error-codes).
 const CONNECT_HTTP: Partial<Record<Code, number>> = {
   [Code.InvalidArgument]: 400, [Code.Unauthenticated]: 401, [Code.PermissionDenied]: 403, [Code.NotFound]: 404,
-  [Code.AlreadyExists]: 409, [Code.ResourceExhausted]: 429, [Code.Unavailable]: 503, [Code.Internal]: 500
+  [Code.AlreadyExists]: 409, [Code.FailedPrecondition]: 400, [Code.ResourceExhausted]: 429, [Code.Unavailable]: 503, [Code.Internal]: 500
 }
 
 describe("error mapping", () => {

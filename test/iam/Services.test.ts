@@ -1,12 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, TestClock } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"
+import { Authority, OPERATOR } from "../../src/iam/access/Authority.js"
 import { IamPolicy } from "../../src/iam/access/IamPolicy.js"
 import { IamPolicyRules } from "../../src/iam/access/IamPolicyRules.js"
-import { Roles } from "../../src/iam/access/Roles.js"
+import { LAST_ADMIN, Roles } from "../../src/iam/access/Roles.js"
 import { RolesRepo } from "../../src/iam/access/RolesRepo.js"
 import { Accounts } from "../../src/iam/accounts/Accounts.js"
 import { AccountsRepo } from "../../src/iam/accounts/AccountsRepo.js"
+import { LoginThrottle } from "../../src/iam/accounts/LoginThrottle.js"
+import { LoginThrottleRepo } from "../../src/iam/accounts/LoginThrottleRepo.js"
 import { bootstrapAdmin } from "../../src/iam/accounts/BootstrapAdmin.js"
 import type { IamError } from "../../src/iam/domain/IamError.js"
 import { IamSql } from "../../src/iam/IamSql.js"
@@ -26,6 +29,9 @@ const Ports = Layer.mergeAll(Transactions.Test, IamSql.Test, PasswordHasherTest,
 const Repos = RolesRepo.Test.pipe(Layer.provideMerge(AccountsRepo.Test))
 
 const Services = Layer.mergeAll(Accounts.layer, Roles.layer).pipe(
+  Layer.provideMerge(Authority.layer),
+  Layer.provideMerge(LoginThrottle.layer),
+  Layer.provideMerge(LoginThrottleRepo.Test),
   Layer.provideMerge(IamPolicy.layer),
   Layer.provideMerge(IamPolicy.engine),
   Layer.provideMerge(IamPolicyRules.Default),
@@ -59,16 +65,33 @@ describe("IAM services over the Test repos", () => {
       expect(yield* failure(accounts.login({ username: "nobody" }, Redacted.make("ann password")))).toEqual(refused)
     }).pipe(Effect.provide(Services)))
 
+  it.effect("login throttle: five failures, then even the right password waits; waited out it signs in; a client's failures are its own", () =>
+    Effect.gen(function*() {
+      const accounts = yield* Accounts
+      yield* register("ann")
+      const attempt = (password: string, client?: string) =>
+        Effect.map(Effect.either(accounts.login({ username: "Ann" }, Redacted.make(password), client)), (result) =>
+          result._tag === "Right" ? "ok" : result.left.code === "resource_exhausted" ? `wait ${result.left.retryAfter}` : result.left.code)
+      for (let i = 0; i < 5; i++) expect(yield* attempt("wrong password")).toBe("unauthenticated")
+      expect(yield* attempt("ann password")).toBe("wait 1")
+      yield* TestClock.adjust("1 second")
+      expect(yield* attempt("wrong password")).toBe("unauthenticated")
+      expect(yield* attempt("ann password", "10.0.0.1")).toBe("wait 2")
+      yield* TestClock.adjust("2 seconds")
+      expect(yield* attempt("ann password", "10.0.0.1")).toBe("ok")
+      expect(yield* attempt("wrong password")).toBe("unauthenticated")
+    }).pipe(Effect.provide(Services)))
+
   it.effect("a role for a missing user, or a missing role, is NOT_FOUND", () =>
     Effect.gen(function*() {
       const roles = yield* Roles
       const ann = yield* register("ann")
       const role = yield* roles.createRole("clerk", null)
-      expect((yield* failure(roles.assign(ann.id + 1, role.id))).code).toBe("not_found")
-      expect((yield* failure(roles.assign(ann.id, role.id + 1))).code).toBe("not_found")
+      expect((yield* failure(roles.assign(OPERATOR, ann.id + 1, role.id))).code).toBe("not_found")
+      expect((yield* failure(roles.assign(OPERATOR, ann.id, role.id + 1))).code).toBe("not_found")
       expect(yield* failure(roles.rolesOf(ann.id + 1))).toEqual({ code: "not_found", message: "user not found" })
       expect(yield* failure(roles.permissionsOf(role.id + 1))).toEqual({ code: "not_found", message: "role not found" })
-      expect(yield* failure(roles.deletePermission(1))).toEqual({ code: "not_found", message: "permission not found" })
+      expect(yield* failure(roles.deletePermission(OPERATOR, 1))).toEqual({ code: "not_found", message: "permission not found" })
       expect(yield* roles.rolesOf(ann.id)).toEqual([])
     }).pipe(Effect.provide(Services)))
 
@@ -80,18 +103,18 @@ describe("IAM services over the Test repos", () => {
       const ann = yield* register("ann")
       const role = yield* roles.createRole("clerk", null)
       const permission = yield* roles.createPermission({ name: "delete orders", description: null, resource: "ORDER", action: "DELETE" })
-      yield* roles.grant(role.id, permission.id)
+      yield* roles.grant(OPERATOR, role.id, permission.id)
       expect(yield* policy.enforce(ann.id, "ORDER", "DELETE")).toBe(false)
-      yield* roles.assign(ann.id, role.id)
+      yield* roles.assign(OPERATOR, ann.id, role.id)
       expect(yield* policy.enforce(ann.id, "ORDER", "DELETE")).toBe(true)
       expect(yield* accounts.roleNames(ann.id)).toEqual(["clerk"])
       expect((yield* roles.permissionsOf(role.id)).map((p) => p.name)).toEqual(["delete orders"])
 
-      yield* roles.deleteRole(role.id)
+      yield* roles.deleteRole(OPERATOR, role.id)
       expect(yield* policy.enforce(ann.id, "ORDER", "DELETE")).toBe(false)
       expect(yield* roles.rolesOf(ann.id)).toEqual([])
       expect(yield* accounts.roleNames(ann.id)).toEqual([])
-      expect(yield* failure(roles.deleteRole(role.id))).toEqual({ code: "not_found", message: "role not found" })
+      expect(yield* failure(roles.deleteRole(OPERATOR, role.id))).toEqual({ code: "not_found", message: "role not found" })
     }).pipe(Effect.provide(Services)))
 
   it.effect("revoking a grant is enforced at once; the policy version moves with every change", () =>
@@ -103,10 +126,10 @@ describe("IAM services over the Test repos", () => {
       const role = yield* roles.createRole("reader", null)
       const permission = yield* roles.createPermission({ name: "read users", description: null, resource: "USER", action: "READ" })
       const before = Number(yield* repo.policyVersion)
-      yield* roles.assign(ann.id, role.id)
-      yield* roles.grant(role.id, permission.id)
+      yield* roles.assign(OPERATOR, ann.id, role.id)
+      yield* roles.grant(OPERATOR, role.id, permission.id)
       expect(yield* policy.enforce(ann.id, "USER", "READ")).toBe(true)
-      yield* roles.revoke(role.id, permission.id)
+      yield* roles.revoke(OPERATOR, role.id, permission.id)
       expect(yield* policy.enforce(ann.id, "USER", "READ")).toBe(false)
       expect(Number(yield* repo.policyVersion)).toBe(before + 3)
     }).pipe(Effect.provide(Services)))
@@ -121,6 +144,38 @@ describe("IAM services over the Test repos", () => {
       expect(again).toEqual({ userId: first.userId, created: false })
       expect(yield* policy.enforce(first.userId, "PERMISSION", "DELETE")).toBe(true)
       expect(yield* Effect.flatMap(Accounts, (a) => a.roleNames(first.userId))).toEqual([config.iam.adminRole])
+    }).pipe(Effect.provide(Services)))
+
+  it.effect("delegation: a user moves only the roles and permissions they hold; nobody removes the last admin", () =>
+    Effect.gen(function*() {
+      const roles = yield* Roles
+      const { userId: boss } = yield* bootstrapAdmin({ username: "boss", email: "boss@example.com", password: Redacted.make("boss password") })
+      const adminRole = (yield* roles.listRoles).find((r) => r.name === config.iam.adminRole)!.id
+      const ann = (yield* register("ann")).id
+      const manager = yield* roles.createRole("manager", null)
+      const updateRoles = yield* roles.createPermission({ name: "update roles", description: null, resource: "ROLE", action: "UPDATE" })
+      const deleteUsers = yield* roles.createPermission({ name: "delete users", description: null, resource: "USER", action: "DELETE" })
+      yield* roles.grant(OPERATOR, manager.id, updateRoles.id)
+      yield* roles.assign(OPERATOR, ann, manager.id)
+
+      const denied = (what: string, deed: string) => ({ code: "permission_denied", message: `permission denied: you do not hold ${what}, so you cannot ${deed}` })
+      expect(yield* failure(roles.assign(ann, ann, adminRole))).toEqual(denied(`role ${adminRole}`, "assign it"))
+      expect(yield* failure(roles.unassign(ann, boss, adminRole))).toEqual(denied(`role ${adminRole}`, "remove it"))
+      expect(yield* failure(roles.deleteRole(ann, adminRole))).toEqual(denied(`role ${adminRole}`, "delete it"))
+      expect(yield* failure(roles.grant(ann, manager.id, deleteUsers.id))).toEqual(denied(`permission ${deleteUsers.id}`, "grant it"))
+      expect(yield* failure(roles.grant(ann, manager.id, deleteUsers.id + 100))).toEqual(denied(`permission ${deleteUsers.id + 100}`, "grant it"))
+      // What ann holds she may pass on.
+      const bob = (yield* register("bob")).id
+      yield* roles.assign(ann, bob, manager.id)
+      yield* roles.grant(ann, manager.id, updateRoles.id)
+
+      const lastAdmin = { code: "failed_precondition", message: LAST_ADMIN }
+      expect(yield* failure(roles.unassign(boss, boss, adminRole))).toEqual(lastAdmin)
+      expect(yield* failure(roles.deleteRole(boss, adminRole))).toEqual(lastAdmin)
+      yield* roles.assign(boss, ann, adminRole)
+      yield* roles.unassign(boss, boss, adminRole)
+      expect(yield* failure(roles.unassign(ann, ann, adminRole))).toEqual(lastAdmin)
+      expect((yield* roles.rolesOf(ann)).map((r) => r.id)).toContain(adminRole)
     }).pipe(Effect.provide(Services)))
 
   it.effect("the engine is a port: IamPolicy answers from whatever Policy it is given", () =>

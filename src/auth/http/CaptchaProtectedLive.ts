@@ -13,7 +13,7 @@ import {
   captchaUnavailable,
   grantNeedsCaptcha
 } from "../domain/CaptchaRules.js"
-import { clientAddress } from "../domain/RateLimitKey.js"
+import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import { adminCheck } from "./AdminAuthenticatedLive.js"
 
 type SearchParams = Readonly<Record<string, string | ReadonlyArray<string>>>

@@ -3,8 +3,9 @@ import { Clock, Duration, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import type { AuthError } from "../domain/AuthError.js"
-import { clientAddress, rateLimitKey } from "../domain/RateLimitKey.js"
-import { overRequestRate, type RequestRate, requestRate } from "../domain/RequestRate.js"
+import { clientAddress, rateLimitKey } from "../../platform/http/RateLimitKey.js"
+import { type RequestRate, requestRate } from "../../platform/RequestRate.js"
+import { overRequestRate } from "../domain/OverRequestRate.js"
 import { RateLimitsRepo } from "./RateLimitsRepo.js"
 
 /**

@@ -2,6 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { CasbinPolicy, Policy, readRbacModel } from "../../platform/Policy.js"
 import { notifyOrPoll } from "../../platform/sql/NotifyOrPoll.js"
+import { WILDCARD } from "../domain/Delegation.js"
 import type { IamError } from "../domain/IamError.js"
 import type { Action, Resource } from "../domain/ResourceAction.js"
 import { IamSql } from "../IamSql.js"
@@ -15,6 +16,8 @@ import { RolesRepo } from "./RolesRepo.js"
  */
 export class IamPolicy extends Context.Tag("iam/IamPolicy")<IamPolicy, {
   readonly enforce: (userId: number, resource: Resource, action: Action) => Effect.Effect<boolean>
+  /** Whether the policy allows the user the wildcard on the wildcard, as it does the admin role. */
+  readonly isAdmin: (userId: number) => Effect.Effect<boolean>
   /** Run inside the transaction that changed roles, permissions or their links. */
   readonly changed: Effect.Effect<void, IamError>
   /** Run after that transaction committed. */
@@ -54,7 +57,9 @@ export class IamPolicy extends Context.Tag("iam/IamPolicy")<IamPolicy, {
 
         const enforce = (userId: number, resource: Resource, action: Action) =>
           engine.enforce(userSubject(userId), resource, action)
-        return { enforce, changed: repo.bumpPolicyVersion, reload: engine.reload }
+        // Asked literally: only a line whose resource and action are both the wildcard matches a request for them.
+        const isAdmin = (userId: number) => engine.enforce(userSubject(userId), WILDCARD, WILDCARD)
+        return { enforce, isAdmin, changed: repo.bumpPolicyVersion, reload: engine.reload }
       })
     )
 }

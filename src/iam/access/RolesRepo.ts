@@ -115,6 +115,20 @@ export class RolesRepo extends Effect.Service<RolesRepo>()("iam/RolesRepo", {
     const unassign = (userId: number, roleId: number): Effect.Effect<void, IamError> =>
       sql`DELETE FROM ${sql(table.user_roles)} WHERE user_id = ${userId} AND role_id = ${roleId}`.pipe(Effect.asVoid, catchSql)
 
+    // NO KEY UPDATE: it queues every other caller of lockRole on this role (and a delete of it) until commit, yet
+    // lets assignments to the role, whose foreign-key check only takes KEY SHARE, go on.
+    const lockRole = (roleId: number): Effect.Effect<string | undefined, IamError> =>
+      sql<{ name: string }>`SELECT name FROM ${sql(table.roles)} WHERE id = ${roleId} FOR NO KEY UPDATE`.pipe(
+        Effect.map((rows) => rows[0]?.name),
+        catchSql
+      )
+
+    const holdersOf = (roleId: number): Effect.Effect<ReadonlyArray<number>, IamError> =>
+      sql<{ user_id: number }>`SELECT user_id FROM ${sql(table.user_roles)} WHERE role_id = ${roleId} ORDER BY user_id`.pipe(
+        Effect.map((rows) => rows.map((r) => r.user_id)),
+        catchSql
+      )
+
     const rolesOf = (userId: number): Effect.Effect<ReadonlyArray<RoleRecord>, IamError> =>
       sql<RoleRow>`SELECT r.* FROM ${sql(table.roles)} r
         JOIN ${sql(table.user_roles)} ur ON ur.role_id = r.id WHERE ur.user_id = ${userId} ORDER BY r.id`.pipe(
@@ -157,6 +171,12 @@ export class RolesRepo extends Effect.Service<RolesRepo>()("iam/RolesRepo", {
         catchSql
       )
 
+    const findPermission = (id: number): Effect.Effect<PermissionRecord | undefined, IamError> =>
+      sql<PermissionRow>`${selectPermissions} WHERE p.id = ${id}`.pipe(
+        Effect.map((rows) => rows[0] === undefined ? undefined : toPermission(rows[0])),
+        catchSql
+      )
+
     const permissionsOf = (roleId: number): Effect.Effect<ReadonlyArray<PermissionRecord>, IamError> =>
       sql<PermissionRow>`${selectPermissions}
         JOIN ${sql(table.role_permissions)} rp ON rp.permission_id = p.id WHERE rp.role_id = ${roleId} ORDER BY p.id`.pipe(
@@ -190,8 +210,8 @@ export class RolesRepo extends Effect.Service<RolesRepo>()("iam/RolesRepo", {
     return {
       userExists: (userId: number) => exists(table.users, userId),
       roleExists: (roleId: number) => exists(table.roles, roleId),
-      createRole, ensureRole, listRoles, deleteRole, assign, unassign, rolesOf, roleNamesOf,
-      createPermission, listPermissions, deletePermission, grant, revoke, permissionsOf,
+      createRole, ensureRole, listRoles, deleteRole, assign, unassign, lockRole, holdersOf, rolesOf, roleNamesOf,
+      createPermission, listPermissions, findPermission, deletePermission, grant, revoke, permissionsOf,
       grants, assignments, policyVersion, bumpPolicyVersion
     }
   })
@@ -295,11 +315,16 @@ export class RolesRepo extends Effect.Service<RolesRepo>()("iam/RolesRepo", {
         deleteRole,
         assign,
         unassign,
+        // One process's memory has no concurrent transactions to queue: the read is the lock.
+        lockRole: (roleId) => read((s) => s.roles.find((r) => r.id === roleId)?.name),
+        holdersOf: (roleId) =>
+          read((s) => s.userRoles.filter(([, r]) => r === roleId).map(([u]) => u).sort((a, b) => a - b)),
         rolesOf: (userId) => read((s) => rolesOfState(s, userId)),
         // Code-unit order, as the C collation sorts; a database with a linguistic collation may order mixed case differently.
         roleNamesOf: (userId) => read((s) => rolesOfState(s, userId).map((r) => r.name).sort()),
         createPermission,
         listPermissions: read((s) => s.permissions),
+        findPermission: (id) => read((s) => s.permissions.find((p) => p.id === id)),
         deletePermission,
         grant,
         revoke,

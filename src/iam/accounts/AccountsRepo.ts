@@ -1,5 +1,6 @@
 import { type SqlError } from "@effect/sql"
 import { Clock, Effect, Layer, Ref } from "effect"
+import { usernameKey } from "../domain/AccountRules.js"
 import { IamError } from "../domain/IamError.js"
 import { catchSql, constraintOf, IamSql, SqlClient, sqlState } from "../IamSql.js"
 
@@ -48,7 +49,10 @@ export interface NewUser {
   readonly passwordHash: string
 }
 
-/** The users table. Failures are IamError already: SQL errors are mapped here, at the repo boundary. */
+/**
+ * The users table. Failures are IamError already: SQL errors are mapped here, at the repo boundary. Usernames are
+ * found and kept unique whatever their case; each is stored as it was registered.
+ */
 export class AccountsRepo extends Effect.Service<AccountsRepo>()("iam/AccountsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -62,8 +66,9 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("iam/AccountsRe
         catchSql
       )
 
+    // lower(username) on both sides: the expression of the unique index, so the index answers it.
     const findByUsername = (username: string): Effect.Effect<UserRow | undefined, IamError> =>
-      sql<Row>`SELECT * FROM ${sql(table.users)} WHERE username = ${username}`.pipe(
+      sql<Row>`SELECT * FROM ${sql(table.users)} WHERE lower(username) = lower(${username})`.pipe(
         Effect.map((rows) => rows[0] === undefined ? undefined : toUser(rows[0])),
         catchSql
       )
@@ -85,8 +90,8 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("iam/AccountsRe
 }) {
   /**
    * In memory, with the table's rules: ids from a counter that, like the serial, is spent by a failed insert
-   * too; username and email unique (compared exactly, as the UNIQUE constraints do); an email without '@'
-   * refused as by its CHECK.
+   * too; usernames unique and found whatever their case (usernameKey, as the lower(username) index); emails
+   * unique, compared exactly (they arrive lower-cased); an email without '@' refused as by its CHECK.
    */
   static readonly Test: Layer.Layer<AccountsRepo> = Layer.effect(
     AccountsRepo,
@@ -100,7 +105,8 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("iam/AccountsRe
           Ref.modify(state, ({ lastId, rows }): readonly [Effect.Effect<UserRow, IamError>, State] => {
             const id = lastId + 1
             const failure = !user.email.includes("@") ? IamError.invalid(EMAIL_WITHOUT_AT)
-              : rows.some((u) => u.username === user.username || u.email === user.email) ? IamError.exists(TAKEN)
+              : rows.some((u) => usernameKey(u.username) === usernameKey(user.username) || u.email === user.email)
+              ? IamError.exists(TAKEN)
               : undefined
             if (failure !== undefined) return [Effect.fail(failure), { rows, lastId: id }]
             const row: UserRow = { ...user, id, createdAt: new Date(millis), updatedAt: new Date(millis) }
@@ -109,7 +115,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("iam/AccountsRe
 
       return AccountsRepo.make({
         insert,
-        findByUsername: (username) => find((u) => u.username === username),
+        findByUsername: (username) => find((u) => usernameKey(u.username) === usernameKey(username)),
         findByEmail: (email) => find((u) => u.email === email),
         findById: (id) => find((u) => u.id === id)
       })

@@ -1,5 +1,6 @@
 import { Effect, Either, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { OPERATOR } from "../access/Authority.js"
 import { Roles } from "../access/Roles.js"
 import { RolesRepo } from "../access/RolesRepo.js"
 import { checkRegistration } from "../domain/AccountRules.js"
@@ -32,6 +33,6 @@ export const bootstrapAdmin = Effect.fn("IamBootstrap.bootstrapAdmin")(function*
   const existing = yield* accountsRepo.findByUsername(registration.right.username)
   const userId = existing?.id ?? (yield* accounts.register({ ...registration.right, password: input.password })).id
   const roleId = yield* rolesRepo.ensureRole(iam.adminRole, "Administrators: every action on every resource")
-  yield* roles.assign(userId, roleId)
+  yield* roles.assign(OPERATOR, userId, roleId)
   return { userId, created: existing === undefined } satisfies BootstrapResult
 })

@@ -60,6 +60,15 @@ export const checkLoginUsername = (username: string): Either.Either<string, IamE
     ? Either.left(IamError.invalid("username must not contain control characters"))
     : Either.right(username)
 
+/**
+ * The form in which usernames are compared: lower case, so IAMADMIN cannot be registered beside iamadmin and
+ * either spelling signs in. A username is kept as typed. The database compares with lower(username), under its
+ * unique index (migration 0003), which folds case by the database's LC_CTYPE: every letter under a UTF-8
+ * locale, ASCII letters only under the C locale. This is the same comparison for ASCII names, the in-memory
+ * repo's and the login throttle's.
+ */
+export const usernameKey = (username: string): string => username.toLowerCase()
+
 export const checkPassword = (password: string): Either.Either<string, IamError> =>
   password === ""
     ? Either.left(IamError.invalid("password is required"))

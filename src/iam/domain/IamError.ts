@@ -7,6 +7,7 @@ export const IamCode = Schema.Literal(
   "permission_denied",
   "not_found",
   "already_exists",
+  "failed_precondition",
   "resource_exhausted",
   "unavailable",
   "internal"
@@ -19,7 +20,9 @@ export type IamCode = typeof IamCode.Type
  */
 export class IamError extends Schema.TaggedError<IamError>()("IamError", {
   code: IamCode,
-  message: Schema.String
+  message: Schema.String,
+  /** Whole seconds until trying again can succeed: REST's Retry-After, gRPC's and Connect's `retry-after` metadata. */
+  retryAfter: Schema.optional(Schema.Int)
 }) {
   static invalid(message: string): IamError {
     return new IamError({ code: "invalid_argument", message })
@@ -35,6 +38,14 @@ export class IamError extends Schema.TaggedError<IamError>()("IamError", {
   }
   static exists(message: string): IamError {
     return new IamError({ code: "already_exists", message })
+  }
+  /** The state forbids it, not the caller: it would succeed once the state changes (another admin exists). */
+  static precondition(message: string): IamError {
+    return new IamError({ code: "failed_precondition", message })
+  }
+  /** Refused until `retryAfterMs` has passed; the hint is in whole seconds, rounded up, at least one. */
+  static exhausted(message: string, retryAfterMs: number): IamError {
+    return new IamError({ code: "resource_exhausted", message, retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) })
   }
   static unavailable(): IamError {
     return new IamError({ code: "unavailable", message: "service temporarily unavailable" })

@@ -12,6 +12,7 @@ const TABLE: Readonly<Record<IamCode, { readonly grpc: Code; readonly http: numb
   permission_denied: { grpc: Code.PermissionDenied, http: 403 },
   not_found: { grpc: Code.NotFound, http: 404 },
   already_exists: { grpc: Code.AlreadyExists, http: 409 },
+  failed_precondition: { grpc: Code.FailedPrecondition, http: 400 },
   resource_exhausted: { grpc: Code.ResourceExhausted, http: 429 },
   unavailable: { grpc: Code.Unavailable, http: 503 },
   internal: { grpc: Code.Internal, http: 500 }

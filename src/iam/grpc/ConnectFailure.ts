@@ -6,12 +6,18 @@ import type { IamError } from "../domain/IamError.js"
 import { grpcCodeOf } from "../domain/IamStatus.js"
 
 /**
- * The gRPC status for how an Effect ended. A typed failure keeps its code and client-safe message; an
+ * The gRPC status for how an Effect ended. A typed failure keeps its code, client-safe message and retry hint; an
  * interruption (client cancelled, deadline passed) is CANCELED; a defect is INTERNAL with no details.
  */
 export const toConnectError = (cause: Cause.Cause<IamError>): ConnectError =>
   Option.match(Cause.failureOption(cause), {
-    onSome: (error) => new ConnectError(error.message, grpcCodeOf(error.code)),
+    // A retry hint travels as `retry-after` metadata (gRPC trailers, Connect headers), in seconds as over REST.
+    onSome: (error) =>
+      new ConnectError(
+        error.message,
+        grpcCodeOf(error.code),
+        error.retryAfter === undefined ? undefined : { "retry-after": String(error.retryAfter) }
+      ),
     onNone: () =>
       Cause.isInterruptedOnly(cause)
         ? new ConnectError("request cancelled", Code.Canceled)

@@ -2,7 +2,9 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2"
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net"
 import { Duplex } from "node:stream"
-import { Code, type ConnectRouter, type ConnectRouterOptions, createConnectRouter } from "@connectrpc/connect"
+import {
+  Code, type ConnectRouter, type ConnectRouterOptions, createConnectRouter, createContextKey, createContextValues, type HandlerContext
+} from "@connectrpc/connect"
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
 } from "@connectrpc/connect-node"
@@ -13,6 +15,7 @@ import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js"
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js"
 import { file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js"
+import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import type { Operation } from "../domain/Guards.js"
 import type { IamError } from "../domain/IamError.js"
 import { IAM_SERVICES } from "../IamContract.js"
@@ -37,20 +40,26 @@ export class GrpcListenError extends Data.TaggedError("GrpcListenError")<{ reado
 export const iamConnectRoutes = (
   handlers: Context.Tag.Service<IamHandlers>,
   run: <A>(effect: Effect.Effect<A, IamError>, signal: AbortSignal, call: RpcCall) => Promise<A>,
-  servingStatus: (signal: AbortSignal) => Promise<ServingStatus>
+  servingStatus: (signal: AbortSignal) => Promise<ServingStatus>,
+  clientHeader: string | undefined
 ) =>
 (router: ConnectRouter): void => {
   for (const service of IAM_SERVICES) {
     for (const method of service.methods) {
       const handler = anyHandler(handlers, method.name as Operation)
       const procedure = `/${service.typeName}/${method.name}`
-      router.rpc(method, ((request: unknown, context: { requestHeader: Headers; signal: AbortSignal }) =>
-        run(
-          handler(request as never, { authorization: context.requestHeader.get("authorization") ?? undefined }),
+      router.rpc(method, ((request: unknown, context: HandlerContext) => {
+        const headers = context.requestHeader
+        const forwarded = clientHeader === undefined ? undefined : headers.get(clientHeader) ?? undefined
+        return run(
+          handler(request as never, {
+            authorization: headers.get("authorization") ?? undefined,
+            client: clientAddress(forwarded, context.values.get(PEER_ADDRESS))
+          }),
           context.signal,
-          { procedure, headers: context.requestHeader }
+          { procedure, headers }
         )
-      ) as never)
+      }) as never)
     }
   }
   const registry = reflectionFiles([
@@ -79,7 +88,40 @@ const malformedAsInvalidArgument = (headers: Headers): void => {
   }
 }
 
-/** connectNodeAdapter's request routing, with malformedAsInvalidArgument applied to every gRPC answer. */
+/**
+ * The gRPC spec percent-encodes grpc-message only where it must: '%' and bytes outside printable ASCII. connect-es
+ * encodes like encodeURIComponent, ':' and ',' included, and @grpc/grpc-js decodes with decodeURI, which leaves
+ * those escaped: "permission denied%3A …" would reach its clients. Re-encoded the spec's way, every decoder
+ * (decodeURI, decodeURIComponent, grpc-go's) reads the message as it was written.
+ */
+const specEncodedMessage = (headers: Headers): void => {
+  const message = headers.get("grpc-message")
+  if (message === null) return
+  let text: string
+  try {
+    text = decodeURIComponent(message)
+  } catch {
+    return
+  }
+  const bytes = Buffer.from(text, "utf8")
+  let encoded = ""
+  for (const byte of bytes) {
+    encoded += byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+      ? String.fromCharCode(byte)
+      : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
+  }
+  headers.set("grpc-message", encoded)
+}
+
+const fixStatus = (headers: Headers): void => {
+  malformedAsInvalidArgument(headers)
+  specEncodedMessage(headers)
+}
+
+/** The address of the connection a call came in on, handed to the handlers by iamNodeAdapter. */
+const PEER_ADDRESS = createContextKey<string | undefined>(undefined, { description: "peer address" })
+
+/** connectNodeAdapter's request routing, with malformedAsInvalidArgument and specEncodedMessage applied to every gRPC answer. */
 const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (router: ConnectRouter) => void }) => {
   const router = createConnectRouter({ ...options, acceptCompression: [compressionGzip, compressionBrotli] })
   options.routes(router)
@@ -91,19 +133,21 @@ const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (rout
       res.end()
       return
     }
-    handler(universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, undefined))
+    // An HTTP/2 request's socket is the session's, which here is the replaying stream: it carries the address.
+    const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress)
+    handler(universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values))
       .then((response) => {
-        if (response.header !== undefined) malformedAsInvalidArgument(response.header)
+        if (response.header !== undefined) fixStatus(response.header)
         const trailer = response.trailer
         const body = response.body
         const fixed = trailer === undefined || body === undefined || !(Symbol.asyncIterator in body) ? response : {
           ...response,
           body: (async function*() {
             yield* body
-            malformedAsInvalidArgument(trailer)
+            fixStatus(trailer)
           })()
         }
-        if (trailer !== undefined && fixed === response) malformedAsInvalidArgument(trailer)
+        if (trailer !== undefined && fixed === response) fixStatus(trailer)
         return universalResponseToNodeResponse(fixed, res as ServerResponse)
       })
       .catch(() => undefined)
@@ -121,6 +165,8 @@ const replaying = (socket: Socket, first: Buffer): Duplex => {
       callback(error)
     }
   })
+  // What node:http2 reports as the request's socket address (the login throttle's client without a proxy header).
+  Object.defineProperty(stream, "remoteAddress", { value: socket.remoteAddress, enumerable: true })
   stream.push(first)
   socket.on("data", (chunk) => {
     if (!stream.push(chunk)) socket.pause()
@@ -145,7 +191,7 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
   Layer.scoped(
     IamGrpcAddress,
     Effect.gen(function*() {
-      const { api, iam } = yield* AppConfig
+      const { api, iam, rateLimit } = yield* AppConfig
       const handlers = yield* IamHandlers
       const sql = yield* SqlClient.SqlClient
       const runtime = yield* Effect.runtime<never>()
@@ -156,8 +202,9 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
           Effect.orElseSucceed(() => ServingStatus.NOT_SERVING)
         ), { signal })
 
+      const clientHeader = Option.getOrUndefined(Option.map(rateLimit.header, (name) => name.toLowerCase()))
       const adapter = iamNodeAdapter({
-        routes: iamConnectRoutes(handlers, run, servingStatus),
+        routes: iamConnectRoutes(handlers, run, servingStatus, clientHeader),
         readMaxBytes: iam.maxMessageBytes,
         grpc: true,
         grpcWeb: true,

@@ -1,6 +1,8 @@
 import { type DescMessage, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import { bodyErrorOf, parseJsonBody, RequestBodyError } from "../../platform/http/RequestBody.js"
 import type { Operation } from "../domain/Guards.js"
 import { IamError } from "../domain/IamError.js"
@@ -40,9 +42,15 @@ export const REST_ROUTES: ReadonlyArray<RestRoute> = [
   { method: "GET", path: "/auth/roles/:role_id/permissions", operation: "ListRolePermissions" }
 ]
 
-/** `{"code":"not_found","message":"…"}`, Connect's error body, with the matching HTTP status. */
+/**
+ * `{"code":"not_found","message":"…"}`, Connect's error body, with the matching HTTP status, and a refusal's
+ * retry hint as Retry-After (whole seconds).
+ */
 export const errorResponse = (error: IamError): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson({ code: error.code, message: error.message }, { status: httpStatusOf(error.code) })
+  HttpServerResponse.unsafeJson({ code: error.code, message: error.message }, {
+    status: httpStatusOf(error.code),
+    ...(error.retryAfter === undefined ? {} : { headers: { "retry-after": String(error.retryAfter) } })
+  })
 
 /**
  * A body over the size limit is Connect's resource_exhausted (what connect-go answers for a message over its
@@ -119,10 +127,11 @@ const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<J
  * the request message's proto3 JSON mapping (snake_case or camelCase names; enums by name or number), calls
  * the shared handler, and answers with the response message in snake_case, defaults included.
  */
-export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys> = IamRouter.use((router) =>
+export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys | AppConfig> = IamRouter.use((router) =>
   Effect.gen(function*() {
     const handlers = yield* IamHandlers
     const keys = yield* IamKeys
+    const clientHeader = Option.getOrUndefined(Option.map((yield* AppConfig).rateLimit.header, (name) => name.toLowerCase()))
     for (const route of REST_ROUTES) {
       const method = methodOf(route.operation)
       const handler = anyHandler(handlers, route.operation)
@@ -135,7 +144,11 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys>
           try: () => fromJson(method.input, acceptShortEnumNames(method.input, { ...body, ...ids })),
           catch: (error) => IamError.invalid(describeJsonError(error))
         })
-        const output = yield* handler(input as never, { authorization: request.headers["authorization"] })
+        const client = clientAddress(
+          clientHeader === undefined ? undefined : request.headers[clientHeader],
+          Option.getOrUndefined(request.remoteAddress)
+        )
+        const output = yield* handler(input as never, { authorization: request.headers["authorization"], client })
         return HttpServerResponse.unsafeJson(toJson(method.output, output as never, { useProtoFieldName: true, alwaysEmitImplicit: true }))
       }).pipe(
         Effect.catchAll((error) => Effect.succeed(error._tag === "RequestBodyError" ? tooLargeResponse() : errorResponse(error))),

@@ -7,7 +7,6 @@ import {
   captchaUnavailable,
   grantNeedsCaptcha
 } from "../../../src/auth/domain/CaptchaRules.js"
-import { clientAddress } from "../../../src/auth/domain/RateLimitKey.js"
 
 /** A token as a widget produces one: no surrounding whitespace, not blank. */
 const token = FastCheck.string({ minLength: 1 }).map((s) => s.trim()).filter((s) => s !== "")
@@ -59,15 +58,6 @@ describe("grantNeedsCaptcha", () => {
   })
 })
 
-describe("clientAddress", () => {
-  it("takes the first address of the configured header, else the peer", () => {
-    expect(clientAddress("203.0.113.7, 10.0.0.2", "10.0.0.1")).toBe("203.0.113.7")
-    expect(clientAddress(" 2001:db8::1 ", "10.0.0.1")).toBe("2001:db8::1")
-    expect(clientAddress(undefined, "127.0.0.1")).toBe("127.0.0.1")
-    expect(clientAddress(" , 203.0.113.7", "10.0.0.1")).toBe("10.0.0.1")
-    expect(clientAddress(undefined, undefined)).toBeUndefined()
-  })
-})
 
 describe("the refusals", () => {
   it("are GoTrue's captcha_failed, with the provider's codes", () => {

@@ -20,10 +20,19 @@ const loaded = grpc.loadPackageDefinition(definition) as unknown as {
   gatehouse: { iam: { v1: Record<string, grpc.ServiceClientConstructor> } }
 }
 
-export type Reply = { readonly ok: true; readonly value: any } | { readonly ok: false; readonly code: grpc.status; readonly details: string }
+export type Reply =
+  | { readonly ok: true; readonly value: any }
+  | { readonly ok: false; readonly code: grpc.status; readonly details: string; readonly metadata: Readonly<Record<string, string>> }
 
 export interface IamGrpcClients {
-  readonly call: (service: "AuthService" | "RoleService" | "PermissionService", method: string, request: object, token?: string) => Promise<Reply>
+  /** `metadata`: more request metadata besides the bearer token (a client key header, say). */
+  readonly call: (
+    service: "AuthService" | "RoleService" | "PermissionService",
+    method: string,
+    request: object,
+    token?: string,
+    metadata?: Readonly<Record<string, string>>
+  ) => Promise<Reply>
   readonly close: () => void
 }
 
@@ -33,12 +42,18 @@ export const grpcClients = (address: string): IamGrpcClients => {
     new loaded.gatehouse.iam.v1[name]!(address, grpc.credentials.createInsecure())
   ])) as Record<string, grpc.Client & Record<string, Function>>
   return {
-    call: (service, method, request, token) =>
+    call: (service, method, request, token, extra = {}) =>
       new Promise((resolve) => {
         const metadata = new grpc.Metadata()
         if (token !== undefined) metadata.set("authorization", `Bearer ${token}`)
+        for (const [key, value] of Object.entries(extra)) metadata.set(key, value)
         clients[service]![method]!(request, metadata, (error: grpc.ServiceError | null, value: unknown) =>
-          resolve(error === null ? { ok: true, value } : { ok: false, code: error.code, details: error.details }))
+          resolve(error === null ? { ok: true, value } : {
+            ok: false,
+            code: error.code,
+            details: error.details,
+            metadata: Object.fromEntries(Object.entries(error.metadata.getMap()).map(([key, v]) => [key, String(v)]))
+          }))
       }),
     close: () => Object.values(clients).forEach((c) => c.close())
   }

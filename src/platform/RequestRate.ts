@@ -1,5 +1,4 @@
 import { Duration } from "effect"
-import { AuthError } from "./AuthError.js"
 
 /**
  * GoTrue's per-IP limiters are tollbooth token buckets (golang.org/x/time/rate): a bucket of `burst` tokens,
@@ -7,8 +6,9 @@ import { AuthError } from "./AuthError.js"
  * per client instead of two (tokens and last refill): the theoretical arrival time (TAT), the moment the bucket
  * would be full again. A request at `now` passes when TAT - now <= (burst - 1) intervals, and moves TAT one
  * interval past max(TAT, now); a refused request changes nothing. With whole milliseconds this is exactly the
- * bucket (test/auth/domain/RequestRate.test.ts checks it against one), and it is one comparison and one
- * addition, which RateLimitsRepo's single SQL statement repeats.
+ * bucket (test/platform/RequestRate.test.ts checks it against one), and it is one comparison and one
+ * addition, which a repo's single SQL statement can repeat (the auth product's RateLimitsRepo does). It lives in
+ * the platform because both products count clients this way.
  */
 export interface RequestRate {
   /** Milliseconds one request costs at the sustained rate: `per` / `events`, rounded up, at least 1. */
@@ -51,11 +51,14 @@ export const admitRequest = (tat: number | undefined, nowMs: number, rate: Reque
 }
 
 /**
+ * Gives back what an admitted request took, for a request that turned out not to count (a limiter of failures
+ * admits every attempt as one, and refunds those that succeed): its client's TAT one interval earlier. A TAT that
+ * falls behind the clock is a full bucket, as ever, so later decisions are those the request never made.
+ */
+export const refundRequest = (tat: number, rate: RequestRate): number => tat - rate.intervalMs
+
+/**
  * A TAT at or before `nowMs` is a full bucket, the same as no row: such rows can be deleted without changing any
  * decision.
  */
 export const isRefilled = (tat: number, nowMs: number): boolean => tat <= nowMs
-
-/** GoTrue's answer past a per-IP limit, with the whole seconds until a request would pass. */
-export const overRequestRate = (retryAfterMs: number): AuthError =>
-  AuthError.of(429, "over_request_rate_limit", "Request rate limit reached").withRetryAfter(retryAfterMs / 1000)

@@ -14,8 +14,8 @@ export const rateLimitKey = (headerValue: string | undefined): string | undefine
 }
 
 /**
- * The client a request comes from, for what is counted even without RATE_LIMIT_HEADER (guessable verifications)
- * and for the address a CAPTCHA provider is told: the header's client (rateLimitKey), else the connection's peer.
+ * The client a request comes from, for what is counted even without RATE_LIMIT_HEADER (guessable verifications,
+ * IAM logins) and for the address a CAPTCHA provider is told: the header's client (rateLimitKey), else the connection's peer.
  * Behind a proxy without the header, the peer is the proxy and every client behind it shares what is counted.
  */
 export const clientAddress = (forwarded: string | undefined, peer: string | undefined): string | undefined =>

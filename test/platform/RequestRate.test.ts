@@ -5,10 +5,10 @@ import {
   admitRequest,
   admitsAny,
   isRefilled,
-  overRequestRate,
+  refundRequest,
   type RequestRate,
   requestRate
-} from "../../../src/auth/domain/RequestRate.js"
+} from "../../src/platform/RequestRate.js"
 
 // Rates as GoTrue's settings make them: a number of requests (fractions too) per period, in bursts.
 const events = FastCheck.oneof(FastCheck.integer({ min: 1, max: 1000 }), FastCheck.double({ min: 0.01, max: 1000, noNaN: true }))
@@ -137,10 +137,21 @@ describe("admitRequest", () => {
   })
 })
 
-describe("overRequestRate", () => {
-  it.prop("is GoTrue's 429 with a Retry-After of whole seconds, rounded up, at least 1", [FastCheck.integer({ min: 1, max: 10_000_000 })], ([ms]) => {
-    const error = overRequestRate(ms)
-    expect([error.status, error.code, error.message]).toStrictEqual([429, "over_request_rate_limit", "Request rate limit reached"])
-    expect(error.retryAfter).toBe(Math.max(1, Math.ceil(ms / 1000)))
-  })
+describe("refundRequest", () => {
+  it.prop("an admitted request refunded at once leaves every later decision as if it had never come",
+    [busyRate, start, gaps, FastCheck.nat(20)], ([rate, first, deltas, at]) => {
+      const times = timesFrom(first, deltas)
+      if (times.length === 0) return
+      const index = at % times.length
+      // Both runs see the same requests; in the second, the one at `index` is admitted and given back.
+      let plain: number | undefined
+      let refunded: number | undefined
+      times.forEach((now, i) => {
+        const a = admitRequest(plain, now, rate)
+        if (i !== index && a.allowed) plain = a.tat
+        const b = admitRequest(refunded, now, rate)
+        if (b.allowed) refunded = i === index ? refundRequest(b.tat, rate) : b.tat
+        if (i !== index) expect(b.allowed).toBe(a.allowed)
+      })
+    })
 })
