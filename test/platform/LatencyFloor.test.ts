@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { LATENCY_SAMPLES, latencyFloor, MAX_LATENCY_FLOOR_MS, withSample } from "../../src/platform/LatencyFloor.js"
+import { LATENCY_SAMPLES, latencyFloor, MAX_LATENCY_FLOOR_MS, medianOf, paddingFor, withSample } from "../../src/platform/LatencyFloor.js"
 
 const durations = FastCheck.array(FastCheck.double({ min: 0, max: 5000, noNaN: true }), { minLength: 1, maxLength: 200 })
 const draw = FastCheck.double({ min: 0, max: 1, maxExcluded: true, noNaN: true })
@@ -24,8 +24,23 @@ describe("LatencyFloor", () => {
     expect(samples.map((ms) => picks.filter((pick) => pick === ms).length)).toEqual([100, 100, 100, 100])
   })
 
+  it.prop("the median has as many samples at or under it as over it, give or take the middle one", [durations], ([samples]) => {
+    const median = medianOf(samples)
+    expect(samples).toContain(median)
+    expect(samples.filter((ms) => ms < median).length).toBeLessThanOrEqual(Math.floor((samples.length - 1) / 2))
+    expect(samples.filter((ms) => ms > median).length).toBeLessThanOrEqual(Math.ceil((samples.length - 1) / 2))
+  })
+
+  it.prop("a cheap branch waits the target less its typical own work and timer lateness, never a negative time", [FastCheck.nat(2000), FastCheck.nat(2000), FastCheck.nat(20)], ([target, own, late]) => {
+    const wait = paddingFor(target, own, late)
+    expect(wait).toBe(Math.max(0, target - own - late))
+    // Its own typical work, the wait and the timer's lateness add up to the target whenever the target is longer.
+    if (target >= own + late) expect(own + wait + late).toBe(target)
+  })
+
   it("no samples, no floor; a stalled database does not lift it past the cap", () => {
     expect(latencyFloor([], 0.5)).toBe(0)
     expect(latencyFloor([60_000], 0)).toBe(MAX_LATENCY_FLOOR_MS)
+    expect(medianOf([])).toBe(0)
   })
 })

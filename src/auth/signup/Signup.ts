@@ -167,7 +167,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         if (confirmed) {
           yield* audit.record("user_repeated_signup", { actor: user, traits: { provider: viaEmail ? "email" : "phone" } })
           const answer = yield* duplicate(email, phone, data, autoconfirm, at)
-          yield* timing.padded(timed)
+          yield* timing.padded(timed, "confirmed")
           return answer
         }
         // Unconfirmed: nobody has proven the address yet, so this sign-up is as good as the first. Its confirmation
@@ -179,7 +179,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         })
         const answer = userJson(resent.user, yield* identities.forUser(resent.user.id))
         // Cheaper than making a user: it waits as long as a new sign-up takes, too.
-        yield* timing.padded(timed)
+        yield* timing.padded(timed, "unconfirmed")
         return answer
       }
 
