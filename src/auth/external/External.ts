@@ -293,7 +293,8 @@ export class External extends Effect.Service<External>()("auth/External", {
     AccessTokens.Default,
     UsersRepo.Default,
     Users.Default,
-    AuthMessages.Default, PendingTokens.Default,
+    AuthMessages.Default,
+    PendingTokens.Default,
     AuditLog.Default,
     Transactions.Live
   ]

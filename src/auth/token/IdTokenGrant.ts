@@ -111,7 +111,8 @@ export class IdTokenGrant extends Effect.Service<IdTokenGrant>()("auth/IdTokenGr
     FlowStateRepo.Default,
     UsersRepo.Default,
     Users.Default,
-    AuthMessages.Default, PendingTokens.Default,
+    AuthMessages.Default,
+    PendingTokens.Default,
     AuditLog.Default,
     Transactions.Live
   ]
