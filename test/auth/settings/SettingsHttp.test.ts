@@ -62,11 +62,14 @@ layer(TestServer({ AUTH_EXTERNAL_GITHUB_ENABLED: "true", AUTH_EXTERNAL_GITHUB_CL
   it.effect("an unknown route is a 404 in the legacy envelope without an API version", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
-      const response = yield* get(`${url}/no/such/route`)
-      expect(response.status).toBe(404)
-      expect(response.headers.get("x-sb-error-code")).toBe("not_found")
-      expect(response.headers.get("x-supabase-api-version")).toBeNull()
-      expect(yield* json(response)).toEqual({ code: 404, error_code: "not_found", msg: "Not found" })
+      // `/` too: the site URL here is an app's (http://localhost:3000), so no landing page is served.
+      for (const path of ["/no/such/route", "/"]) {
+        const response = yield* get(`${url}${path}`)
+        expect(response.status).toBe(404)
+        expect(response.headers.get("x-sb-error-code")).toBe("not_found")
+        expect(response.headers.get("x-supabase-api-version")).toBeNull()
+        expect(yield* json(response)).toEqual({ code: 404, error_code: "not_found", msg: "Not found" })
+      }
     }))
 
   it.effect("API version 2024-01-01 gets the new envelope and the header echoed", () =>
