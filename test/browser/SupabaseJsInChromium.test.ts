@@ -242,6 +242,10 @@ if (!existsSync(CHROMIUM)) {
 
           yield* Effect.promise(() => page.goto(`${url}/`))
           expect(yield* view()).toMatchObject({ view: "running", title: "Gatehouse is running" })
+          // A link into the open page changes only its fragment, which loads nothing: the page still reads it.
+          yield* Effect.promise(() => page.goto(`${url}/#error=access_denied&error_code=flow_state_expired`))
+          yield* Effect.promise(() => page.waitForFunction(() => document.body.getAttribute("data-view") === "failed"))
+          expect(yield* view()).toMatchObject({ lead: "This sign-in took too long. Start it again.", address: `${url}/` })
           // Nothing on the page broke its CSP or asked for anything it could not have.
           expect(problems).toEqual([])
           yield* Effect.promise(() => page.close())

@@ -15,9 +15,6 @@ import { createHash } from "node:crypto"
 // Runs in the browser. No template literals: this file's own `${…}` must never reach it.
 const SCRIPT = String.raw`(function () {
   "use strict";
-  var fragment = new URLSearchParams(location.hash.replace(/^#/, ""));
-  var query = new URLSearchParams(location.search);
-  var read = function (name) { return fragment.get(name) || query.get(name) || ""; };
   var text = function (id, value) { document.getElementById(id).textContent = value; };
   var lookup = function (table, key) { return Object.prototype.hasOwnProperty.call(table, key) ? table[key] : ""; };
   var claimsOf = function (token) {
@@ -54,45 +51,51 @@ const SCRIPT = String.raw`(function () {
     recovery: "Password recovery link accepted",
     email_change: "Email address changed"
   };
-  var error = read("error");
-  var token = fragment.get("access_token");
-  var code = query.get("code");
-  var message = read("message");
-  var view;
-  if (error !== "" || read("error_code") !== "") {
-    var errorCode = read("error_code");
-    view = "failed";
-    text("title", "That did not work");
-    text("lead", lookup(ERRORS, errorCode) ||
-      (error === "server_error" ? "The server could not finish this; its log says why." :
-        error === "access_denied" && errorCode === "" ? "The sign-in was cancelled or refused." : "The link did not work."));
-    text("detail", "The server said: " + (read("error_description") || error) + (errorCode !== "" ? " (" + errorCode + ")" : ""));
-  } else if (token) {
-    var claims = claimsOf(token);
-    var type = fragment.get("type") || "";
-    var who = claims.email || claims.phone || (claims.is_anonymous ? "an anonymous user" : claims.sub || "an unknown user");
-    view = "signed-in";
-    text("title", lookup(TYPES, type) || "Signed in");
-    text("lead", "Signed in as " + who + ".");
-    text("detail", (type === "recovery" || type === "invite"
-      ? "An app would now ask for a new password (supabase.auth.updateUser({ password })). "
-      : "") + "The session arrived in this page's address" +
-      (typeof claims.exp === "number" ? ", valid until " + new Date(claims.exp * 1000).toLocaleString() : "") +
-      ". This page only shows it and keeps nothing: set SITE_URL to your app, and supabase-js picks the session up there.");
-  } else if (code) {
-    view = "code";
-    text("title", "Sign-in code received");
-    text("lead", "The browser came back with a PKCE sign-in code.");
-    text("detail", "Only the app that started the sign-in can exchange it (exchangeCodeForSession, with the code verifier it kept); set SITE_URL or redirectTo to that app.");
-  } else if (message !== "") {
-    view = "message";
-    text("title", "Link accepted");
-    text("lead", message);
-  }
-  if (view !== undefined) {
+  // What the page says with nothing in its address, as the server wrote it.
+  var running = { title: document.getElementById("title").textContent, lead: document.getElementById("lead").textContent };
+  var show = function (view, title, lead, detail) {
     document.body.setAttribute("data-view", view);
+    text("title", title);
+    text("lead", lead);
+    text("detail", detail);
+  };
+  var render = function () {
+    var fragment = new URLSearchParams(location.hash.replace(/^#/, ""));
+    var query = new URLSearchParams(location.search);
+    var read = function (name) { return fragment.get(name) || query.get(name) || ""; };
+    var error = read("error");
+    var errorCode = read("error_code");
+    var token = fragment.get("access_token");
+    if (error !== "" || errorCode !== "") {
+      show("failed", "That did not work",
+        lookup(ERRORS, errorCode) ||
+          (error === "server_error" ? "The server could not finish this; its log says why." :
+            error === "access_denied" && errorCode === "" ? "The sign-in was cancelled or refused." : "The link did not work."),
+        "The server said: " + (read("error_description") || error) + (errorCode !== "" ? " (" + errorCode + ")" : ""));
+    } else if (token) {
+      var claims = claimsOf(token);
+      var type = fragment.get("type") || "";
+      var who = claims.email || claims.phone || (claims.is_anonymous ? "an anonymous user" : claims.sub || "an unknown user");
+      show("signed-in", lookup(TYPES, type) || "Signed in", "Signed in as " + who + ".",
+        (type === "recovery" || type === "invite" ? "An app would now ask for a new password (supabase.auth.updateUser({ password })). " : "") +
+        "The session arrived in this page's address" +
+        (typeof claims.exp === "number" ? ", valid until " + new Date(claims.exp * 1000).toLocaleString() : "") +
+        ". This page only shows it and keeps nothing: set SITE_URL to your app, and supabase-js picks the session up there.");
+    } else if (query.get("code")) {
+      show("code", "Sign-in code received", "The browser came back with a PKCE sign-in code.",
+        "Only the app that started the sign-in can exchange it (exchangeCodeForSession, with the code verifier it kept); set SITE_URL or redirectTo to that app.");
+    } else if (read("message") !== "") {
+      show("message", "Link accepted", read("message"), "");
+    } else {
+      show("running", running.title, running.lead, "");
+      return;
+    }
+    // The tokens (or the code) leave the address bar and the history; what they said stays on the page.
     history.replaceState(null, "", location.pathname);
-  }
+  };
+  render();
+  // Another link into this page while it is open changes only the fragment, which loads nothing.
+  window.addEventListener("hashchange", render);
 })();`
 
 const STYLE = "body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:3rem auto;padding:0 1rem;color:#222}" +
