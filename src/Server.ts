@@ -3,6 +3,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Layer, Option } from "effect"
 import { AuthHttp, AuthHttpLive } from "./auth/AuthHttp.js"
+import { LandingHttp, LandingHttpLive, landingPageServed } from "./auth/landing/LandingHttp.js"
 import type { AppConfig } from "./config/AppConfig.js"
 import { IamHttp, IamHttpLive } from "./iam/IamHttp.js"
 import type { IamServices } from "./iam/IamLive.js"
@@ -22,22 +23,30 @@ const edgeSettings = (config: AppConfig) => ({
   telemetry: { tracing: config.observability.tracingEnabled, metrics: config.observability.metricsEnabled }
 })
 
-/** The auth product alone on the shared edge (IAM disabled), after the outbox page in the embedded default. */
+/** The pages beside the APIs: the landing page when the site URL is this server, the outbox in the embedded default. */
+const pages = (config: AppConfig) => [
+  ...(landingPageServed(config) ? [LandingHttp] : []),
+  ...(outboxEnabled(config) ? [OutboxHttp] : [])
+]
+
+const PagesLive = (config: AppConfig) => Layer.merge(LandingHttpLive({ outbox: outboxEnabled(config) }), OutboxHttpLive)
+
+/** The auth product alone on the shared edge (IAM disabled), after the pages. */
 export const AuthRoutesLive = (config: AppConfig) =>
-  HttpEdgeLive(edgeSettings(config), outboxEnabled(config) ? [OutboxHttp, AuthHttp] : [AuthHttp]).pipe(
+  HttpEdgeLive(edgeSettings(config), [...pages(config), AuthHttp]).pipe(
     Layer.provide(AuthHttpLive()),
-    Layer.provide(OutboxHttpLive)
+    Layer.provide(PagesLive(config))
   )
 
 /**
  * Both products on one port: the IAM service owns its REST and RPC paths under /auth/, the auth API every other
- * path (and `/auth/v1/`); /openapi.json and /docs describe both. The embedded default adds its outbox page.
+ * path (and `/auth/v1/`); /openapi.json and /docs describe both. The pages come first; each owns only its own path.
  */
 export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox> =>
-  HttpEdgeLive(edgeSettings(config), outboxEnabled(config) ? [OutboxHttp, IamHttp, AuthHttp] : [IamHttp, AuthHttp]).pipe(
+  HttpEdgeLive(edgeSettings(config), [...pages(config), IamHttp, AuthHttp]).pipe(
     Layer.provide(IamHttpLive),
     Layer.provide(AuthHttpLive({ documentOthers: documentIamRoutes })),
-    Layer.provide(OutboxHttpLive)
+    Layer.provide(PagesLive(config))
   ) as Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox>
 
 /**

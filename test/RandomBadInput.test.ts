@@ -261,18 +261,17 @@ const decodes = (path: string): boolean => {
 }
 
 /**
- * Which product's envelope a 4xx must be in: IAM's when one of its routes (or its edge refusal, which goes by the
- * path's shape) answered. Otherwise a path that does not percent-decode (`/auth/roles/%FF`) matches no route, so
- * the server's default, GoTrue's, answers.
+ * Which product's envelope a 4xx must be in: IAM's when the path is one of its routes' (its own routes answer,
+ * and a wrong method is its 405; its edge refusal goes by the path's shape too). Otherwise a path that does not
+ * percent-decode (`/auth/roles/%FF`) matches no route, so the server's default, GoTrue's, answers.
  */
 const expectedEnvelope = (probe: Probe, status: number): "auth" | "iam" => {
   const path = probe.path.split("?", 1)[0]!
   const pattern = (routePath: string) => new RegExp(`^${routePath.replace(/:\w+/g, "[^/]+")}$`)
-  const iam = iamRoutes()
+  const iamPath = iamRoutes().some((route) => pattern(route.path).test(path))
   // The edge refuses an oversized body before routing, by the raw path's shape.
-  if (status === 413) return iam.some((route) => pattern(route.path).test(path)) ? "iam" : "auth"
-  if (!decodes(path)) return "auth"
-  return iam.some((route) => route.method === probe.method && pattern(route.path).test(path)) ? "iam" : "auth"
+  if (status === 413) return iamPath ? "iam" : "auth"
+  return iamPath && decodes(path) ? "iam" : "auth"
 }
 
 /** What is wrong with an answer, or undefined when it is fine. */
@@ -285,7 +284,9 @@ const problemWith = (probe: Probe, answer: Answer): string | undefined => {
   const json = parse(answer.text)
   if (typeof json !== "object" || json === null) return `${answer.status} without a JSON body`
   if (expectedEnvelope(probe, answer.status) === "iam") {
-    return IAM_CODES.includes(json.code) && typeof json.message === "string" && Object.keys(json).length === 2
+    // A wrong method is grpc-gateway's `unimplemented`, which no operation fails with.
+    const code = answer.status === 405 ? json.code === "unimplemented" : IAM_CODES.includes(json.code)
+    return code && typeof json.message === "string" && Object.keys(json).length === 2
       ? undefined
       : `${answer.status} not in IAM's envelope`
   }

@@ -2,6 +2,7 @@ import { HttpApi, HttpApiBuilder, HttpApiSwagger, OpenApi } from "@effect/platfo
 import { Context, Effect, Layer } from "effect"
 import type { HttpProduct } from "../platform/http/HttpEdge.js"
 import { RequestId } from "../platform/http/RequestId.js"
+import { routeMethods, routesOf } from "../platform/http/RouteMethods.js"
 import { AuthApi } from "./Api.js"
 import { AuthError } from "./domain/AuthError.js"
 import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
@@ -100,6 +101,13 @@ const documentedApi = (document: DocumentRoutes) =>
     })
   )
 
+/**
+ * What authErrorMiddleware needs for a 405: the routes' methods at a path, read from the router when first asked,
+ * after every route is on it (/docs and /openapi.json are added after the middleware).
+ */
+const routeMethodsOfAuthApi = Effect.flatMap(HttpApiBuilder.Router, (router) =>
+  Effect.cached(Effect.map(router.router, (routes) => routeMethods(routesOf(routes)))))
+
 /** The auth product on the shared port. */
 export class AuthHttp extends Context.Tag("auth/AuthHttp")<AuthHttp, HttpProduct>() {}
 
@@ -123,7 +131,7 @@ export const AuthHttpLive = (options: { readonly documentOthers?: DocumentRoutes
         Layer.provide(options.documentOthers === undefined ? Layer.empty : documentedApi(options.documentOthers))
       )
     ),
-    Layer.provide(HttpApiBuilder.middleware(authErrorMiddleware)),
+    Layer.provide(HttpApiBuilder.middleware(routeMethodsOfAuthApi.pipe(Effect.map(authErrorMiddleware)))),
     Layer.provide(AuthApiLive),
     Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])
   )

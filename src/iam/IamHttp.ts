@@ -3,10 +3,11 @@ import { Context, Effect, Layer } from "effect"
 import type { AppConfig } from "../config/AppConfig.js"
 import type { SecureRandom } from "../platform/SecureRandom.js"
 import type { HttpProduct } from "../platform/http/HttpEdge.js"
+import { allowHeader, routeMethods, routesOf } from "../platform/http/RouteMethods.js"
 import { IamError } from "./domain/IamError.js"
 import type { IamServices } from "./IamLive.js"
 import { IamRouter } from "./IamRouter.js"
-import { errorResponse, IamRestRoutesLive, isRestPath, restEdgeRejection } from "./rest/IamRestRoutes.js"
+import { errorResponse, IamRestRoutesLive, isRestPath, methodNotAllowedResponse, restEdgeRejection } from "./rest/IamRestRoutes.js"
 import { IAM_RPC_PATH, IamRpcRoutesLive } from "./rpc/IamRpcRoutes.js"
 
 /** The IAM product on the shared port. */
@@ -16,21 +17,30 @@ export class IamHttp extends Context.Tag("iam/IamHttp")<IamHttp, HttpProduct>() 
 export const ownsIamPath = (path: string): boolean =>
   path.startsWith("/auth/") && (path === IAM_RPC_PATH || isRestPath(path))
 
+const isRouteNotFound = (error: unknown): error is HttpServerError.RouteNotFound =>
+  HttpServerError.isServerError(error) && error._tag === "RouteNotFound"
+
 /**
  * REST under /auth/..., /auth/keys and the RPC group on the main port, on IAM's own router and behind IAM's own
  * error handling: every answer is in IAM's envelope, a database outage is UNAVAILABLE as on gRPC, and a body over
- * the limit is refused as resource_exhausted. A path of IAM's shape with no route for its method is passed on.
+ * the limit is refused as resource_exhausted. A path of IAM's with no route for the request's method is a 405 with
+ * `Allow` (its methods from the router); a path of IAM's shape that is none of its routes is passed on.
  */
 export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices | AppConfig | SecureRandom> = Layer.effect(
   IamHttp,
   Effect.gen(function*() {
-    const app = yield* Effect.flatMap(IamRouter.router, HttpRouter.toHttpApp)
+    const router = yield* IamRouter.router
+    const app = yield* HttpRouter.toHttpApp(router)
+    const methodsAt = routeMethods(routesOf(router))
     return {
       owns: ownsIamPath,
       app: app.pipe(
+        Effect.catchIf(isRouteNotFound, (notFound) => {
+          const methods = methodsAt(notFound.request)
+          return methods.length > 0 ? Effect.succeed(methodNotAllowedResponse(allowHeader(methods))) : Effect.fail(notFound)
+        }),
         Effect.catchIf(
-          (error): error is Exclude<typeof error, HttpServerError.RouteNotFound> =>
-            !(HttpServerError.isServerError(error) && error._tag === "RouteNotFound"),
+          (error): error is Exclude<typeof error, HttpServerError.RouteNotFound> => !isRouteNotFound(error),
           () => Effect.succeed(errorResponse(IamError.invalid("bad request")))
         ),
         Effect.catchAllDefect((defect) =>

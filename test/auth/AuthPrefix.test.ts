@@ -9,6 +9,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
 import { AuthApi } from "../../src/auth/Api.js"
 import { AUTH_PREFIX, IAM_NAMESPACE, routeAuthPrefix } from "../../src/auth/http/AuthPrefix.js"
+import { allowHeader } from "../../src/platform/http/RouteMethods.js"
 import { REST_ROUTES } from "../../src/iam/rest/IamRestRoutes.js"
 import { IAM_RPC_PATH } from "../../src/iam/rpc/IamRpcRoutes.js"
 import { IamEndpoints, IamTestServer } from "../iam/support/IamTestServer.js"
@@ -49,6 +50,27 @@ const send = (base: string, method: string, path: string) =>
     })
     const text = await response.text()
     return { status: response.status, errorCode: response.headers.get("x-sb-error-code"), text }
+  })
+
+/** The methods a contract has at a concrete path: those of its patterns that match it, segment by segment. */
+const methodsAt = (routes: ReadonlyArray<Route>, path: string): ReadonlyArray<string> =>
+  routes.filter((route) => {
+    const want = route.path.split("/")
+    const got = path.split("/")
+    return want.length === got.length && want.every((segment, i) => segment.startsWith(":") || segment === got[i])
+  }).map((route) => route.method)
+
+/** A method the path has no route for, if there is one. */
+const wrongMethod = (methods: ReadonlyArray<string>): string | undefined =>
+  ["DELETE", "PATCH", "PUT", "POST", "GET"].find((method) => !methods.includes(method))
+
+const distinctPaths = (routes: ReadonlyArray<Route>): ReadonlyArray<string> => [...new Set(routes.map((route) => concrete(route.path)))]
+
+const answer = (base: string, path: string, init: RequestInit = {}) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${base}${path}`, { redirect: "manual", ...init })
+    const text = await response.text()
+    return { status: response.status, headers: response.headers, json: text === "" ? undefined : JSON.parse(text) }
   })
 
 describe("routeAuthPrefix", () => {
@@ -117,6 +139,86 @@ layer(IamTestServer(), { timeout: 120_000 })("every route of both products on on
         const prefixed = yield* send(http, method, `${AUTH_PREFIX}${concrete(path)}`)
         expect({ where, status: prefixed.status, errorCode: prefixed.errorCode })
           .toEqual({ where, status: 404, errorCode: "not_found" })
+      }
+    }))
+
+  it.effect("a wrong method at every auth path is a 405 with the contract's methods in Allow, at / and at /auth/v1, in GoTrue's envelope", () =>
+    Effect.gen(function*() {
+      const { http } = yield* IamEndpoints
+      let checked = 0
+      for (const path of distinctPaths(authRoutes)) {
+        const methods = methodsAt(authRoutes, path)
+        const method = wrongMethod(methods)
+        if (method === undefined) continue
+        for (const at of [path, `${AUTH_PREFIX}${path}`]) {
+          const got = yield* answer(http, at, { method })
+          expect({ at: `${method} ${at}`, status: got.status, allow: got.headers.get("allow"), errorCode: got.headers.get("x-sb-error-code"), body: got.json })
+            .toEqual({ at: `${method} ${at}`, status: 405, allow: allowHeader(methods), errorCode: "method_not_allowed",
+              body: { code: 405, error_code: "method_not_allowed", msg: "Method not allowed" } })
+        }
+        checked++
+      }
+      expect(checked).toBeGreaterThan(20)
+      // auth-js's API version gets the newer envelope, as for every other error.
+      const versioned = yield* answer(http, "/auth/v1/token", { method: "GET", headers: { "x-supabase-api-version": "2024-01-01" } })
+      expect(versioned.status).toBe(405)
+      expect(versioned.headers.get("allow")).toBe("POST")
+      expect(versioned.json).toEqual({ code: "method_not_allowed", message: "Method not allowed" })
+    }))
+
+  it.effect("the system paths say which methods they take: /health, /settings, /.well-known/jwks.json, /user, /admin/users/{id}", () =>
+    Effect.gen(function*() {
+      const { http } = yield* IamEndpoints
+      const allowOf = (method: string, path: string) => Effect.map(answer(http, path, { method }), (got) => [got.status, got.headers.get("allow")])
+      expect(yield* allowOf("POST", "/health")).toEqual([405, "GET, HEAD"])
+      expect(yield* allowOf("DELETE", "/auth/v1/health")).toEqual([405, "GET, HEAD"])
+      expect(yield* allowOf("PUT", "/settings")).toEqual([405, "GET, HEAD"])
+      expect(yield* allowOf("POST", "/.well-known/jwks.json")).toEqual([405, "GET, HEAD"])
+      expect(yield* allowOf("POST", "/user")).toEqual([405, "GET, HEAD, PUT"])
+      expect(yield* allowOf("PATCH", `/admin/users/${concrete(":user_id")}`)).toEqual([405, "GET, HEAD, POST, PUT, DELETE"])
+      expect(yield* allowOf("DELETE", "/docs")).toEqual([405, "GET, HEAD"])
+      // HEAD is answered by the GET route.
+      expect((yield* answer(http, "/health", { method: "HEAD" })).status).toBe(200)
+    }))
+
+  it.effect("a wrong method at every IAM path is a 405 with its routes' methods in Allow, in IAM's envelope", () =>
+    Effect.gen(function*() {
+      const { http } = yield* IamEndpoints
+      let checked = 0
+      for (const path of distinctPaths(iamRoutes)) {
+        const methods = methodsAt(iamRoutes, path)
+        const method = wrongMethod(methods)!
+        const got = yield* answer(http, path, { method })
+        expect({ at: `${method} ${path}`, status: got.status, allow: got.headers.get("allow"), errorCode: got.headers.get("x-sb-error-code"), body: got.json })
+          .toEqual({ at: `${method} ${path}`, status: 405, allow: allowHeader(methods), errorCode: null,
+            body: { code: "unimplemented", message: "method not allowed" } })
+        checked++
+      }
+      expect(checked).toBeGreaterThan(10)
+      expect((yield* answer(http, "/auth/validate", { method: "PUT" })).headers.get("allow")).toBe("GET, HEAD, POST")
+      expect((yield* answer(http, "/auth/roles/7", { method: "GET" })).headers.get("allow")).toBe("DELETE")
+    }))
+
+  it.effect("unknown paths stay 404 whatever the method, and a preflight stays CORS's", () =>
+    Effect.gen(function*() {
+      const { http } = yield* IamEndpoints
+      for (const method of ["GET", "POST", "DELETE"]) {
+        for (const path of ["/no/such/route", "/auth/nope", "/auth/roles/7/nope", `${AUTH_PREFIX}/auth/register`, "/health/x"]) {
+          const got = yield* answer(http, path, { method })
+          expect({ at: `${method} ${path}`, status: got.status, allow: got.headers.get("allow"), errorCode: got.headers.get("x-sb-error-code") })
+            .toEqual({ at: `${method} ${path}`, status: 404, allow: null, errorCode: "not_found" })
+        }
+      }
+      for (const path of ["/signup", `${AUTH_PREFIX}/signup`, "/auth/register"]) {
+        const preflight = yield* answer(http, path, {
+          method: "OPTIONS",
+          headers: { Origin: "https://app.example.com", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "apikey,content-type" }
+        })
+        expect([preflight.status, preflight.headers.get("access-control-allow-origin"), preflight.headers.get("allow")])
+          .toEqual([204, "https://app.example.com", null])
+        // An OPTIONS that is no preflight is a method like any other.
+        const plain = yield* answer(http, path, { method: "OPTIONS" })
+        expect([plain.status, plain.headers.get("allow")]).toEqual([405, "POST"])
       }
     }))
 })

@@ -1,10 +1,23 @@
 import { describe, expect, it } from "@effect/vitest"
+import { API_VERSION_HEADER_NAME, DEFAULT_HEADERS } from "@supabase/auth-js/dist/module/lib/constants.js"
+import { corsHeaders } from "@supabase/supabase-js/cors"
 import { FastCheck } from "effect"
 import { compileCorsOrigins, corsOriginProblem, type CorsRequest, decideCors, gotrueCorsPolicy, isAllowedOrigin, isPreflight } from "../../src/platform/http/Cors.js"
 
 const policy = gotrueCorsPolicy(["X-Custom-Header"])
 const allowedHeaderNames = [...policy.allowedHeaders, "Origin"]
 const allowedLower = new Set(allowedHeaderNames.map((h) => h.toLowerCase()))
+
+/**
+ * Every header the installed supabase-js sends on its own calls (its published CORS list, which it keeps in step
+ * with what it sends) and auth-js on auth calls (its default headers and the API version), read from the packages
+ * so that a new one fails here, not in a browser.
+ */
+const supabaseHeaders = [...new Set([
+  ...corsHeaders["Access-Control-Allow-Headers"].split(",").map((h) => h.trim()),
+  ...Object.keys(DEFAULT_HEADERS),
+  API_VERSION_HEADER_NAME
+].map((h) => h.toLowerCase()))]
 
 const origin = FastCheck.oneof(
   FastCheck.webUrl().map((url) => new URL(url).origin),
@@ -92,12 +105,12 @@ describe("decideCors", () => {
   )
 
   it("grants a browser preflight with configured extra headers, echoing only what was asked", () => {
-    const granted = decideCors(gotrueCorsPolicy(["apikey"]), {
+    const granted = decideCors(gotrueCorsPolicy(["X-Custom-Header"]), {
       method: "OPTIONS",
       headers: {
         origin: "http://localhost:3000",
         "access-control-request-method": "POST",
-        "access-control-request-headers": "apikey, authorization, content-type, x-client-info, x-supabase-api-version"
+        "access-control-request-headers": "apikey,authorization,content-type,x-client-info,x-custom-header,x-supabase-api-version"
       }
     })
     expect(granted).toStrictEqual({
@@ -106,20 +119,20 @@ describe("decideCors", () => {
         vary: "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
         "access-control-allow-origin": "http://localhost:3000",
         "access-control-allow-methods": "POST",
-        "access-control-allow-headers": "apikey, authorization, content-type, x-client-info, x-supabase-api-version",
+        "access-control-allow-headers": "apikey, authorization, content-type, x-client-info, x-custom-header, x-supabase-api-version",
         "access-control-allow-credentials": "true"
       }
     })
   })
 
-  it("exposes GoTrue's headers on an actual request with an Origin", () => {
+  it("exposes GoTrue's headers and the error code header on an actual request with an Origin", () => {
     expect(decideCors(policy, { method: "GET", headers: { origin: "https://app.example.com" } })).toStrictEqual({
       _tag: "Actual",
       headers: {
         vary: "Origin",
         "access-control-allow-origin": "https://app.example.com",
         "access-control-allow-credentials": "true",
-        "access-control-expose-headers": "X-Total-Count, Link, X-Supabase-Api-Version"
+        "access-control-expose-headers": "X-Total-Count, Link, X-Supabase-Api-Version, X-Sb-Error-Code"
       }
     })
     expect(decideCors(policy, { method: "GET", headers: {} })).toStrictEqual({
@@ -127,6 +140,27 @@ describe("decideCors", () => {
       headers: { vary: "Origin" }
     })
   })
+
+  it.prop(
+    "with no configuration, grants every preflight supabase-js and auth-js send, from any origin, in any order and case",
+    {
+      origin: origin.filter((o) => o !== "null"),
+      method: FastCheck.constantFrom(...corsHeaders["Access-Control-Allow-Methods"].split(",").map((m) => m.trim())),
+      headers: FastCheck.shuffledSubarray(supabaseHeaders).chain((names) => FastCheck.tuple(...names.map(randomCase)))
+    },
+    ({ headers, method, origin }) => {
+      const decision = decideCors(gotrueCorsPolicy(), {
+        method: "OPTIONS",
+        headers: {
+          origin,
+          "access-control-request-method": method,
+          ...(headers.length > 0 ? { "access-control-request-headers": headers.join(",") } : {})
+        }
+      })
+      expect(decision.headers["access-control-allow-origin"]).toBe(origin)
+      expect(decision.headers["access-control-allow-credentials"]).toBe("true")
+    }
+  )
 
   it("treats only OPTIONS with Access-Control-Request-Method as a preflight", () => {
     expect(isPreflight({ method: "OPTIONS", headers: { "access-control-request-method": "GET" } })).toBe(true)

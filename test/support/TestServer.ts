@@ -125,16 +125,20 @@ export const TestPorts = (config: AppConfig) =>
 export const TestServerOver = (
   env: Readonly<Record<string, string>> = {},
   { host = "127.0.0.1", passwordHasher }: TestServerOptions = {}
-): Layer.Layer<Exclude<TestServices, Database>, never, Database> => {
-  const config = testConfig(env)
+): Layer.Layer<Exclude<TestServices, Database>, never, Database> =>
+  routesOn(testConfig(env), passwordHasher).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port: 0 })),
+    Layer.orDie
+  ) as Layer.Layer<Exclude<TestServices, Database>, never, Database>
+
+/** The routes, ports and config of a test server, on whatever HTTP server the caller gives. */
+const routesOn = (config: AppConfig, passwordHasher?: Layer.Layer<PasswordHasher>) => {
   // Merged after TestPorts, a given hasher replaces the test one.
   const ports = passwordHasher === undefined ? TestPorts(config) : Layer.merge(TestPorts(config), passwordHasher)
   return Layer.mergeAll(AuthRoutesLive(config), ServerUrlLive).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port: 0 })),
     Layer.provideMerge(ports),
-    Layer.provideMerge(Layer.succeed(AppConfig, config)),
-    Layer.orDie
-  ) as Layer.Layer<Exclude<TestServices, Database>, never, Database>
+    Layer.provideMerge(Layer.succeed(AppConfig, config))
+  )
 }
 
 export interface TestServerOptions {
@@ -143,6 +147,22 @@ export interface TestServerOptions {
   /** Instead of bcrypt at its minimum cost (a test of what production's cost takes). */
   readonly passwordHasher?: Layer.Layer<PasswordHasher>
 }
+
+/**
+ * A server whose settings name its own address (SITE_URL and API_EXTERNAL_URL as where it listens, so that links
+ * land on it), over a fresh migrated database. The address is known only once the socket is bound, so the port is
+ * taken first and the configuration read from `env(url)` after.
+ */
+export const SelfAddressedTestServer = (env: (url: string) => Readonly<Record<string, string>>): Layer.Layer<TestServices> =>
+  Layer.unwrapEffect(Effect.map(ServerUrl, (url) => {
+    const config = testConfig(env(url))
+    const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
+    return routesOn(config).pipe(Layer.provideMerge(Migrated), Layer.provideMerge(TestDatabase))
+  })).pipe(
+    Layer.provideMerge(ServerUrlLive),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+    Layer.orDie
+  ) as Layer.Layer<TestServices>
 
 export const TestServer = (
   env: Readonly<Record<string, string>> = {},

@@ -2,6 +2,7 @@ import { Headers, HttpApiError, HttpServerError, HttpServerRequest, HttpServerRe
 import type { HttpApp } from "@effect/platform"
 import { Cause, Effect } from "effect"
 import { bodyErrorOf } from "../../platform/http/RequestBody.js"
+import { allowHeader } from "../../platform/http/RouteMethods.js"
 import { RequestId } from "../../platform/http/RequestId.js"
 import { isUnavailable, sqlState } from "../../platform/sql/SqlErrors.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -77,20 +78,34 @@ const isFormPostCallback = (request: HttpServerRequest.HttpServerRequest): boole
     /^application\/x-www-form-urlencoded\s*(;|$)/i.test(request.headers["content-type"] ?? "")
 }
 
+/** The methods the auth API has routes for at a request's path (none: the path is not one of its routes). */
+export type RouteMethodsAt = Effect.Effect<(request: HttpServerRequest.HttpServerRequest) => ReadonlyArray<string>>
+
 /**
  * The auth API's request and error boundary: bodies are read as JSON, and every failure or defect becomes an
- * enveloped response; the causes of 5xx but 503 are logged.
+ * enveloped response; the causes of 5xx but 503 are logged. A request no route took is a 405 with `Allow` when the
+ * path has routes for other methods (as GoTrue's router answers, there with an empty body), else GoTrue's 404.
  */
-export const authErrorMiddleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
+export const authErrorMiddleware = (methodsAt: RouteMethodsAt) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
   Effect.catchAllCause(bodyAsJson(app), (cause) =>
     Cause.isInterruptedOnly(cause)
       ? Effect.failCause(cause as Cause.Cause<never>)
       : Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const requestId = yield* RequestId
+        const failure = Cause.squash(cause)
+        if (HttpServerError.isServerError(failure) && failure._tag === "RouteNotFound") {
+          const methods = (yield* methodsAt)(request)
+          if (methods.length > 0) {
+            return HttpServerResponse.setHeader(
+              authErrorResponse(request, requestId, AuthError.of(405, "method_not_allowed", "Method not allowed")),
+              "allow",
+              allowHeader(methods)
+            )
+          }
+        }
         const error = toAuthError(cause)
         // A 503 is expected (a dependency is down: the database, the captcha provider): one warning, not a bug's error.
-        const failure = Cause.squash(cause)
         if (isUnavailable(failure)) yield* Effect.logWarning("database unavailable").pipe(Effect.annotateLogs("sqlstate", sqlState(failure) ?? "none"))
         if (error.status >= 500 && error.status !== 503) yield* Effect.logError("unexpected failure", cause)
         return authErrorResponse(request, requestId, error)

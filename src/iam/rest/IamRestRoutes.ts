@@ -53,6 +53,14 @@ export const errorResponse = (error: IamError): HttpServerResponse.HttpServerRes
   })
 
 /**
+ * A path of IAM's with no route for the request's method: 405 with the path's methods in Allow, and in the body
+ * `unimplemented` "method not allowed", grpc-gateway's code and words for it (it answers them with 501; the HTTP
+ * status here says what happened, as for any other path on the port).
+ */
+export const methodNotAllowedResponse = (allow: string): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson({ code: "unimplemented", message: "method not allowed" }, { status: 405, headers: { allow } })
+
+/**
  * A body over the size limit is Connect's resource_exhausted (what connect-go answers for a message over its
  * read limit), but with HTTP 413 rather than the table's 429: nothing is rate limited, and a client that
  * retries a 429 would send the same body again.

@@ -18,23 +18,25 @@ export interface CorsPolicy {
   readonly allowedOrigins: CorsOrigins | "any"
 }
 
+/** GoTrue's own list (api.go). */
+const GOTRUE_ALLOWED_HEADERS = ["Accept", "Authorization", "Content-Type", "X-Client-IP", "X-Client-Info", "X-JWT-AUD", "x-use-cookie", "X-Supabase-Api-Version"]
+
+/**
+ * What supabase-js sends besides (its `@supabase/supabase-js/cors` list): `apikey` on every call, and postgrest-js's
+ * `x-retry-count`. GoTrue leaves them out because Supabase's gateway answers CORS in front of it; a browser app
+ * that calls Gatehouse directly would otherwise have its first preflight refused, as a whole.
+ */
+const SUPABASE_JS_HEADERS = ["apikey", "x-retry-count"]
+
 export const gotrueCorsPolicy = (
   extraAllowedHeaders: ReadonlyArray<string> = [],
   allowedOrigins: ReadonlyArray<string> = []
 ): CorsPolicy => ({
   allowedMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
-  allowedHeaders: [
-    "Accept",
-    "Authorization",
-    "Content-Type",
-    "X-Client-IP",
-    "X-Client-Info",
-    "X-JWT-AUD",
-    "x-use-cookie",
-    "X-Supabase-Api-Version",
-    ...extraAllowedHeaders
-  ],
-  exposedHeaders: ["X-Total-Count", "Link", "X-Supabase-Api-Version"],
+  allowedHeaders: [...GOTRUE_ALLOWED_HEADERS, ...SUPABASE_JS_HEADERS, ...extraAllowedHeaders],
+  // GoTrue's three (auth-js takes an error's `code` from the body only when it can read X-Supabase-Api-Version;
+  // the admin list pages with X-Total-Count and Link), and the error code header for an app's own fetch calls.
+  exposedHeaders: ["X-Total-Count", "Link", "X-Supabase-Api-Version", "X-Sb-Error-Code"],
   allowedOrigins: allowedOrigins.length === 0 ? "any" : compileCorsOrigins(allowedOrigins)
 })
 

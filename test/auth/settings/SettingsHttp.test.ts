@@ -62,11 +62,14 @@ layer(TestServer({ AUTH_EXTERNAL_GITHUB_ENABLED: "true", AUTH_EXTERNAL_GITHUB_CL
   it.effect("an unknown route is a 404 in the legacy envelope without an API version", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
-      const response = yield* get(`${url}/no/such/route`)
-      expect(response.status).toBe(404)
-      expect(response.headers.get("x-sb-error-code")).toBe("not_found")
-      expect(response.headers.get("x-supabase-api-version")).toBeNull()
-      expect(yield* json(response)).toEqual({ code: 404, error_code: "not_found", msg: "Not found" })
+      // `/` too: the site URL here is an app's (http://localhost:3000), so no landing page is served.
+      for (const path of ["/no/such/route", "/"]) {
+        const response = yield* get(`${url}${path}`)
+        expect(response.status).toBe(404)
+        expect(response.headers.get("x-sb-error-code")).toBe("not_found")
+        expect(response.headers.get("x-supabase-api-version")).toBeNull()
+        expect(yield* json(response)).toEqual({ code: 404, error_code: "not_found", msg: "Not found" })
+      }
     }))
 
   it.effect("API version 2024-01-01 gets the new envelope and the header echoed", () =>
@@ -91,22 +94,27 @@ layer(TestServer({ AUTH_EXTERNAL_GITHUB_ENABLED: "true", AUTH_EXTERNAL_GITHUB_CL
       expect(yield* json(response)).toEqual({ code: "request_entity_too_large", message: "Request entity too large" })
     }))
 
-  it.effect("a preflight from any origin is answered as GoTrue's CORS policy does", () =>
+  it.effect("supabase-js's preflight (apikey and all) from any origin is granted with no configuration", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
-      const response = yield* get(`${url}/token?grant_type=password`, {
-        method: "OPTIONS",
-        headers: {
-          Origin: "https://app.example.com",
-          "Access-Control-Request-Method": "POST",
-          "Access-Control-Request-Headers": "authorization,content-type,x-client-info,x-supabase-api-version"
-        }
-      })
-      expect(response.status).toBe(204)
-      expect(response.headers.get("access-control-allow-origin")).toBe("https://app.example.com")
-      expect(response.headers.get("access-control-allow-credentials")).toBe("true")
-      expect(response.headers.get("access-control-allow-methods")).toBe("POST")
-      expect(response.headers.get("access-control-allow-headers")).toContain("x-supabase-api-version")
+      for (const path of ["/token?grant_type=password", "/auth/v1/token?grant_type=password", "/auth/v1/signup"]) {
+        const response = yield* get(`${url}${path}`, {
+          method: "OPTIONS",
+          headers: {
+            Origin: "https://app.example.com",
+            "Access-Control-Request-Method": "POST",
+            // As chromium sends it for supabase-js's auth calls.
+            "Access-Control-Request-Headers": "apikey,authorization,content-type,x-client-info,x-supabase-api-version"
+          }
+        })
+        expect(response.status).toBe(204)
+        expect(response.headers.get("access-control-allow-origin")).toBe("https://app.example.com")
+        expect(response.headers.get("access-control-allow-credentials")).toBe("true")
+        expect(response.headers.get("access-control-allow-methods")).toBe("POST")
+        expect(response.headers.get("access-control-allow-headers")).toBe(
+          "apikey, authorization, content-type, x-client-info, x-supabase-api-version"
+        )
+      }
     }))
 
   it.effect("a preflight asking for a header outside the list gets no CORS grant", () =>
@@ -125,7 +133,7 @@ layer(TestServer({ AUTH_EXTERNAL_GITHUB_ENABLED: "true", AUTH_EXTERNAL_GITHUB_CL
       const url = yield* ServerUrl
       const response = yield* get(`${url}/health`, { headers: { Origin: "https://app.example.com" } })
       expect(response.headers.get("access-control-allow-origin")).toBe("https://app.example.com")
-      expect(response.headers.get("access-control-expose-headers")).toBe("X-Total-Count, Link, X-Supabase-Api-Version")
+      expect(response.headers.get("access-control-expose-headers")).toBe("X-Total-Count, Link, X-Supabase-Api-Version, X-Sb-Error-Code")
       expect(response.headers.get("vary")).toContain("Origin")
     }))
 

@@ -1,0 +1,38 @@
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Context, Effect, Layer } from "effect"
+import type { AppConfig } from "../../config/AppConfig.js"
+import type { HttpProduct } from "../../platform/http/HttpEdge.js"
+import { RequestId } from "../../platform/http/RequestId.js"
+import { AuthError } from "../domain/AuthError.js"
+import { authErrorResponse } from "../http/AuthErrorMiddleware.js"
+import { LANDING_HEADERS, landingPage, type LandingPageOptions, siteIsThisServer } from "./LandingPage.js"
+
+const PATH = "/"
+
+/** Whether this configuration serves the landing page: when its site URL is this server (siteIsThisServer). */
+export const landingPageServed = (config: AppConfig): boolean =>
+  siteIsThisServer(config.siteUrl, config.api.externalUrl, config.api.port)
+
+/** The landing page on the shared port, ahead of the auth API, which has no route at `/`. */
+export class LandingHttp extends Context.Tag("auth/LandingHttp")<LandingHttp, HttpProduct>() {}
+
+/**
+ * GET (and HEAD) `/` answer the page, built once; any other method there is the auth API's 405. It owns `/` alone:
+ * `/auth/v1/` and every other path stay the auth API's and IAM's.
+ */
+export const LandingHttpLive = (options: LandingPageOptions): Layer.Layer<LandingHttp> => {
+  const page = HttpServerResponse.text(landingPage(options), { contentType: "text/html; charset=utf-8", headers: LANDING_HEADERS })
+  return Layer.succeed(LandingHttp, {
+    owns: (path) => path === PATH,
+    app: Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      request.method === "GET" || request.method === "HEAD"
+        ? Effect.succeed(page)
+        : Effect.map(RequestId, (requestId) =>
+          HttpServerResponse.setHeader(
+            authErrorResponse(request, requestId, AuthError.of(405, "method_not_allowed", "Method not allowed")),
+            "allow",
+            "GET, HEAD"
+          ))),
+    refuse: (request, requestId, status, code, message) => authErrorResponse(request, requestId, new AuthError({ status, code, message }))
+  })
+}
