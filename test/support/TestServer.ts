@@ -22,6 +22,9 @@ export const baseTestEnv: Readonly<Record<string, string>> = {
   AUTH_JWT_SECRET: "test-secret-that-is-at-least-32-characters-long",
   // GoTrue's default, and the embedded one: pinned so a test never depends on how the mode is chosen.
   AUTH_MAILER_AUTOCONFIRM: "false",
+  // GoTrue's send frequencies, which production keeps; the embedded default's 1 s is tested where it is meant.
+  AUTH_SMTP_MAX_FREQUENCY: "900",
+  AUTH_SMS_MAX_FREQUENCY: "60",
   // The instance-wide send quotas are shared by every test of a file; far out of reach unless a test lowers them.
   AUTH_RATE_LIMIT_EMAIL_SENT: "100000",
   AUTH_RATE_LIMIT_SMS_SENT: "100000",

@@ -14,9 +14,6 @@ import { Users } from "../users/Users.js"
 import { type SentAtColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 import { AuthMessages } from "./AuthMessages.js"
 
-/** GoTrue's fixed floor for recovery and magic-link mails: however low SMTP_MAX_FREQUENCY is, one a minute. */
-export const RECOVERY_MIN_INTERVAL: Duration.Duration = Duration.seconds(60)
-
 export type LinkKind = "recovery" | "magiclink"
 
 /** What a sign-up makes: an email or a phone user with a hashed password, confirmed or waiting for the code. */
@@ -215,7 +212,7 @@ export const Confirmations: Effect.Effect<
     pkce: Option.Option<PkceChallenge> = Option.none()
   ) =>
     Effect.gen(function*() {
-      const window = Duration.max(config.smtp.maxFrequency, RECOVERY_MIN_INTERVAL)
+      const window = Duration.max(config.smtp.maxFrequency, config.smtp.linkMinInterval)
       const wait = resendWait(user.recovery_sent_at, window, at)
       if (Option.isSome(wait)) return yield* tooSoon("email", wait.value)
       const email = user.email!
