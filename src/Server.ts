@@ -3,6 +3,9 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Layer, Option } from "effect"
 import { AuthHttp, AuthHttpLive } from "./auth/AuthHttp.js"
+import { OutboxLive } from "./auth/messages/OutboxLive.js"
+import { OutboxRepo } from "./auth/messages/OutboxRepo.js"
+import { UsersRepo } from "./auth/users/UsersRepo.js"
 import type { AppConfig } from "./config/AppConfig.js"
 import { IamHttp, IamHttpLive } from "./iam/IamHttp.js"
 import type { IamServices } from "./iam/IamLive.js"
@@ -11,7 +14,8 @@ import { gotrueCorsPolicy } from "./platform/http/Cors.js"
 import { holdEarlyRequests } from "./platform/EarlyRequests.js"
 import { HttpEdgeLive } from "./platform/http/HttpEdge.js"
 import { OutboxHttp, OutboxHttpLive } from "./platform/http/OutboxHttp.js"
-import type { Outbox } from "./platform/Outbox.js"
+import type { Database } from "./platform/Database.js"
+import { NoOutbox, type Outbox } from "./platform/Outbox.js"
 import { outboxEnabled } from "./platform/PortsLive.js"
 
 const edgeSettings = (config: AppConfig) => ({
@@ -21,6 +25,13 @@ const edgeSettings = (config: AppConfig) => ({
   operatorToken: config.multiInstance ? config.operatorToken : Option.none(),
   telemetry: { tracing: config.observability.tracingEnabled, metrics: config.observability.metricsEnabled }
 })
+
+/**
+ * The Outbox for the Mailer, the SmsSender and the outbox page: the auth database's outbox table where the embedded
+ * default keeps what it does not deliver, none where everything goes out.
+ */
+export const outboxFor = (config: AppConfig): Layer.Layer<Outbox, never, Database | AppConfig> =>
+  outboxEnabled(config) ? OutboxLive.pipe(Layer.provide(Layer.merge(OutboxRepo.Default, UsersRepo.Default))) : NoOutbox
 
 /** The auth product alone on the shared edge (IAM disabled), after the outbox page in the embedded default. */
 export const AuthRoutesLive = (config: AppConfig) =>

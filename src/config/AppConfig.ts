@@ -235,7 +235,7 @@ export interface AppConfig {
   }
   readonly external: Readonly<Record<OAuthProviderName, OAuthProviderConfig>>
   readonly smtp: {
-    /** None in the embedded default: mail goes to the log. */
+    /** None in the embedded default: mail is kept in the outbox. */
     readonly host: Option.Option<string>
     readonly port: number
     readonly user: Option.Option<string>
@@ -449,7 +449,7 @@ export const parseAppConfig = (
     if (Option.isNone(smtpHost)) r.fail(r.canonical("SMTP_HOST"), "is required")
     if (Option.isNone(r.lookup("SMTP_PORT"))) r.fail(r.canonical("SMTP_PORT"), "is required")
   } else if (Option.isNone(smtpHost)) {
-    defaulted.push("mail: written to the log (no SMTP_HOST)")
+    defaulted.push("mail: kept in the outbox (no SMTP_HOST)")
   }
   if (adminEmail !== "" && !adminEmail.includes("@")) r.fail(spelledAs("SMTP_ADMIN_EMAIL"), "must be an email address")
 
@@ -490,13 +490,13 @@ export const parseAppConfig = (
     vonage: { apiKey: r.string("SMS_VONAGE_API_KEY"), apiSecret: r.secret("SMS_VONAGE_API_SECRET"), from: r.string("SMS_VONAGE_FROM") }
   }
   // GoTrue starts with phone sign-in on and no usable provider and fails only when a text must be sent; so do
-  // we, with one warning naming what is missing. Without a provider, texts fail in production and go to the log
-  // in the embedded default.
+  // we, with one warning naming what is missing. Without a provider, texts fail in production and are kept in the
+  // outbox in the embedded default.
   if (externalPhoneEnabled && Option.isNone(smsProvider)) {
     if (production) {
       warnings.push(`${r.canonical("EXTERNAL_PHONE_ENABLED")} is true but ${r.canonical("SMS_PROVIDER")} is not set: texts cannot be sent (SMS_TEST_OTP numbers still work)`)
     } else {
-      defaulted.push("texts: written to the log (no SMS_PROVIDER)")
+      defaulted.push("texts: kept in the outbox (no SMS_PROVIDER)")
     }
   }
   if (externalPhoneEnabled && Option.isSome(smsProvider)) {
