@@ -1,7 +1,10 @@
 import { networkInterfaces } from "node:os"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Logger, LogLevel, Schedule } from "effect"
+import { Context, Effect, Either, Layer, Logger, LogLevel, Schedule } from "effect"
+import { parseAppConfig } from "../../src/config/AppConfig.js"
+import { mailToOutbox, outboxEnabled, textsToOutbox } from "../../src/platform/PortsLive.js"
+import { outboxFor } from "../../src/Server.js"
 import { isLoopback, outboxPageUrl } from "../../src/platform/http/OutboxHttp.js"
 import { Outbox } from "../../src/platform/Outbox.js"
 import { authClient, call, PASSWORD, raw, uniqueEmail, uniquePhone } from "../auth/acceptance/AcceptanceKit.js"
@@ -29,6 +32,46 @@ describe("isLoopback", () => {
     expect(outboxPageUrl("127.0.0.1", 8080)).toBe("http://127.0.0.1:8080/_outbox")
     expect(outboxPageUrl("::1", 8080)).toBe("http://[::1]:8080/_outbox")
   })
+})
+
+describe("where the outbox is", () => {
+  const configOf = (env: Record<string, string>) => Either.getOrThrow(parseAppConfig({ AUTH_JWT_SECRET: "a-secret-that-is-at-least-32-bytes-long", ...env })).config
+  const smtp = { AUTH_SMTP_HOST: "127.0.0.1", AUTH_SMTP_PORT: "2525" }
+  const twilio = {
+    AUTH_SMS_PROVIDER: "twilio",
+    AUTH_SMS_TWILIO_ACCOUNT_SID: "AC1",
+    AUTH_SMS_TWILIO_AUTH_TOKEN: "t",
+    AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: "MG1"
+  }
+  const production = {
+    DATABASE_URL: "postgres://auth:pw@db.internal:5432/auth",
+    AUTH_DB_DRIVER: "postgres",
+    AUTH_SITE_URL: "https://app.example.com",
+    API_EXTERNAL_URL: "https://auth.example.com",
+    AUTH_SMTP_ADMIN_EMAIL: "no-reply@example.com",
+    ...smtp
+  }
+  const where = (env: Record<string, string>) => {
+    const config = configOf(env)
+    return { mail: mailToOutbox(config), texts: textsToOutbox(config), page: outboxEnabled(config) }
+  }
+
+  it("holds, in the embedded default, what has no server to go to; in production nothing", () => {
+    expect(where({})).toEqual({ mail: true, texts: true, page: true })
+    expect(where(smtp)).toEqual({ mail: false, texts: true, page: true })
+    expect(where({ ...smtp, ...twilio })).toEqual({ mail: false, texts: false, page: false })
+    expect(where(twilio)).toEqual({ mail: true, texts: false, page: true })
+    expect(where(production)).toEqual({ mail: false, texts: false, page: false })
+    expect(where({ ...production, AUTH_EXTERNAL_PHONE_ENABLED: "true" })).toEqual({ mail: false, texts: false, page: false })
+  })
+
+  it.effect("a production server is built with no outbox: nothing added is kept", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      yield* outbox.add({ channel: "sms", to: "15551234567", body: "Your code is 123456", about: undefined })
+      expect(yield* outbox.list).toEqual([])
+      // Production's is NoOutbox, which needs neither the database nor the config its type allows for.
+    }).pipe(Effect.provide(outboxFor(configOf(production)) as Layer.Layer<Outbox>)))
 })
 
 // Sends and resends without waiting (explicit frequencies of 0), with texts, listening on every interface.
