@@ -4,6 +4,9 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Layer, Option } from "effect"
 import { AuthHttp, AuthHttpLive } from "./auth/AuthHttp.js"
 import { LandingHttp, LandingHttpLive, landingPageServed } from "./auth/landing/LandingHttp.js"
+import { OutboxLive } from "./auth/messages/OutboxLive.js"
+import { OutboxRepo } from "./auth/messages/OutboxRepo.js"
+import { UsersRepo } from "./auth/users/UsersRepo.js"
 import type { AppConfig } from "./config/AppConfig.js"
 import { IamHttp, IamHttpLive } from "./iam/IamHttp.js"
 import type { IamServices } from "./iam/IamLive.js"
@@ -12,7 +15,8 @@ import { gotrueCorsPolicy } from "./platform/http/Cors.js"
 import { holdEarlyRequests } from "./platform/EarlyRequests.js"
 import { HttpEdgeLive } from "./platform/http/HttpEdge.js"
 import { OutboxHttp, OutboxHttpLive } from "./platform/http/OutboxHttp.js"
-import type { Outbox } from "./platform/Outbox.js"
+import type { Database } from "./platform/Database.js"
+import { NoOutbox, type Outbox } from "./platform/Outbox.js"
 import { outboxEnabled } from "./platform/PortsLive.js"
 
 const edgeSettings = (config: AppConfig) => ({
@@ -30,6 +34,13 @@ const pages = (config: AppConfig) => [
 ]
 
 const PagesLive = (config: AppConfig) => Layer.merge(LandingHttpLive({ outbox: outboxEnabled(config) }), OutboxHttpLive)
+
+/**
+ * The Outbox for the Mailer, the SmsSender and the outbox page: the auth database's outbox table where the embedded
+ * default keeps what it does not deliver, none where everything goes out.
+ */
+export const outboxFor = (config: AppConfig): Layer.Layer<Outbox, never, Database | AppConfig> =>
+  outboxEnabled(config) ? OutboxLive.pipe(Layer.provide(Layer.merge(OutboxRepo.Default, UsersRepo.Default))) : NoOutbox
 
 /** The auth product alone on the shared edge (IAM disabled), after the pages. */
 export const AuthRoutesLive = (config: AppConfig) =>

@@ -12,14 +12,14 @@ import { migrate } from "./platform/Migrator.js"
 import { BcryptPasswordHasher } from "./platform/PasswordHasher.js"
 import { TokenSigner } from "./platform/TokenSigner.js"
 import { outboxPageUrl } from "./platform/http/OutboxHttp.js"
-import { outboxEnabled, PortsLive, tokenSignerFor } from "./platform/PortsLive.js"
+import { mailToOutbox, outboxEnabled, PortsLive, textsToOutbox, tokenSignerFor } from "./platform/PortsLive.js"
 import { TelemetryLive } from "./platform/Telemetry.js"
 import { freePorts, ignoreRepeatedSignals, reportReady, reportStartupFailure, runWorkers, workerId } from "./platform/Workers.js"
 import { generateKeyText, runIamCommand } from "./iam/IamCli.js"
 import { IamGrpcServerLive } from "./iam/grpc/GrpcServer.js"
 import { IamConfiguredAdminLive, IamServicesLive } from "./iam/IamLive.js"
 import { IamBackgroundLive } from "./iam/IamServer.js"
-import { AuthAndIamRoutesLive, AuthRoutesLive, HttpServerLive } from "./Server.js"
+import { AuthAndIamRoutesLive, AuthRoutesLive, HttpServerLive, outboxFor } from "./Server.js"
 import { VERSION } from "./Version.js"
 
 const USAGE = `Gatehouse ${VERSION}: a Supabase-Auth-compatible auth server and an IAM service.
@@ -68,7 +68,11 @@ const banner = ({ config, defaulted }: LoadedConfig): string =>
     `Gatehouse ${VERSION} (embedded PostgreSQL in ${config.dataDir})`,
     `  listening on http://${config.api.host}:${config.api.port}`,
     ...(config.iam.enabled ? [`  IAM gRPC on ${config.iam.grpcHost}:${config.iam.grpcPort}`] : []),
-    ...(outboxEnabled(config) ? [`  mail and texts are not delivered: read them at ${outboxPageUrl(config.api.host, config.api.port)}`] : []),
+    ...(outboxEnabled(config)
+      ? [`  ${
+        mailToOutbox(config) && textsToOutbox(config) ? "mail and texts are" : mailToOutbox(config) ? "mail is" : "texts are"
+      } not delivered: read them at ${outboxPageUrl(config.api.host, config.api.port)}`]
+      : []),
     ...(defaulted.length > 0 ? ["  development defaults in use:", ...defaulted.map((d) => `    ${d}`)] : []),
     "  API keys for Supabase clients: `node dist/main.js keys` prints the anon and service_role keys",
     "  set DATABASE_URL (and the required settings in .env.example) to run in production"
@@ -92,6 +96,7 @@ const serverLayer = (config: AppConfig, Database: Layer.Layer<Database, Database
   return Products.pipe(
     Layer.provide(TelemetryLive(config, { role: single ? "single" : "worker" })),
     Layer.provide(PortsLive(config)),
+    Layer.provide(outboxFor(config)),
     Layer.provide(Migrated),
     Layer.provide(Layer.succeed(AppConfig, config)),
     Layer.provide(Database)

@@ -8,6 +8,21 @@ import { OAUTH_PROVIDERS, type OAuthProviderName } from "./OAuthProviders.js"
 import { parseRequiredCharacters } from "./RequiredCharacters.js"
 import { type ConfigIssue, isAbsoluteUrl, SettingsReader } from "./SettingsReader.js"
 
+/** GoTrue's fixed floor for recovery and magic-link mails: however low SMTP_MAX_FREQUENCY is, one a minute. */
+export const RECOVERY_MIN_INTERVAL: Duration.Duration = Duration.seconds(60)
+
+/**
+ * SMTP_MAX_FREQUENCY and SMS_MAX_FREQUENCY when unset: GoTrue's in production, the Supabase local stack's email
+ * setting in the embedded default (a development server where a 15-minute wait before a second mail only gets in
+ * the way).
+ */
+export const SEND_FREQUENCY_DEFAULTS = {
+  production: { email: Duration.seconds(900), sms: Duration.seconds(60) },
+  development: { email: Duration.seconds(1), sms: Duration.seconds(1) }
+} as const
+
+const seconds = (duration: Duration.Duration): string => `${Duration.toSeconds(duration)}s`
+
 /** OTEL_EXPORTER_OTLP_PROTOCOL's values. */
 export type OtlpProtocol = "grpc" | "http/protobuf" | "http/json"
 
@@ -220,7 +235,7 @@ export interface AppConfig {
   }
   readonly external: Readonly<Record<OAuthProviderName, OAuthProviderConfig>>
   readonly smtp: {
-    /** None in the embedded default: mail goes to the log. */
+    /** None in the embedded default: mail is kept in the outbox. */
     readonly host: Option.Option<string>
     readonly port: number
     readonly user: Option.Option<string>
@@ -228,6 +243,12 @@ export interface AppConfig {
     readonly adminEmail: string
     readonly senderName: string
     readonly maxFrequency: Duration.Duration
+    /**
+     * The least time between two recovery or magic-link mails to one address, whatever SMTP_MAX_FREQUENCY says:
+     * GoTrue's fixed minute (RECOVERY_MIN_INTERVAL), except in the embedded default's development frequency, where
+     * it would make a person trying things wait a minute between a magic link and a password reset.
+     */
+    readonly linkMinInterval: Duration.Duration
   }
   readonly mailer: {
     readonly autoconfirm: boolean
@@ -428,9 +449,26 @@ export const parseAppConfig = (
     if (Option.isNone(smtpHost)) r.fail(r.canonical("SMTP_HOST"), "is required")
     if (Option.isNone(r.lookup("SMTP_PORT"))) r.fail(r.canonical("SMTP_PORT"), "is required")
   } else if (Option.isNone(smtpHost)) {
-    defaulted.push("mail: written to the log (no SMTP_HOST)")
+    defaulted.push("mail: kept in the outbox (no SMTP_HOST)")
   }
   if (adminEmail !== "" && !adminEmail.includes("@")) r.fail(spelledAs("SMTP_ADMIN_EMAIL"), "must be an email address")
+
+  // An explicit setting wins in either mode, and then recovery and magic-link mails keep GoTrue's floor too.
+  const sendFrequency = (key: string, channel: "email" | "sms"): { readonly value: Duration.Duration; readonly developed: boolean } => {
+    const fallback = SEND_FREQUENCY_DEFAULTS.production[channel]
+    if (production || Option.isSome(r.lookup(key))) return { value: r.duration(key, fallback), developed: false }
+    return { value: SEND_FREQUENCY_DEFAULTS.development[channel], developed: true }
+  }
+  const emailFrequency = sendFrequency("SMTP_MAX_FREQUENCY", "email")
+  const smsFrequency = sendFrequency("SMS_MAX_FREQUENCY", "sms")
+  if (emailFrequency.developed) {
+    defaulted.push(`${r.canonical("SMTP_MAX_FREQUENCY")}=${seconds(emailFrequency.value)} (production: ${
+      seconds(SEND_FREQUENCY_DEFAULTS.production.email)
+    }, and recovery and magic-link mails at least ${seconds(RECOVERY_MIN_INTERVAL)} apart)`)
+  }
+  if (smsFrequency.developed) {
+    defaulted.push(`${r.canonical("SMS_MAX_FREQUENCY")}=${seconds(smsFrequency.value)} (production: ${seconds(SEND_FREQUENCY_DEFAULTS.production.sms)})`)
+  }
 
   const rotationEnabled = r.boolean("SECURITY_REFRESH_TOKEN_ROTATION_ENABLED", true)
   const captchaEnabled = r.boolean("SECURITY_CAPTCHA_ENABLED", false)
@@ -452,13 +490,13 @@ export const parseAppConfig = (
     vonage: { apiKey: r.string("SMS_VONAGE_API_KEY"), apiSecret: r.secret("SMS_VONAGE_API_SECRET"), from: r.string("SMS_VONAGE_FROM") }
   }
   // GoTrue starts with phone sign-in on and no usable provider and fails only when a text must be sent; so do
-  // we, with one warning naming what is missing. Without a provider, texts fail in production and go to the log
-  // in the embedded default.
+  // we, with one warning naming what is missing. Without a provider, texts fail in production and are kept in the
+  // outbox in the embedded default.
   if (externalPhoneEnabled && Option.isNone(smsProvider)) {
     if (production) {
       warnings.push(`${r.canonical("EXTERNAL_PHONE_ENABLED")} is true but ${r.canonical("SMS_PROVIDER")} is not set: texts cannot be sent (SMS_TEST_OTP numbers still work)`)
     } else {
-      defaulted.push("texts: written to the log (no SMS_PROVIDER)")
+      defaulted.push("texts: kept in the outbox (no SMS_PROVIDER)")
     }
   }
   if (externalPhoneEnabled && Option.isSome(smsProvider)) {
@@ -605,7 +643,8 @@ export const parseAppConfig = (
       pass: r.secret("SMTP_PASS"),
       adminEmail,
       senderName: Option.getOrElse(r.string("SMTP_SENDER_NAME"), () => adminEmail),
-      maxFrequency: r.duration("SMTP_MAX_FREQUENCY", Duration.seconds(900))
+      maxFrequency: emailFrequency.value,
+      linkMinInterval: emailFrequency.developed ? Duration.zero : RECOVERY_MIN_INTERVAL
     },
     mailer: {
       autoconfirm: r.boolean("MAILER_AUTOCONFIRM", false),
@@ -635,7 +674,7 @@ export const parseAppConfig = (
     },
     sms: {
       autoconfirm: r.boolean("SMS_AUTOCONFIRM", false),
-      maxFrequency: r.duration("SMS_MAX_FREQUENCY", Duration.seconds(60)),
+      maxFrequency: smsFrequency.value,
       otpExp: r.duration("SMS_OTP_EXP", Duration.seconds(60)),
       otpLength: r.integer("SMS_OTP_LENGTH", 6, { min: 6, max: 10 }),
       provider: smsProvider,

@@ -1,6 +1,7 @@
 import { createWriteStream } from "node:fs"
 import { Cause, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, List, Logger, LogLevel, Option, Tracer } from "effect"
 import type { LogLevelName } from "../config/AppConfig.js"
+import { logFormat } from "./LogFormat.js"
 
 const LEVELS: Readonly<Record<LogLevelName, LogLevel.LogLevel>> = {
   panic: LogLevel.Fatal,
@@ -39,6 +40,41 @@ export const formatLogLine = (options: Logger.Logger.Options<unknown>): string =
   return safeJson(entry)
 }
 
+/**
+ * The same entry as formatLogLine, for a person at a terminal: local time of day, level, message, then the
+ * annotations as key=value (a value with a space, quote or `=` JSON-quoted), all on one line.
+ */
+export const formatPrettyLine = (options: Logger.Logger.Options<unknown>): string => {
+  const { annotations, cause, context, date, logLevel, message, spans } = options
+  const messages = Array.isArray(message) ? message : [message]
+  let line = `${timeOfDay(date)} ${logLevel.label.padEnd(5)} ${
+    messages.map((m) => (typeof m === "string" ? m : safeJson(m))).join(" ").replace(/\r\n|\r|\n/g, "\\n")
+  }`
+  for (const [key, value] of HashMap.toEntries(annotations)) line += ` ${key}=${prettyValue(value)}`
+  const span = List.head(spans)
+  if (Option.isSome(span)) line += ` span=${prettyValue(span.value.label)}`
+  const current = Context.getOption(FiberRefs.getOrDefault(context, FiberRef.currentContext), Tracer.ParentSpan)
+  if (Option.isSome(current) && current.value.sampled && TRACE_ID.test(current.value.traceId)) {
+    line += ` trace_id=${current.value.traceId} span_id=${current.value.spanId}`
+  }
+  if (!Cause.isEmpty(cause)) line += ` error=${safeJson(Cause.pretty(cause, { renderErrorCause: true }))}`
+  return line
+}
+
+const twoDigits = (n: number): string => String(n).padStart(2, "0")
+
+const timeOfDay = (date: Date): string =>
+  `${twoDigits(date.getHours())}:${twoDigits(date.getMinutes())}:${twoDigits(date.getSeconds())}.${String(date.getMilliseconds()).padStart(3, "0")}`
+
+const BARE = /^[^\s"=]+$/
+
+const prettyValue = (value: unknown): string =>
+  typeof value === "string"
+    ? BARE.test(value) ? value : safeJson(value)
+    : typeof value === "number" || typeof value === "boolean"
+    ? String(value)
+    : safeJson(value)
+
 // An OpenTelemetry trace id; Effect's spans when nothing exports them carry none worth printing.
 const TRACE_ID = /^[0-9a-f]{32}$/
 
@@ -56,10 +92,14 @@ const safeJson = (value: unknown): string => {
   }
 }
 
-/** JSON-lines logging at LOG_LEVEL, to stdout or appended to LOG_FILE. */
+/**
+ * Logging at LOG_LEVEL: JSON lines appended to LOG_FILE, or to stdout, where a terminal gets readable lines instead
+ * (see logFormat). `stdoutIsTerminal` is what Node says of stdout unless a test says otherwise.
+ */
 export const LoggingLive = (options: {
   readonly level: LogLevelName
   readonly file: Option.Option<string>
+  readonly stdoutIsTerminal?: boolean
 }): Layer.Layer<never> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const write = yield* Option.match(options.file, {
@@ -73,6 +113,11 @@ export const LoggingLive = (options: {
           (stream) => (line: string) => void stream.write(line + "\n")
         )
     })
-    const logger = Logger.make((opts) => write(formatLogLine(opts)))
+    const format = logFormat({
+      toFile: Option.isSome(options.file),
+      stdoutIsTerminal: options.stdoutIsTerminal ?? process.stdout.isTTY === true
+    })
+    const formatLine = format === "pretty" ? formatPrettyLine : formatLogLine
+    const logger = Logger.make((opts) => write(formatLine(opts)))
     return Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(toLogLevel(options.level)))
   }))

@@ -1,6 +1,6 @@
 import { Context, Data, Effect, Layer, Redacted, Ref } from "effect"
 import { createTransport, type NodemailerError } from "nodemailer"
-import { Outbox } from "./Outbox.js"
+import { type MessageFacts, Outbox } from "./Outbox.js"
 
 /** One outgoing email. `text` is the plain-text alternative; without it only the HTML part is sent. */
 export interface Mail {
@@ -8,6 +8,8 @@ export interface Mail {
   readonly subject: string
   readonly html: string
   readonly text?: string
+  /** What the mail is, for the development outbox; SMTP sends only the fields above. */
+  readonly about?: MessageFacts
 }
 
 /**
@@ -108,36 +110,23 @@ export const SmtpMailer = (options: SmtpMailerOptions): Layer.Layer<Mailer> =>
   )
 
 /**
- * The embedded dev default when no SMTP host is configured (GoTrue's noop client does the same): each mail
- * becomes one log line, so a developer can copy the confirmation link or code out of the log. The body is
- * logged on purpose; this layer must never be wired into a deployment that has real users.
+ * The embedded default's mailer (no SMTP_HOST): each mail is kept in the Outbox, where the developer reads it, and
+ * one log line says so, naming the recipient, the subject, the kind of mail and the outbox page. Never the body,
+ * the code or the link: a log is copied to terminals, files and collectors the outbox never reaches.
  */
-export const LogMailer: Layer.Layer<Mailer> = Layer.succeed(
-  Mailer,
-  Mailer.of({
-    send: Effect.fn("Mailer.send")(function*(mail: Mail) {
-      yield* Effect.logInfo("mail not sent: no SMTP server configured").pipe(
-        Effect.annotateLogs({ to: mail.to, subject: mail.subject, text: mail.text ?? mail.html })
-      )
-    })
-  })
-)
-
-/** The embedded default's mailer: each mail the inner mailer sends (LogMailer there) is also kept in the Outbox. */
-export const OutboxMailer: Layer.Layer<Mailer, never, Mailer | Outbox> = Layer.effect(
-  Mailer,
-  Effect.gen(function*() {
-    const inner = yield* Mailer
-    const outbox = yield* Outbox
-    return Mailer.of({
-      send: (mail) =>
-        Effect.zipRight(
-          inner.send(mail),
-          outbox.add({ channel: "email", to: mail.to, subject: mail.subject, html: mail.html, text: mail.text })
-        )
-    })
-  })
-)
+export const OutboxMailer = (pageUrl: string): Layer.Layer<Mailer, never, Outbox> =>
+  Layer.effect(
+    Mailer,
+    Effect.map(Outbox, (outbox) =>
+      Mailer.of({
+        send: Effect.fn("Mailer.send")(function*(mail: Mail) {
+          yield* outbox.add({ channel: "email", to: mail.to, subject: mail.subject, html: mail.html, text: mail.text, about: mail.about })
+          yield* Effect.logInfo("mail not sent (no SMTP_HOST): kept in the outbox").pipe(
+            Effect.annotateLogs({ to: mail.to, subject: mail.subject, ...(mail.about === undefined ? {} : { type: mail.about.type }), outbox: pageUrl })
+          )
+        })
+      }))
+  )
 
 /** What MemoryMailer has "sent", oldest first, for tests to read. */
 export class SentMail extends Effect.Service<SentMail>()("platform/SentMail", {

@@ -1,6 +1,28 @@
-import { Clock, Effect, Ref } from "effect"
+import { Context, Effect, Layer } from "effect"
 
-/** One message as the outbox keeps it: a mail (subject, HTML and maybe a text part) or a text message. */
+/**
+ * What a message is, as the code that made it knows it, handed to the Mailer or SmsSender beside the message: the
+ * development outbox keeps and lists it, so nobody has to find the code in the body (a custom template may put it
+ * anywhere). SMTP and the SMS providers send only the message itself.
+ */
+export interface MessageFacts {
+  /**
+   * The kind of message: signup, invite, magiclink, recovery, email_change, sms, phone_change (each the type
+   * verifyOtp takes for its code), or reauthentication.
+   */
+  readonly type: string
+  /** The one-time code the message carries. */
+  readonly code: string
+  /** The action link a mail carries; null for a text and for a mail with a code only. */
+  readonly link: string | null
+  /**
+   * Where the code waits to be used: the user, the users column holding its hash, and the hash it was stored as.
+   * Read again when the outbox is listed, to tell whether the code is still good.
+   */
+  readonly pending: { readonly userId: string; readonly column: string; readonly codeHash: string }
+}
+
+/** One message as it is put in the outbox: a mail (subject, HTML and maybe a text part) or a text message. */
 export type OutboxMessage =
   | {
     readonly channel: "email"
@@ -8,32 +30,37 @@ export type OutboxMessage =
     readonly subject: string
     readonly html: string
     readonly text: string | undefined
-    readonly sentAt: Date
+    readonly about: MessageFacts | undefined
   }
-  | { readonly channel: "sms"; readonly to: string; readonly body: string; readonly sentAt: Date }
+  | { readonly channel: "sms"; readonly to: string; readonly body: string; readonly about: MessageFacts | undefined }
+
+/** Whether a kept message's code still works, as the server sees it when the outbox is listed. */
+export interface CodeState {
+  /** Spent, replaced by a newer message, or cleared (too many wrong guesses, the user deleted). */
+  readonly used: boolean
+  /** Past its lifetime (MAILER_OTP_EXP, SMS_OTP_EXP). */
+  readonly expired: boolean
+}
+
+/** A kept message as the outbox lists it; `state` is undefined for one that came without its facts. */
+export type KeptMessage = OutboxMessage & { readonly sentAt: Date; readonly state: CodeState | undefined }
 
 /** The outbox keeps this many messages, dropping the oldest: a developer reads the last few, not a history. */
 export const OUTBOX_CAPACITY = 100
 
 /**
- * The embedded default's outbox: what the log-only mailer and SMS sender "sent", for a developer to read on the
- * outbox page instead of in the log. It lives in process memory, which is fine only because the embedded database
- * admits a single process (its data-directory lock): there is no second instance whose outbox this one would miss.
+ * The embedded default's outbox: what the development mailer and SMS sender "sent" instead of delivering, for a
+ * developer to read on the outbox page rather than in the log.
  */
-export class Outbox extends Effect.Service<Outbox>()("platform/Outbox", {
-  effect: Effect.gen(function*() {
-    const messages = yield* Ref.make<ReadonlyArray<OutboxMessage>>([])
-
-    /** Adds a message, stamped with the current time. */
-    const add = (message: DistributiveOmit<OutboxMessage, "sentAt">): Effect.Effect<void> =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Ref.update(messages, (kept) => [{ ...message, sentAt: new Date(now) } as OutboxMessage, ...kept].slice(0, OUTBOX_CAPACITY)))
-
+export class Outbox extends Context.Tag("platform/Outbox")<
+  Outbox,
+  {
+    /** Keeps a message, stamped with the current time. */
+    readonly add: (message: OutboxMessage) => Effect.Effect<void>
     /** The kept messages, newest first. */
-    const list: Effect.Effect<ReadonlyArray<OutboxMessage>> = Ref.get(messages)
+    readonly list: Effect.Effect<ReadonlyArray<KeptMessage>>
+  }
+>() {}
 
-    return { add, list } as const
-  })
-}) {}
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
+/** Where mail and texts really go out: nothing is kept, and the list is empty. */
+export const NoOutbox: Layer.Layer<Outbox> = Layer.succeed(Outbox, Outbox.of({ add: () => Effect.void, list: Effect.succeed([]) }))

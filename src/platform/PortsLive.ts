@@ -4,25 +4,39 @@ import { Layer, Option } from "effect"
 import type { JWK } from "jose"
 import { type AppConfig, smsProviderReady } from "../config/AppConfig.js"
 import { type Captcha, CaptchaLive, UnconfiguredCaptcha } from "./Captcha.js"
-import { LogMailer, type Mailer, OutboxMailer, SmtpMailer } from "./Mailer.js"
+import { outboxPageUrl } from "./http/OutboxHttp.js"
+import { type Mailer, OutboxMailer, SmtpMailer } from "./Mailer.js"
 import { MessagebirdSmsSender } from "./MessagebirdSmsSender.js"
 import { BcryptPasswordHasher, bcryptPermits, type PasswordHasher } from "./PasswordHasher.js"
 import { SecureRandom } from "./SecureRandom.js"
-import { Outbox } from "./Outbox.js"
-import { LogSmsSender, OutboxSmsSender, type SmsSender, UnconfiguredSmsSender } from "./SmsSender.js"
+import type { Outbox } from "./Outbox.js"
+import { OutboxSmsSender, type SmsSender, UnconfiguredSmsSender } from "./SmsSender.js"
 import { TextlocalSmsSender } from "./TextlocalSmsSender.js"
 import { type TokenSignerConfigError, TokenSignerLive, type TokenSigner } from "./TokenSigner.js"
 import { TwilioSmsSender } from "./TwilioSmsSender.js"
 import { VonageSmsSender } from "./VonageSmsSender.js"
 
-export type Ports = TokenSigner | PasswordHasher | Mailer | SmsSender | SecureRandom | Outbox | Captcha
+export type Ports = TokenSigner | PasswordHasher | Mailer | SmsSender | SecureRandom | Captcha
 
 const definitely = <A>(option: Option.Option<A>): A => Option.getOrThrow(option)
 
-/** Mail goes over SMTP when SMTP_HOST is set; otherwise (the embedded default) to the log. */
-export const mailerFor = (config: AppConfig): Layer.Layer<Mailer> =>
+/**
+ * The embedded default (no DATABASE_URL) delivers nothing it has no server for: mail without SMTP_HOST, texts without
+ * a complete SMS provider. It keeps them in the Outbox instead, which the outbox page shows. Production requires
+ * SMTP_HOST, and fails a text it cannot send (as GoTrue does), so it has no outbox.
+ */
+export const mailToOutbox = (config: AppConfig): boolean => config.mode === "embedded" && Option.isNone(config.smtp.host)
+
+export const textsToOutbox = (config: AppConfig): boolean => config.mode === "embedded" && !smsProviderReady(config.sms)
+
+export const outboxEnabled = (config: AppConfig): boolean => mailToOutbox(config) || textsToOutbox(config)
+
+const pageOf = (config: AppConfig): string => outboxPageUrl(config.api.host, config.api.port)
+
+/** Mail goes over SMTP when SMTP_HOST is set; otherwise (only the embedded default may leave it out) to the outbox. */
+export const mailerFor = (config: AppConfig): Layer.Layer<Mailer, never, Outbox> =>
   Option.match(config.smtp.host, {
-    onNone: () => LogMailer,
+    onNone: () => OutboxMailer(pageOf(config)),
     onSome: (host) =>
       SmtpMailer({
         host,
@@ -35,13 +49,13 @@ export const mailerFor = (config: AppConfig): Layer.Layer<Mailer> =>
   })
 
 /**
- * The configured SMS provider. Without a complete one (config warned at start-up), the embedded default writes
- * texts to the log and production fails each send, as GoTrue does.
+ * The configured SMS provider. Without a complete one (config warned at start-up), the embedded default keeps texts
+ * in the outbox and production fails each send, as GoTrue does.
  */
-export const smsSenderFor = (config: AppConfig): Layer.Layer<SmsSender> => {
+export const smsSenderFor = (config: AppConfig): Layer.Layer<SmsSender, never, Outbox> => {
   if (!smsProviderReady(config.sms) || Option.isNone(config.sms.provider)) {
-    return config.mode === "embedded"
-      ? LogSmsSender
+    return textsToOutbox(config)
+      ? OutboxSmsSender(pageOf(config))
       : UnconfiguredSmsSender(Option.match(config.sms.provider, {
         onNone: () => "no SMS provider is configured",
         onSome: (name) => `the ${name} SMS provider is missing credentials`
@@ -67,24 +81,9 @@ export const smsSenderFor = (config: AppConfig): Layer.Layer<SmsSender> => {
   return provider.pipe(Layer.provide(FetchHttpClient.layer))
 }
 
-/**
- * The embedded default (no DATABASE_URL, no SMTP_HOST): nothing is really delivered by email, so mail and texts
- * are also kept in the Outbox, which the outbox page shows.
- */
-export const outboxEnabled = (config: AppConfig): boolean => config.mode === "embedded" && Option.isNone(config.smtp.host)
-
-/**
- * The Mailer and SmsSender, with the outbox in front of them in the embedded default. The Outbox is in the graph
- * either way (an empty list costs nothing), so what the routes need does not depend on the configuration.
- */
-export const messagingFor = (config: AppConfig): Layer.Layer<Mailer | SmsSender | Outbox> => {
-  const mailer = mailerFor(config)
-  const sms = smsSenderFor(config)
-  const senders = outboxEnabled(config)
-    ? Layer.merge(OutboxMailer.pipe(Layer.provide(mailer)), OutboxSmsSender.pipe(Layer.provide(sms)))
-    : Layer.merge(mailer, sms)
-  return senders.pipe(Layer.provideMerge(Outbox.Default))
-}
+/** The Mailer and SmsSender; what they keep in the embedded default goes to the Outbox the caller provides. */
+export const messagingFor = (config: AppConfig): Layer.Layer<Mailer | SmsSender, never, Outbox> =>
+  Layer.merge(mailerFor(config), smsSenderFor(config))
 
 export const tokenSignerFor = (config: AppConfig): Layer.Layer<TokenSigner, TokenSignerConfigError> =>
   TokenSignerLive({
@@ -106,8 +105,11 @@ export const captchaFor = (config: AppConfig): Layer.Layer<Captcha> => {
   })
 }
 
-/** The production implementation of every external dependency, chosen from configuration. */
-export const PortsLive = (config: AppConfig): Layer.Layer<Ports, TokenSignerConfigError> =>
+/**
+ * The production implementation of every external dependency, chosen from configuration. The Outbox is the
+ * caller's: the embedded default keeps it in the database, a floor this one does not reach.
+ */
+export const PortsLive = (config: AppConfig): Layer.Layer<Ports, TokenSignerConfigError, Outbox> =>
   Layer.mergeAll(
     tokenSignerFor(config),
     BcryptPasswordHasher({ concurrency: bcryptPermits(availableParallelism(), config.workers) }),

@@ -1,12 +1,14 @@
 import { HttpClient, HttpClientRequest, type UrlParams } from "@effect/platform"
 import { Context, Data, Duration, Effect, identity, Layer, Ref } from "effect"
-import { Outbox } from "./Outbox.js"
+import { type MessageFacts, Outbox } from "./Outbox.js"
 
 /** One outgoing text message. */
 export interface Sms {
   /** E.164 digits without the leading "+", as GoTrue stores phone numbers. */
   readonly to: string
   readonly body: string
+  /** What the text is, for the development outbox; a provider is sent only the fields above. */
+  readonly about?: MessageFacts
 }
 
 /** The provider's id for the accepted message (GoTrue returns it as `message_id`). */
@@ -148,26 +150,25 @@ export const MemorySmsSender: Layer.Layer<SmsSender | SentSms> = Layer.effect(
   )
 ).pipe(Layer.provideMerge(SentSms.Default))
 
-/** The embedded default: texts are written to the log (they carry codes, so this is for development only). */
-export const LogSmsSender: Layer.Layer<SmsSender> = Layer.succeed(SmsSender, {
-  send: (sms) =>
-    Effect.logInfo("sms (not sent: no SMS_PROVIDER configured)").pipe(
-      Effect.annotateLogs({ to: sms.to, body: sms.body }),
-      Effect.as({ messageId: "log" })
-    )
-})
-
-/** The embedded default's SMS sender: each text the inner sender accepts is also kept in the Outbox. */
-export const OutboxSmsSender: Layer.Layer<SmsSender, never, SmsSender | Outbox> = Layer.effect(
-  SmsSender,
-  Effect.gen(function*() {
-    const inner = yield* SmsSender
-    const outbox = yield* Outbox
-    return SmsSender.of({
-      send: (sms) => Effect.tap(inner.send(sms), () => outbox.add({ channel: "sms", to: sms.to, body: sms.body }))
-    })
-  })
-)
+/**
+ * The embedded default's SMS sender (no complete SMS provider): each text is kept in the Outbox, and one log line
+ * says so, naming the number, the kind of text and the outbox page, never the body or the code. The answer's
+ * message id is "outbox".
+ */
+export const OutboxSmsSender = (pageUrl: string): Layer.Layer<SmsSender, never, Outbox> =>
+  Layer.effect(
+    SmsSender,
+    Effect.map(Outbox, (outbox) =>
+      SmsSender.of({
+        send: Effect.fn("SmsSender.send")(function*(sms: Sms) {
+          yield* outbox.add({ channel: "sms", to: sms.to, body: sms.body, about: sms.about })
+          yield* Effect.logInfo("text not sent (no SMS provider): kept in the outbox").pipe(
+            Effect.annotateLogs({ to: sms.to, ...(sms.about === undefined ? {} : { type: sms.about.type }), outbox: pageUrl })
+          )
+          return { messageId: "outbox" }
+        })
+      }))
+  )
 
 /**
  * Production with phone sign-in on but no usable provider (GoTrue starts in that state too): every send fails

@@ -3,6 +3,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { type RequestRate, requestRate } from "../../src/platform/RequestRate.js"
 import { RateLimitsRepo } from "../../src/auth/limits/RateLimitsRepo.js"
+import { type OutboxRow, OutboxRepo } from "../../src/auth/messages/OutboxRepo.js"
 import { SendQuotaRepo } from "../../src/auth/messages/SendQuotaRepo.js"
 import { FlowStateRepo } from "../../src/auth/sessions/FlowStateRepo.js"
 import { RefreshTokensRepo } from "../../src/auth/sessions/RefreshTokensRepo.js"
@@ -42,7 +43,8 @@ const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   FlowStateRepo.Default,
   SendQuotaRepo.Default,
   RateLimitsRepo.Default,
-  AuditLogRepo.Default
+  AuditLogRepo.Default,
+  OutboxRepo.Default
 ).pipe(Layer.provideMerge(MigratedDatabase)) as Layer.Layer<AuthRepos>
 
 const T0 = new Date(Date.UTC(2030, 0, 1))
@@ -719,6 +721,45 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(yield* alive(c.id)).toBe(false)
         expect(Option.isNone(yield* tokens.lockForExchange(c.digest))).toBe(true)
         expect(yield* alive(stranger.sessionId)).toBe(true)
+      }))
+
+    it.effect("outbox: keeps each message as given, newest first, and only the newest `capacity`", () =>
+      Effect.gen(function*() {
+        const outbox = yield* OutboxRepo
+        const mail: OutboxRow = {
+          sent_at: at(10),
+          channel: "email",
+          recipient: "kept@example.com",
+          subject: "Confirm Your Signup",
+          html: "<p>123456</p>",
+          body: "Code: 123456",
+          type: "signup",
+          code: "123456",
+          link: "http://localhost:9999/verify?token=t&type=signup",
+          user_id: randomUUID(),
+          token_column: "confirmation_token",
+          code_hash: "pkce_abc"
+        }
+        const text: OutboxRow = {
+          sent_at: at(10),
+          channel: "sms",
+          recipient: "15550001111",
+          subject: null,
+          html: null,
+          body: "Your code is 654321",
+          type: null,
+          code: null,
+          link: null,
+          user_id: null,
+          token_column: null,
+          code_hash: null
+        }
+        yield* outbox.add(mail, 3)
+        yield* outbox.add(text, 3)
+        expect(yield* outbox.list).toEqual([text, mail])
+        const numbered = (n: number): OutboxRow => ({ ...text, recipient: `1555000${n}`, sent_at: at(11) })
+        for (const n of [1, 2, 3]) yield* outbox.add(numbered(n), 3)
+        expect(yield* outbox.list).toEqual([numbered(3), numbered(2), numbered(1)])
       }))
 
     it.effect("refresh tokens: ids increase; the current token is the newest unrevoked one", () =>

@@ -80,8 +80,6 @@ describe("embedded default (no DATABASE_URL)", () => {
     expect(c.observability.prometheusPort).toBe(9100)
     expect(c.jwt.exp).toBe(3600)
     expect(c.jwt.adminGroupName).toBe("admin")
-    expect(seconds(c.smtp.maxFrequency)).toBe(900)
-    expect(seconds(c.sms.maxFrequency)).toBe(60)
     expect(c.security.refreshTokenRotationEnabled).toBe(true)
     expect(seconds(c.security.refreshTokenReuseInterval)).toBe(10)
     expect(c.mailer.urlPaths).toStrictEqual({
@@ -123,6 +121,23 @@ describe("embedded default (no DATABASE_URL)", () => {
     expect(defaulted.some((line) => line.startsWith("AUTH_JWT_SECRET="))).toBe(false)
   })
 
+  it("sends mail and texts to one address 1 s apart, with no minute between recovery and magic links, and lists it", () => {
+    const { config, defaulted } = Either.getOrThrow(embedded({}))
+    expect(seconds(config.smtp.maxFrequency)).toBe(1)
+    expect(seconds(config.sms.maxFrequency)).toBe(1)
+    expect(seconds(config.smtp.linkMinInterval)).toBe(0)
+    expect(defaulted).toContain("AUTH_SMTP_MAX_FREQUENCY=1s (production: 900s, and recovery and magic-link mails at least 60s apart)")
+    expect(defaulted).toContain("AUTH_SMS_MAX_FREQUENCY=1s (production: 60s)")
+  })
+
+  it("keeps an explicit send frequency, and then GoTrue's minute between recovery and magic links", () => {
+    const { config, defaulted } = Either.getOrThrow(embedded({ GOTRUE_SMTP_MAX_FREQUENCY: "5s", AUTH_SMS_MAX_FREQUENCY: "0" }))
+    expect(seconds(config.smtp.maxFrequency)).toBe(5)
+    expect(seconds(config.sms.maxFrequency)).toBe(0)
+    expect(seconds(config.smtp.linkMinInterval)).toBe(60)
+    expect(defaulted.some((line) => line.includes("MAX_FREQUENCY"))).toBe(false)
+  })
+
   it("needs a JWT secret from somewhere: without the generated one, JWT_SECRET is required", () => {
     expect(variables(parseAppConfig({}))).toStrictEqual(["AUTH_JWT_SECRET"])
   })
@@ -153,6 +168,9 @@ describe("production (DATABASE_URL set)", () => {
     expect(config.smtp.host).toStrictEqual(Option.some("smtp.example.com"))
     expect(config.smtp.port).toBe(2525)
     expect(config.smtp.senderName).toBe("noreply@example.com")
+    expect(seconds(config.smtp.maxFrequency)).toBe(900)
+    expect(seconds(config.sms.maxFrequency)).toBe(60)
+    expect(seconds(config.smtp.linkMinInterval)).toBe(60)
   })
 
   it("accepts postgresql:// too and rejects other schemes", () => {

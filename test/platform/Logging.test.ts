@@ -1,17 +1,18 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Logger, LogLevel, Option, Redacted, TestClock } from "effect"
+import { describe, expect, it, vi } from "@effect/vitest"
+import { Cause, Effect, FastCheck, Logger, LogLevel, Option, Redacted, TestClock } from "effect"
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { formatLogLine, LoggingLive } from "../../src/platform/Logging.js"
+import { logFormat } from "../../src/platform/LogFormat.js"
+import { formatLogLine, formatPrettyLine, LoggingLive } from "../../src/platform/Logging.js"
 
 const secret = "hunter2-super-secret-7f3a"
 
-/** Runs `program` with formatLogLine as the only logger and returns the lines it wrote. */
-const linesOf = <A, E>(program: Effect.Effect<A, E>) =>
+/** Runs `program` with `format` (formatLogLine unless told) as the only logger and returns the lines it wrote. */
+const linesOf = <A, E>(program: Effect.Effect<A, E>, format = formatLogLine) =>
   Effect.gen(function*() {
     const lines: Array<string> = []
-    const capture = Logger.make((options) => void lines.push(formatLogLine(options)))
+    const capture = Logger.make((options) => void lines.push(format(options)))
     yield* program.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
     return lines
   })
@@ -126,6 +127,82 @@ describe("formatLogLine", () => {
     }))
 })
 
+describe("formatPrettyLine", () => {
+  const pretty = <A, E>(program: Effect.Effect<A, E>) => linesOf(program, formatPrettyLine)
+  const at = new Date(2024, 4, 6, 7, 8, 9, 45)
+
+  it.effect("writes the local time of day, the level, the message and the annotations as key=value", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(at.getTime())
+      const lines = yield* pretty(
+        Effect.logInfo("request").pipe(Effect.annotateLogs({ method: "GET", path: "/health", status: 200, ok: true }))
+      )
+
+      expect(lines).toHaveLength(1)
+      // Annotations come in the order Effect keeps them, which is not the order they were given.
+      const [head, ...pairs] = lines[0]!.split(" request ")
+      expect(head).toBe("07:08:09.045 INFO ")
+      expect(pairs.join(" request ").split(" ").sort()).toStrictEqual(["method=GET", "ok=true", "path=/health", "status=200"])
+    }))
+
+  it.effect("quotes a value with a space, a quote or an equals sign, and encodes objects as JSON", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(at.getTime())
+      const [line] = yield* pretty(
+        Effect.logWarning("w").pipe(Effect.annotateLogs({ a: "two words", b: "x=y", c: "say \"hi\"", d: "", e: { k: [1] } }))
+      )
+
+      expect(line!.startsWith("07:08:09.045 WARN  w ")).toBe(true)
+      for (const pair of ["a=\"two words\"", "b=\"x=y\"", "c=\"say \\\"hi\\\"\"", "d=\"\"", "e={\"k\":[1]}"]) {
+        expect(line).toContain(` ${pair}`)
+      }
+    }))
+
+  it.effect("keeps an entry on one line: a multi-line message, a cause with its stack", () =>
+    Effect.gen(function*() {
+      const lines = yield* pretty(
+        Effect.logError("first\nsecond", "third").pipe(Effect.zipRight(Effect.logError("failed", Cause.die(new Error("kaput")))))
+      )
+
+      expect(lines).toHaveLength(2)
+      for (const line of lines) expect(line).not.toMatch(/[\r\n]/)
+      expect(lines[0]).toMatch(/ ERROR first\\nsecond third$/)
+      expect(lines[1]).toMatch(/ ERROR failed error="Error: kaput\\n/)
+    }))
+
+  it.effect("renders a Redacted annotation or message as <redacted> and never its text", () =>
+    Effect.gen(function*() {
+      const [line] = yield* pretty(
+        Effect.log("token", Redacted.make(secret)).pipe(Effect.annotateLogs({ password: Redacted.make(secret), nested: { key: Redacted.make(secret) } }))
+      )
+
+      expect(line).toContain("token \"<redacted>\"")
+      expect(line).toContain("password=\"<redacted>\"")
+      expect(line).toContain("nested={\"key\":\"<redacted>\"}")
+      expect(line).not.toContain(secret)
+    }))
+
+  it.effect("names the innermost span and a traced line's trace", () =>
+    Effect.gen(function*() {
+      const [spanned] = yield* pretty(Effect.log("inside").pipe(Effect.withLogSpan("inner"), Effect.withLogSpan("outer")))
+      expect(spanned).toMatch(/ span=inner$/)
+      const [traced] = yield* pretty(Effect.flatMap(Effect.currentSpan, (span) =>
+        Effect.logInfo("traced").pipe(Effect.annotateLogs({ expected: `${span.traceId}/${span.spanId}` }))).pipe(Effect.withSpan("work")))
+      const [, traceId, spanId] = / trace_id=([0-9a-f]{32}) span_id=(\S+)/.exec(traced!)!
+      expect(traced).toContain(`expected=${traceId}/${spanId}`)
+    }))
+})
+
+describe("logFormat", () => {
+  it.prop(
+    "readable lines only on stdout that is a terminal; a file, a pipe or a collector gets JSON",
+    { toFile: FastCheck.boolean(), stdoutIsTerminal: FastCheck.boolean() },
+    (destination) => {
+      expect(logFormat(destination)).toBe(!destination.toFile && destination.stdoutIsTerminal ? "pretty" : "json")
+    }
+  )
+})
+
 describe("LoggingLive", () => {
   const tempFile = Effect.acquireRelease(
     Effect.sync(() => mkdtempSync(join(tmpdir(), "gatehouse-logging-"))),
@@ -153,6 +230,48 @@ describe("LoggingLive", () => {
       expect(entries[0]).toStrictEqual({ msg: "from before" })
       expect(entries[1]).toMatchObject({ level: "info", msg: "server started", port: 9999 })
       expect(entries[2]).toMatchObject({ level: "warn", msg: "slow query", secret: "<redacted>" })
+    }))
+
+  /** What LoggingLive writes to stdout while `program` runs (the test runner's own output left out). */
+  const stdoutOf = (program: Effect.Effect<void>) =>
+    Effect.gen(function*() {
+      const written: Array<string> = []
+      const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+        written.push(String(chunk))
+        return true
+      })
+      yield* Effect.ensuring(program, Effect.sync(() => spy.mockRestore()))
+      return written.filter((chunk) => chunk.includes("to a "))
+    })
+
+  it.effect("writes readable lines to stdout when it is a terminal", () =>
+    Effect.gen(function*() {
+      const written = yield* stdoutOf(Effect.logInfo("to a person").pipe(
+        Effect.annotateLogs("port", 9999),
+        Effect.provide(LoggingLive({ level: "info", file: Option.none(), stdoutIsTerminal: true }))
+      ))
+
+      expect(written).toHaveLength(1)
+      expect(written[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  to a person port=9999\n$/)
+    }))
+
+  it.effect("writes JSON lines to stdout when it is not a terminal", () =>
+    Effect.gen(function*() {
+      const written = yield* stdoutOf(Effect.logInfo("to a collector").pipe(
+        Effect.provide(LoggingLive({ level: "info", file: Option.none(), stdoutIsTerminal: false }))
+      ))
+
+      expect(written).toHaveLength(1)
+      expect(parse(written[0]!.trimEnd())).toMatchObject({ level: "info", msg: "to a collector" })
+    }))
+
+  it.scoped("keeps JSON lines in LOG_FILE even when stdout is a terminal", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile
+
+      yield* Effect.logInfo("kept").pipe(Effect.provide(LoggingLive({ level: "info", file: Option.some(file), stdoutIsTerminal: true })))
+
+      expect(parse(readFileSync(file, "utf8").trimEnd())).toMatchObject({ level: "info", msg: "kept" })
     }))
 
   it.scoped("writes debug lines at the debug level", () =>

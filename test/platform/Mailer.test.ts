@@ -1,8 +1,9 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Cause, Effect, Exit, Logger, Queue, Redacted, Ref } from "effect"
+import { Cause, Effect, Exit, Layer, Logger, Queue, Redacted, Ref } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer, type SMTPServerOptions } from "smtp-server"
-import { LogMailer, type Mail, Mailer, MemoryMailer, SentMail, SmtpMailer } from "../../src/platform/Mailer.js"
+import { type Mail, Mailer, MemoryMailer, OutboxMailer, SentMail, SmtpMailer } from "../../src/platform/Mailer.js"
+import { type MessageFacts, Outbox, type OutboxMessage } from "../../src/platform/Outbox.js"
 import { unusedPort } from "./LocalServers.js"
 
 interface Received {
@@ -61,6 +62,13 @@ const startSmtpServer = (options: Partial<SMTPServerOptions> = {}) =>
     return { port, received }
   })
 
+const FACTS: MessageFacts = {
+  type: "magiclink",
+  code: "987654",
+  link: "http://localhost:8081/verify?token=token-in-link&type=magiclink",
+  pending: { userId: "user-1", column: "recovery_token", codeHash: "hash" }
+}
+
 const send = (mail: Mail) => Effect.flatMap(Mailer, (mailer) => mailer.send(mail))
 
 describe("SmtpMailer", () => {
@@ -90,10 +98,10 @@ describe("SmtpMailer", () => {
       expect(mail.body).toContain("<p>Follow <a href=\"https://example.com/verify\">this link</a></p>")
     }))
 
-  it.scoped("sends an HTML-only mail with the admin email as the sender name by default", () =>
+  it.scoped("sends an HTML-only mail with the admin email as the sender name by default, and nothing of its facts", () =>
     Effect.gen(function*() {
       const smtp = yield* startSmtpServer()
-      yield* send({ to: "bob@example.com", subject: "Your sign-in link", html: "<p>hello</p>" }).pipe(
+      yield* send({ to: "bob@example.com", subject: "Your sign-in link", html: "<p>hello</p>", about: FACTS }).pipe(
         Effect.provide(SmtpMailer({ host: "127.0.0.1", port: smtp.port, adminEmail: "noreply@example.com" }))
       )
 
@@ -101,6 +109,7 @@ describe("SmtpMailer", () => {
       expect(mail.headers.get("from")).toBe("\"noreply@example.com\" <noreply@example.com>")
       expect(mail.headers.get("content-type")).toBe("text/html; charset=utf-8")
       expect(mail.body.trim()).toBe("<p>hello</p>")
+      expect([...mail.headers.values()].join("\n")).not.toMatch(/magiclink|987654|token-in-link|user-1/)
     }))
 
   it.scoped("authenticates with the configured user and password", () =>
@@ -187,25 +196,26 @@ describe("SmtpMailer", () => {
     }))
 })
 
-describe("LogMailer", () => {
-  it.effect("writes one structured log line per mail instead of sending", () =>
+describe("OutboxMailer", () => {
+  it.effect("keeps each mail with its facts in the outbox, and logs one line without its body, code or link", () =>
     Effect.gen(function*() {
+      const kept: Array<OutboxMessage> = []
       const lines: Array<{ message: unknown; annotations: Record<string, unknown> }> = []
       const capture = Logger.make(({ annotations, message }) => {
         lines.push({ message, annotations: Object.fromEntries(annotations) })
       })
-      const mail = { to: "frank@example.com", subject: "Your code", html: "<p>123456</p>", text: "Your code is 123456" }
+      const outbox = Layer.succeed(Outbox, Outbox.of({ add: (message) => Effect.sync(() => void kept.push(message)), list: Effect.succeed([]) }))
+      const mail = { to: "frank@example.com", subject: "Your Magic Link", html: "<p>987654 token-in-link</p>", text: "Code: 987654", about: FACTS }
       yield* send(mail).pipe(
-        Effect.provide(LogMailer),
-        Effect.provide(Logger.add(capture))
+        Effect.provide(OutboxMailer("http://localhost:8081/_outbox").pipe(Layer.provide(outbox))),
+        Effect.provide(Logger.replace(Logger.defaultLogger, capture))
       )
 
-      expect(lines).toEqual([
-        {
-          message: ["mail not sent: no SMTP server configured"],
-          annotations: { to: "frank@example.com", subject: "Your code", text: "Your code is 123456" }
-        }
-      ])
+      expect(kept).toEqual([{ channel: "email", to: mail.to, subject: mail.subject, html: mail.html, text: mail.text, about: FACTS }])
+      expect(lines).toEqual([{
+        message: ["mail not sent (no SMTP_HOST): kept in the outbox"],
+        annotations: { to: "frank@example.com", subject: "Your Magic Link", type: "magiclink", outbox: "http://localhost:8081/_outbox" }
+      }])
     }))
 })
 

@@ -1,10 +1,14 @@
 import { networkInterfaces } from "node:os"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Either, Layer, Logger, LogLevel, Schedule } from "effect"
+import { parseAppConfig } from "../../src/config/AppConfig.js"
+import { mailToOutbox, outboxEnabled, textsToOutbox } from "../../src/platform/PortsLive.js"
+import { outboxFor } from "../../src/Server.js"
 import { isLoopback, outboxPageUrl } from "../../src/platform/http/OutboxHttp.js"
 import { Outbox } from "../../src/platform/Outbox.js"
-import { raw, uniqueEmail, PASSWORD } from "../auth/acceptance/AcceptanceKit.js"
-import { ServerUrl, TestServer } from "../support/TestServer.js"
+import { authClient, call, PASSWORD, raw, uniqueEmail, uniquePhone } from "../auth/acceptance/AcceptanceKit.js"
+import { ServerUrl, TestServer, TestServerOver } from "../support/TestServer.js"
 
 /*
  * The embedded default's outbox page on a real server (the test config is the embedded default: no DATABASE_URL,
@@ -30,40 +34,168 @@ describe("isLoopback", () => {
   })
 })
 
-const server = TestServer({}, { host: "0.0.0.0" }).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+describe("where the outbox is", () => {
+  const configOf = (env: Record<string, string>) => Either.getOrThrow(parseAppConfig({ AUTH_JWT_SECRET: "a-secret-that-is-at-least-32-bytes-long", ...env })).config
+  const smtp = { AUTH_SMTP_HOST: "127.0.0.1", AUTH_SMTP_PORT: "2525" }
+  const twilio = {
+    AUTH_SMS_PROVIDER: "twilio",
+    AUTH_SMS_TWILIO_ACCOUNT_SID: "AC1",
+    AUTH_SMS_TWILIO_AUTH_TOKEN: "t",
+    AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: "MG1"
+  }
+  const production = {
+    DATABASE_URL: "postgres://auth:pw@db.internal:5432/auth",
+    AUTH_DB_DRIVER: "postgres",
+    AUTH_SITE_URL: "https://app.example.com",
+    API_EXTERNAL_URL: "https://auth.example.com",
+    AUTH_SMTP_ADMIN_EMAIL: "no-reply@example.com",
+    ...smtp
+  }
+  const where = (env: Record<string, string>) => {
+    const config = configOf(env)
+    return { mail: mailToOutbox(config), texts: textsToOutbox(config), page: outboxEnabled(config) }
+  }
+
+  it("holds, in the embedded default, what has no server to go to; in production nothing", () => {
+    expect(where({})).toEqual({ mail: true, texts: true, page: true })
+    expect(where(smtp)).toEqual({ mail: false, texts: true, page: true })
+    expect(where({ ...smtp, ...twilio })).toEqual({ mail: false, texts: false, page: false })
+    expect(where(twilio)).toEqual({ mail: true, texts: false, page: true })
+    expect(where(production)).toEqual({ mail: false, texts: false, page: false })
+    expect(where({ ...production, AUTH_EXTERNAL_PHONE_ENABLED: "true" })).toEqual({ mail: false, texts: false, page: false })
+  })
+
+  it.effect("a production server is built with no outbox: nothing added is kept", () =>
+    Effect.gen(function*() {
+      const outbox = yield* Outbox
+      yield* outbox.add({ channel: "sms", to: "15551234567", body: "Your code is 123456", about: undefined })
+      expect(yield* outbox.list).toEqual([])
+      // Production's is NoOutbox, which needs neither the database nor the config its type allows for.
+    }).pipe(Effect.provide(outboxFor(configOf(production)) as Layer.Layer<Outbox>)))
+})
+
+// Sends and resends without waiting (explicit frequencies of 0), with texts, listening on every interface.
+const ENV = { AUTH_SMTP_MAX_FREQUENCY: "0", AUTH_SMS_MAX_FREQUENCY: "0", AUTH_EXTERNAL_PHONE_ENABLED: "true" }
+const server = TestServer(ENV, { host: "0.0.0.0" }).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+
+interface Listed {
+  readonly type: string | null
+  readonly channel: "email" | "sms"
+  readonly to: string
+  readonly subject: string | null
+  readonly code: string | null
+  readonly link: string | null
+  readonly sent_at: string
+  readonly used: boolean | null
+  readonly expired: boolean | null
+}
+
+/**
+ * The outbox's messages to `to`, newest first, once there are `count`: a sign-up's confirmation is delivered (kept)
+ * just after the answer.
+ */
+const keptFor = (url: string, to: string, count = 1) =>
+  raw(url, "/_outbox.json").pipe(
+    Effect.map((response) => (response.json.messages as ReadonlyArray<Listed>).filter((message) => message.to === to)),
+    Effect.filterOrFail((messages) => messages.length >= count, () => "not yet"),
+    Effect.retry(Schedule.spaced("10 millis")),
+    Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`no ${count} messages to ${to} in the outbox`) }),
+    Effect.orDie
+  )
 
 layer(server, { timeout: 120_000, excludeTestServices: true })("the outbox page", (it) => {
   const signUp = (email: string) =>
     Effect.flatMap(ServerUrl, (url) => raw(url, "/signup", { body: { email, password: PASSWORD }, apiVersion: true }))
 
-  it.effect("lists the mail a sign-up sent, newest first, as JSON and as HTML", () =>
+  it.effect("lists a sign-up's mail, newest first, with its type, code, link and state, as JSON and as HTML", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
       const first = uniqueEmail("outbox-first")
       const second = uniqueEmail("outbox-second")
       expect((yield* signUp(first)).status).toBe(200)
+      yield* keptFor(url, first)
       expect((yield* signUp(second)).status).toBe(200)
+      const [mail] = yield* keptFor(url, second)
 
       const json = yield* raw(url, "/_outbox.json")
       expect(json.status).toBe(200)
       expect(json.headers.get("cache-control")).toBe("no-store")
       const recipients = (json.json.messages as Array<{ to: string }>).map((m) => m.to)
       expect(recipients.indexOf(second)).toBeLessThan(recipients.indexOf(first))
-      expect(json.json.messages[recipients.indexOf(second)]).toMatchObject({
+      expect(json.json.messages[recipients.indexOf(second)]).toEqual({
+        type: "signup",
         channel: "email",
         to: second,
         subject: "Confirm Your Signup",
-        text: expect.stringMatching(/Code: \d{6}/),
-        sent_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/)
+        code: expect.stringMatching(/^\d{6}$/),
+        link: expect.stringMatching(/^http:\/\/localhost:9999\/verify\?token=[0-9a-f]{56}&type=signup&redirect_to=/),
+        sent_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        used: false,
+        expired: false,
+        html: expect.stringContaining(mail!.code!),
+        text: expect.stringContaining(`Code: ${mail!.code}`)
       })
 
       const html = yield* raw(url, "/_outbox")
       expect(html.status).toBe(200)
       expect(html.headers.get("content-type")).toBe("text/html; charset=utf-8")
       expect(html.text.indexOf(second)).toBeLessThan(html.text.indexOf(first))
-      // The confirmation link is in the framed mail, escaped once for the srcdoc attribute.
+      expect(html.text).toContain(`<b>signup</b> · Email to <b>${second}</b>`)
+      expect(html.text).toContain(`Code <code>${mail!.code}</code> <span class="state">not used yet</span>`)
+      expect(html.text).toContain(`<a class="link" href="${mail!.link!.replaceAll("&", "&amp;")}" target="_blank" rel="noreferrer">`)
+      // The mail itself is in a frame, escaped once for the srcdoc attribute.
       expect(html.text).toContain("srcdoc=\"&lt;base target=&quot;_blank&quot;&gt;")
       expect(html.text).toContain("href=&quot;http://localhost:9999/verify?token=")
+    }))
+
+  it.effect("says a code is used once verified or replaced by a newer one, and expired past its lifetime", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const verified = uniqueEmail("outbox-verified")
+      expect((yield* signUp(verified)).status).toBe(200)
+      const [sent] = yield* keptFor(url, verified)
+      const { client } = authClient(url)
+      expect((yield* call(() => client.verifyOtp({ email: verified, token: sent!.code!, type: sent!.type as "signup" }))).error).toBeNull()
+      expect(yield* keptFor(url, verified)).toMatchObject([{ type: "signup", used: true, expired: false }])
+
+      const resent = uniqueEmail("outbox-resent")
+      expect((yield* signUp(resent)).status).toBe(200)
+      yield* keptFor(url, resent)
+      expect((yield* call(() => client.resend({ type: "signup", email: resent }))).error).toBeNull()
+      expect(yield* keptFor(url, resent, 2)).toMatchObject([{ used: false, expired: false }, { used: true, expired: false }])
+
+      // MAILER_OTP_EXP (a day) after the confirmation was sent, as /verify counts it from confirmation_sent_at.
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE auth.users SET confirmation_sent_at = confirmation_sent_at - interval '25 hours' WHERE email = ${resent}`.pipe(
+        Effect.orDie
+      )
+      expect(yield* keptFor(url, resent, 2)).toMatchObject([{ used: false, expired: true }, { used: true, expired: false }])
+      const page = yield* raw(url, "/_outbox")
+      expect(page.text).toContain("<span class=\"state spent\">expired</span>")
+      expect(page.text).toContain("<span class=\"state spent\">used</span>")
+    }))
+
+  it.effect("lists a text with its type and code, and no link", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const phone = uniquePhone()
+      const { client } = authClient(url)
+      expect((yield* call(() => client.signUp({ phone, password: PASSWORD }))).error).toBeNull()
+      const [text] = yield* keptFor(url, phone.slice(1))
+      expect(text).toMatchObject({ type: "sms", channel: "sms", subject: null, code: expect.stringMatching(/^\d{6}$/), link: null, used: false, expired: false })
+      expect((yield* call(() => client.verifyOtp({ phone, token: text!.code!, type: "sms" }))).error).toBeNull()
+      expect(yield* keptFor(url, phone.slice(1))).toMatchObject([{ used: true }])
+    }))
+
+  it.scoped("keeps its messages in the database: a server started again over it lists them", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const email = uniqueEmail("outbox-restart")
+      expect((yield* signUp(email)).status).toBe(200)
+      const [before] = yield* keptFor(url, email)
+      const again = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV))), ServerUrl)
+      expect(again).not.toBe(url)
+      expect(yield* keptFor(again, email)).toEqual([before])
     }))
 
   it.effect("escapes what it shows, and frames a mail's HTML where no script can run", () =>
@@ -75,15 +207,23 @@ layer(server, { timeout: 120_000, excludeTestServices: true })("the outbox page"
         to: "\"><script>alert(1)</script>@example.com",
         subject: "<img src=x onerror=alert(2)>",
         html: "<script>alert(3)</script><a href=\"http://localhost:9999/verify?token=t\">Confirm</a>",
-        text: undefined
+        text: undefined,
+        about: {
+          type: "<i>signup</i>",
+          code: "<b>1</b>",
+          link: "javascript:alert(4)",
+          pending: { userId: "00000000-0000-4000-8000-000000000000", column: "confirmation_token", codeHash: "x" }
+        }
       })
-      yield* outbox.add({ channel: "sms", to: "15551234567", body: "<b>code</b> 123456 http://localhost:3000/x?a=1&b=2" })
+      yield* outbox.add({ channel: "sms", to: "15551234567", body: "<b>code</b> 123456 http://localhost:3000/x?a=1&b=2", about: undefined })
 
       const page = yield* raw(url, "/_outbox")
-      expect(page.text).not.toMatch(/<script|<img|<b>code/i)
+      expect(page.text).not.toMatch(/<script|<img|<b>code|<b>1<\/b>|<i>signup|javascript:/i)
       expect(page.text).toContain("&lt;img src=x onerror=alert(2)&gt;")
       expect(page.text).toContain("&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;@example.com")
       expect(page.text).toContain("&lt;script&gt;alert(3)&lt;/script&gt;")
+      expect(page.text).toContain("<b>&lt;i&gt;signup&lt;/i&gt;</b> · Email")
+      expect(page.text).toContain("Code <code>&lt;b&gt;1&lt;/b&gt;</code> <span class=\"state spent\">used</span></p>")
       expect(page.text).toContain(`<pre>&lt;b&gt;code&lt;/b&gt; 123456 <a href="http://localhost:3000/x?a=1&amp;b=2"`)
       const frames = page.text.match(/<iframe [^>]*>/g) ?? []
       expect(frames.length).toBeGreaterThan(0)
@@ -93,7 +233,18 @@ layer(server, { timeout: 120_000, excludeTestServices: true })("the outbox page"
       expect(page.headers.get("content-security-policy")).toContain("script-src 'none'")
 
       const json = yield* raw(url, "/_outbox.json")
-      expect(json.json.messages[0]).toEqual({ channel: "sms", to: "15551234567", body: "<b>code</b> 123456 http://localhost:3000/x?a=1&b=2", sent_at: expect.any(String) })
+      expect(json.json.messages[0]).toEqual({
+        type: null,
+        channel: "sms",
+        to: "15551234567",
+        subject: null,
+        code: null,
+        link: null,
+        sent_at: expect.any(String),
+        used: null,
+        expired: null,
+        body: "<b>code</b> 123456 http://localhost:3000/x?a=1&b=2"
+      })
     }))
 
   it.effect("answers only GET", () =>

@@ -1,6 +1,7 @@
-import { expect, layer } from "@effect/vitest"
-import { Effect, Ref } from "effect"
-import { MemorySmsSender, SentSms, SmsSender } from "../../src/platform/SmsSender.js"
+import { expect, it, layer } from "@effect/vitest"
+import { Effect, Layer, Logger, Ref } from "effect"
+import { Outbox, type OutboxMessage } from "../../src/platform/Outbox.js"
+import { MemorySmsSender, OutboxSmsSender, SentSms, SmsSender } from "../../src/platform/SmsSender.js"
 
 layer(MemorySmsSender)("MemorySmsSender", (it) => {
   it.effect("records messages in order and numbers the receipts", () =>
@@ -17,3 +18,25 @@ layer(MemorySmsSender)("MemorySmsSender", (it) => {
       ])
     }))
 })
+
+it.effect("OutboxSmsSender keeps each text with its facts in the outbox, and logs one line without its body or code", () =>
+  Effect.gen(function*() {
+    const kept: Array<OutboxMessage> = []
+    const lines: Array<{ message: unknown; annotations: Record<string, unknown> }> = []
+    const capture = Logger.make(({ annotations, message }) => {
+      lines.push({ message, annotations: Object.fromEntries(annotations) })
+    })
+    const outbox = Layer.succeed(Outbox, Outbox.of({ add: (message) => Effect.sync(() => void kept.push(message)), list: Effect.succeed([]) }))
+    const about = { type: "sms", code: "424242", link: null, pending: { userId: "user-1", column: "confirmation_token", codeHash: "hash" } }
+    const receipt = yield* Effect.flatMap(SmsSender, (sender) => sender.send({ to: "15551234567", body: "Your code is 424242", about })).pipe(
+      Effect.provide(OutboxSmsSender("http://localhost:8081/_outbox").pipe(Layer.provide(outbox))),
+      Effect.provide(Logger.replace(Logger.defaultLogger, capture))
+    )
+
+    expect(receipt).toEqual({ messageId: "outbox" })
+    expect(kept).toEqual([{ channel: "sms", to: "15551234567", body: "Your code is 424242", about }])
+    expect(lines).toEqual([{
+      message: ["text not sent (no SMS provider): kept in the outbox"],
+      annotations: { to: "15551234567", type: "sms", outbox: "http://localhost:8081/_outbox" }
+    }])
+  }))

@@ -24,12 +24,11 @@ import { AppConfig } from "../../src/config/AppConfig.js"
 import { PostgresDatabase } from "../../src/platform/Database.js"
 import { MemoryMailer } from "../../src/platform/Mailer.js"
 import { migrate } from "../../src/platform/Migrator.js"
-import { Outbox } from "../../src/platform/Outbox.js"
 import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
 import { captchaFor, messagingFor, tokenSignerFor } from "../../src/platform/PortsLive.js"
 import { SecureRandom } from "../../src/platform/SecureRandom.js"
 import { TwilioSmsSender } from "../../src/platform/TwilioSmsSender.js"
-import { AuthRoutesLive } from "../../src/Server.js"
+import { AuthRoutesLive, outboxFor } from "../../src/Server.js"
 import { adminJwt, PASSWORD, uniqueEmail, uniquePhone } from "../auth/acceptance/AcceptanceKit.js"
 import { type StubAnswer, startHttpStub } from "../platform/LocalServers.js"
 import { type CuttableProxy, migratedBehindProxy } from "../support/CuttableProxy.js"
@@ -313,6 +312,7 @@ const OverSmtp = Layer.unwrapScoped(Effect.gen(function*() {
   return Layer.mergeAll(AuthRoutesLive(config), Handle).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provide(Layer.mergeAll(Layer.orDie(tokenSignerFor(config)), PasswordHasherTest, messagingFor(config), SecureRandom.Live, captchaFor(config))),
+    Layer.provide(outboxFor(config)),
     Layer.provide(Layer.succeed(AppConfig, config)),
     Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
     Layer.provide(TestDatabase),
@@ -434,7 +434,7 @@ const OverHangingSms = Layer.unwrapScoped(Effect.gen(function*() {
   return Layer.mergeAll(AuthRoutesLive(config), Handle).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provide(Layer.mergeAll(Layer.orDie(tokenSignerFor(config)), PasswordHasherTest, MemoryMailer, sms, SecureRandom.Live, captchaFor(config))),
-    Layer.provide(Outbox.Default),
+    Layer.provide(outboxFor(config)),
     Layer.provide(Layer.succeed(AppConfig, config)),
     Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
     Layer.provide(TestDatabase),

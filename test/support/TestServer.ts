@@ -5,14 +5,15 @@ import { Context, Effect, Either, Layer, Ref } from "effect"
 import { AppConfig, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
 import type { Database } from "../../src/platform/Database.js"
 import { migrate } from "../../src/platform/Migrator.js"
+import { outboxPageUrl } from "../../src/platform/http/OutboxHttp.js"
 import { Mailer, MailerError, MemoryMailer, OutboxMailer, type SentMail } from "../../src/platform/Mailer.js"
-import { Outbox } from "../../src/platform/Outbox.js"
+import type { Outbox } from "../../src/platform/Outbox.js"
 import { type PasswordHasher, PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
 import { SecureRandom } from "../../src/platform/SecureRandom.js"
 import { MemorySmsSender, OutboxSmsSender, type SentSms, SmsSender, UnconfiguredSmsSender } from "../../src/platform/SmsSender.js"
 import type { TokenSigner } from "../../src/platform/TokenSigner.js"
-import { captchaFor, outboxEnabled, tokenSignerFor } from "../../src/platform/PortsLive.js"
-import { AuthRoutesLive } from "../../src/Server.js"
+import { captchaFor, mailToOutbox, textsToOutbox, tokenSignerFor } from "../../src/platform/PortsLive.js"
+import { AuthRoutesLive, outboxFor } from "../../src/Server.js"
 import { TestDatabase } from "./TestDatabase.js"
 
 /** Settings every test server starts from; a test adds or overrides its own. */
@@ -22,6 +23,9 @@ export const baseTestEnv: Readonly<Record<string, string>> = {
   AUTH_JWT_SECRET: "test-secret-that-is-at-least-32-characters-long",
   // GoTrue's default, and the embedded one: pinned so a test never depends on how the mode is chosen.
   AUTH_MAILER_AUTOCONFIRM: "false",
+  // GoTrue's send frequencies, which production keeps; the embedded default's 1 s is tested where it is meant.
+  AUTH_SMTP_MAX_FREQUENCY: "900",
+  AUTH_SMS_MAX_FREQUENCY: "60",
   // The instance-wide send quotas are shared by every test of a file; far out of reach unless a test lowers them.
   AUTH_RATE_LIMIT_EMAIL_SENT: "100000",
   AUTH_RATE_LIMIT_SMS_SENT: "100000",
@@ -99,22 +103,45 @@ const OutageAwareSmsSender = Layer.effect(
   })
 ).pipe(Layer.provideMerge(MemorySmsSender), Layer.provideMerge(SmsOutage.Default))
 
-/** Recorded mail and texts, also kept in the Outbox when the configuration has one, as in production. */
-const TestMessaging = (config: AppConfig) => {
-  const recorded = Layer.merge(OutageAwareMailer, OutageAwareSmsSender)
-  return (outboxEnabled(config) ? Layer.merge(OutboxMailer, OutboxSmsSender).pipe(Layer.provideMerge(recorded)) : recorded).pipe(
-    Layer.provideMerge(Outbox.Default)
+/**
+ * What the recorders accept also goes, as in production, through the embedded default's outbox mailer and sender
+ * when the configuration has them: into the Outbox, with their log line.
+ */
+const AlsoKept = (config: AppConfig) => {
+  const page = outboxPageUrl(config.api.host, config.api.port)
+  const mail = Layer.effect(
+    Mailer,
+    Effect.gen(function*() {
+      const recorded = yield* Mailer
+      const kept = yield* Effect.provide(Mailer, OutboxMailer(page))
+      return Mailer.of({ send: (message) => Effect.zipRight(recorded.send(message), kept.send(message)) })
+    })
   )
+  const texts = Layer.effect(
+    SmsSender,
+    Effect.gen(function*() {
+      const recorded = yield* SmsSender
+      const kept = yield* Effect.provide(SmsSender, OutboxSmsSender(page))
+      return SmsSender.of({ send: (message) => Effect.tap(recorded.send(message), () => kept.send(message)) })
+    })
+  )
+  return Layer.merge(mailToOutbox(config) ? mail : Layer.effect(Mailer, Mailer), textsToOutbox(config) ? texts : Layer.effect(SmsSender, SmsSender))
 }
+
+/** Recorded mail and texts, also kept in the Outbox when the configuration has one, as in production. */
+const TestMessaging = (config: AppConfig) =>
+  AlsoKept(config).pipe(Layer.provideMerge(Layer.merge(OutageAwareMailer, OutageAwareSmsSender)))
 
 /**
  * Test doubles for what cannot run here or would only slow tests down: mail and texts are recorded (SentMail,
  * SentSms), bcrypt runs at its minimum cost. Tokens are signed by the real signer from the test config, and codes
  * are as random as in production (tests read them from the recorded messages). Captcha is the production port:
- * a test that turns it on points SECURITY_CAPTCHA_VERIFY_URL at a local stand-in for the provider.
+ * a test that turns it on points SECURITY_CAPTCHA_VERIFY_URL at a local stand-in for the provider. The Outbox is
+ * the production one, in the test database, where the configuration has one.
  */
 export const TestPorts = (config: AppConfig) =>
   Layer.mergeAll(tokenSignerFor(config), PasswordHasherTest, TestMessaging(config), SecureRandom.Live, captchaFor(config)).pipe(
+    Layer.provideMerge(outboxFor(config)),
     Layer.orDie
   )
 

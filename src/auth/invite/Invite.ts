@@ -82,7 +82,7 @@ export class Invite extends Effect.Service<Invite>()("auth/Invite", {
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
       const token = yield* pending.mint(email, yield* random.digits(config.mailer.otpLength), { pkce: false, mailed: true })
       const { created, previous, user } = yield* prepare(existing, email, data, token, at)
-      yield* messages.invite(email, token.link!, token.otp, redirectTo).pipe(
+      yield* messages.invite(email, { userId: user.id, column: "confirmation_token", token }, redirectTo).pipe(
         // Nothing arrived, so the invitation cannot be taken up: undo it rather than leave it half made.
         Effect.tapError(() =>
           created || Option.isNone(existing)

@@ -2,13 +2,16 @@ import { Clock, Duration, Effect, FiberSet, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import { Mailer } from "../../platform/Mailer.js"
+import type { MessageFacts } from "../../platform/Outbox.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { SmsSender } from "../../platform/SmsSender.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailActionLink } from "../domain/EmailActionLink.js"
 import { overSendQuota, sendQuotaWindow } from "../domain/SendQuotaWindow.js"
 import { escapeHtml } from "../../platform/Html.js"
+import type { CodeColumn } from "../domain/SentCodeState.js"
 import { hasCodeAction, renderSmsTemplate } from "../domain/SmsTemplate.js"
+import type { IssuedToken } from "../users/PendingTokens.js"
 import type { MailTemplateVariables } from "./MailTemplate.js"
 import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
 import { type SendChannel, SendQuotaRepo } from "./SendQuotaRepo.js"
@@ -21,6 +24,24 @@ const mailBody = (intro: string, url: string | undefined, otp: string) => ({
 
 type MailBody = { readonly html: string; readonly text?: string }
 
+/** The code a message carries, and where it waits: the user and the users column that holds its hash. */
+export interface MessageToken {
+  readonly userId: string
+  readonly column: CodeColumn
+  readonly token: IssuedToken
+}
+
+/** What a text is for: the verifyOtp type of its code, or a reauthentication nonce. */
+export type TextType = "sms" | "phone_change" | "reauthentication"
+
+/** The message's facts, handed to the Mailer or SmsSender beside it (the development outbox keeps them). */
+const factsOf = (type: string, sent: MessageToken, link: string | null): MessageFacts => ({
+  type,
+  code: sent.token.otp,
+  link,
+  pending: { userId: sent.userId, column: sent.column, codeHash: sent.token.stored }
+})
+
 /** How long a stopping server waits for mails it has accepted but not yet handed to the mail server. */
 const DRAIN_DELIVERIES = Duration.seconds(10)
 
@@ -31,7 +52,8 @@ const DRAIN_DELIVERIES = Duration.seconds(10)
  *
  * Every mail and text leaves through `send`, `post` and `text`, so RATE_LIMIT_EMAIL_SENT and RATE_LIMIT_SMS_SENT
  * are claimed there, from the counters all instances share; a message that then fails to go out is given back, so
- * nobody loses quota for something that never arrived.
+ * nobody loses quota for something that never arrived. Each goes with its facts (kind, code, link, the column its
+ * code waits in), which the embedded default's outbox lists and SMTP and the SMS providers leave out.
  *
  * The mails that an unknown address would not get (a sign-up confirmation, a recovery or magic link) are posted:
  * the request claims the quota and answers, and the mail is rendered and delivered after it. The answer then takes
@@ -67,23 +89,30 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     const withinQuota = <A>(channel: SendChannel, deliver: Effect.Effect<A, AuthError>): Effect.Effect<A, AuthError> =>
       Effect.flatMap(claimQuota(channel), (release) => Effect.tapError(deliver, () => release))
 
-    const deliverMail = (to: string, subject: string, body: MailBody, what: string): Effect.Effect<void, AuthError> =>
-      mailer.send({ to, subject, ...body }).pipe(
+    const deliverMail = (to: string, subject: string, body: MailBody, what: string, about: MessageFacts): Effect.Effect<void, AuthError> =>
+      mailer.send({ to, subject, ...body, about }).pipe(
         Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", "email")),
         Effect.tapError((error) => Effect.logError(`could not send ${what} email`, error)),
         Effect.mapError(() => AuthError.of(500, "unexpected_failure", `Error sending ${what} email`))
       )
 
     /** A mail the request waits for: its failure is the request's. */
-    const send = (to: string, subject: string, body: MailBody, what: string) =>
-      withinQuota("email", deliverMail(to, subject, body, what))
+    const send = (to: string, subject: string, body: MailBody, what: string, about: MessageFacts) =>
+      withinQuota("email", deliverMail(to, subject, body, what, about))
 
     /** A mail delivered after the answer (see above); only an exhausted quota fails the request. */
-    const post = (to: string, subject: string, body: Effect.Effect<MailBody>, what: string, undelivered: Effect.Effect<void>) =>
+    const post = (
+      to: string,
+      subject: string,
+      body: Effect.Effect<MailBody>,
+      what: string,
+      about: MessageFacts,
+      undelivered: Effect.Effect<void>
+    ) =>
       Effect.flatMap(claimQuota("email"), (release) =>
         FiberSet.run(
           deliveries,
-          Effect.flatMap(body, (rendered) => deliverMail(to, subject, rendered, what)).pipe(
+          Effect.flatMap(body, (rendered) => deliverMail(to, subject, rendered, what, about)).pipe(
             Effect.catchAll(() => Effect.zipRight(release, undelivered))
           )
         )).pipe(Effect.asVoid)
@@ -92,6 +121,9 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     if (!hasCodeAction(config.sms.template)) {
       yield* Effect.logWarning("SMS_TEMPLATE has no {{ .Code }}: texts will be sent without their code")
     }
+
+    // Every mail with a link is made from a token minted for mailing, which has one.
+    const linked = (sent: MessageToken): { readonly link: string; readonly otp: string } => ({ link: sent.token.link!, otp: sent.token.otp })
 
     const actionUrl = (path: string, link: string, type: string, redirectTo: string): string =>
       emailActionLink(config.api.externalUrl, path, link, type, redirectTo)
@@ -110,11 +142,11 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     /** A sign-up confirmation, posted (see above). */
     const confirmation = Effect.fn("AuthMessages.confirmation")(function*(
       email: string,
-      link: string,
-      otp: string,
+      sent: MessageToken,
       redirectTo: string,
       undelivered: Effect.Effect<void>
     ): Effect.fn.Return<void, AuthError> {
+      const { link, otp } = linked(sent)
       const url = actionUrl(config.mailer.urlPaths.confirmation, link, "signup", redirectTo)
       const body = bodyOf("confirmation", mailBody("Confirm your signup", url, otp), {
         Email: email,
@@ -123,16 +155,16 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
         TokenHash: link,
         RedirectTo: redirectTo
       })
-      yield* post(email, config.mailer.subjects.confirmation, body, "confirmation", undelivered)
+      yield* post(email, config.mailer.subjects.confirmation, body, "confirmation", factsOf("signup", sent, url), undelivered)
     })
 
     /** An invitation: its code is stored in confirmation_token, and its link confirms the address and signs in. */
     const invite = Effect.fn("AuthMessages.invite")(function*(
       email: string,
-      link: string,
-      otp: string,
+      sent: MessageToken,
       redirectTo: string
     ): Effect.fn.Return<void, AuthError> {
+      const { link, otp } = linked(sent)
       const url = actionUrl(config.mailer.urlPaths.invite, link, "invite", redirectTo)
       const body = yield* bodyOf("invite", mailBody("You have been invited", url, otp), {
         Email: email,
@@ -141,18 +173,18 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
         TokenHash: link,
         RedirectTo: redirectTo
       })
-      yield* send(email, config.mailer.subjects.invite, body, "invite")
+      yield* send(email, config.mailer.subjects.invite, body, "invite", factsOf("invite", sent, url))
     })
 
     /** A recovery or magic-link mail, posted (see above): both carry a code stored in recovery_token and a link. */
     const link = Effect.fn("AuthMessages.link")(function*(
       kind: "recovery" | "magiclink",
       email: string,
-      link: string,
-      otp: string,
+      sent: MessageToken,
       redirectTo: string,
       undelivered: Effect.Effect<void>
     ): Effect.fn.Return<void, AuthError> {
+      const { link, otp } = linked(sent)
       const url = actionUrl(config.mailer.urlPaths.recovery, link, kind, redirectTo)
       const recovery = kind === "recovery"
       const body = bodyOf(
@@ -160,17 +192,24 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
         mailBody(recovery ? "Reset your password" : "Sign in with this magic link", url, otp),
         { Email: email, ConfirmationURL: url, Token: otp, TokenHash: link, RedirectTo: redirectTo }
       )
-      yield* post(email, recovery ? config.mailer.subjects.recovery : config.mailer.subjects.magicLink, body, recovery ? "recovery" : "magic link", undelivered)
+      yield* post(
+        email,
+        recovery ? config.mailer.subjects.recovery : config.mailer.subjects.magicLink,
+        body,
+        recovery ? "recovery" : "magic link",
+        factsOf(kind, sent, url),
+        undelivered
+      )
     })
 
     /** One of the change's confirmations, to `to`: the new address, or the current one when both must confirm. */
     const emailChange = Effect.fn("AuthMessages.emailChange")(function*(
       to: string,
       change: { readonly email: string; readonly newEmail: string },
-      link: string,
-      otp: string,
+      sent: MessageToken,
       redirectTo: string
     ): Effect.fn.Return<void, AuthError> {
+      const { link, otp } = linked(sent)
       const url = actionUrl(config.mailer.urlPaths.emailChange, link, "email_change", redirectTo)
       const body = yield* bodyOf("emailChange", mailBody("Confirm the change of your email address", url, otp), {
         Email: change.email,
@@ -180,14 +219,15 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
         TokenHash: link,
         RedirectTo: redirectTo
       })
-      yield* send(to, config.mailer.subjects.emailChange, body, "email change")
+      yield* send(to, config.mailer.subjects.emailChange, body, "email change", factsOf("email_change", sent, url))
     })
 
     const reauthentication = Effect.fn("AuthMessages.reauthentication")(function*(
       email: string,
-      otp: string
+      sent: MessageToken
     ): Effect.fn.Return<void, AuthError> {
-      yield* send(email, "Confirm reauthentication", mailBody("Enter this code to confirm it is you", undefined, otp), "reauthentication")
+      const body = mailBody("Enter this code to confirm it is you", undefined, sent.token.otp)
+      yield* send(email, "Confirm reauthentication", body, "reauthentication", factsOf("reauthentication", sent, null))
     })
 
     /** The code to text to `phone`: the fixed SMS_TEST_OTP code for a test number, otherwise a fresh one. */
@@ -200,13 +240,18 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
      * Texts the code in the SMS_TEMPLATE body; the answer is the provider's message id ("test-otp" for a test
      * number, as in GoTrue).
      */
-    const text = Effect.fn("AuthMessages.text")(function*(phone: string, otp: string): Effect.fn.Return<string, AuthError> {
+    const text = Effect.fn("AuthMessages.text")(function*(
+      phone: string,
+      sent: MessageToken,
+      type: TextType
+    ): Effect.fn.Return<string, AuthError> {
+      const otp = sent.token.otp
       // Test numbers receive nothing, so they count against no quota: their code is known, and they work with no
       // provider configured.
       if (config.sms.testOtp.has(phone)) return "test-otp"
       const receipt = yield* withinQuota(
         "sms",
-        sms.send({ to: phone, body: renderSmsTemplate(config.sms.template, otp) }).pipe(
+        sms.send({ to: phone, body: renderSmsTemplate(config.sms.template, otp), about: factsOf(type, sent, null) }).pipe(
           Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", "sms")),
           Effect.tapError((error) => Effect.logError("could not send SMS", error)),
           Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))

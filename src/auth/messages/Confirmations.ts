@@ -5,6 +5,7 @@ import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import type { SignupClaim, TokenKind } from "../domain/LinkToken.js"
 import { EMAIL_CHANGE_FLOW, type PkceChallenge } from "../domain/Pkce.js"
+import { CODE_COLUMN_OF } from "../domain/SentCodeState.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
@@ -13,9 +14,6 @@ import { type IssuedToken, PendingTokens } from "../users/PendingTokens.js"
 import { Users } from "../users/Users.js"
 import { type SentAtColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 import { AuthMessages } from "./AuthMessages.js"
-
-/** GoTrue's fixed floor for recovery and magic-link mails: however low SMTP_MAX_FREQUENCY is, one a minute. */
-export const RECOVERY_MIN_INTERVAL: Duration.Duration = Duration.seconds(60)
 
 export type LinkKind = "recovery" | "magiclink"
 
@@ -170,9 +168,10 @@ export const Confirmations: Effect.Effect<
       if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
       yield* startFlow(user, pkce, "email/signup", at)
       const { undo } = claimed.value
+      const sent = { userId: user.id, column: "confirmation_token", token } as const
       const messageId = viaEmail
-        ? yield* messages.confirmation(recipient, token.link!, otp, redirectTo, undo).pipe(Effect.tapError(() => undo), Effect.as(undefined))
-        : yield* messages.text(recipient, otp).pipe(Effect.tapError(() => undo))
+        ? yield* messages.confirmation(recipient, sent, redirectTo, undo).pipe(Effect.tapError(() => undo), Effect.as(undefined))
+        : yield* messages.text(recipient, sent, "sms").pipe(Effect.tapError(() => undo))
       yield* audit.record("user_confirmation_requested", { actor: claimed.value.user, traits: { provider: viaEmail ? "email" : "phone" } })
       return { user: claimed.value.user, messageId }
     })
@@ -215,7 +214,7 @@ export const Confirmations: Effect.Effect<
     pkce: Option.Option<PkceChallenge> = Option.none()
   ) =>
     Effect.gen(function*() {
-      const window = Duration.max(config.smtp.maxFrequency, RECOVERY_MIN_INTERVAL)
+      const window = Duration.max(config.smtp.maxFrequency, config.smtp.linkMinInterval)
       const wait = resendWait(user.recovery_sent_at, window, at)
       if (Option.isSome(wait)) return yield* tooSoon("email", wait.value)
       const email = user.email!
@@ -224,7 +223,7 @@ export const Confirmations: Effect.Effect<
       if (Option.isNone(claimed)) return yield* tooSoon("email", Math.ceil(Duration.toSeconds(window)))
       yield* startFlow(user, pkce, kind, at)
       const { undo } = claimed.value
-      yield* messages.link(kind, email, token.link!, token.otp, redirectTo, undo).pipe(Effect.tapError(() => undo))
+      yield* messages.link(kind, email, { userId: user.id, column: "recovery_token", token }, redirectTo, undo).pipe(Effect.tapError(() => undo))
       // GoTrue files a magic link under the same action as a recovery mail: both are sign-in links.
       yield* audit.record("user_recovery_requested", { actor: claimed.value.user })
       return claimed.value.user
@@ -257,7 +256,8 @@ export const Confirmations: Effect.Effect<
       const claimed = yield* claimToken(user, "email_change_sent_at", window, at, patch, mails.map(([kind, , token]) => [kind, token] as const))
       if (Option.isNone(claimed)) return yield* tooSoon("email", Math.ceil(Duration.toSeconds(window)))
       yield* startFlow(user, pkce, EMAIL_CHANGE_FLOW, at)
-      yield* Effect.forEach(mails, ([, to, token]) => messages.emailChange(to, change, token.link!, token.otp, redirectTo)).pipe(
+      yield* Effect.forEach(mails, ([kind, to, token]) =>
+        messages.emailChange(to, change, { userId: user.id, column: CODE_COLUMN_OF[kind], token }, redirectTo)).pipe(
         Effect.tapError(() => claimed.value.undo)
       )
       return claimed.value.user
@@ -272,7 +272,9 @@ export const Confirmations: Effect.Effect<
       const token = yield* pending.mint(phone, yield* messages.smsOtp(phone), { pkce: false, mailed: false })
       const claimed = yield* claimToken(user, "phone_change_sent_at", window, at, { phone_change_token: token.stored }, [])
       if (Option.isNone(claimed)) return yield* tooSoon("sms", Math.ceil(Duration.toSeconds(window)))
-      return yield* messages.text(phone, token.otp).pipe(Effect.tapError(() => claimed.value.undo))
+      return yield* messages.text(phone, { userId: user.id, column: "phone_change_token", token }, "phone_change").pipe(
+        Effect.tapError(() => claimed.value.undo)
+      )
     })
 
   const confirmExternalEmail = (user: UserRow, redirectTo: string, at: Date) =>

@@ -14,6 +14,7 @@ import { EMAIL_CHANGE_FLOW, type PkceChallenge, requestedPkce } from "../domain/
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
+import { CODE_COLUMN_OF } from "../domain/SentCodeState.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
@@ -46,7 +47,7 @@ type Outgoing =
     readonly kind: "email_change_new" | "email_change_current"
     readonly token: IssuedToken
   }
-  | { readonly _tag: "Text"; readonly to: string; readonly otp: string }
+  | { readonly _tag: "Text"; readonly to: string; readonly token: IssuedToken }
 
 /** GET /user, PUT /user and GET /reauthenticate (reference §2.12, §2.15). */
 export class Profile extends Effect.Service<Profile>()("auth/Profile", {
@@ -199,7 +200,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             const otp = yield* messages.smsOtp(phone)
             const token = yield* pending.mint(phone, otp, { pkce: false, mailed: false })
             Object.assign(patch, { phone_change: phone, phone_change_token: token.stored, phone_change_sent_at: at })
-            outgoing.push({ _tag: "Text", to: phone, otp })
+            outgoing.push({ _tag: "Text", to: phone, token })
           }
         }
       }
@@ -236,8 +237,9 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
       yield* Effect.forEach(outgoing, (message) =>
         message._tag === "EmailChange"
-          ? messages.emailChange(message.to, message.change, message.token.link!, message.token.otp, redirectTo)
-          : messages.text(message.to, message.otp)).pipe(
+          ? messages.emailChange(message.to, message.change, { userId: user.id, column: CODE_COLUMN_OF[message.kind], token: message.token }, redirectTo)
+          : messages.text(message.to, { userId: user.id, column: "phone_change_token", token: message.token }, "phone_change")
+      ).pipe(
           // Nothing (or not everything) arrived: let the user ask again at once.
           Effect.tapError(() => restore(user.id, {
             email_change_sent_at: user.email_change_sent_at,
@@ -265,11 +267,11 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
       yield* frequencyLimit(user.reauthentication_sent_at, window, at, channel)
       const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(phone))
-      const claimed = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at, {
-        reauthentication_token: otpTokenHash(viaEmail ? email : phone, otp)
-      })
+      const stored = otpTokenHash(viaEmail ? email : phone, otp)
+      const claimed = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at, { reauthentication_token: stored })
       if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
-      yield* (viaEmail ? messages.reauthentication(email, otp) : messages.text(phone, otp)).pipe(
+      const sent = { userId: user.id, column: "reauthentication_token", token: { otp, stored, link: null } } as const
+      yield* (viaEmail ? messages.reauthentication(email, sent) : messages.text(phone, sent, "reauthentication")).pipe(
         Effect.tapError(() => restore(user.id, {
           reauthentication_sent_at: user.reauthentication_sent_at,
           reauthentication_token: user.reauthentication_token

@@ -3,7 +3,7 @@ import { HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { escapeHtml } from "../Html.js"
-import { OUTBOX_CAPACITY, Outbox, type OutboxMessage } from "../Outbox.js"
+import { type CodeState, type KeptMessage, OUTBOX_CAPACITY, Outbox } from "../Outbox.js"
 import type { HttpProduct } from "./HttpEdge.js"
 
 const PAGE = "/_outbox"
@@ -33,30 +33,61 @@ const linkify = (escapedText: string): string =>
 const mailFrame = (html: string): string =>
   `<iframe sandbox="allow-popups allow-popups-to-escape-sandbox" srcdoc="${escapeHtml(`<base target="_blank">${html}`)}"></iframe>`
 
-const entry = (message: OutboxMessage): string => {
+const stateText = (state: CodeState): string =>
+  state.used && state.expired ? "used, expired" : state.used ? "used" : state.expired ? "expired" : "not used yet"
+
+// The link is the server's own (API_EXTERNAL_URL); anything else would not be made a link.
+const isWebUrl = (url: string): boolean => /^https?:\/\//i.test(url)
+
+/** The message's code, its state and its link, from the facts it was made with; nothing for one without them. */
+const facts = (message: KeptMessage): string => {
+  if (message.about === undefined) return ""
+  const { code, link } = message.about
+  const state = message.state === undefined
+    ? ""
+    : ` <span class="state${message.state.used || message.state.expired ? " spent" : ""}">${stateText(message.state)}</span>`
+  const action = link !== null && isWebUrl(link)
+    ? ` · <a class="link" href="${escapeHtml(link)}" target="_blank" rel="noreferrer">follow the link</a>`
+    : ""
+  return `<p class="code">Code <code>${escapeHtml(code)}</code>${state}${action}</p>`
+}
+
+const entry = (message: KeptMessage): string => {
   const time = message.sentAt.toISOString()
   const heading = message.channel === "email" ? escapeHtml(message.subject) : "Text message"
   const body = message.channel === "email" ? mailFrame(message.html) : `<pre>${linkify(escapeHtml(message.body))}</pre>`
-  return `<article><h2>${heading}</h2><p class="meta">${message.channel === "email" ? "Email" : "SMS"} to <b>${
+  const type = message.about === undefined ? "" : `<b>${escapeHtml(message.about.type)}</b> · `
+  return `<article><h2>${heading}</h2><p class="meta">${type}${message.channel === "email" ? "Email" : "SMS"} to <b>${
     escapeHtml(message.to)
-  }</b> at <time datetime="${time}">${time}</time></p>${body}</article>`
+  }</b> at <time datetime="${time}">${time}</time></p>${facts(message)}${body}</article>`
 }
 
 const STYLE = "body{font:15px/1.4 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}" +
   "article{border:1px solid #ccc;border-radius:6px;padding:0 1rem 1rem;margin:1rem 0}h2{font-size:1.1rem}" +
-  ".meta{color:#555}iframe{width:100%;height:18rem;border:1px solid #eee}pre{white-space:pre-wrap}"
+  ".meta{color:#555}.code code{font-size:1.2rem;letter-spacing:.1em}.state{color:#176b2c}.state.spent{color:#a33}" +
+  "iframe{width:100%;height:18rem;border:1px solid #eee}pre{white-space:pre-wrap}"
 
-const page = (messages: ReadonlyArray<OutboxMessage>): string =>
+const page = (messages: ReadonlyArray<KeptMessage>): string =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Gatehouse outbox</title><style>${STYLE}</style></head>` +
-  `<body><h1>Outbox</h1><p>Mail and text messages this development server sent to its log instead of delivering, ` +
-  `newest first (the last ${OUTBOX_CAPACITY}). Reload for new ones; <a href="${JSON_PAGE}">${JSON_PAGE}</a> has the same as JSON.</p>` +
+  `<body><h1>Outbox</h1><p>Mail and text messages this development server kept instead of delivering, ` +
+  `newest first (the last ${OUTBOX_CAPACITY}), each code with whether it is still good. Reload for new ones; ` +
+  `<a href="${JSON_PAGE}">${JSON_PAGE}</a> has the same as JSON.</p>` +
   (messages.length === 0 ? "<p><i>Nothing sent yet.</i></p>" : messages.map(entry).join("")) +
   "</body></html>"
 
-const asJson = (message: OutboxMessage) =>
-  message.channel === "email"
-    ? { channel: "email", to: message.to, subject: message.subject, html: message.html, text: message.text ?? null, sent_at: message.sentAt.toISOString() }
-    : { channel: "sms", to: message.to, body: message.body, sent_at: message.sentAt.toISOString() }
+/** One message in /_outbox.json: the same fields for mail and texts (null where one has none), then its body. */
+const asJson = (message: KeptMessage) => ({
+  type: message.about?.type ?? null,
+  channel: message.channel,
+  to: message.to,
+  subject: message.channel === "email" ? message.subject : null,
+  code: message.about?.code ?? null,
+  link: message.about?.link ?? null,
+  sent_at: message.sentAt.toISOString(),
+  used: message.state?.used ?? null,
+  expired: message.state?.expired ?? null,
+  ...(message.channel === "email" ? { html: message.html, text: message.text ?? null } : { body: message.body })
+})
 
 // No script of ours or of a mail's: the page is markup only, and srcdoc frames inherit this policy.
 const PAGE_HEADERS = {

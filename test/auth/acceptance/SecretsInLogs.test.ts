@@ -1,19 +1,20 @@
 /**
  * A full session's worth of traffic, good and bad, with every log line the server writes captured at every level
- * (in the production JSON format): no password, access token, refresh token or JWT secret may appear in any of them.
+ * (in both formats, JSON and a terminal's): no password, access token, refresh token or JWT secret may appear in any
+ * of them. Nor, in the embedded default, any code or link the outbox keeps: that is where a developer reads them.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Effect, Layer, Logger, LogLevel, Redacted, Schedule } from "effect"
 import { AppConfig } from "../../../src/config/AppConfig.js"
-import { formatLogLine } from "../../../src/platform/Logging.js"
+import { formatLogLine, formatPrettyLine } from "../../../src/platform/Logging.js"
 import { ServerUrl, TestServer } from "../../support/TestServer.js"
-import { authClient, call, raw, signHs256, uniqueEmail, withPayload } from "./AcceptanceKit.js"
+import { adminJwt, authClient, call, PASSWORD as USER_PASSWORD, raw, signHs256, uniqueEmail, uniquePhone, withPayload } from "./AcceptanceKit.js"
 
 const lines: Array<string> = []
 
 const CaptureLogs = Layer.merge(
-  Logger.replace(Logger.defaultLogger, Logger.make((options) => void lines.push(formatLogLine(options)))),
+  Logger.replace(Logger.defaultLogger, Logger.make((options) => void lines.push(formatLogLine(options), formatPrettyLine(options)))),
   Logger.minimumLogLevel(LogLevel.All)
 )
 
@@ -99,6 +100,74 @@ layer(TestServer({ AUTH_MAILER_AUTOCONFIRM: "true", AUTH_PASSWORD_MIN_LENGTH: "1
       const parts = tokens.filter((token) => token.split(".").length === 3).flatMap((token) => token.split(".").filter((p) => p.length > 20))
       for (const line of lines) {
         for (const secret of [...secrets, ...parts]) expect(line).not.toContain(secret)
+      }
+    }))
+})
+
+interface Kept {
+  readonly type: string
+  readonly to: string
+  readonly code: string
+  readonly link: string | null
+}
+
+/** The outbox's messages once there are at least `count`: posted mails are kept just after the answer. */
+const outboxOf = (url: string, count: number) =>
+  raw(url, "/_outbox.json").pipe(
+    Effect.map((response) => response.json.messages as ReadonlyArray<Kept>),
+    Effect.filterOrFail((messages) => messages.length >= count, () => "not yet"),
+    Effect.retry(Schedule.spaced("10 millis")),
+    Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`fewer than ${count} messages in the outbox`) }),
+    Effect.orDie
+  )
+
+/** A code as it would show in a line: not inside a longer run of letters and digits (a request id's hex, say). */
+const standalone = (code: string) => new RegExp(`(?<![0-9A-Za-z])${code}(?![0-9A-Za-z])`)
+
+layer(
+  TestServer({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMTP_MAX_FREQUENCY: "0", AUTH_SMS_MAX_FREQUENCY: "0" }).pipe(Layer.provide(CaptureLogs)),
+  { timeout: 120_000, excludeTestServices: true }
+)("the embedded default's outbox keeps its codes out of the log", (it) => {
+  it.effect("every kind of mail and text is logged as kept in the outbox, without its code, link or body", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const { client } = authClient(url)
+      const email = uniqueEmail("outbox-logs")
+      const before = lines.length
+
+      expect((yield* call(() => client.signUp({ email, password: USER_PASSWORD }))).error).toBeNull()
+      expect((yield* call(() => client.resend({ type: "signup", email }))).error).toBeNull()
+      const [confirmation] = yield* outboxOf(url, 2)
+      const verified = yield* call(() => client.verifyOtp({ email, token: confirmation!.code, type: "signup" }))
+      expect(verified.error).toBeNull()
+      const bearer = verified.data.session!.access_token
+      expect((yield* call(() => client.signInWithOtp({ email }))).error).toBeNull()
+      expect((yield* raw(url, "/reauthenticate", { bearer })).status).toBe(200)
+      expect((yield* raw(url, "/user", { method: "PUT", bearer, body: { email: uniqueEmail("outbox-logs-new") } })).status).toBe(200)
+      expect((yield* raw(url, "/invite", { body: { email: uniqueEmail("outbox-logs-invited") }, bearer: adminJwt() })).status).toBe(200)
+      expect((yield* call(() => client.signUp({ phone: uniquePhone(), password: USER_PASSWORD }))).error).toBeNull()
+      const kept = yield* outboxOf(url, 8)
+      expect(new Set(kept.map((message) => message.type))).toEqual(
+        new Set(["signup", "magiclink", "reauthentication", "email_change", "invite", "sms"])
+      )
+
+      const logged = lines.slice(before)
+      const keptLines = logged.filter((line) => line.includes("\"msg\":\"mail not sent (no SMTP_HOST): kept in the outbox\""))
+      expect(keptLines).toHaveLength(7)
+      for (const line of keptLines) {
+        expect(JSON.parse(line)).toMatchObject({ to: expect.any(String), subject: expect.any(String), type: expect.any(String), outbox: expect.stringMatching(/\/_outbox$/) })
+      }
+      expect(logged.filter((line) => line.includes("\"msg\":\"text not sent (no SMS provider): kept in the outbox\""))).toHaveLength(1)
+      for (const line of logged) {
+        expect(line).not.toContain("Your code is")
+        expect(line).not.toContain("Code:")
+        for (const message of kept) {
+          expect(line).not.toMatch(standalone(message.code))
+          if (message.link !== null) {
+            expect(line).not.toContain(message.link)
+            expect(line).not.toContain(new URL(message.link).searchParams.get("token")!)
+          }
+        }
       }
     }))
 })

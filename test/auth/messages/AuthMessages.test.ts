@@ -1,12 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
-import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
+import type { CodeColumn } from "../../../src/auth/domain/SentCodeState.js"
+import { AuthMessages, type MessageToken } from "../../../src/auth/messages/AuthMessages.js"
 import { type MailTemplateName, MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
 import { SendQuotaRepo } from "../../../src/auth/messages/SendQuotaRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
 import { MemoryMailer, SentMail } from "../../../src/platform/Mailer.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
-import { MemorySmsSender } from "../../../src/platform/SmsSender.js"
+import { MemorySmsSender, SentSms } from "../../../src/platform/SmsSender.js"
 import { testConfig } from "../../support/TestServer.js"
 
 const messagesWith = (templates: Partial<Record<MailTemplateName, string>>) =>
@@ -21,13 +22,20 @@ const messagesWith = (templates: Partial<Record<MailTemplateName, string>>) =>
     ))
   )
 
+/** A token as PendingTokens mints it: the code, its stored hash (a stand-in here) and the link token. */
+const sent = (link: string | null, otp: string, column: CodeColumn = "confirmation_token"): MessageToken => ({
+  userId: "00000000-0000-4000-8000-000000000001",
+  column,
+  token: { otp, stored: `stored-${otp}`, link }
+})
+
 const lastMail = Effect.flatMap(SentMail, ({ mails }) => Effect.map(Ref.get(mails), (sent) => sent.at(-1)!))
 
 describe("AuthMessages with templates", () => {
   it.effect("a configured template is the whole body, with every variable GoTrue offers", () =>
     Effect.gen(function*() {
       const messages = yield* AuthMessages
-      yield* messages.confirmation("a@example.com", "hash1", "123456", "http://localhost:3000/welcome", Effect.void)
+      yield* messages.confirmation("a@example.com", sent("hash1", "123456"), "http://localhost:3000/welcome", Effect.void)
       yield* messages.settled
       const mail = yield* lastMail
       expect(mail.subject).toBe("Confirm Your Signup")
@@ -43,7 +51,7 @@ describe("AuthMessages with templates", () => {
   it.effect("the email change names both addresses, whichever one it goes to", () =>
     Effect.gen(function*() {
       const messages = yield* AuthMessages
-      yield* messages.emailChange("old@example.com", { email: "old@example.com", newEmail: "new@example.com" }, "h", "654321", "http://localhost:3000")
+      yield* messages.emailChange("old@example.com", { email: "old@example.com", newEmail: "new@example.com" }, sent("h", "654321", "email_change_token_current"), "http://localhost:3000")
       const mail = yield* lastMail
       expect(mail).toMatchObject({ to: "old@example.com", subject: "Your new address", html: "old@example.com to new@example.com: 654321" })
     }).pipe(Effect.provide(messagesWith({ emailChange: "{{ .Email }} to {{ .NewEmail }}: {{ .Token }}" }))))
@@ -51,7 +59,7 @@ describe("AuthMessages with templates", () => {
   it.effect("without a template the built-in body carries the link and the code, in HTML and text", () =>
     Effect.gen(function*() {
       const messages = yield* AuthMessages
-      yield* messages.confirmation("a@example.com", "hash1", "123456", "http://localhost:3000", Effect.void)
+      yield* messages.confirmation("a@example.com", sent("hash1", "123456"), "http://localhost:3000", Effect.void)
       yield* messages.settled
       const mail = yield* lastMail
       expect(mail.html).toContain(`href="http://localhost:9999/verify?token=hash1&amp;type=signup&amp;redirect_to=`)
@@ -62,13 +70,13 @@ describe("AuthMessages with templates", () => {
   it.effect("recovery and magic-link mails use their own templates and subjects, on the recovery path, with their type", () =>
     Effect.gen(function*() {
       const messages = yield* AuthMessages
-      yield* messages.link("recovery", "a@example.com", "h1", "111111", "http://localhost:3000", Effect.void)
+      yield* messages.link("recovery", "a@example.com", sent("h1", "111111", "recovery_token"), "http://localhost:3000", Effect.void)
       yield* messages.settled
       expect(yield* lastMail).toMatchObject({
         subject: "Reset Your Password",
         html: "reset a@example.com 111111 http://localhost:9999/auth/v1/verify?token=h1&amp;type=recovery&amp;redirect_to=http%3A%2F%2Flocalhost%3A3000"
       })
-      yield* messages.link("magiclink", "a@example.com", "h2", "222222", "http://localhost:3000", Effect.void)
+      yield* messages.link("magiclink", "a@example.com", sent("h2", "222222", "recovery_token"), "http://localhost:3000", Effect.void)
       yield* messages.settled
       const magic = yield* lastMail
       expect(magic.subject).toBe("Your Magic Link")
@@ -76,4 +84,36 @@ describe("AuthMessages with templates", () => {
       expect(magic.text).toContain("http://localhost:9999/auth/v1/verify?token=h2&type=magiclink&redirect_to=")
       expect(magic.text).toContain("Code: 222222")
     }).pipe(Effect.provide(messagesWith({ recovery: "reset {{ .Email }} {{ .Token }} {{ .ConfirmationURL }}" }))))
+
+  it.effect("hands the mailer the mail's facts: its kind, code and action link, and where the code waits", () =>
+    Effect.gen(function*() {
+      const messages = yield* AuthMessages
+      yield* messages.link("magiclink", "a@example.com", sent("h3", "333333", "recovery_token"), "http://localhost:3000", Effect.void)
+      yield* messages.settled
+      expect((yield* lastMail).about).toEqual({
+        type: "magiclink",
+        code: "333333",
+        link: "http://localhost:9999/auth/v1/verify?token=h3&type=magiclink&redirect_to=http%3A%2F%2Flocalhost%3A3000",
+        pending: { userId: "00000000-0000-4000-8000-000000000001", column: "recovery_token", codeHash: "stored-333333" }
+      })
+      yield* messages.reauthentication("a@example.com", sent(null, "444444", "reauthentication_token"))
+      expect((yield* lastMail).about).toMatchObject({ type: "reauthentication", code: "444444", link: null })
+    }).pipe(Effect.provide(messagesWith({}))))
+
+  it.effect("hands the SMS sender a text's facts, with the type its code is verified as", () =>
+    Effect.gen(function*() {
+      const messages = yield* AuthMessages
+      yield* messages.text("15550001111", sent(null, "555555", "phone_change_token"), "phone_change")
+      const texts = yield* Effect.flatMap(SentSms, ({ messages }) => Ref.get(messages))
+      expect(texts.at(-1)).toEqual({
+        to: "15550001111",
+        body: "Your code is 555555",
+        about: {
+          type: "phone_change",
+          code: "555555",
+          link: null,
+          pending: { userId: "00000000-0000-4000-8000-000000000001", column: "phone_change_token", codeHash: "stored-555555" }
+        }
+      })
+    }).pipe(Effect.provide(messagesWith({}))))
 })
