@@ -2,6 +2,7 @@ import { createServer } from "node:http"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Either, Layer, Ref } from "effect"
+import { AuthMessages } from "../../src/auth/messages/AuthMessages.js"
 import { AppConfig, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
 import type { Database } from "../../src/platform/Database.js"
 import { migrate } from "../../src/platform/Migrator.js"
@@ -60,7 +61,18 @@ const ServerUrlLive = Layer.effect(
  * The real HTTP stack (edge middleware, error boundary, handlers) on a real socket, over a migrated test
  * database, so tests talk to it with fetch and the real client libraries.
  */
-export type TestServices = ServerUrl | AppConfig | Database | SentMail | SentSms | TokenSigner | MailOutage | RefusedMail | SmsOutage | Outbox
+export type TestServices =
+  | ServerUrl
+  | AppConfig
+  | Database
+  | SentMail
+  | SentSms
+  | TokenSigner
+  | MailOutage
+  | RefusedMail
+  | SmsOutage
+  | Outbox
+  | AuthMessages
 
 /** Set to true and every mail fails as an unreachable SMTP server would: for the "nothing arrived" paths. */
 export class MailOutage extends Effect.Service<MailOutage>()("test/MailOutage", { effect: Ref.make(false) }) {}
@@ -162,7 +174,9 @@ export const TestServerOver = (
 const routesOn = (config: AppConfig, passwordHasher?: Layer.Layer<PasswordHasher>) => {
   // Merged after TestPorts, a given hasher replaces the test one.
   const ports = passwordHasher === undefined ? TestPorts(config) : Layer.merge(TestPorts(config), passwordHasher)
-  return Layer.mergeAll(AuthRoutesLive(config), ServerUrlLive).pipe(
+  // AuthMessages.Default is the very layer the auth routes are built with, so the test gets the server's instance
+  // (layers are shared by reference within one build) and can wait for the mails it posted (settledMail).
+  return Layer.mergeAll(AuthRoutesLive(config), ServerUrlLive, AuthMessages.Default).pipe(
     Layer.provideMerge(ports),
     Layer.provideMerge(Layer.succeed(AppConfig, config))
   )

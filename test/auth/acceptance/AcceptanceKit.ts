@@ -7,6 +7,7 @@ import { createHmac, randomInt, randomUUID, type KeyObject } from "node:crypto"
 import { AuthClient, type GoTrueClientOptions } from "@supabase/auth-js"
 import { layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Metric, Ref, Schedule } from "effect"
+import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
 import { AuthMetrics } from "../../../src/platform/AuthMetrics.js"
 import { type Mail, SentMail } from "../../../src/platform/Mailer.js"
 import { baseTestEnv, RefusedMail, TestServer } from "../../support/TestServer.js"
@@ -116,6 +117,12 @@ export const refusals = (limit: string): Effect.Effect<number> =>
 export const sentMail: Effect.Effect<ReadonlyArray<Mail>, never, SentMail> = Effect.flatMap(SentMail, ({ mails }) => Ref.get(mails))
 
 export const mailTo = (address: string) => Effect.map(sentMail, (mails) => mails.filter((mail) => mail.to === address))
+
+/**
+ * Waits until every mail the server posted (sign-up confirmations, recovery and magic links go out after the answer)
+ * was delivered, or failed and gave its send window and quota back.
+ */
+export const settledMail: Effect.Effect<void, never, AuthMessages> = Effect.flatMap(AuthMessages, (messages) => messages.settled)
 
 /**
  * Waits until the mail outage has refused `count` mails to `address`. A sign-up confirmation, a recovery or a magic

@@ -10,7 +10,7 @@ import { expect } from "@effect/vitest"
 import { Context, Effect, Layer, Ref } from "effect"
 import { SentSms } from "../../../src/platform/SmsSender.js"
 import { MailOutage, ServerUrl, SmsOutage, TestServerOver } from "../../support/TestServer.js"
-import { acceptance, legacyError, mailTo, PASSWORD, raw, type RawResponse, refusals, refusedMailTo, uniqueEmail, uniquePhone, versionedError } from "./AcceptanceKit.js"
+import { acceptance, legacyError, mailTo, PASSWORD, raw, type RawResponse, refusals, refusedMailTo, settledMail, uniqueEmail, uniquePhone, versionedError } from "./AcceptanceKit.js"
 
 const TEN_YEARS_SECONDS = 87_600 * 3600
 const TEST_NUMBER = "15550002222"
@@ -48,7 +48,10 @@ acceptance({
       const url = yield* ServerUrl
       const counted = yield* refusals("email_sent")
       const outageEmail = uniqueEmail("outage")
-      const failed = yield* during(yield* MailOutage, Effect.zipLeft(signUpEmail(url, outageEmail), refusedMailTo(outageEmail)))
+      const failed = yield* during(
+        yield* MailOutage,
+        Effect.zipLeft(signUpEmail(url, outageEmail), Effect.zipRight(refusedMailTo(outageEmail), settledMail))
+      )
       // The confirmation goes after the answer; its failure gives the quota back there.
       expect(failed.status).toBe(200)
 
