@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { type AddressInfo, connect, createServer, type Server } from "node:net"
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -97,21 +97,32 @@ const modeEnv = (dataDir: string): Record<string, string> =>
   })
 
 /**
- * The embedded database already made and migrated, for the tests about a server rather than a first start: copying
- * it takes milliseconds where initdb and the migrations take seconds on PGlite. (The migrate tests and "iam
- * bootstrap-admin on a fresh database" start from nothing.) Made once, by the first test that needs it.
+ * Embedded data directories made once (by the first test that needs one) and copied into a test's directory:
+ * copying takes milliseconds where PGlite's initdb takes seconds. "initialised" holds an empty database (initdb
+ * done, nothing migrated), for the tests of commands that migrate; "migrated" has the migrations applied too, for
+ * the tests about a server. Only "migrate … applies the migrations" starts from nothing, as a first start does.
  */
-let prepared: Promise<string> | undefined
-const dataDirIn = async (dir: string): Promise<string> => {
-  const data = join(dir, "data")
-  if (Option.isSome(databaseUrl)) return data
-  prepared ??= (async () => {
-    const template = join(workDir(), "data")
-    const made = await run(["migrate"], { AUTH_DATA_DIR: template }, dirname(template))
-    if (made.code !== 0) throw new Error(`migrate could not prepare the data directory: ${made.stderr}`)
-    return template
+type Prepared = "initialised" | "migrated"
+const templates = new Map<Prepared, Promise<string>>()
+const template = (kind: Prepared): Promise<string> => {
+  const made = templates.get(kind) ?? (async () => {
+    const data = join(workDir(), "data")
+    if (kind === "initialised") {
+      mkdirSync(join(data, "pgdata"), { recursive: true })
+      await (await PGlite.create(join(data, "pgdata"))).close()
+    } else {
+      cpSync(await template("initialised"), data, { recursive: true })
+      const migrated = await run(["migrate"], { AUTH_DATA_DIR: data }, dirname(data))
+      if (migrated.code !== 0) throw new Error(`migrate could not prepare the data directory: ${migrated.stderr}`)
+    }
+    return data
   })()
-  cpSync(await prepared, data, { recursive: true })
+  templates.set(kind, made)
+  return made
+}
+const dataDirIn = async (dir: string, kind: Prepared = "migrated"): Promise<string> => {
+  const data = join(dir, "data")
+  if (Option.isNone(databaseUrl)) cpSync(await template(kind), data, { recursive: true })
   return data
 }
 
@@ -227,7 +238,7 @@ describe("command line", () => {
 
   it("two migrate processes started together both exit 0 and apply each migration once", async () => {
     const dir = workDir()
-    const env = modeEnv(join(dir, "data"))
+    const env = modeEnv(await dataDirIn(dir, "initialised"))
     const [a, b] = await Promise.all([run(["migrate"], env, dir), run(["migrate"], env, dir)])
     expect([a.code, b.code]).toEqual([0, 0])
     const applied = [...logLines(a.stdout), ...logLines(b.stdout)]
@@ -345,7 +356,7 @@ describe("command line", () => {
 
   it("iam bootstrap-admin on a fresh database migrates, creates the admin (password from the environment), and can repeat", async () => {
     const dir = workDir()
-    const env: Record<string, string> = { ...modeEnv(join(dir, "data")), AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "bootstrap-secret-pw" }
+    const env: Record<string, string> = { ...modeEnv(await dataDirIn(dir, "initialised")), AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "bootstrap-secret-pw" }
     if (env["DATABASE_URL"] !== undefined) env["AUTH_IAM_PASETO_SECRET_KEY"] = generatedPaserk()
     const first = await run(["iam", "bootstrap-admin", "--username", "root", "--email", "root@example.com"], env, dir)
     expect(first.stderr).toBe("")
