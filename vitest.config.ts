@@ -39,8 +39,15 @@ export default defineConfig({
         extends: true,
         // On the threads pool, which alone runs without a fresh module graph per file (poolOptions above): these
         // files share no state but the modules they import, and importing Effect once per worker rather than once
-        // per file makes `npm run test:unit` four times faster.
-        test: { name: "unit", include: UNIT, setupFiles: ["test/support/NoSockets.ts"], pool: "threads" }
+        // per file makes `npm run test:unit` four times faster. It runs before the integration project, not beside
+        // it (groupOrder): each pool has maxWorkers of its own.
+        test: {
+          name: "unit",
+          include: UNIT,
+          setupFiles: ["test/support/NoSockets.ts"],
+          pool: "threads",
+          sequence: { groupOrder: 0 }
+        }
       },
       {
         extends: true,
@@ -48,7 +55,8 @@ export default defineConfig({
           name: "integration",
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, ...UNIT],
-          globalSetup: ["test/globalSetup.ts"]
+          globalSetup: ["test/globalSetup.ts"],
+          sequence: { groupOrder: 1 }
         }
       }
     ]

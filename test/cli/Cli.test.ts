@@ -439,7 +439,7 @@ describe("command line", () => {
 
   it("a port in use is named with the setting that moves it: PORT for HTTP, AUTH_IAM_GRPC_PORT for gRPC", async () => {
     const dir = workDir()
-    const env: Record<string, string> = { ...modeEnv(await dataDirIn(dir)), API_HOST: "127.0.0.1", AUTH_IAM_GRPC_HOST: "127.0.0.1" }
+    const env: Record<string, string> = { ...modeEnv(await dataDirIn(dir)), AUTH_API_HOST: "127.0.0.1", AUTH_IAM_GRPC_HOST: "127.0.0.1" }
     // Production runs IAM only with a signing key; the embedded default makes one.
     if (env["DATABASE_URL"] !== undefined) env["AUTH_IAM_PASETO_SECRET_KEY"] = generatedPaserk()
     const errors = (result: Run) => logLines(result.stdout).filter((l) => l["level"] === "error").map((l) => l["msg"])
