@@ -120,12 +120,12 @@ const serve = (loaded: LoadedConfig) => {
   const App = serverLayer(config, databaseFor(config, { wait: "5 seconds", holder: "server" }), "single")
   // The banner says "listening on": only once that is true, so a server refused its data directory or its port
   // prints the reason alone.
-  const serving = (built: Context.Context<HttpServer.HttpServer>) =>
-    Effect.sync(() => {
+  const serving = (built: Context.Context<HttpServer.HttpServer>): Effect.Effect<void> =>
+    config.mode !== "embedded" ? Effect.void : Effect.sync(() => {
       const { address } = Context.get(built, HttpServer.HttpServer)
       const http = address._tag === "TcpAddress" ? address.port : config.api.port
       const grpc = Option.map(Context.getOption(built, IamGrpcAddress), ({ port }) => port)
-      if (config.mode === "embedded") process.stderr.write(banner(loaded, { http, grpc }) + "\n")
+      process.stderr.write(banner(loaded, { http, grpc }) + "\n")
     })
   // Settings that start but will fail later (GoTrue starts with them too): said once, before serving.
   return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
