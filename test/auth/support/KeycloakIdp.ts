@@ -109,8 +109,8 @@ export const startKeycloakIdp = async (options: {
   const { privateKey } = await generateKeyPair("RS256", { extractable: true })
   const Provider = await loadProvider()
   provider = new Provider(realmUrl, {
-    // Chosen on purpose (a test's provider lives as long as the test), so oidc-provider does not warn about it; as do
-    // lifetimes left to its defaults.
+    // The in-memory store and the token lifetimes chosen here (a test's provider lives as long as its test): left to
+    // oidc-provider's defaults, each prints a development-only notice.
     adapter: createMemoryAdapter(),
     ttl: { AccessToken: 600, Grant: 600, IdToken: 600, Interaction: 600, Session: 600 },
     jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: "test-realm-key", use: "sig", alg: "RS256" }] },
