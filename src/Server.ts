@@ -61,11 +61,11 @@ export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, neve
   ) as Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox>
 
 /**
- * The routes served by Node on API_HOST:PORT. A cluster worker does not log the address: the primary does, once, when
- * every worker serves.
+ * The routes served by Node on API_HOST:PORT, and the HttpServer itself (its address: PORT may be 0). A cluster worker
+ * does not log the address: the primary does, once, when every worker serves.
  */
 export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<never, E, R>, options = { logAddress: true }) =>
   routes.pipe(
     (served) => (options.logAddress ? HttpServer.withLogAddress(served) : served),
-    Layer.provide(NodeHttpServer.layer(() => holdEarlyRequests(createServer()), { host: config.api.host, port: config.api.port }))
+    Layer.provideMerge(NodeHttpServer.layer(() => holdEarlyRequests(createServer()), { host: config.api.host, port: config.api.port }))
   )

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 import { defaultTeardown, type Teardown } from "@effect/platform/Runtime"
 import { NodeRuntime } from "@effect/platform-node"
-import { Clock, type Duration, Effect, Exit, Layer, Option } from "effect"
+import { HttpServer } from "@effect/platform"
+import { Clock, Context, type Duration, Effect, Exit, Layer, Option } from "effect"
 import { API_KEY_ROLES, apiKeyClaims, apiKeyIssuer } from "./auth/sessions/ApiKeys.js"
 import { AppConfig, type DatabaseSettings, formatConfigIssues } from "./config/AppConfig.js"
 import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "./config/loadConfig.js"
 import type { LockHolder } from "./platform/DataDirLock.js"
 import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresDatabase } from "./platform/Database.js"
+import { listenFailure } from "./platform/ListenFailure.js"
 import { LoggingLive } from "./platform/Logging.js"
 import { migrate } from "./platform/Migrator.js"
 import { BcryptPasswordHasher } from "./platform/PasswordHasher.js"
@@ -16,7 +18,7 @@ import { mailToOutbox, outboxEnabled, PortsLive, textsToOutbox, tokenSignerFor }
 import { TelemetryLive } from "./platform/Telemetry.js"
 import { freePorts, ignoreRepeatedSignals, reportReady, reportStartupFailure, runWorkers, workerId } from "./platform/Workers.js"
 import { generateKeyText, runIamCommand } from "./iam/IamCli.js"
-import { IamGrpcServerLive } from "./iam/grpc/GrpcServer.js"
+import { IamGrpcAddress, IamGrpcServerLive } from "./iam/grpc/GrpcServer.js"
 import { IamConfiguredAdminLive, IamServicesLive } from "./iam/IamLive.js"
 import { IamBackgroundLive } from "./iam/IamServer.js"
 import { AuthAndIamRoutesLive, AuthRoutesLive, HttpServerLive, outboxFor } from "./Server.js"
@@ -63,19 +65,26 @@ const migrations = (config: DatabaseSettings) =>
     )
   })
 
-const banner = ({ config, defaulted }: LoadedConfig): string =>
+/** The ports the server ended up on (a configured port may be 0). */
+interface Bound {
+  readonly http: number
+  readonly grpc: Option.Option<number>
+}
+
+const banner = ({ config, defaulted }: LoadedConfig, bound: Bound): string =>
   [
     `Gatehouse ${VERSION} (embedded PostgreSQL in ${config.dataDir})`,
-    `  listening on http://${config.api.host}:${config.api.port}`,
-    ...(config.iam.enabled ? [`  IAM gRPC on ${config.iam.grpcHost}:${config.iam.grpcPort}`] : []),
+    `  listening on http://${config.api.host}:${bound.http}`,
+    ...Option.match(bound.grpc, { onNone: () => [], onSome: (port) => [`  IAM gRPC on ${config.iam.grpcHost}:${port}`] }),
     ...(outboxEnabled(config)
       ? [`  ${
         mailToOutbox(config) && textsToOutbox(config) ? "mail and texts are" : mailToOutbox(config) ? "mail is" : "texts are"
-      } not delivered: read them at ${outboxPageUrl(config.api.host, config.api.port)}`]
+      } not delivered: read them at ${outboxPageUrl(config.api.host, bound.http)}`]
       : []),
     ...(defaulted.length > 0 ? ["  development defaults in use:", ...defaulted.map((d) => `    ${d}`)] : []),
     "  API keys for Supabase clients: `node dist/main.js keys` prints the anon and service_role keys",
-    "  set DATABASE_URL (and the required settings in .env.example) to run in production"
+    "  set DATABASE_URL (and the required settings in .env.example) to run in production",
+    `  Ctrl-C stops the server; to start over with no data, stop it and delete ${config.dataDir}`
   ].join("\n")
 
 /**
@@ -114,12 +123,22 @@ const modeNotes = (config: AppConfig): Effect.Effect<void> =>
 const serve = (loaded: LoadedConfig) => {
   const { config } = loaded
   const App = serverLayer(config, databaseFor(config, { wait: "5 seconds", holder: "server" }), "single")
-  if (config.mode === "embedded") process.stderr.write(banner(loaded) + "\n")
+  // The banner says "listening on": only once that is true, so a server refused its data directory or its port
+  // prints the reason alone.
+  const serving = (built: Context.Context<HttpServer.HttpServer>): Effect.Effect<void> =>
+    config.mode !== "embedded" ? Effect.void : Effect.sync(() => {
+      const { address } = Context.get(built, HttpServer.HttpServer)
+      const http = address._tag === "TcpAddress" ? address.port : config.api.port
+      const grpc = Option.map(Context.getOption(built, IamGrpcAddress), ({ port }) => port)
+      process.stderr.write(banner(loaded, { http, grpc }) + "\n")
+    })
   // Settings that start but will fail later (GoTrue starts with them too): said once, before serving.
   return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
     Effect.zipRight(modeNotes(config)),
-    Effect.zipRight(Layer.launch(App).pipe(Effect.onInterrupt(() => stopped))),
-    Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(error)}`)),
+    Effect.zipRight(Effect.scoped(Layer.build(App).pipe(Effect.flatMap(serving), Effect.zipRight(Effect.never))).pipe(
+      Effect.onInterrupt(() => stopped)
+    )),
+    Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(config, error)}`)),
     Effect.provide(LoggingLive(config.log))
   )
 }
@@ -152,7 +171,7 @@ const servePrimary = (loaded: LoadedConfig) => {
     Effect.zipRight(modeNotes(config)),
     Effect.zipRight(Effect.scoped(Layer.build(Once))),
     Effect.zipRight(ports),
-    Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(error)}`)),
+    Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(config, error)}`)),
     Effect.flatMap(({ grpc, http }) =>
       Effect.logInfo(`starting ${config.workers} workers`).pipe(
         Effect.zipRight(runWorkers({
@@ -182,7 +201,7 @@ const serveWorker = (loaded: LoadedConfig, id: number) => {
   const App = serverLayer(config, databaseFor(config, { wait: "5 seconds", holder: "server" }), "worker")
   return Effect.scoped(Layer.build(App).pipe(Effect.zipRight(reportReady), Effect.zipRight(Effect.never))).pipe(
     Effect.onInterrupt(() => stopped),
-    Effect.tapError((error) => reportStartupFailure(startupFailure(error))),
+    Effect.tapError((error) => reportStartupFailure(startupFailure(config, error))),
     Effect.annotateLogs("worker", id),
     Effect.provide(LoggingLive(config.log))
   )
@@ -192,8 +211,13 @@ const serveWorker = (loaded: LoadedConfig, id: number) => {
 const stopped = Effect.logInfo("stopped: requests in flight answered, connections closed")
 
 // Start-up failures are operator errors (port taken, database down): one line, no stack trace.
-const startupFailure = (error: { readonly _tag: string; readonly message: string; readonly cause?: unknown }): string =>
-  error._tag === "ServeError" && error.cause instanceof Error ? `could not listen: ${error.cause.message}` : error.message
+const startupFailure = (
+  config: AppConfig,
+  error: { readonly _tag: string; readonly message: string; readonly cause?: unknown }
+): string =>
+  error._tag === "ServeError" && error.cause instanceof Error
+    ? listenFailure(config.api, "PORT (or AUTH_API_PORT)", error.cause)
+    : error.message
 
 const migrateOnly = (config: DatabaseSettings) =>
   migrations(config).pipe(

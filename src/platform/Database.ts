@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
@@ -57,6 +57,11 @@ export const EmbeddedDatabase = (options: {
   readonly lockWait?: Duration.DurationInput
   /** What this process will do with the directory; default "command". */
   readonly lockHolder?: LockHolder
+  /**
+   * A database cluster to start an in-memory database from (a PGlite `dumpDataDir` tarball) instead of running
+   * initdb, which takes seconds: the test suite makes one per run and starts each file's database from it.
+   */
+  readonly initialData?: Blob
 }): Layer.Layer<Database, DatabaseUnavailable> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     if (Option.isSome(options.dataDir)) {
@@ -68,15 +73,18 @@ export const EmbeddedDatabase = (options: {
         Effect.mapError((busy) => new DatabaseUnavailable({ message: busy.message }))
       )
     }
+    const pgdata = Option.map(options.dataDir, (d) => join(d, "pgdata"))
+    // Creating the database cluster (initdb, in wasm) takes seconds on the first start: said before it begins.
+    if (Option.isSome(pgdata) && !existsSync(join(pgdata.value, "PG_VERSION"))) {
+      yield* Effect.logInfo(`preparing the embedded database in ${pgdata.value} (first start only, a few seconds)…`)
+    }
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => {
-          const dir = Option.map(options.dataDir, (d) => {
-            const pgdata = join(d, "pgdata")
-            mkdirSync(pgdata, { recursive: true, mode: 0o700 })
-            return pgdata
-          })
-          return PGlite.create(Option.getOrUndefined(dir))
+          if (Option.isSome(pgdata)) mkdirSync(pgdata.value, { recursive: true, mode: 0o700 })
+          return PGlite.create(Option.getOrUndefined(pgdata), Option.isNone(pgdata) && options.initialData !== undefined
+            ? { loadDataDir: options.initialData }
+            : {})
         },
         catch: (error) => new DatabaseUnavailable({ message: `could not open the embedded database: ${String(error)}` })
       }),

@@ -1,8 +1,8 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { connect } from "node:net"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { type AddressInfo, connect, createServer, type Server } from "node:net"
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { PGlite } from "@electric-sql/pglite"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -96,6 +96,47 @@ const modeEnv = (dataDir: string): Record<string, string> =>
     })
   })
 
+/**
+ * Embedded data directories made once (by the first test that needs one) and copied into a test's directory:
+ * copying takes milliseconds where PGlite's initdb takes seconds. "initialised" holds an empty database (initdb
+ * done, nothing migrated), for the tests of commands that migrate; "migrated" has the migrations applied too, for
+ * the tests about a server. Only "migrate … applies the migrations" starts from nothing, as a first start does.
+ */
+type Prepared = "initialised" | "migrated"
+const templates = new Map<Prepared, Promise<string>>()
+const template = (kind: Prepared): Promise<string> => {
+  const made = templates.get(kind) ?? (async () => {
+    const data = join(workDir(), "data")
+    if (kind === "initialised") {
+      mkdirSync(join(data, "pgdata"), { recursive: true })
+      await (await PGlite.create(join(data, "pgdata"))).close()
+    } else {
+      cpSync(await template("initialised"), data, { recursive: true })
+      const migrated = await run(["migrate"], { AUTH_DATA_DIR: data }, dirname(data))
+      if (migrated.code !== 0) throw new Error(`migrate could not prepare the data directory: ${migrated.stderr}`)
+    }
+    return data
+  })()
+  templates.set(kind, made)
+  return made
+}
+const dataDirIn = async (dir: string, kind: Prepared = "migrated"): Promise<string> => {
+  const data = join(dir, "data")
+  if (Option.isNone(databaseUrl)) cpSync(await template(kind), data, { recursive: true })
+  return data
+}
+
+/** A port on 127.0.0.1 held by something else for the duration of `use`. */
+const withPortTaken = async <A>(use: (port: number) => Promise<A>): Promise<A> => {
+  const taken: Server = createServer()
+  await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve))
+  try {
+    return await use((taken.address() as AddressInfo).port)
+  } finally {
+    taken.close()
+  }
+}
+
 /** The versions recorded in the auth product's bookkeeping table, read straight from the database. */
 const recordedVersions = async (env: Record<string, string>, dataDir: string): Promise<Array<number>> => {
   const table = `auth.${env["DB_NAMESPACE"] ? `${env["DB_NAMESPACE"]}_` : ""}gatehouse_migrations`
@@ -172,22 +213,32 @@ describe("command line", () => {
     expect(result.stderr).not.toMatch(/\n\s+at /)
   })
 
-  it("migrate applies the migrations, and a second run is a no-op", async () => {
+  it("migrate needs only the database settings (no SMTP, JWT secret or URLs), applies the migrations, and a second run is a no-op", async () => {
     const dir = workDir()
-    const env = modeEnv(join(dir, "data"))
+    // The embedded default keeps its data in ./.gatehouse under the working directory.
+    const env: Record<string, string> = Option.match(databaseUrl, {
+      onNone: () => ({}),
+      onSome: (url) => ({ DATABASE_URL: url, DB_NAMESPACE: `mig_${Math.random().toString(36).slice(2, 8)}` })
+    })
     const first = await run(["migrate"], env, dir)
+    expect(first.stderr).toBe("")
     expect(first.code).toBe(0)
-    expect(logLines(first.stdout).find((l) => String(l["msg"]).startsWith("migrations:"))?.["msg"])
-      .toBe(`migrations: applied ${readMigrations().length}`)
+    const said = logLines(first.stdout).map((l) => String(l["msg"]))
+    expect(said.find((msg) => msg.startsWith("migrations:"))).toBe(`migrations: applied ${readMigrations().length}`)
+    // A first start on the embedded database says what the seconds before the migrations are for.
+    if (Option.isNone(databaseUrl)) {
+      expect(said.indexOf("preparing the embedded database in .gatehouse/pgdata (first start only, a few seconds)…")).toBe(0)
+    }
     const second = await run(["migrate"], env, dir)
     expect(second.code).toBe(0)
-    expect(logLines(second.stdout).some((l) => l["msg"] === "migrations: up to date")).toBe(true)
-    expect(await recordedVersions(env, join(dir, "data"))).toEqual(authVersions)
+    expect(logLines(second.stdout).map((l) => l["msg"])).toContain("migrations: up to date")
+    expect(logLines(second.stdout).map((l) => String(l["msg"])).some((msg) => msg.startsWith("preparing"))).toBe(false)
+    expect(await recordedVersions(env, join(dir, ".gatehouse"))).toEqual(authVersions)
   })
 
   it("two migrate processes started together both exit 0 and apply each migration once", async () => {
     const dir = workDir()
-    const env = modeEnv(join(dir, "data"))
+    const env = modeEnv(await dataDirIn(dir, "initialised"))
     const [a, b] = await Promise.all([run(["migrate"], env, dir), run(["migrate"], env, dir)])
     expect([a.code, b.code]).toEqual([0, 0])
     const applied = [...logLines(a.stdout), ...logLines(b.stdout)]
@@ -198,7 +249,7 @@ describe("command line", () => {
 
   it("serve answers /health, then shuts down cleanly on SIGTERM without printing the secret", async () => {
     const dir = workDir()
-    const child = start([], { ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1" }, dir)
+    const child = start([], { ...modeEnv(await dataDirIn(dir)), PORT: "0", API_HOST: "127.0.0.1" }, dir)
     const done = finish(child)
     const url = await listeningUrl(child)
     const health = await fetch(`${url}/health`)
@@ -214,7 +265,7 @@ describe("command line", () => {
 
   it("multi refuses requests the operator did not sign (all but /health), serves those it did, and needs OPERATOR_TOKEN", async () => {
     const dir = workDir()
-    const env = { ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1", AUTH_API_ENDPOINT: "http://gatehouse.internal:8081" }
+    const env = { ...modeEnv(await dataDirIn(dir)), PORT: "0", API_HOST: "127.0.0.1", AUTH_API_ENDPOINT: "http://gatehouse.internal:8081" }
     const refused = await run(["multi"], env, dir)
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain("AUTH_OPERATOR_TOKEN: is required in multi-instance mode")
@@ -254,7 +305,7 @@ describe("command line", () => {
   it("serve starts with phone sign-in on and an SMS provider missing its credentials, warning once by name", async () => {
     const dir = workDir()
     const child = start([], {
-      ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1",
+      ...modeEnv(await dataDirIn(dir)), PORT: "0", API_HOST: "127.0.0.1",
       AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_PROVIDER: "vonage", AUTH_SMS_VONAGE_API_KEY: "key",
       // Off on purpose: production without an IAM key would add its own warning.
       AUTH_IAM_ENABLED: "false"
@@ -279,7 +330,7 @@ describe("command line", () => {
 
   it("a request in flight when SIGTERM arrives is answered before the process exits 0", async () => {
     const dir = workDir()
-    const child = start([], { ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1", AUTH_MAILER_AUTOCONFIRM: "true" }, dir)
+    const child = start([], { ...modeEnv(await dataDirIn(dir)), PORT: "0", API_HOST: "127.0.0.1", AUTH_MAILER_AUTOCONFIRM: "true" }, dir)
     const done = finish(child)
     const url = await listeningUrl(child)
     const { hostname, port } = new URL(url)
@@ -305,7 +356,7 @@ describe("command line", () => {
 
   it("iam bootstrap-admin on a fresh database migrates, creates the admin (password from the environment), and can repeat", async () => {
     const dir = workDir()
-    const env: Record<string, string> = { ...modeEnv(join(dir, "data")), AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "bootstrap-secret-pw" }
+    const env: Record<string, string> = { ...modeEnv(await dataDirIn(dir, "initialised")), AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "bootstrap-secret-pw" }
     if (env["DATABASE_URL"] !== undefined) env["AUTH_IAM_PASETO_SECRET_KEY"] = generatedPaserk()
     const first = await run(["iam", "bootstrap-admin", "--username", "root", "--email", "root@example.com"], env, dir)
     expect(first.stderr).toBe("")
@@ -326,19 +377,6 @@ describe("command line", () => {
     expect(result.code).toBe(1)
     expect(Date.now() - started).toBeLessThan(10_000)
     expect(result.stderr).toMatch(/^bootstrap-admin failed: .*password/m)
-  })
-
-  it("migrate needs only the database settings: no SMTP, JWT secret or URLs", async () => {
-    const dir = workDir()
-    // The embedded default keeps its data in ./.gatehouse under the working directory.
-    const env: Record<string, string> = Option.match(databaseUrl, {
-      onNone: () => ({}),
-      onSome: (url) => ({ DATABASE_URL: url, DB_NAMESPACE: `mig_${Math.random().toString(36).slice(2, 8)}` })
-    })
-    const result = await run(["migrate"], env, dir)
-    expect(result.stderr).toBe("")
-    expect(result.code).toBe(0)
-    expect(logLines(result.stdout).some((l) => l["msg"] === `migrations: applied ${readMigrations().length}`)).toBe(true)
   })
 
   it("keys prints an anon and a service_role key signed with the secret the server uses, and nothing else on stdout", async () => {
@@ -366,27 +404,59 @@ describe("command line", () => {
   })
 
   it.skipIf(Option.isSome(externalDatabaseUrl))(
-    "a command that needs the embedded database while a server holds it is refused at once",
+    "a second server or a command that needs the embedded database while a server holds it is refused at once",
     async () => {
       const dir = workDir()
-      const env = { ...modeEnv(join(dir, "data")), PORT: "0", API_HOST: "127.0.0.1" }
+      const data = await dataDirIn(dir)
+      const env = { ...modeEnv(data), PORT: "0", API_HOST: "127.0.0.1" }
       const server = start([], env, dir)
       const stopped = finish(server)
-      await listeningUrl(server)
+      const url = await listeningUrl(server)
       const started = Date.now()
-      const [migrated, bootstrapped] = await Promise.all([
+      const [migrated, bootstrapped, second] = await Promise.all([
         runWithin(15_000, ["migrate"], env, dir),
         runWithin(15_000, ["iam", "bootstrap-admin", "--username", "root", "--email", "root@example.com"],
-          { ...env, AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "bootstrap-secret-pw" }, dir)
+          { ...env, AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "bootstrap-secret-pw" }, dir),
+        runWithin(15_000, [], env, dir)
       ])
       expect(Date.now() - started).toBeLessThan(10_000)
       server.kill("SIGTERM")
-      expect((await stopped).code).toBe(0)
+      const first = await stopped
+      expect(first.code).toBe(0)
+      // The first server's banner came once it listened; the refused one prints the reason and no banner.
+      expect(first.stderr).toContain(`listening on ${url}\n`)
       const refusal = `is in use by another Gatehouse process (pid ${server.pid}); stop it or set DATABASE_URL`
       expect(migrated.code).toBe(1)
       expect(migrated.stdout + migrated.stderr).toContain(refusal)
       expect(bootstrapped.code).toBe(1)
       expect(bootstrapped.stderr).toContain(refusal)
+      expect(second.code).toBe(1)
+      expect(logLines(second.stdout).filter((l) => l["level"] === "error").map((l) => l["msg"]))
+        .toStrictEqual([`start-up failed: the embedded database in ${data} ${refusal}`])
+      expect(second.stderr).toBe("")
     }
   )
+
+  it("a port in use is named with the setting that moves it: PORT for HTTP, AUTH_IAM_GRPC_PORT for gRPC", async () => {
+    const dir = workDir()
+    const env: Record<string, string> = { ...modeEnv(await dataDirIn(dir)), AUTH_API_HOST: "127.0.0.1", AUTH_IAM_GRPC_HOST: "127.0.0.1" }
+    // Production runs IAM only with a signing key; the embedded default makes one.
+    if (env["DATABASE_URL"] !== undefined) env["AUTH_IAM_PASETO_SECRET_KEY"] = generatedPaserk()
+    const errors = (result: Run) => logLines(result.stdout).filter((l) => l["level"] === "error").map((l) => l["msg"])
+    const busy = "the port is in use (by another Gatehouse?): stop that process"
+    await withPortTaken(async (port) => {
+      const http = await runWithin(30_000, [], { ...env, PORT: String(port) }, dir)
+      expect(http.code).toBe(1)
+      expect(errors(http)).toStrictEqual([
+        `start-up failed: could not listen on 127.0.0.1:${port}: ${busy}, or set PORT (or AUTH_API_PORT) to a free port`
+      ])
+      expect(http.stderr).not.toContain("listening on")
+      const grpc = await runWithin(30_000, [], { ...env, PORT: "0", AUTH_IAM_GRPC_PORT: String(port) }, dir)
+      expect(grpc.code).toBe(1)
+      expect(errors(grpc)).toStrictEqual([
+        `start-up failed: IAM gRPC could not listen on 127.0.0.1:${port}: ${busy}, or set AUTH_IAM_GRPC_PORT to a free port`
+      ])
+      expect(grpc.stderr).not.toContain("listening on")
+    })
+  })
 })

@@ -354,7 +354,10 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("AUTH_WORKERS on PostgreSQL"
       const ended = await server.ended
       expect(ended.code).toBe(1)
       const errors = server.lines.filter((l) => l["level"] === "error")
-      expect(errors.map((l) => l["msg"])).toStrictEqual([`start-up failed: could not listen: bind EADDRINUSE 127.0.0.1:${port}`])
+      expect(errors.map((l) => l["msg"])).toStrictEqual([
+        `start-up failed: could not listen on 127.0.0.1:${port}: the port is in use (by another Gatehouse?): stop that process, ` +
+        "or set PORT (or AUTH_API_PORT) to a free port"
+      ])
       // It may hold pg's DeprecationWarning, printed by the other worker when, stopped mid-start, it drops a LISTEN in flight.
       expect(server.stderr).not.toMatch(/EADDRINUSE|\n\s+at /)
     } finally {

@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Redacted } from "effect"
+import { inject } from "vitest"
 import { type Database, EmbeddedDatabase, PostgresDatabase } from "../../src/platform/Database.js"
 
 /** The real PostgreSQL the suite was pointed at (CI sets DATABASE_URL), if any. */
@@ -39,12 +41,18 @@ const runAdmin = (adminUrl: string, statement: string) =>
     Effect.orDie
   )
 
+// The initialised cluster test/globalSetup.ts made for this run; a file run outside vitest's projects runs initdb.
+const pgliteTemplate = (): { readonly initialData?: Blob } => {
+  const file = inject("pgliteTemplate")
+  return file === undefined || file === "" ? {} : { initialData: new Blob([readFileSync(file)]) }
+}
+
 /**
  * The database for one test file: a fresh database on the real PostgreSQL when DATABASE_URL is set, otherwise
  * an in-memory PGlite.
  */
 export const TestDatabase: Layer.Layer<Database> = Option.match(externalDatabaseUrl, {
-  onNone: () => EmbeddedDatabase({ dataDir: Option.none() }),
+  onNone: () => Layer.suspend(() => EmbeddedDatabase({ dataDir: Option.none(), ...pgliteTemplate() })),
   onSome: (adminUrl) =>
     Layer.unwrapScoped(Effect.map(freshDatabaseUrl(adminUrl), ({ url }) =>
       PostgresDatabase({ url: Redacted.make(url), maxPoolSize: 10 })))

@@ -16,6 +16,7 @@ import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.j
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js"
 import { file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
+import { listenFailure } from "../../platform/ListenFailure.js"
 import type { Operation } from "../domain/Guards.js"
 import type { IamError } from "../domain/IamError.js"
 import { IAM_SERVICES } from "../IamContract.js"
@@ -239,7 +240,10 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
 
       const port = yield* Effect.acquireRelease(
         Effect.async<number, GrpcListenError>((resume) => {
-          front.once("error", (error) => resume(Effect.fail(new GrpcListenError({ message: error.message }))))
+          front.once("error", (error) =>
+            resume(Effect.fail(new GrpcListenError({
+              message: `IAM gRPC ${listenFailure({ host: iam.grpcHost, port: iam.grpcPort }, "AUTH_IAM_GRPC_PORT", error)}`
+            }))))
           front.listen(iam.grpcPort, iam.grpcHost, () => resume(Effect.succeed((front.address() as AddressInfo).port)))
         }),
         () =>

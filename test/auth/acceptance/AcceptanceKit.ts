@@ -13,11 +13,41 @@ import { type Mail, SentMail } from "../../../src/platform/Mailer.js"
 import { baseTestEnv, RefusedMail, TestServer } from "../../support/TestServer.js"
 
 /**
- * A real server on a real clock (tokens must not be born expired on TestClock's epoch 0), logging only warnings
- * and errors so a test's output stays readable while a 5xx still shows up.
+ * Whether the running test makes the server fail on purpose (see `expectingErrors`). Module state because the
+ * server's fibers do not see the test's: each test file has its own copy of this module, and runs one test at a time.
+ */
+let errorsExpected = false
+
+const unlessExpected = Logger.make<unknown, void>((options) => {
+  if (!errorsExpected) Logger.defaultLogger.log(options)
+})
+
+/**
+ * A real server on a real clock (tokens must not be born expired on TestClock's epoch 0), logging only errors, so
+ * a 5xx shows up while the warnings the tests provoke (a provider refusing a code, a request without the
+ * rate-limit header) stay out of the output.
  */
 export const acceptanceServer = (env: Readonly<Record<string, string>>) =>
-  TestServer(env).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+  TestServer(env).pipe(
+    Layer.provide(Logger.replace(Logger.defaultLogger, unlessExpected)),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+  )
+
+/**
+ * Runs a test that makes the server fail on purpose (a mail or SMS outage it turns on): what the server logs
+ * meanwhile is the test's subject, which its assertions check, not news for the output.
+ */
+export const expectingErrors = <A, E, R>(test: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      errorsExpected = true
+    }),
+    () => test,
+    () =>
+      Effect.sync(() => {
+        errorsExpected = false
+      })
+  )
 
 export const acceptance = (env: Readonly<Record<string, string>>) =>
   layer(acceptanceServer(env), { timeout: 120_000, excludeTestServices: true })

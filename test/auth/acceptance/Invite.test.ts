@@ -6,7 +6,20 @@
 import { describe, expect } from "@effect/vitest"
 import { Effect, Ref } from "effect"
 import { MailOutage, ServerUrl } from "../../support/TestServer.js"
-import { acceptance, adminJwt, authClient, call, codeIn, linkIn, mailTo, PASSWORD, raw, uniqueEmail, versionedError } from "./AcceptanceKit.js"
+import {
+  acceptance,
+  adminJwt,
+  authClient,
+  call,
+  codeIn,
+  expectingErrors,
+  linkIn,
+  mailTo,
+  PASSWORD,
+  raw,
+  uniqueEmail,
+  versionedError
+} from "./AcceptanceKit.js"
 
 const SITE_URL = "http://localhost:3000"
 
@@ -105,7 +118,7 @@ describe("POST /invite", () => {
       }))
 
     it.effect("when the mail cannot be sent the invitee is not left behind, and a later invite works", () =>
-      Effect.gen(function*() {
+      expectingErrors(Effect.gen(function*() {
         const url = yield* ServerUrl
         const email = uniqueEmail("outage")
         const admin = adminClient(url)
@@ -118,7 +131,7 @@ describe("POST /invite", () => {
         const retried = yield* call(() => admin.admin.inviteUserByEmail(email))
         expect(retried.error).toBeNull()
         expect(yield* mailTo(email)).toHaveLength(1)
-      }))
+      })))
   })
 
   acceptance({ AUTH_JWT_ADMIN_ROLES: "supabase_admin", AUTH_MAILER_AUTOCONFIRM: "true" })((it) => {

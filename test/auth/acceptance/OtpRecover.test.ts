@@ -12,6 +12,7 @@ import {
   call,
   codeIn,
   decodeJwt,
+  expectingErrors,
   linkIn,
   mailTo,
   PASSWORD,
@@ -220,7 +221,7 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMTP_MAX_FREQUENCY: "0", 
       }))
 
     it.effect("a mail outage: recover and /otp answer as if the mail went (it goes after the answer), and the window is given back", () =>
-      Effect.gen(function*() {
+      expectingErrors(Effect.gen(function*() {
         const url = yield* ServerUrl
         const outage = yield* MailOutage
         const email = yield* confirmedUser("outage")
@@ -247,7 +248,7 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMTP_MAX_FREQUENCY: "0", 
         expect((yield* raw(url, "/otp", { body: { email: fresh } })).status).toBe(200)
         expect(yield* mailTo(email)).toHaveLength(mailedBefore + 1)
         expect(yield* mailTo(fresh)).toHaveLength(1)
-      }))
+      })))
     it.effect.each(["recovery", "email"] as const)("a recovery code survives four wrong guesses and not five (type %s)", (type) =>
       Effect.gen(function*() {
         const url = yield* ServerUrl

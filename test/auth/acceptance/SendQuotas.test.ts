@@ -10,7 +10,21 @@ import { expect } from "@effect/vitest"
 import { Context, Effect, Layer, Ref } from "effect"
 import { SentSms } from "../../../src/platform/SmsSender.js"
 import { MailOutage, ServerUrl, SmsOutage, TestServerOver } from "../../support/TestServer.js"
-import { acceptance, legacyError, mailTo, PASSWORD, raw, type RawResponse, refusals, refusedMailTo, settledMail, uniqueEmail, uniquePhone, versionedError } from "./AcceptanceKit.js"
+import {
+  acceptance,
+  expectingErrors,
+  legacyError,
+  mailTo,
+  PASSWORD,
+  raw,
+  type RawResponse,
+  refusals,
+  refusedMailTo,
+  settledMail,
+  uniqueEmail,
+  uniquePhone,
+  versionedError
+} from "./AcceptanceKit.js"
 
 const TEN_YEARS_SECONDS = 87_600 * 3600
 const TEST_NUMBER = "15550002222"
@@ -44,7 +58,7 @@ acceptance({
   AUTH_SMS_TEST_OTP: `${TEST_NUMBER}:123456`
 })("instance-wide send quotas", (it) => {
   it.effect("mail: a failed mail costs nothing; the quota'th+1 is refused 429 over_email_send_rate_limit with Retry-After", () =>
-    Effect.gen(function*() {
+    expectingErrors(Effect.gen(function*() {
       const url = yield* ServerUrl
       const counted = yield* refusals("email_sent")
       const outageEmail = uniqueEmail("outage")
@@ -77,10 +91,10 @@ acceptance({
       retryAfterOf(resend)
       expect(yield* mailTo(addresses[1]!)).toHaveLength(1)
       expect((yield* refusals("email_sent")) - counted).toBe(3)
-    }))
+    })))
 
   it.effect("texts: a failed text and a test number's cost nothing; the quota'th+1 is refused 429 over_sms_send_rate_limit", () =>
-    Effect.gen(function*() {
+    expectingErrors(Effect.gen(function*() {
       const url = yield* ServerUrl
       const counted = yield* refusals("sms_sent")
       const failed = yield* during(yield* SmsOutage, signUpPhone(url, uniquePhone()))
@@ -102,7 +116,7 @@ acceptance({
       // A test number still works with the quota spent: it is sent nothing.
       expect((yield* raw(url, "/otp", { body: { phone: `+${TEST_NUMBER}` } })).status).toBe(200)
       expect((yield* refusals("sms_sent")) - counted).toBe(1)
-    }))
+    })))
 })
 
 const TWO_INSTANCES_ENV = {

@@ -10,7 +10,7 @@ import { parseAppConfig } from "../../../src/config/AppConfig.js"
 import { SentSms, SmsSender } from "../../../src/platform/SmsSender.js"
 import { smsSenderFor } from "../../../src/platform/PortsLive.js"
 import { ServerUrl, SmsOutage } from "../../support/TestServer.js"
-import { acceptance, PASSWORD, raw, uniquePhone } from "./AcceptanceKit.js"
+import { acceptance, expectingErrors, PASSWORD, raw, uniquePhone } from "./AcceptanceKit.js"
 
 const TEST_NUMBER = "15550001111"
 const TEST_CODE = "424242"
@@ -45,7 +45,7 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_TEST_OTP: `+${TEST_NU
       }))
 
     it.effect("a phone sign-up whose text cannot be sent is a 422 sms_send_failed and leaves no user behind", () =>
-      Effect.gen(function*() {
+      expectingErrors(Effect.gen(function*() {
         const url = yield* ServerUrl
         const sql = yield* SqlClient.SqlClient
         const phone = uniquePhone()
@@ -58,7 +58,7 @@ acceptance({ AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_TEST_OTP: `+${TEST_NU
         expect(response.json).toEqual({ code: "sms_send_failed", message: "Error sending SMS: no SMS provider is configured" })
         const rows = yield* sql`SELECT 1 FROM auth.users WHERE phone = ${phone.slice(1)}`
         expect(rows).toHaveLength(0)
-      }))
+      })))
 
     it.effect("an SMS_TEST_OTP number signs up with no provider: nothing is sent and its fixed code is the one stored", () =>
       Effect.gen(function*() {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Redacted } from "effect"
+import { Effect, Exit, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { authTables } from "../../../src/auth/AuthTables.js"
 import { digestRefreshToken } from "../../../src/auth/sessions/RefreshTokenCodec.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
@@ -86,8 +86,9 @@ const expectOneRotation = (sessionId: string, presented: string, handedOut: Read
     ])
   })
 
+// Without the access log of every request the test makes; a warning or an error still shows.
 const Setup = Layer.mergeAll(Sessions.Default, Users.Default).pipe(
-  Layer.provideMerge(TestServer({ AUTH_MAILER_AUTOCONFIRM: "true" }))
+  Layer.provideMerge(TestServer({ AUTH_MAILER_AUTOCONFIRM: "true" }).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))))
 )
 
 layer(Setup, { timeout: 120_000, excludeTestServices: true })("concurrent refreshes of one token", (it) => {

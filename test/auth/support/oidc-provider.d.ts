@@ -3,3 +3,7 @@ declare module "oidc-provider" {
   const Provider: any
   export default Provider
 }
+
+declare module "oidc-provider/lib/adapters/memory_adapter.js" {
+  export const createMemoryAdapter: (clockTolerance?: number) => unknown
+}
