@@ -3,7 +3,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Layer, Option } from "effect"
 import { AuthHttp, AuthHttpLive } from "./auth/AuthHttp.js"
-import { LandingHttp, LandingHttpLive, landingPageServed } from "./auth/landing/LandingHttp.js"
+import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } from "./auth/landing/LandingHttp.js"
 import { OutboxLive } from "./auth/messages/OutboxLive.js"
 import { OutboxRepo } from "./auth/messages/OutboxRepo.js"
 import { UsersRepo } from "./auth/users/UsersRepo.js"
@@ -14,7 +14,7 @@ import { documentIamRoutes } from "./iam/rest/IamRestDocs.js"
 import { gotrueCorsPolicy } from "./platform/http/Cors.js"
 import { holdEarlyRequests } from "./platform/EarlyRequests.js"
 import { HttpEdgeLive } from "./platform/http/HttpEdge.js"
-import { OutboxHttp, OutboxHttpLive } from "./platform/http/OutboxHttp.js"
+import { documentOutbox, OutboxHttp, OutboxHttpLive } from "./platform/http/OutboxHttp.js"
 import type { Database } from "./platform/Database.js"
 import { NoOutbox, type Outbox } from "./platform/Outbox.js"
 import { outboxEnabled } from "./platform/PortsLive.js"
@@ -33,6 +33,11 @@ const pages = (config: AppConfig) => [
   ...(outboxEnabled(config) ? [OutboxHttp] : [])
 ]
 
+/** The pages this configuration serves, added to the OpenAPI document: what is not served is not described. */
+const documentPages = (config: AppConfig) => (spec: Record<string, any>): Record<string, any> =>
+  [...(landingPageServed(config) ? [documentLandingPage] : []), ...(outboxEnabled(config) ? [documentOutbox] : [])]
+    .reduce((document, add) => add(document), spec)
+
 const PagesLive = (config: AppConfig) => Layer.merge(LandingHttpLive({ outbox: outboxEnabled(config) }), OutboxHttpLive)
 
 /**
@@ -45,7 +50,7 @@ export const outboxFor = (config: AppConfig): Layer.Layer<Outbox, never, Databas
 /** The auth product alone on the shared edge (IAM disabled), after the pages. */
 export const AuthRoutesLive = (config: AppConfig) =>
   HttpEdgeLive(edgeSettings(config), [...pages(config), AuthHttp]).pipe(
-    Layer.provide(AuthHttpLive()),
+    Layer.provide(AuthHttpLive({ documentOthers: documentPages(config) })),
     Layer.provide(PagesLive(config))
   )
 
@@ -56,7 +61,7 @@ export const AuthRoutesLive = (config: AppConfig) =>
 export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox> =>
   HttpEdgeLive(edgeSettings(config), [...pages(config), IamHttp, AuthHttp]).pipe(
     Layer.provide(IamHttpLive),
-    Layer.provide(AuthHttpLive({ documentOthers: documentIamRoutes })),
+    Layer.provide(AuthHttpLive({ documentOthers: (spec) => documentPages(config)(documentIamRoutes(spec)) })),
     Layer.provide(PagesLive(config))
   ) as Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox>
 

@@ -5,6 +5,7 @@ import { RequestId } from "../platform/http/RequestId.js"
 import { routeMethods, routesOf } from "../platform/http/RouteMethods.js"
 import { AuthApi } from "./Api.js"
 import { AuthError } from "./domain/AuthError.js"
+import { documentAuthApi } from "./http/AuthApiDocs.js"
 import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
 import { AdminAuthenticatedLive, InviterAuthenticatedLive } from "./http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
@@ -87,16 +88,37 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
 /** What routes added beside the auth API on its port add to its OpenAPI document. */
 export type DocumentRoutes = (spec: Record<string, any>) => Record<string, any>
 
+const page = (operationId: string, summary: string, content: Record<string, unknown>) => ({
+  get: {
+    tags: ["Pages"],
+    operationId,
+    summary,
+    parameters: [],
+    security: [],
+    responses: { 200: { description: summary, content } }
+  }
+})
+
+/** The document's own two routes, which the auth product serves beside its API (at the root and under /auth/v1). */
+const documentDocsPages: DocumentRoutes = (spec) => ({
+  ...spec,
+  tags: [...(spec["tags"] ?? []), { name: "Pages", description: "What the server serves beside the APIs: this document, its page, and the pages the configuration turns on" }],
+  paths: {
+    ...spec["paths"],
+    "/openapi.json": page("pages.openapi", "This document", { "application/json": { schema: { type: "object" } } }),
+    "/docs": page("pages.docs", "This document, browsable", { "text/html": { schema: { type: "string" } } })
+  }
+})
+
 /**
  * The served API as /openapi.json and /docs describe it: the contract, plus whatever other products on the port
  * document. Both pages read it from the same service, so they describe the same document.
  */
-const documentedApi = (document: DocumentRoutes) =>
+const documentedApi = (others: DocumentRoutes) =>
   Layer.effect(
     HttpApi.Api,
     Effect.map(HttpApi.Api, ({ api, context }) => {
-      const own = Context.getOption(api.annotations, OpenApi.Transform)
-      const transform: DocumentRoutes = own._tag === "Some" ? (spec) => document(own.value(spec)) : document
+      const transform: DocumentRoutes = (spec) => others(documentDocsPages(documentAuthApi(api)(spec)))
       return { api: api.annotate(OpenApi.Transform, transform), context }
     })
   )
@@ -128,7 +150,7 @@ export const AuthHttpLive = (options: { readonly documentOthers?: DocumentRoutes
   ).pipe(
     Layer.provide(
       Layer.merge(HttpApiSwagger.layer({ path: "/docs" }), HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })).pipe(
-        Layer.provide(options.documentOthers === undefined ? Layer.empty : documentedApi(options.documentOthers))
+        Layer.provide(documentedApi(options.documentOthers ?? ((spec) => spec)))
       )
     ),
     Layer.provide(HttpApiBuilder.middleware(routeMethodsOfAuthApi.pipe(Effect.map(authErrorMiddleware)))),

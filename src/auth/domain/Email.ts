@@ -22,7 +22,9 @@ export const emailProblemMessage: Readonly<Record<EmailProblem, string>> = {
 // label (user@localhost) is allowed.
 const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
 const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-const EMAIL = new RegExp(`^${ATEXT}+(?:\\.${ATEXT}+)*@${LABEL}(?:\\.${LABEL})*$`)
+/** The address format parseEmail accepts (after trimming), as a regular expression's source: the contract documents it. */
+export const EMAIL_PATTERN = `^${ATEXT}+(?:\\.${ATEXT}+)*@${LABEL}(?:\\.${LABEL})*$`
+const EMAIL = new RegExp(EMAIL_PATTERN)
 
 /**
  * Validates and canonicalizes an address the way it is stored and looked up: trimmed and lower-cased.

@@ -5,6 +5,9 @@ export const invalidPhoneMessage = "Invalid phone number format (E.164 required)
 
 const E164 = /^[1-9][0-9]{1,14}$/
 
+/** The numbers normalizePhone accepts, written without spaces: E.164 digits, with or without the `+`. */
+export const PHONE_PATTERN = "^\\+?[1-9][0-9]{1,14}$"
+
 /**
  * GoTrue's `formatPhoneNumber`, kept exact because stored phones and OTP token hashes are built from its
  * output: one leading `+` is dropped, then every ASCII space. Nothing else is stripped, so dashes,

@@ -13,7 +13,9 @@ export interface PkceChallenge {
 }
 
 /** RFC 7636 §4.2: 43 to 128 characters of the unreserved set. */
-const CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/
+/** A code challenge's characters and length (RFC 7636's unreserved set), as a regular expression's source. */
+export const CODE_CHALLENGE_PATTERN = "^[A-Za-z0-9._~-]{43,128}$"
+const CHALLENGE = new RegExp(CODE_CHALLENGE_PATTERN)
 
 export const pkceProblemMessage = {
   unpaired: "PKCE flow requires code_challenge_method and code_challenge",

@@ -48,7 +48,7 @@ export const AdminAuthenticatedLive = Layer.effect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const check = yield* adminCheck(new Set(config.jwt.adminRoles))
-    return { bearer: () => check }
+    return { serviceRole: () => check }
   })
 )
 
@@ -57,6 +57,6 @@ export const InviterAuthenticatedLive = Layer.effect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const check = yield* adminCheck(new Set([...config.jwt.adminRoles, "service_role"]))
-    return { bearer: () => check }
+    return { serviceRole: () => check }
   })
 )

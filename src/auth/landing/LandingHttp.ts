@@ -13,6 +13,27 @@ const PATH = "/"
 export const landingPageServed = (config: AppConfig): boolean =>
   siteIsThisServer(config.siteUrl, config.api.externalUrl, config.api.port)
 
+/** Adds the landing page to an OpenAPI document, where the server serves it (at the root only). */
+export const documentLandingPage = (spec: Record<string, any>): Record<string, any> => ({
+  ...spec,
+  paths: {
+    ...spec["paths"],
+    [PATH]: {
+      servers: [{ url: "/" }],
+      get: {
+        tags: ["Pages"],
+        operationId: "pages.landing",
+        summary: "Landing page",
+        description: "Where links land when SITE_URL is this server: says who signed in, or what went wrong, from the " +
+          "address's fragment (read in the page; nothing is sent anywhere).",
+        parameters: [],
+        security: [],
+        responses: { 200: { description: "The page", content: { "text/html": { schema: { type: "string" } } } } }
+      }
+    }
+  }
+})
+
 /** The landing page on the shared port, ahead of the auth API, which has no route at `/`. */
 export class LandingHttp extends Context.Tag("auth/LandingHttp")<LandingHttp, HttpProduct>() {}
 

@@ -1,6 +1,8 @@
 import { type DescEnum, type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf"
 import type { Operation } from "../domain/Guards.js"
 import { GUARDS } from "../domain/Guards.js"
+import type { IamCode } from "../domain/IamError.js"
+import { httpStatusOf, IAM_CODES } from "../domain/IamStatus.js"
 import { IAM_SERVICES, methodOf } from "../IamContract.js"
 import { IAM_RPC_PATH } from "../rpc/IamRpcRoutes.js"
 import { REST_ROUTES } from "./IamRestRoutes.js"
@@ -103,7 +105,37 @@ const securityOf = (operation: Operation): Array<JsonObject> =>
   : TOKEN_OR_BEARER.has(operation) ? [{}, { [IAM_BEARER]: [] }]
   : []
 
-const errorResponse = { description: "An IAM error (Connect's error body; the status follows the code)", content: json(ref(ERROR_SCHEMA)) }
+/**
+ * The codes an operation can fail with: a request refused by its message's rules, an outage, a body over the limit,
+ * and per guard: a guarded operation's missing or refused credentials. Every operation reads and writes rows, so any
+ * may find a name taken, an id missing or a precondition unmet; Login and the token operations also refuse a
+ * credential (unauthenticated) and throttle (resource_exhausted). `internal` is a bug, not part of the contract.
+ */
+const codesOf = (operation: Operation): ReadonlyArray<IamCode> =>
+  IAM_CODES.filter((code) =>
+    code !== "internal" && (code !== "permission_denied" || GUARDS[operation]._tag !== "Public"))
+
+/** Connect's error body at one status, with the codes that travel with it. */
+const errorResponses = (codes: ReadonlyArray<IamCode>): JsonObject => {
+  const byStatus = new Map<number, Array<string>>([[413, ["resource_exhausted"]]])
+  for (const code of codes) byStatus.set(httpStatusOf(code), [...(byStatus.get(httpStatusOf(code)) ?? []), code])
+  return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, names]) => [status, {
+    description: `${names.map((n) => `\`${n}\``).join(", ")}: Connect's error body, the status following the code (413: a body over 1 MB)` +
+      (status === 429 ? "; Retry-After says when to ask again" : ""),
+    ...(status === 429 ? { headers: { "retry-after": { description: "Whole seconds to wait", schema: { type: "string" } } } } : {}),
+    content: json({
+      allOf: [ref(ERROR_SCHEMA)],
+      properties: { code: { type: "string", enum: [...new Set(names)] } }
+    })
+  }]))
+}
+
+/**
+ * The statuses at which a well-formed request can be refused for what it carries: proto3 messages have no required
+ * fields or formats, so the service's own rules (docs/iam.md: usernames, passwords, names) answer invalid_argument
+ * and failed_precondition, both 400, as grpc-gateway does.
+ */
+const REFUSES_WELL_FORMED = "x-refuses-well-formed"
 
 const restPaths = (): Record<string, JsonObject> => {
   const paths: Record<string, JsonObject> = {}
@@ -122,7 +154,8 @@ const restPaths = (): Record<string, JsonObject> => {
         (params.length > 0 ? " Path parameters fill the request message's fields of the same name." : ""),
       parameters: params.map(idParameter),
       security: securityOf(route.operation),
-      responses: { 200: { description: method.output.typeName, content: json(ref(method.output.typeName)) }, default: errorResponse }
+      responses: { 200: { description: method.output.typeName, content: json(ref(method.output.typeName)) }, ...errorResponses(codesOf(route.operation)) },
+      [REFUSES_WELL_FORMED]: [400]
     }
     if (route.method === "POST") {
       operation["requestBody"] = { required: false, description: method.input.typeName, content: json(ref(method.input.typeName)) }

@@ -97,13 +97,62 @@ const PAGE_HEADERS = {
   "referrer-policy": "no-referrer"
 }
 
+const messageSchema = {
+  type: "object",
+  required: ["type", "channel", "to", "subject", "code", "link", "sent_at", "used", "expired"],
+  properties: {
+    type: { type: ["string", "null"], description: "The verifyOtp type its code is for" },
+    channel: { type: "string", enum: ["email", "sms"] },
+    to: { type: "string" },
+    subject: { type: ["string", "null"] },
+    code: { type: ["string", "null"] },
+    link: { type: ["string", "null"] },
+    sent_at: { type: "string" },
+    used: { type: ["boolean", "null"] },
+    expired: { type: ["boolean", "null"] },
+    html: { type: "string" },
+    text: { type: ["string", "null"] },
+    body: { type: "string" }
+  }
+}
+
+const pageOperation = (summary: string, content: Record<string, unknown>) => ({
+  tags: ["Pages"],
+  operationId: summary === "Outbox" ? "pages.outbox" : "pages.outboxJson",
+  summary,
+  description: "The messages the embedded default kept instead of delivering, newest first (the last " +
+    `${OUTBOX_CAPACITY}). Answered only to a client on this machine; others get 404.`,
+  parameters: [],
+  security: [],
+  responses: {
+    200: { description: summary, content },
+    404: { description: "Not from this machine: the auth API's 404, as for a path that does not exist" }
+  }
+})
+
+/** Adds the outbox pages to an OpenAPI document, where the server serves them (at the root only). */
+export const documentOutbox = (spec: Record<string, any>): Record<string, any> => ({
+  ...spec,
+  paths: {
+    ...spec["paths"],
+    [PAGE]: { servers: [{ url: "/" }], get: pageOperation("Outbox", { "text/html": { schema: { type: "string" } } }) },
+    [JSON_PAGE]: {
+      servers: [{ url: "/" }],
+      get: pageOperation("Outbox as JSON", {
+        "application/json": { schema: { type: "object", required: ["messages"], properties: { messages: { type: "array", items: messageSchema } } } }
+      })
+    }
+  }
+})
+
 /** The embedded default's outbox page, beside the auth API on its port. */
 export class OutboxHttp extends Context.Tag("platform/OutboxHttp")<OutboxHttp, HttpProduct>() {}
 
 /**
- * GET /_outbox (HTML) and /_outbox.json, newest first. The messages carry live links and codes, so only a client
- * on this machine (a loopback peer) is answered; anyone else, and any other method, gets the auth API's 404, as
- * for a path that does not exist. Behind a reverse proxy on the same machine every client looks local: the
+ * GET (and HEAD) /_outbox (HTML) and /_outbox.json, newest first. The messages carry live links and codes, so only a
+ * client on this machine (a loopback peer) is answered; anyone else gets the auth API's 404, as for a path that does
+ * not exist, and another method from this machine a 405 (the page's own plain one: the auth API's envelope is the
+ * auth API's). Behind a reverse proxy on the same machine every client looks local: the
  * outbox exists only in the embedded development default, which is not for such a deployment.
  */
 export const OutboxHttpLive: Layer.Layer<OutboxHttp, never, Outbox> = Layer.effect(
@@ -113,8 +162,9 @@ export const OutboxHttpLive: Layer.Layer<OutboxHttp, never, Outbox> = Layer.effe
     app: Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const peer = peerOf(request)
-      if (request.method !== "GET" || peer === undefined || !isLoopback(peer)) {
-        return yield* new HttpServerError.RouteNotFound({ request })
+      if (peer === undefined || !isLoopback(peer)) return yield* new HttpServerError.RouteNotFound({ request })
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        return HttpServerResponse.unsafeJson({ code: 405, message: "Method not allowed" }, { status: 405, headers: { allow: "GET, HEAD" } })
       }
       const messages = yield* outbox.list
       return request.url.split("?", 1)[0] === JSON_PAGE

@@ -29,7 +29,9 @@ export const allowHeader = (methods: Iterable<string>): string => {
  * Each method is asked of a router that holds that method's routes, each taking any method and doing nothing, so
  * the path is matched by the router's own rules (parameters, repeated and trailing slashes, case, parameter length),
  * never by a second reading of them that could disagree. The routers are built once; they run only for a request
- * that was not found. A route for every method ("*") would have taken the request, so it names none here.
+ * that was not found. A route for every method ("*") would have taken the request, so it names none here. The probe
+ * asks with GET whatever the request's method was: the router matches only the methods it knows, so a method it
+ * does not (QUERY) would otherwise find no path and be a 404 where it is a 405.
  */
 export const routeMethods = (routes: Iterable<RouteShape>): (request: HttpServerRequest.HttpServerRequest) => ReadonlyArray<string> => {
   const byMethod = new Map<string, Array<string>>()
@@ -38,13 +40,15 @@ export const routeMethods = (routes: Iterable<RouteShape>): (request: HttpServer
     byMethod.set(route.method, [...(byMethod.get(route.method) ?? []), route.path])
   }
   const probes = [...byMethod].map(([method, paths]) => {
-    const router = HttpRouter.fromIterable(paths.map((path) => HttpRouter.makeRoute("*", path as HttpRouter.PathInput, HttpServerResponse.empty())))
+    const router = HttpRouter.fromIterable(paths.map((path) => HttpRouter.makeRoute("GET", path as HttpRouter.PathInput, HttpServerResponse.empty())))
     return { method, app: Effect.runSync(HttpRouter.toHttpApp(router)) }
   })
-  return (request) =>
-    probes.flatMap(({ app, method }) =>
-      Exit.isSuccess(Effect.runSyncExit(Effect.provideService(app, HttpServerRequest.HttpServerRequest, request))) ? [method] : []
+  return (request) => {
+    const asGet = Object.create(request, { method: { value: "GET" } }) as HttpServerRequest.HttpServerRequest
+    return probes.flatMap(({ app, method }) =>
+      Exit.isSuccess(Effect.runSyncExit(Effect.provideService(app, HttpServerRequest.HttpServerRequest, asGet))) ? [method] : []
     )
+  }
 }
 
 /** The routes a router holds, for routeMethods. */

@@ -1,0 +1,263 @@
+#!/usr/bin/env node
+/**
+ * `npm run test:contract`: Schemathesis against a throwaway server, checking that /openapi.json describes exactly
+ * what the server does.
+ *
+ * 1. Installs Schemathesis (pinned below) from PyPI into .venv-contract (git-ignored) unless that version is there.
+ *    When PyPI cannot be reached this fails, loudly: a contract run that did not run is not a pass.
+ * 2. Builds dist/ if stale, starts a throwaway PostgreSQL 15 (scripts/pg.sh), a local SMTP sink that accepts every
+ *    mail, and the server as production runs it (`node dist/main.js`, DATABASE_URL set, the IAM service on), with
+ *    MAILER_AUTOCONFIRM so a sign-up answers a session, and manual linking on.
+ * 3. Makes the credentials: a real user's access token (sign-up, then the password grant), the service_role key
+ *    (`node dist/main.js keys`), an IAM user's and the IAM admin's tokens (register, bootstrap-admin, login).
+ * 4. Runs `schemathesis run` with every check over every phase (examples, coverage, fuzzing, stateful) twice: as the
+ *    user and as service_role. The document's `x-refuses-well-formed` statuses (GoTrue's 400/422 for a well-formed
+ *    request it refuses for its data) become the positive-data check's expected statuses for that operation, and
+ *    nothing else is relaxed.
+ * 5. Prints each run's summary and exits non-zero when either reported a failure or an error.
+ *
+ * CONTRACT_MAX_EXAMPLES (default 25) and CONTRACT_MAX_TIME (seconds per run, default 200) bound the runs for CI;
+ * CONTRACT_SEED fixes the seed. Reports go to .contract/ (git-ignored): the JUnit XML and the output of each run.
+ */
+import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { SMTPServer } from "smtp-server"
+
+const SCHEMATHESIS_VERSION = "4.32.5"
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const venv = join(root, ".venv-contract")
+const schemathesis = join(venv, "bin", "schemathesis")
+const reports = join(root, ".contract")
+const maxExamples = process.env.CONTRACT_MAX_EXAMPLES ?? "25"
+const maxTime = process.env.CONTRACT_MAX_TIME ?? "200"
+const started = Date.now()
+
+const say = (line) => process.stdout.write(`contract: ${line}\n`)
+const fail = (line) => {
+  process.stderr.write(`\ncontract: FAILED: ${line}\n`)
+  process.exitCode = 1
+}
+
+/** Schemathesis at the pinned version in .venv-contract, from PyPI. */
+const installSchemathesis = () => {
+  const installed = spawnSync(schemathesis, ["--version"], { encoding: "utf8" })
+  if (installed.status === 0 && installed.stdout.includes(`version ${SCHEMATHESIS_VERSION}`)) return
+  say(`installing schemathesis ${SCHEMATHESIS_VERSION} from PyPI into .venv-contract`)
+  rmSync(venv, { recursive: true, force: true })
+  const steps = [
+    ["python3", ["-m", "venv", venv]],
+    [join(venv, "bin", "pip"), ["install", "--quiet", `schemathesis==${SCHEMATHESIS_VERSION}`]]
+  ]
+  for (const [command, args] of steps) {
+    const run = spawnSync(command, args, { stdio: "inherit" })
+    if (run.status !== 0) {
+      throw new Error(
+        `could not install schemathesis ${SCHEMATHESIS_VERSION} (${command} ${args.join(" ")} exited ${run.status}): ` +
+          "PyPI must be reachable for the contract test; it was not skipped"
+      )
+    }
+  }
+}
+
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+
+/** Every mail the server sends is accepted and dropped: the contract is about the HTTP answers. */
+const startSmtpSink = async () => {
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    logger: false,
+    onData: (stream, _session, callback) => {
+      stream.resume()
+      stream.on("end", () => callback())
+    }
+  })
+  const port = await freePort()
+  await new Promise((resolve) => server.listen(port, "127.0.0.1", resolve))
+  return { port, close: () => new Promise((resolve) => server.close(resolve)) }
+}
+
+const startPostgres = (dir) => {
+  const started = spawnSync("bash", [join(root, "scripts", "pg.sh"), "start", dir], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
+  const line = /^DATABASE_URL=(\S+)$/m.exec(started.stdout ?? "")
+  if (started.status !== 0 || line === null) throw new Error("could not start PostgreSQL 15 (scripts/pg.sh)")
+  return line[1]
+}
+
+const request = async (base, method, path, body, headers = {}) => {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
+  return text === "" ? {} : JSON.parse(text)
+}
+
+const waitForHealth = async (base, server) => {
+  for (let i = 0; i < 600; i++) {
+    if (server.exitCode !== null) throw new Error(`the server exited with ${server.exitCode} before it answered`)
+    try {
+      if ((await fetch(`${base}/health`)).ok) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error("the server did not answer /health within 60 s")
+}
+
+const DEFAULT_ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
+
+/** The Schemathesis configuration: one run's credentials and, per operation, the statuses the document lists. */
+const configFor = (document, credentials) => {
+  const lines = [
+    `hooks = ${JSON.stringify(join(root, "scripts", "contract_hooks.py"))}`,
+    "",
+    ...Object.entries(credentials).flatMap(([scheme, token]) => [`[auth.openapi.${scheme}]`, `bearer = ${JSON.stringify(token)}`, ""])
+  ]
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item)) {
+      const refused = operation?.["x-refuses-well-formed"]
+      if (!Array.isArray(refused) || refused.length === 0) continue
+      lines.push(
+        "[[operations]]",
+        `include-operation-id = ${JSON.stringify(operation.operationId)}`,
+        `checks.positive_data_acceptance.expected-statuses = ${JSON.stringify([...DEFAULT_ACCEPTED, ...refused.map(String)])}`,
+        ""
+      )
+    }
+  }
+  return lines.join("\n")
+}
+
+const runSchemathesis = (name, base, configPath) =>
+  new Promise((resolve) => {
+    const args = [
+      "--config-file", configPath,
+      "run", `${base}/openapi.json`,
+      "--url", base,
+      "--checks", "all",
+      "--phases", "examples,coverage,fuzzing,stateful",
+      "--max-examples", maxExamples,
+      "--max-time", maxTime,
+      "--workers", "2",
+      "--generation-database", "none",
+      "--no-color",
+      "--report", "junit",
+      "--report-junit-path", join(reports, `${name}.junit.xml`),
+      ...(process.env.CONTRACT_SEED === undefined ? [] : ["--seed", process.env.CONTRACT_SEED])
+    ]
+    say(`schemathesis ${args.join(" ")}`)
+    const child = spawn(schemathesis, args, { cwd: reports, stdio: ["ignore", "pipe", "pipe"] })
+    let output = ""
+    child.stdout.on("data", (chunk) => (output += chunk))
+    child.stderr.on("data", (chunk) => (output += chunk))
+    child.on("close", (code) => {
+      writeFileSync(join(reports, `${name}.txt`), output)
+      resolve({ code, output })
+    })
+  })
+
+const work = mkdtempSync(join(tmpdir(), "gatehouse-contract-"))
+let server
+let smtp
+let pgStarted = false
+try {
+  installSchemathesis()
+  mkdirSync(reports, { recursive: true })
+  execFileSync(process.execPath, [join(root, "scripts", "build-if-stale.mjs")], { cwd: root, stdio: "inherit" })
+
+  const databaseUrl = startPostgres(join(work, "pg"))
+  pgStarted = true
+  smtp = await startSmtpSink()
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const iamKey = /^AUTH_IAM_PASETO_SECRET_KEY=(\S+)$/m.exec(
+    execFileSync(process.execPath, [join(root, "dist", "main.js"), "iam", "generate-key"], { encoding: "utf8" })
+  )[1]
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    AUTH_DB_DRIVER: "postgres",
+    PORT: String(port),
+    AUTH_API_HOST: "127.0.0.1",
+    API_EXTERNAL_URL: base,
+    // The server itself, so the landing page at / is served and described too.
+    AUTH_SITE_URL: base,
+    AUTH_JWT_SECRET: "contract-test-secret-that-is-at-least-32-bytes-long",
+    AUTH_SMTP_HOST: "127.0.0.1",
+    AUTH_SMTP_PORT: String(smtp.port),
+    AUTH_SMTP_ADMIN_EMAIL: "admin@example.com",
+    AUTH_MAILER_AUTOCONFIRM: "true",
+    AUTH_SECURITY_MANUAL_LINKING_ENABLED: "true",
+    AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
+    AUTH_SMTP_MAX_FREQUENCY: "1s",
+    AUTH_RATE_LIMIT_EMAIL_SENT: "1000000",
+    AUTH_IAM_PASETO_SECRET_KEY: iamKey,
+    AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "contract admin password",
+    AUTH_WORKERS: "1",
+    LOG_LEVEL: "error"
+  }
+  const main = join(root, "dist", "main.js")
+  server = spawn(process.execPath, [main], { cwd: work, env, stdio: ["ignore", "ignore", "inherit"] })
+  await waitForHealth(base, server)
+  say(`server on ${base} (PostgreSQL, IAM on)`)
+
+  const password = "contract user password"
+  const session = await request(base, "POST", "/signup", { email: "contract-user@example.com", password })
+  const userToken = session.access_token
+  const serviceRole = /^service_role key: (\S+)$/m.exec(execFileSync(process.execPath, [main, "keys"], { env, encoding: "utf8" }))[1]
+  execFileSync(process.execPath, [main, "iam", "bootstrap-admin", "--username", "contract-admin", "--email", "contract-admin@example.com"], {
+    env,
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  const iamLogin = async (username, secret) =>
+    (await request(base, "POST", "/auth/login", { username, password: secret })).token.access_token
+  const iamAdmin = await iamLogin("contract-admin", env.AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD)
+  await request(base, "POST", "/auth/register", { username: "contract-user", password, email: "contract-iam-user@example.com" })
+  const iamUser = await iamLogin("contract-user", password)
+
+  const document = await request(base, "GET", "/openapi.json")
+  const runs = [
+    { name: "user", credentials: { bearer: userToken, serviceRole: userToken, iamBearer: iamUser } },
+    { name: "service_role", credentials: { bearer: serviceRole, serviceRole, iamBearer: iamAdmin } }
+  ]
+  const results = []
+  for (const run of runs) {
+    const configPath = join(work, `${run.name}.toml`)
+    writeFileSync(configPath, configFor(document, run.credentials))
+    say(`run as ${run.name}`)
+    const result = await runSchemathesis(run.name, base, configPath)
+    const summary = result.output.split("\n").findLast((line) => /=+ .* in [\d.]+s =+/.test(line)) ?? "(no summary line)"
+    results.push({ ...run, ...result, summary })
+    process.stdout.write(result.code === 0 ? `${summary}\n` : `${result.output}\n`)
+  }
+  say(`took ${Math.round((Date.now() - started) / 1000)} s; output in .contract/`)
+  for (const result of results) say(`${result.name}: ${result.summary.replace(/=/g, "").trim()}`)
+  const failed = results.filter((result) => result.code !== 0)
+  if (failed.length > 0) fail(`schemathesis reported failures as ${failed.map((r) => r.name).join(" and ")}`)
+} catch (error) {
+  fail(error instanceof Error ? error.message : String(error))
+} finally {
+  if (server !== undefined && server.exitCode === null) {
+    server.kill("SIGTERM")
+    await new Promise((resolve) => server.once("exit", resolve))
+  }
+  await smtp?.close()
+  if (pgStarted) spawnSync("bash", [join(root, "scripts", "pg.sh"), "stop", join(work, "pg")], { stdio: "inherit" })
+  if (existsSync(work)) rmSync(work, { recursive: true, force: true })
+}
