@@ -8,8 +8,9 @@
  * 2. Builds dist/ if stale, starts a throwaway PostgreSQL 15 (scripts/pg.sh), a local SMTP sink that accepts every
  *    mail, and the server as production runs it (`node dist/main.js`, DATABASE_URL set, the IAM service on), with
  *    MAILER_AUTOCONFIRM so a sign-up answers a session, and manual linking on.
- * 3. Makes the credentials: a real user's access token (sign-up, then the password grant), the service_role key
- *    (`node dist/main.js keys`), an IAM user's and the IAM admin's tokens (register, bootstrap-admin, login).
+ * 3. Makes the credentials: a real user's access token (sign-up), the service_role key (`node dist/main.js keys`),
+ *    an IAM user's and the IAM admin's tokens (register, bootstrap-admin, login); and a user in each product whose
+ *    fresh sessions the logouts end instead of the run's own (scripts/contract_hooks.py), so that those stay valid.
  * 4. Runs `schemathesis run` with every check over every phase (examples, coverage, fuzzing, stateful) twice: as the
  *    user and as service_role. The document's `x-refuses-well-formed` statuses (GoTrue's 400/422 for a well-formed
  *    request it refuses for its data) become the positive-data check's expected statuses for that operation, and
@@ -144,7 +145,7 @@ const configFor = (document, credentials) => {
   return lines.join("\n")
 }
 
-const runSchemathesis = (name, base, configPath) =>
+const runSchemathesis = (name, base, configPath, hookEnv) =>
   new Promise((resolve) => {
     const args = [
       "--config-file", configPath,
@@ -162,7 +163,7 @@ const runSchemathesis = (name, base, configPath) =>
       ...(process.env.CONTRACT_SEED === undefined ? [] : ["--seed", process.env.CONTRACT_SEED])
     ]
     say(`schemathesis ${args.join(" ")}`)
-    const child = spawn(schemathesis, args, { cwd: reports, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(schemathesis, args, { cwd: reports, env: { ...process.env, ...hookEnv }, stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     child.stdout.on("data", (chunk) => (output += chunk))
     child.stderr.on("data", (chunk) => (output += chunk))
@@ -230,6 +231,10 @@ try {
   const iamAdmin = await iamLogin("contract-admin", env.AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD)
   await request(base, "POST", "/auth/register", { username: "contract-user", password, email: "contract-iam-user@example.com" })
   const iamUser = await iamLogin("contract-user", password)
+  // The user whose sessions the logouts end (scripts/contract_hooks.py), in both products.
+  const logout = { email: "contract-logout@example.com", username: "contract-logout", password }
+  await request(base, "POST", "/signup", { email: logout.email, password })
+  await request(base, "POST", "/auth/register", { username: logout.username, password, email: "contract-iam-logout@example.com" })
 
   const document = await request(base, "GET", "/openapi.json")
   const runs = [
@@ -241,7 +246,13 @@ try {
     const configPath = join(work, `${run.name}.toml`)
     writeFileSync(configPath, configFor(document, run.credentials))
     say(`run as ${run.name}`)
-    const result = await runSchemathesis(run.name, base, configPath)
+    const result = await runSchemathesis(run.name, base, configPath, {
+      CONTRACT_BASE_URL: base,
+      CONTRACT_PROTECTED_TOKENS: Object.values(run.credentials).join(","),
+      CONTRACT_LOGOUT_EMAIL: logout.email,
+      CONTRACT_LOGOUT_USERNAME: logout.username,
+      CONTRACT_LOGOUT_PASSWORD: logout.password
+    })
     const summary = result.output.split("\n").findLast((line) => /=+ .* in [\d.]+s =+/.test(line)) ?? "(no summary line)"
     results.push({ ...run, ...result, summary })
     process.stdout.write(result.code === 0 ? `${summary}\n` : `${result.output}\n`)

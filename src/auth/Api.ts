@@ -40,7 +40,7 @@ const hasNul = (value: unknown): boolean =>
     : typeof value === "object" && value !== null
     ? Object.entries(value).some(([key, v]) => key.includes("\u0000") || hasNul(v))
     : false
-const noNul = { message: () => "must not contain the NUL character" }
+const noNul = { message: () => "must not contain the NUL character", jsonSchema: { pattern: "^[^\\u0000]*$" } }
 const InputString = Schema.String.pipe(Schema.filter((s) => !hasNul(s), noNul))
 const InputObject = JsonObject.pipe(Schema.filter((o) => !hasNul(o), noNul))
 /** GoTrue treats a JSON null like an absent field. */
@@ -55,15 +55,20 @@ const OptionalParam = Schema.optional(InputString)
  */
 const documented = (jsonSchema: Record<string, unknown>, description?: string) =>
   InputString.annotations({ jsonSchema, ...(description === undefined ? {} : { description }) })
-const EmailString = documented({ pattern: EMAIL_PATTERN, maxLength: MAX_EMAIL_LENGTH }, "An email address (surrounding spaces are trimmed)")
-const PhoneString = documented({ pattern: PHONE_PATTERN }, "A phone number in E.164, with or without the leading +")
+/** A body field's pattern, where the services read "" as absent (GoTrue's zero value), as they read null. */
+const orEmpty = (pattern: string) => `^$|${pattern}`
+const EmailString = documented(
+  { pattern: orEmpty(EMAIL_PATTERN), maxLength: MAX_EMAIL_LENGTH },
+  "An email address, its local part at most 64 characters (\"\" counts as absent)"
+)
+const PhoneString = documented({ pattern: orEmpty(PHONE_PATTERN) }, "A phone number in E.164, with or without the leading + (\"\" counts as absent)")
 const OneOf = (values: ReadonlyArray<string>, description?: string) => documented({ enum: [...values] }, description)
 const OptionalEmail = Schema.optional(Schema.NullOr(EmailString))
 const OptionalPhone = Schema.optional(Schema.NullOr(PhoneString))
-/** JSON Schema for "these fields are present and strings" (a null counts as absent, as in GoTrue). */
+/** JSON Schema for "these fields are present": non-empty strings (null and "" count as absent, as in GoTrue). */
 const present = (...fields: ReadonlyArray<string>) => ({
   required: [...fields],
-  properties: Object.fromEntries(fields.map((field) => [field, { type: "string" }]))
+  properties: Object.fromEntries(fields.map((field) => [field, { type: "string", minLength: 1 }]))
 })
 /** The same, when the body's `type` is one of `types`. */
 const typed = (types: ReadonlyArray<string>, rule: ReturnType<typeof present>) => ({
@@ -75,9 +80,17 @@ const absent = (...fields: ReadonlyArray<string>) => ({ not: { anyOf: fields.map
 const requiring = <S extends Schema.Schema.Any>(schema: S, ...rules: ReadonlyArray<Record<string, unknown>>) =>
   (schema as any).annotations({ jsonSchema: { allOf: rules } }) as S
 /** PKCE (Pkce.parsePkce): a challenge of 43 to 128 characters and its method, both or neither. */
-const CodeChallenge = Schema.optional(Schema.NullOr(documented({ pattern: CODE_CHALLENGE_PATTERN })))
-const CodeChallengeMethod = Schema.optional(Schema.NullOr(documented({ pattern: "^([sS]256|[pP][lL][aA][iI][nN])$" }, "s256 or plain, in any case")))
+const CHALLENGE_METHOD_PATTERN = "^([sS]256|[pP][lL][aA][iI][nN])$"
+const CodeChallenge = Schema.optional(Schema.NullOr(documented({ pattern: orEmpty(CODE_CHALLENGE_PATTERN) })))
+const CodeChallengeMethod = Schema.optional(Schema.NullOr(documented({ pattern: orEmpty(CHALLENGE_METHOD_PATTERN) }, "s256 or plain, in any case")))
 const PKCE_PAIRED = { anyOf: [absent("code_challenge", "code_challenge_method"), present("code_challenge", "code_challenge_method")] }
+/** The formats of CodeChallenge and CodeChallengeMethod, for a body that checks them only in some cases (/signup). */
+const PKCE_FORMATS = {
+  properties: {
+    code_challenge: { anyOf: [{ type: "null" }, { type: "string", pattern: orEmpty(CODE_CHALLENGE_PATTERN) }] },
+    code_challenge_method: { anyOf: [{ type: "null" }, { type: "string", pattern: orEmpty(CHALLENGE_METHOD_PATTERN) }] }
+  }
+}
 const MetaSecurity = Schema.optional(Schema.NullOr(Schema.Struct({ captcha_token: OptionalString })))
 
 export class Identity extends Schema.Class<Identity>("Identity")({
@@ -160,19 +173,19 @@ export const SignupPayload = requiring(
     password: OptionalString,
     data: OptionalObject,
     channel: Schema.optional(Schema.NullOr(OneOf(["sms", "whatsapp"]))),
-    code_challenge: CodeChallenge,
-    code_challenge_method: CodeChallengeMethod,
+    code_challenge: OptionalString,
+    code_challenge_method: OptionalString,
     gotrue_meta_security: MetaSecurity
   }),
   {
-    description: "An email address or a phone number with a password; neither (and no password) is an anonymous sign-in.",
+    description: "An email address or a phone number with a password (PKCE only with an email address); neither is an " +
+      "anonymous sign-in, which reads nothing else but `data` and `gotrue_meta_security`, as in GoTrue.",
     anyOf: [
-      { ...present("email", "password"), ...absent("phone") },
-      { ...present("phone", "password"), ...absent("email", "code_challenge") },
-      absent("email", "phone", "password")
+      { allOf: [present("email", "password"), absent("phone"), PKCE_PAIRED, PKCE_FORMATS] },
+      { allOf: [present("phone", "password"), absent("email", "code_challenge", "code_challenge_method")] },
+      absent("email", "phone")
     ]
-  },
-  PKCE_PAIRED
+  }
 )
 
 export const OtpPayload = requiring(
@@ -463,8 +476,17 @@ export class VerifyGroup extends HttpApiGroup.make("verify")
   )
   .add(
     HttpApiEndpoint.get("verifyLink", "/verify")
-      .setUrlParams(QueryParams({ token: OptionalParam, type: Schema.optional(OneOf(VERIFY_TYPES)), redirect_to: OptionalParam }, ["token", "type"]))
-      .addSuccess(Schema.Void.annotations({ description: "See Other: to redirect_to with the session, or the error, in the fragment" }), { status: 303 })
+      .setUrlParams(QueryParams({
+        token: OptionalParam,
+        type: Schema.optional(InputString.annotations({ description: `One of ${VERIFY_TYPES.join(", ")}` })),
+        redirect_to: OptionalParam
+      }))
+      .addSuccess(
+        Schema.Void.annotations({
+          description: "See Other: to redirect_to with the session, or the error (a missing or unknown token or type too), in the fragment"
+        }),
+        { status: 303 }
+      )
       .addError(VerificationRefusals)
       .addError(AuthErrors.invalid(400, ["validation_failed"]))
   )

@@ -2,6 +2,7 @@ import { HttpApi, HttpApiBuilder, HttpApiSwagger, OpenApi } from "@effect/platfo
 import { Context, Effect, Layer } from "effect"
 import type { HttpProduct } from "../platform/http/HttpEdge.js"
 import { RequestId } from "../platform/http/RequestId.js"
+import { documentRouteOverlaps } from "../platform/http/RouteOverlaps.js"
 import { routeMethods, routesOf } from "../platform/http/RouteMethods.js"
 import { AuthApi } from "./Api.js"
 import { AuthError } from "./domain/AuthError.js"
@@ -118,7 +119,7 @@ const documentedApi = (others: DocumentRoutes) =>
   Layer.effect(
     HttpApi.Api,
     Effect.map(HttpApi.Api, ({ api, context }) => {
-      const transform: DocumentRoutes = (spec) => others(documentDocsPages(documentAuthApi(api)(spec)))
+      const transform: DocumentRoutes = (spec) => documentRouteOverlaps(others(documentDocsPages(documentAuthApi(api)(spec))))
       return { api: api.annotate(OpenApi.Transform, transform), context }
     })
   )

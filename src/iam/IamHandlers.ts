@@ -157,8 +157,7 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
     const authority = yield* Authority
 
     /** A guard that needs credentials: who the caller is, after the policy said yes. */
-    const authorize = Effect.fn("IamHandlers.authorize")(function*(guard: Guard, meta: CallMeta, targetUserId: number) {
-      const caller: Caller = yield* sessions.authenticate(meta.authorization)
+    const authorize = Effect.fn("IamHandlers.authorize")(function*(guard: Guard, caller: Caller, targetUserId: number) {
       const step = accessStep(guard, caller.userId, targetUserId)
       if (step._tag === "Unauthenticated") return yield* IamError.unauthenticated()
       if (step._tag === "Enforce" && !(yield* policy.enforce(caller.userId, step.resource, step.action))) {
@@ -167,13 +166,18 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
       return caller
     })
 
-    /** An operation's handler: its guard, GUARDS[op], applied before its implementation, whatever that does. */
+    /**
+     * An operation's handler: its guard, GUARDS[op], applied before its implementation, whatever that does. A guarded
+     * operation authenticates its caller first, so a request without valid credentials is UNAUTHENTICATED whatever it
+     * asks; the question is read (`about`) before the policy decides, which needs to know whom it is about.
+     */
     const guarded = <Op extends Operation>(op: Op, operation: Guarded<Op>): IamHandler<Op> => {
       const guard = GUARDS[op]
       return (request, meta) =>
         Effect.gen(function*() {
+          const authenticated = guard._tag === "Public" ? undefined : yield* sessions.authenticate(meta.authorization)
           const targetUserId = operation.about === undefined ? 0 : yield* operation.about(request)
-          const caller = guard._tag === "Public" ? undefined : yield* authorize(guard, meta, targetUserId)
+          const caller = authenticated === undefined ? undefined : yield* authorize(guard, authenticated, targetUserId)
           return yield* operation.handle(request, { meta, caller })
         }).pipe(Effect.withSpan(`IamHandlers.${op}`))
     }
@@ -286,7 +290,7 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
         return create(pb.ListRolePermissionsResponseSchema, { permissions: (yield* roles.permissionsOf(roleId)).map(permissionMessage) })
       }) },
       CheckPermission: {
-        // A malformed question is INVALID_ARGUMENT whoever asks it, so these checks come before the guard.
+        // A malformed question is INVALID_ARGUMENT whoever is signed in, so these checks come before the policy.
         about: (request) =>
           request.userId < 0
             ? IamError.invalid("user_id must not be negative")

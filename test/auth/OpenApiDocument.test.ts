@@ -51,8 +51,9 @@ const embeddedSpec = (html: string): unknown => {
   return JSON.parse(match![1]!)
 }
 
+/** The user's JWT ("bearer") or an admin's ("serviceRole", the service_role key): two schemes, so a client can hold both. */
 const usesBearer = (operation: Record<string, any>): boolean =>
-  (operation["security"] ?? []).some((requirement: Record<string, unknown>) => "bearer" in requirement)
+  (operation["security"] ?? []).some((requirement: Record<string, unknown>) => "bearer" in requirement || "serviceRole" in requirement)
 
 layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM service on", (it) => {
   it.effect("info.version is the package's version", () =>
@@ -67,6 +68,7 @@ layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM 
       const { http } = yield* IamEndpoints
       const spec = yield* fetchSpec(http)
       expect(spec["components"]["securitySchemes"]["bearer"]).toMatchObject({ type: "http", scheme: "bearer", bearerFormat: "JWT" })
+      expect(spec["components"]["securitySchemes"]["serviceRole"]).toMatchObject({ type: "http", scheme: "bearer", bearerFormat: "JWT" })
       expect(spec["security"]).toEqual([])
       const authenticated = authRoutes.filter((route) => route.authenticated)
       // The user's own routes, and every admin route (all under /admin, plus /invite).
@@ -84,7 +86,7 @@ layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM 
       for (const route of authRoutes) {
         const operation = spec["paths"][openApiPath(route.path)][route.method.toLowerCase()]
         expect({ route, bearer: usesBearer(operation) }).toEqual({ route, bearer: route.authenticated })
-        if (route.authenticated) expect(operation["security"]).toEqual([{ bearer: [] }])
+        if (route.authenticated) expect(operation["security"]).toEqual(admin(route.path) ? [{ serviceRole: [] }] : [{ bearer: [] }])
       }
       for (const [method, path] of PUBLIC_OPERATIONS) {
         expect(spec["paths"][path!][method!.toLowerCase()]["security"]).toEqual([])

@@ -152,6 +152,18 @@ export const AUTH_LINKS: Readonly<Record<string, JsonObject>> = {
   }
 }
 
+/**
+ * GoTrue ignores the fields of a body it does not know (and so does the decoder here): a request schema never
+ * forbids additional properties, whatever the generator writes for a struct.
+ */
+const allowAdditional = (schema: unknown): unknown =>
+  Array.isArray(schema)
+    ? schema.map(allowAdditional)
+    : typeof schema === "object" && schema !== null
+    ? Object.fromEntries(Object.entries(schema).filter(([key, value]) => !(key === "additionalProperties" && value === false))
+      .map(([key, value]) => [key, allowAdditional(value)]))
+    : schema
+
 const openApiPath = (path: string): string => path.replace(/:(\w+)\??/g, "{$1}")
 
 /** Drops component schemas that nothing refers to any more (the platform's decode error, once replaced). */
@@ -205,6 +217,13 @@ export const documentAuthApi = (api: HttpApi.HttpApi.Any) => (spec: JsonObject):
       const links = AUTH_LINKS[operation["operationId"]]
       if (links !== undefined && responses["200"] !== undefined) responses["200"] = { ...responses["200"], links }
       operation["parameters"] = [...(operation["parameters"] ?? []), API_VERSION_PARAMETER]
+      if (operation["requestBody"] !== undefined) {
+        const body: JsonObject = allowAdditional(operation["requestBody"]) as JsonObject
+        // A body that may be null may also be left out (DELETE /admin/users/{id}: an empty body reads as null).
+        const optional = Object.values(body["content"] ?? {}).some((media: any) =>
+          (media?.schema?.anyOf ?? []).some((member: JsonObject) => member["type"] === "null"))
+        operation["requestBody"] = optional ? { ...body, required: false } : body
+      }
     }
   })
   return pruneSchemas(document)

@@ -40,17 +40,47 @@ const SCALARS: Readonly<Record<ScalarType, JsonObject>> = {
   [ScalarType.SINT64]: { type: "string", format: "int64" }
 }
 
-const enumSchema = (desc: DescEnum): JsonObject => ({
-  type: "string",
-  enum: desc.values.map((v) => v.name),
-  description: "Responses use the full name; a request may also give the short name (USER for RESOURCE_TYPE_USER) or the number"
-})
+/** A short enum name (USER for RESOURCE_TYPE_USER) in any case, as acceptShortEnumNames reads it. */
+const anyCase = (word: string): string =>
+  [...word].map((c) => /[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("")
+
+const enumSchema = (desc: DescEnum): JsonObject => {
+  const prefix = desc.values.map((v) => v.name).reduce((common, name) => {
+    let i = 0
+    while (i < common.length && common[i] === name[i]) i++
+    return common.slice(0, i)
+  })
+  const shortNames = desc.values.filter((v) => v.number !== 0).map((v) => v.name.slice(prefix.lastIndexOf("_") + 1))
+  return {
+    description: "Responses use the full name; a request may also give the short name (USER for RESOURCE_TYPE_USER) in any case, or the number",
+    anyOf: [
+      { type: "string", enum: desc.values.map((v) => v.name) },
+      { type: "string", pattern: `^(${shortNames.map(anyCase).join("|")})$` },
+      { type: "integer", minimum: -2147483648, maximum: 2147483647 }
+    ]
+  }
+}
+
+/** A request field in the proto3 JSON mapping as protobuf-es reads it: null for the default, 32-bit integers also as strings. */
+const requestField = (schema: JsonObject): JsonObject => {
+  const integer = schema["type"] === "integer"
+  const long = schema["type"] === "string" && /int64$/.test(schema["format"] ?? "")
+  return {
+    anyOf: [
+      schema,
+      ...(integer ? [{ type: "string", pattern: "^-?[0-9]{1,10}$", description: "The number as a string" }] : []),
+      ...(long ? [{ type: "integer", description: "The number" }] : []),
+      { type: "null", description: "The field's default" }
+    ]
+  }
+}
 
 /**
  * JSON Schemas of proto messages under their full names (`gatehouse.iam.v1.RegisterRequest`), in the proto3 JSON
- * mapping with the proto field names that responses use.
+ * mapping with the proto field names that responses use. A request message's fields also take what protobuf-es
+ * reads for them (null, numbers as strings).
  */
-const messageSchemas = (roots: ReadonlyArray<DescMessage>): Record<string, JsonObject> => {
+const messageSchemas = (roots: ReadonlyArray<DescMessage>, requests: ReadonlySet<string>): Record<string, JsonObject> => {
   const schemas: Record<string, JsonObject> = {}
   const messageRef = (desc: DescMessage): JsonObject => {
     if (desc.typeName === "google.protobuf.Timestamp") return { type: "string", format: "date-time" }
@@ -60,7 +90,8 @@ const messageSchemas = (roots: ReadonlyArray<DescMessage>): Record<string, JsonO
       schemas[desc.typeName] = {
         type: "object",
         description: `The proto message ${desc.typeName}`,
-        properties: Object.fromEntries(desc.fields.map((field) => [field.name, fieldSchema(field)]))
+        properties: Object.fromEntries(desc.fields.map((field) =>
+          [field.name, requests.has(desc.typeName) ? requestField(fieldSchema(field)) : fieldSchema(field)]))
       }
     }
     return ref(desc.typeName)
@@ -181,7 +212,14 @@ const restPaths = (): Record<string, JsonObject> => {
       description: "The same operations as an @effect/rpc group (NDJSON serialization), for Effect clients.",
       parameters: [],
       security: [],
-      requestBody: { required: true, content: { "application/ndjson": { schema: { type: "string" } } } },
+      // The protocol is @effect/rpc's, in-band: the HTTP answer is 200 whatever the body holds, and a line that is no
+      // request is answered (or dropped) inside the stream. So the document states no shape the HTTP layer checks.
+      requestBody: {
+        required: false,
+        description: "NDJSON: one @effect/rpc request per line. The answer is 200 for any body; a line that is not a " +
+          "request of the group is answered with a protocol error in the stream, or ignored.",
+        content: { "application/ndjson": { schema: { description: "NDJSON text" } } }
+      },
       responses: { 200: { description: "The RPC replies", content: { "application/ndjson": { schema: { type: "string" } } } } }
     }
   }
@@ -206,7 +244,7 @@ export const documentIamRoutes = (spec: JsonObject): JsonObject => {
       ...spec["components"],
       schemas: {
         ...spec["components"]?.["schemas"],
-        ...messageSchemas(methods.flatMap((m) => [m.input, m.output])),
+        ...messageSchemas(methods.flatMap((m) => [m.input, m.output]), new Set(methods.map((m) => m.input.typeName))),
         [ERROR_SCHEMA]: {
           type: "object",
           required: ["code", "message"],

@@ -4,13 +4,14 @@ import { Effect, Layer, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import { bodyErrorOf, parseJsonBody, RequestBodyError } from "../../platform/http/RequestBody.js"
-import type { Operation } from "../domain/Guards.js"
+import { GUARDS, type Operation } from "../domain/Guards.js"
 import { IamError } from "../domain/IamError.js"
 import { httpStatusOf } from "../domain/IamStatus.js"
 import { methodOf } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
 import { IamRouter } from "../IamRouter.js"
 import { IamKeys } from "../tokens/IamKeys.js"
+import { Sessions } from "../tokens/Sessions.js"
 
 export interface RestRoute {
   readonly method: "GET" | "POST" | "DELETE"
@@ -121,7 +122,8 @@ const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<J
   request.method === "GET" || request.method === "DELETE"
     ? Effect.succeed({})
     : request.text.pipe(
-      Effect.flatMap((text) => text.trim() === "" ? Effect.succeed({}) : parseJsonBody(text)),
+      // Only an absent body is the default message: whitespace is not JSON.
+      Effect.flatMap((text) => text === "" ? Effect.succeed({}) : parseJsonBody(text)),
       Effect.mapError((error) => bodyError(bodyErrorOf(error))),
       Effect.flatMap((parsed) =>
         typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
@@ -135,23 +137,33 @@ const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<J
  * the request message's proto3 JSON mapping (snake_case or camelCase names; enums by name or number), calls
  * the shared handler, and answers with the response message in snake_case, defaults included.
  */
-export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys | AppConfig> = IamRouter.use((router) =>
+export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys | Sessions | AppConfig> = IamRouter.use((router) =>
   Effect.gen(function*() {
     const handlers = yield* IamHandlers
+    const sessions = yield* Sessions
     const keys = yield* IamKeys
     const clientHeader = Option.getOrUndefined(Option.map((yield* AppConfig).rateLimit.header, (name) => name.toLowerCase()))
     for (const route of REST_ROUTES) {
       const method = methodOf(route.operation)
       const handler = anyHandler(handlers, route.operation)
+      const guarded = GUARDS[route.operation]._tag !== "Public"
       const app = Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const params = yield* HttpRouter.params
-        const body = yield* readBody(request)
-        const ids = yield* pathIds(params)
-        const input = yield* Effect.try({
-          try: () => fromJson(method.input, acceptShortEnumNames(method.input, { ...body, ...ids })),
-          catch: (error) => IamError.invalid(describeJsonError(error))
+        const decoded = Effect.gen(function*() {
+          const body = yield* readBody(request)
+          const ids = yield* pathIds(params)
+          return yield* Effect.try({
+            try: () => fromJson(method.input, acceptShortEnumNames(method.input, { ...body, ...ids })),
+            catch: (error) => IamError.invalid(describeJsonError(error))
+          })
         })
+        // A guarded operation answers a caller without valid credentials UNAUTHENTICATED whatever the request
+        // carries, as the handler does once the request is decoded: a malformed one is refused after that check.
+        const input = yield* guarded
+          ? Effect.catchIf(decoded, (error) => error._tag === "IamError", (error) =>
+            Effect.zipRight(sessions.authenticate(request.headers["authorization"]), Effect.fail(error)))
+          : decoded
         const client = clientAddress(
           clientHeader === undefined ? undefined : request.headers[clientHeader],
           Option.getOrUndefined(request.remoteAddress)
