@@ -64,6 +64,8 @@ const EmailString = documented(
 const PhoneString = documented({ pattern: orEmpty(PHONE_PATTERN) }, "A phone number in E.164, with or without the leading + (\"\" counts as absent)")
 const OneOf = (values: ReadonlyArray<string>, description?: string) => documented({ enum: [...values] }, description)
 const OptionalEmail = Schema.optional(Schema.NullOr(EmailString))
+/** EmailString's format as JSON Schema, for a field that has it only in some cases (GenerateLinkPayload's new_email). */
+const EMAIL_FORMAT = { type: "string", pattern: orEmpty(EMAIL_PATTERN), maxLength: MAX_EMAIL_LENGTH }
 const OptionalPhone = Schema.optional(Schema.NullOr(PhoneString))
 /** JSON Schema for "these fields are present": non-empty strings (null and "" count as absent, as in GoTrue). */
 const present = (...fields: ReadonlyArray<string>) => ({
@@ -172,7 +174,9 @@ export const SignupPayload = requiring(
     phone: OptionalPhone,
     password: OptionalString,
     data: OptionalObject,
-    channel: Schema.optional(Schema.NullOr(OneOf(["sms", "whatsapp"]))),
+    channel: Schema.optional(Schema.NullOr(InputString.annotations({
+      description: "Not read: a phone sign-up's code goes by SMS (auth-js sends `sms` or `whatsapp`)"
+    }))),
     code_challenge: OptionalString,
     code_challenge_method: OptionalString,
     gotrue_meta_security: MetaSecurity
@@ -253,7 +257,7 @@ export const GenerateLinkPayload = requiring(
   Schema.Struct({
     type: Schema.optional(Schema.NullOr(OneOf(LINK_TYPES))),
     email: OptionalEmail,
-    new_email: OptionalEmail,
+    new_email: Schema.optional(Schema.NullOr(InputString.annotations({ description: "The new address, read for the email_change types only" }))),
     password: OptionalString,
     data: OptionalObject,
     redirect_to: OptionalString
@@ -263,7 +267,7 @@ export const GenerateLinkPayload = requiring(
     anyOf: [
       typed(["invite", "magiclink", "recovery"], present()),
       typed(["signup"], present("password")),
-      typed(["email_change_current", "email_change_new"], present("new_email"))
+      { ...typed(["email_change_current", "email_change_new"], present("new_email")), allOf: [{ properties: { new_email: EMAIL_FORMAT } }] }
     ]
   }
 )
@@ -313,10 +317,16 @@ export const UserUpdatePayload = requiring(Schema.Struct({
   current_password: OptionalString,
   data: OptionalObject,
   app_metadata: OptionalObject,
-  channel: Schema.optional(Schema.NullOr(OneOf(["sms", "whatsapp"]))),
-  code_challenge: CodeChallenge,
-  code_challenge_method: CodeChallengeMethod
-}), PKCE_PAIRED)
+  channel: Schema.optional(Schema.NullOr(InputString.annotations({
+    description: "Not read: a phone change's code goes by SMS (auth-js sends `sms` or `whatsapp`)"
+  }))),
+  code_challenge: OptionalString,
+  code_challenge_method: OptionalString
+}), {
+  description: "PKCE belongs to an email change: `code_challenge` and `code_challenge_method` are read (both or " +
+    "neither, well formed) only with an `email` other than the user's own, and ignored otherwise, as in GoTrue.",
+  anyOf: [absent("email"), { allOf: [PKCE_PAIRED, PKCE_FORMATS] }]
+})
 
 /** The signed-in caller, established by the Authenticated middleware. */
 export class CurrentUser extends Context.Tag("auth/CurrentUser")<CurrentUser, {
