@@ -22,6 +22,7 @@
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { request as httpRequest } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -103,16 +104,30 @@ const startPostgres = (dir) => {
   return line[1]
 }
 
-const request = async (base, method, path, body, headers = {}) => {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { "content-type": "application/json", ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+/**
+ * One setup request, on a connection of its own: fetch would reuse a kept-alive connection, and one the server
+ * closes as idle (while a CLI step runs) can be reused at that very moment ("other side closed").
+ */
+const request = (base, method, path, body, headers = {}) =>
+  new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    const req = httpRequest(`${base}${path}`, {
+      method,
+      agent: false,
+      headers: { "content-type": "application/json", ...(payload === undefined ? {} : { "content-length": Buffer.byteLength(payload) }), ...headers }
+    }, (response) => {
+      let text = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk) => (text += chunk))
+      response.on("end", () => {
+        if (response.statusCode < 200 || response.statusCode >= 300) reject(new Error(`${method} ${path}: ${response.statusCode} ${text}`))
+        else resolve(text === "" ? {} : JSON.parse(text))
+      })
+      response.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end(payload)
   })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
-  return text === "" ? {} : JSON.parse(text)
-}
 
 const waitForHealth = async (base, server) => {
   for (let i = 0; i < 600; i++) {

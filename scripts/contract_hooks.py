@@ -1,8 +1,25 @@
 # Schemathesis hooks for `npm run test:contract` (scripts/contract.mjs).
+import ast
 import os
+import threading
 
 import requests
 import schemathesis
+
+# Some CPython releases (3.11.7, which Debian 12 ships, among them) can fail `ast.parse` run in two threads at once
+# ("SystemError: AST constructor recursion depth mismatch", python/cpython#106905), and Hypothesis parses source to
+# describe its filters while the two workers generate: the run then reports a tool error, not a finding. Parsing one
+# at a time avoids it and costs nothing measurable.
+_parse = ast.parse
+_parse_lock = threading.Lock()
+
+
+def _serialized_parse(*args, **kwargs):
+    with _parse_lock:
+        return _parse(*args, **kwargs)
+
+
+ast.parse = _serialized_parse
 
 # The IAM service's /auth/rpc takes @effect/rpc's NDJSON, which the document describes as text; Schemathesis has no
 # serializer for application/ndjson, so it sends such a body as it sends text.
