@@ -815,7 +815,8 @@ export class AdminAuditGroup extends HttpApiGroup.make("adminAudit")
         page: PageParam,
         per_page: PerPageParam,
         query: Schema.optional(documented(
-          { pattern: "^((author|action|type):.*)?$" },
+          // Any text after the prefix, line breaks included, but no NUL (PostgreSQL could not compare it).
+          { pattern: "^((author|action|type):[^\\u0000]*)?$" },
           "`author:<text>`, `action:<text>` or `type:<text>`, matched case-insensitively anywhere in the field"
         ))
       }))
@@ -851,7 +852,13 @@ export class AuthApi extends HttpApi.make("gatehouse")
   .annotate(OpenApi.Version, VERSION)
   .annotate(
     OpenApi.Description,
-    `A Supabase Auth (GoTrue) compatible authentication server. Every auth path is served both at the root and under \`${AUTH_PREFIX}\`, where supabase-js calls it (choose it in the Servers list).`
+    `A Supabase Auth (GoTrue) compatible authentication server. Every auth path is served both at the root and under \`${AUTH_PREFIX}\`, where supabase-js calls it (choose it in the Servers list).\n\n` +
+      "Where GoTrue's answer and a strict reading of HTTP disagree, the server answers as GoTrue does, since clients " +
+      "(auth-js) rely on it, and this document says so: a well-formed request refused for what its data meets (a wrong " +
+      "password, a bad or expired grant, a taken address, a switched-off provider) is 400 or 422 with the error code " +
+      "naming why, not 401, 404 or 409. An operation that answers so lists those statuses in `x-refuses-well-formed`. " +
+      "Request bodies state the rules the services check; GoTrue reads `null` and `\"\"` as an absent field, and " +
+      "ignores fields it does not know."
   )
   .annotate(OpenApi.Servers, [
     { url: "/", description: "The auth API at the root" },

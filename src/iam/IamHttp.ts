@@ -24,7 +24,8 @@ const isRouteNotFound = (error: unknown): error is HttpServerError.RouteNotFound
  * REST under /auth/..., /auth/keys and the RPC group on the main port, on IAM's own router and behind IAM's own
  * error handling: every answer is in IAM's envelope, a database outage is UNAVAILABLE as on gRPC, and a body over
  * the limit is refused as resource_exhausted. A path of IAM's with no route for the request's method is a 405 with
- * `Allow` (its methods from the router); a path of IAM's shape that is none of its routes is passed on.
+ * `Allow` (its methods from the router). A path of IAM's shape that none of its routes takes (an id longer than the
+ * 100 characters the router reads) is IAM's not_found, in IAM's envelope like every other answer on its paths.
  */
 export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices | AppConfig | SecureRandom> = Layer.effect(
   IamHttp,
@@ -37,7 +38,7 @@ export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices | AppConfig | 
       app: app.pipe(
         Effect.catchIf(isRouteNotFound, (notFound) => {
           const methods = methodsAt(notFound.request)
-          return methods.length > 0 ? Effect.succeed(methodNotAllowedResponse(allowHeader(methods))) : Effect.fail(notFound)
+          return Effect.succeed(methods.length > 0 ? methodNotAllowedResponse(allowHeader(methods)) : errorResponse(IamError.notFound("not found")))
         }),
         Effect.catchIf(
           (error): error is Exclude<typeof error, HttpServerError.RouteNotFound> => !isRouteNotFound(error),

@@ -86,6 +86,10 @@ layer(IamTestServer(), { timeout: 120_000 })("IAM transports", (it) => {
       ], (request) => promise(() => request.then(async (r) => ({ status: r.status, text: await r.text() }))))
       expect(statuses.map((s) => s.status)).toEqual([400, 400, 400, 401, 401, 403, 401, 400, 400, 400, 200])
       for (const s of statuses) expect(s.text).not.toContain("secret-value-123")
+      // An id longer than the router reads matches no route: still IAM's path, so IAM's envelope.
+      const longId = yield* promise(() => fetch(`${http}/auth/permissions/${"1".repeat(101)}`, { method: "DELETE" }))
+      expect(longId.status).toBe(404)
+      expect(yield* promise(() => longId.json())).toEqual({ code: "not_found", message: "not found" })
 
       const validate = yield* promise(() =>
         fetch(`${http}/auth/validate`, { headers: { authorization: `Bearer ${body.token.access_token}` } }).then((r) => r.json() as Promise<any>))

@@ -152,6 +152,35 @@ export const AUTH_LINKS: Readonly<Record<string, JsonObject>> = {
   }
 }
 
+const PASSWORD_EXAMPLE = "correct horse battery staple"
+
+/**
+ * Request bodies as auth-js sends them, per operation: documentation for a reader, and the cases a tester's examples
+ * phase sends first. Each is valid by the document; what the server answers also depends on what it holds (a second
+ * sign-up of the same address is 422 user_already_exists).
+ */
+const REQUEST_EXAMPLES: Readonly<Record<string, Readonly<Record<string, { summary: string; value: JsonObject }>>>> = {
+  "signup.signup": {
+    email: { summary: "An email address and a password", value: { email: "ada@example.com", password: PASSWORD_EXAMPLE, data: { name: "Ada" } } },
+    anonymous: { summary: "An anonymous sign-in", value: { data: { name: "Ada" } } }
+  },
+  "otp.otp": { email: { summary: "A magic link or code by mail", value: { email: "ada@example.com", create_user: true } } },
+  "otp.magiclink": { email: { summary: "A magic link by mail", value: { email: "ada@example.com" } } },
+  "recover.recover": { email: { summary: "A password reset by mail", value: { email: "ada@example.com" } } },
+  "resend.resend": { signup: { summary: "The sign-up confirmation again", value: { type: "signup", email: "ada@example.com" } } },
+  "profile.updateUser": { data: { summary: "New user metadata", value: { data: { name: "Ada Lovelace" } } } },
+  "adminUsers.createUser": {
+    confirmed: {
+      summary: "A user whose address is confirmed",
+      value: { email: "grace@example.com", password: PASSWORD_EXAMPLE, email_confirm: true, user_metadata: { name: "Grace" } }
+    }
+  },
+  "adminLinks.generateLink": {
+    signup: { summary: "A sign-up link, not mailed", value: { type: "signup", email: "alan@example.com", password: PASSWORD_EXAMPLE } }
+  },
+  "invite.invite": { invite: { summary: "An invitation by mail", value: { email: "linus@example.com", data: { team: "kernel" } } } }
+}
+
 /**
  * GoTrue ignores the fields of a body it does not know (and so does the decoder here): a request schema never
  * forbids additional properties, whatever the generator writes for a struct.
@@ -222,6 +251,9 @@ export const documentAuthApi = (api: HttpApi.HttpApi.Any) => (spec: JsonObject):
         // A body that may be null may also be left out (DELETE /admin/users/{id}: an empty body reads as null).
         const optional = Object.values(body["content"] ?? {}).some((media: any) =>
           (media?.schema?.anyOf ?? []).some((member: JsonObject) => member["type"] === "null"))
+        const examples = REQUEST_EXAMPLES[operation["operationId"]]
+        const json: JsonObject | undefined = body["content"]?.["application/json"]
+        if (examples !== undefined && json !== undefined) body["content"]["application/json"] = { ...json, examples }
         operation["requestBody"] = optional ? { ...body, required: false } : body
       }
     }
