@@ -193,6 +193,17 @@ const allowAdditional = (schema: unknown): unknown =>
       .map(([key, value]) => [key, allowAdditional(value)]))
     : schema
 
+/** The longest path parameter the router reads (find-my-way's maxParamLength, in UTF-16 code units, once decoded). */
+const MAX_PATH_PARAMETER = 100
+
+/** A path whose parameter is longer matches no route: the server's 404 for an unknown path. */
+const LONG_PARAMETER: AuthErrorDeclaration = {
+  status: 404,
+  codes: ["not_found"],
+  kind: "invalid",
+  note: `\`not_found\`: a path parameter over ${MAX_PATH_PARAMETER} characters (UTF-16 code units) matches no route.`
+}
+
 const openApiPath = (path: string): string => path.replace(/:(\w+)\??/g, "{$1}")
 
 /** Drops component schemas that nothing refers to any more (the platform's decode error, once replaced). */
@@ -236,11 +247,18 @@ export const documentAuthApi = (api: HttpApi.HttpApi.Any) => (spec: JsonObject):
       const responses: JsonObject = operation["responses"]
       for (const status of Object.keys(responses)) if (Number(status) >= 400) delete responses[status]
       const refused: Array<number> = []
+      const declared = new Map<number, ReadonlyArray<AuthErrorDeclaration>>()
       for (const [status, { ast }] of errors) {
         const declarations = Option.match(ast, { onNone: () => [], onSome: AuthErrors.declaredIn })
-        if (declarations.length === 0) continue
+        if (declarations.length > 0) declared.set(status, declarations)
+      }
+      if (endpoint.path.includes(":")) declared.set(404, [...(declared.get(404) ?? []), LONG_PARAMETER])
+      for (const [status, declarations] of declared) {
         responses[status] = errorResponse(status, declarations)
         if ((status === 400 || status === 422) && declarations.some((d) => d.kind !== "invalid")) refused.push(status)
+      }
+      for (const parameter of operation["parameters"] ?? []) {
+        if (parameter["in"] === "path") parameter["schema"] = { ...parameter["schema"], maxLength: MAX_PATH_PARAMETER }
       }
       if (refused.length > 0) operation[REFUSES_WELL_FORMED] = refused.sort()
       const links = AUTH_LINKS[operation["operationId"]]

@@ -127,8 +127,8 @@ const idParameter = (name: string): JsonObject => ({
   name,
   in: "path",
   required: true,
-  description: "An id, or `me` for the caller",
-  schema: { type: "string", pattern: "^([0-9]+|me)$" }
+  description: "An id (at most 2147483647; a larger one is invalid_argument), or `me` for the caller",
+  schema: { type: "string", pattern: "^([0-9]{1,10}|me)$" }
 })
 
 const securityOf = (operation: Operation): Array<JsonObject> =>
