@@ -251,27 +251,17 @@ const parse = (body: string): any => {
   }
 }
 
-const decodes = (path: string): boolean => {
-  try {
-    decodeURIComponent(path)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /**
- * Which product's envelope a 4xx must be in: IAM's when the path is one of its routes' (its own routes answer,
- * and a wrong method is its 405; its edge refusal goes by the path's shape too). Otherwise a path that does not
- * percent-decode (`/auth/roles/%FF`) matches no route, so the server's default, GoTrue's, answers.
+ * Which product's envelope a 4xx must be in: IAM's when the path has the shape of one of its routes' (its own routes
+ * answer, a wrong method is its 405, and a path none of them takes, one that does not percent-decode
+ * (`/auth/roles/%FF`) or whose id is too long, its not_found; its edge refusal goes by the path's shape too).
  */
-const expectedEnvelope = (probe: Probe, status: number): "auth" | "iam" => {
+const expectedEnvelope = (probe: Probe): "auth" | "iam" => {
   const path = probe.path.split("?", 1)[0]!
   const pattern = (routePath: string) => new RegExp(`^${routePath.replace(/:\w+/g, "[^/]+")}$`)
   const iamPath = iamRoutes().some((route) => pattern(route.path).test(path))
-  // The edge refuses an oversized body before routing, by the raw path's shape.
-  if (status === 413) return iamPath ? "iam" : "auth"
-  return iamPath && decodes(path) ? "iam" : "auth"
+  return iamPath ? "iam" : "auth"
 }
 
 /** What is wrong with an answer, or undefined when it is fine. */
@@ -283,7 +273,7 @@ const problemWith = (probe: Probe, answer: Answer): string | undefined => {
   if (/\n\s+at |node_modules|\.ts:\d+/.test(answer.text)) return "a stack trace"
   const json = parse(answer.text)
   if (typeof json !== "object" || json === null) return `${answer.status} without a JSON body`
-  if (expectedEnvelope(probe, answer.status) === "iam") {
+  if (expectedEnvelope(probe) === "iam") {
     // A wrong method is grpc-gateway's `unimplemented`, which no operation fails with.
     const code = answer.status === 405 ? json.code === "unimplemented" : IAM_CODES.includes(json.code)
     return code && typeof json.message === "string" && Object.keys(json).length === 2
