@@ -247,12 +247,13 @@ layer(server, { timeout: 120_000, excludeTestServices: true })("the outbox page"
       })
     }))
 
-  it.effect("answers only GET", () =>
+  it.effect("answers only GET and HEAD: another method from this machine is a 405 naming them", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
       const response = yield* raw(url, "/_outbox", { method: "POST", body: {}, apiVersion: true })
-      expect(response.status).toBe(404)
-      expect(response.json).toMatchObject({ code: "not_found" })
+      expect(response.status).toBe(405)
+      expect(response.headers.get("allow")).toBe("GET, HEAD")
+      expect(response.json).toEqual({ code: 405, message: "Method not allowed" })
     }))
 
   it.effect.skipIf(externalAddress === undefined)("is a 404, as for any unknown path, to a client that is not on this machine", () =>
