@@ -154,8 +154,8 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
 
       // How long the answer takes must not tell which addresses have accounts: every branch pays for one hash, the
-      // confirmation goes out after the answer, and the answers for an existing address wait as long as a new
-      // sign-up takes (EvenTiming).
+      // confirmation goes out after the answer, and each kind of address waits as long as the slowest kind takes
+      // (EvenTiming).
       const encryptedPassword = yield* hasher.hash(Redacted.make(password))
       // Timed from after the hash, which every branch pays alike: padding a branch to a duration that includes it
       // would add its own hash on top.
@@ -167,7 +167,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         if (confirmed) {
           yield* audit.record("user_repeated_signup", { actor: user, traits: { provider: viaEmail ? "email" : "phone" } })
           const answer = yield* duplicate(email, phone, data, autoconfirm, at)
-          yield* timing.padded(timed, "confirmed")
+          yield* timing.done(timed, "confirmed")
           return answer
         }
         // Unconfirmed: nobody has proven the address yet, so this sign-up is as good as the first. Its confirmation
@@ -178,8 +178,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
           data
         })
         const answer = userJson(resent.user, yield* identities.forUser(resent.user.id))
-        // Cheaper than making a user: it waits as long as a new sign-up takes, too.
-        yield* timing.padded(timed, "unconfirmed")
+        yield* timing.done(timed, "unconfirmed")
         return answer
       }
 
@@ -189,7 +188,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
       yield* countTagged(AuthMetrics.signUps, "provider", viaEmail ? "email" : "phone")
       if (autoconfirm) return yield* tokens.issue(created.value, "password", at, { action: "login", traits: { provider: viaEmail ? "email" : "phone" } })
       const answer = userJson(created.value, yield* identities.forUser(created.value.id))
-      yield* timing.worked(timed)
+      yield* timing.done(timed, "new")
       return answer
     })
 
