@@ -596,8 +596,9 @@ export const parseAppConfig = (
       }
     },
     api: {
-      // The embedded default is a development server with a generated secret: keep it on loopback.
-      host: Option.getOrElse(r.string("API_HOST"), () => (production ? "0.0.0.0" : "127.0.0.1")),
+      // The embedded default is a development server with a generated secret: keep it on loopback. Unprefixed too,
+      // beside PORT: the spec's table names the API settings without a prefix.
+      host: Option.getOrElse(r.string("API_HOST", { unprefixed: ["API_HOST"] }), () => (production ? "0.0.0.0" : "127.0.0.1")),
       port,
       endpoint: r.url("API_ENDPOINT"),
       externalUrl,

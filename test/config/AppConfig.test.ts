@@ -121,6 +121,15 @@ describe("embedded default (no DATABASE_URL)", () => {
     expect(defaulted.some((line) => line.startsWith("AUTH_JWT_SECRET="))).toBe(false)
   })
 
+  it("reads the host to listen on as API_HOST too, without a prefix; AUTH_API_HOST and GOTRUE_API_HOST win", () => {
+    expect(config(embedded({})).api.host).toBe("127.0.0.1")
+    expect(config(parseAppConfig(productionEnv)).api.host).toBe("0.0.0.0")
+    expect(config(embedded({ API_HOST: "0.0.0.0" })).api.host).toBe("0.0.0.0")
+    expect(config(parseAppConfig({ ...productionEnv, API_HOST: "10.0.0.5" })).api.host).toBe("10.0.0.5")
+    expect(config(embedded({ API_HOST: "0.0.0.0", GOTRUE_API_HOST: "127.0.0.2" })).api.host).toBe("127.0.0.2")
+    expect(config(embedded({ API_HOST: "0.0.0.0", GOTRUE_API_HOST: "127.0.0.2", AUTH_API_HOST: "127.0.0.3" })).api.host).toBe("127.0.0.3")
+  })
+
   it("sends mail and texts to one address 1 s apart, with no minute between recovery and magic links, and lists it", () => {
     const { config, defaulted } = Either.getOrThrow(embedded({}))
     expect(seconds(config.smtp.maxFrequency)).toBe(1)
