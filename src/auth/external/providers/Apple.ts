@@ -30,8 +30,8 @@ export const appleProfile = (claims: Readonly<Record<string, unknown>>): Either.
 /**
  * The name in the `user` field Apple posts to the callback with the code, on the user's first consent only (it is
  * in no token, and Apple never sends it again): `{"name":{"firstName":"…","lastName":"…"},"email":"…"}`. Joined as
- * GoTrue joins it, first name first; None when both parts are blank. Not JSON, or JSON that is not an object, is no
- * answer of Apple's, and the sign-in fails as GoTrue's does.
+ * GoTrue joins it, first name first; None when both parts are blank. Text that is not a JSON object is no answer of
+ * Apple's, and the sign-in fails (GoTrue's fails on text that is not JSON).
  */
 export const applePostedName = (posted: string): Either.Either<Option.Option<string>, string> => {
   let parsed: unknown
