@@ -328,7 +328,8 @@ const CallbackParams = Schema.Struct({
   error_description: Schema.optional(Schema.String),
   oauth_token: Schema.optional(Schema.String.annotations({ description: "OAuth 1.0a (twitter): the request token, in place of state" })),
   oauth_verifier: Schema.optional(Schema.String.annotations({ description: "OAuth 1.0a (twitter): the verifier, in place of code" })),
-  denied: Schema.optional(Schema.String.annotations({ description: "OAuth 1.0a (twitter): the request token of a sign-in the user refused" }))
+  denied: Schema.optional(Schema.String.annotations({ description: "OAuth 1.0a (twitter): the request token of a sign-in the user refused" })),
+  user: Schema.optional(Schema.String.annotations({ description: "Apple: the user's name as JSON, posted on the first consent only" }))
 })
 
 const Found = (description: string) => Schema.Void.annotations({ description })

@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os"
 import { Context, Duration, Either, Option, Redacted } from "effect"
 import { corsOriginProblem } from "../platform/http/Cors.js"
 import { allowListEntryProblem } from "../platform/http/RedirectAllowList.js"
+import { defaultPoolSize } from "./DefaultPoolSize.js"
 import { parseDurationSetting } from "./GoDuration.js"
 import { parseKeyValueList } from "./KeyValueList.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./OAuthProviders.js"
@@ -189,7 +190,7 @@ export interface AppConfig {
   readonly db: {
     readonly driver: "postgres"
     readonly url: Option.Option<Redacted.Redacted<string>>
-    /** 0 means no limit, as in GoTrue. */
+    /** Each worker's pool; 0 means no limit, as in GoTrue (only when set so: the default is finite). */
     readonly maxPoolSize: number
     readonly namespace: string
   }
@@ -417,7 +418,8 @@ export const parseAppConfig = (
     if (problem !== undefined) r.fail(spelledAs("CORS_ALLOWED_ORIGINS"), `entry ${JSON.stringify(entry)} ${problem}`)
   }
 
-  const storage = readStorage(r, production)
+  const workers = readWorkers(r, production, options.cores ?? availableParallelism(), warnings)
+  const storage = readStorage(r, production, workers)
 
   const jwtSecret = production || options.embeddedJwtSecret === undefined
     ? Redacted.make(r.requiredString("JWT_SECRET"))
@@ -562,7 +564,6 @@ export const parseAppConfig = (
   }
 
   const iam = parseIamConfig(r, production, warnings)
-  const workers = readWorkers(r, production, options.cores ?? availableParallelism(), warnings)
 
   const config: AppConfig = {
     mode,
@@ -596,8 +597,9 @@ export const parseAppConfig = (
       }
     },
     api: {
-      // The embedded default is a development server with a generated secret: keep it on loopback.
-      host: Option.getOrElse(r.string("API_HOST"), () => (production ? "0.0.0.0" : "127.0.0.1")),
+      // The embedded default is a development server with a generated secret: keep it on loopback. Unprefixed too,
+      // beside PORT: the spec's table names the API settings without a prefix.
+      host: Option.getOrElse(r.string("API_HOST", { unprefixed: ["API_HOST"] }), () => (production ? "0.0.0.0" : "127.0.0.1")),
       port,
       endpoint: r.url("API_ENDPOINT"),
       externalUrl,
@@ -689,11 +691,6 @@ export const parseAppConfig = (
 const MAX_WORKERS = 1024
 
 /**
- * AUTH_WORKERS: how many processes serve the ports. The embedded database lives in one process, so there a
- * larger value is read (and checked) but only warned about: a production .env tried without DATABASE_URL still
- * starts.
- */
-/**
  * The standard OTLP exporter variables, read without a prefix like every OpenTelemetry SDK (and with AUTH_, like
  * every other setting). A signal's own endpoint is used as given; the shared one gets the signal's path, as the
  * OTLP specification says. No endpoint leaves the exporter's default (a collector on localhost).
@@ -721,6 +718,11 @@ const readOtlp = (r: SettingsReader): AppConfig["observability"]["otlp"] => {
   }
 }
 
+/**
+ * AUTH_WORKERS: how many processes serve the ports. The embedded database lives in one process, so there a
+ * larger value is read (and checked) but only warned about: a production .env tried without DATABASE_URL still
+ * starts.
+ */
 const readWorkers = (r: SettingsReader, production: boolean, cores: number, warnings: Array<string>): number => {
   const workers = r.integer("WORKERS", production ? Math.min(Math.max(cores, 1), MAX_WORKERS) : 1, { min: 1, max: MAX_WORKERS })
   if (production) return workers
@@ -870,13 +872,16 @@ export const parseDatabaseSettings = (
   env: Readonly<Record<string, string | undefined>>
 ): Either.Either<DatabaseSettings, ReadonlyArray<ConfigIssue>> => {
   const r = new SettingsReader(env)
-  // DB_DRIVER stays optional here: a migration run has only the one driver to use.
-  const settings: DatabaseSettings = { mode: readMode(env), dataDir: readDataDir(env), ...readStorage(r, false) }
+  // DB_DRIVER stays optional here: a migration run has only the one driver to use, and it is one process.
+  const settings: DatabaseSettings = { mode: readMode(env), dataDir: readDataDir(env), ...readStorage(r, false, 1) }
   return r.issues.length > 0 ? Either.left(r.issues) : Either.right(settings)
 }
 
-/** The database and logging settings, read the same way for the server and for `migrate`. */
-const readStorage = (r: SettingsReader, driverRequired: boolean): Pick<AppConfig, "db" | "log"> => {
+/**
+ * The database and logging settings, read the same way for the server and for `migrate`; the pool's default depends
+ * on how many processes each hold one.
+ */
+const readStorage = (r: SettingsReader, driverRequired: boolean, workers: number): Pick<AppConfig, "db" | "log"> => {
   const urlNames = { unprefixed: ["DATABASE_URL"] }
   const url = r.lookup("DB_DATABASE_URL", urlNames)
   if (Option.isSome(url) && !/^postgres(ql)?:\/\//.test(url.value.value)) {
@@ -894,7 +899,8 @@ const readStorage = (r: SettingsReader, driverRequired: boolean): Pick<AppConfig
     db: {
       driver: "postgres",
       url: r.secret("DB_DATABASE_URL", urlNames),
-      maxPoolSize: r.integer("DB_MAX_POOL_SIZE", 0, { min: 0, max: 10_000 }),
+      // 0, set explicitly, is GoTrue's "no limit"; unset is a share of a budget (DefaultPoolSize).
+      maxPoolSize: r.integer("DB_MAX_POOL_SIZE", defaultPoolSize(workers), { min: 0, max: 10_000 }),
       namespace: Option.match(namespace, { onNone: () => "", onSome: (found) => found.value })
     },
     log: {
