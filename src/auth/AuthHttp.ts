@@ -38,6 +38,7 @@ import { AuditLog } from "./users/AuditLog.js"
 import { AuditLogRepo } from "./users/AuditLogRepo.js"
 import { IdentityLinks } from "./users/IdentityLinks.js"
 import { SettingsHttpLive } from "./settings/SettingsHttp.js"
+import { SsoHttpLive } from "./sso/SsoHttp.js"
 import { Signup } from "./signup/Signup.js"
 import { SignupHttpLive } from "./signup/SignupHttp.js"
 import { PasswordGrant } from "./token/PasswordGrant.js"
@@ -56,6 +57,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     VerifyHttpLive,
     ExternalHttpLive,
     OtpHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
+    SsoHttpLive,
     RecoverHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
     ResendHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
     ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),

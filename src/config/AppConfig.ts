@@ -147,9 +147,10 @@ export interface AppConfig {
      * codes and GoTrue-form link hashes, counted always: by RATE_LIMIT_HEADER's client, else the connection's peer.
      */
     readonly verifyGuesses: RequestLimit
-    /** RATE_LIMIT_SSO, RATE_LIMIT_WEB3, RATE_LIMIT_PASSKEY: read and checked as GoTrue does; their routes do not exist here yet. */
-    readonly sso: RequestLimit
+    /** RATE_LIMIT_WEB3: POST /token?grant_type=web3, counted before its answer (Web3 sign-in is off until it lands). */
     readonly web3: RequestLimit
+    /** RATE_LIMIT_SSO, RATE_LIMIT_PASSKEY: read and checked as GoTrue does; their routes answer "disabled" or do not exist yet. */
+    readonly sso: RequestLimit
     readonly passkey: RequestLimit
   }
   readonly password: {

@@ -173,6 +173,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
             emailConfirmedAt: request.email_confirm === true && address !== null ? at : null,
             phoneConfirmedAt: request.phone_confirm === true && number !== null ? at : null,
             isAnonymous: false,
+            madeBy: "admin",
             now: at
           })
           const patch: UserPatch = {

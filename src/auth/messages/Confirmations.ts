@@ -192,6 +192,7 @@ export const Confirmations: Effect.Effect<
         emailConfirmedAt: viaEmail && registrant.autoconfirm ? at : null,
         phoneConfirmedAt: !viaEmail && registrant.autoconfirm ? at : null,
         isAnonymous: false,
+        madeBy: "signup",
         now: at
       }), (actor) => registrant.autoconfirm ? audit.record("user_signedup", { actor, traits: { provider } }) : Effect.void)).pipe(
         Effect.map(Option.some),

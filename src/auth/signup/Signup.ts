@@ -111,6 +111,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
           emailConfirmedAt: null,
           phoneConfirmedAt: null,
           isAnonymous: true,
+          madeBy: "signup",
           now: at
         }), (actor) => audit.record("user_signedup", { actor, traits: { provider: "anonymous" } }))).pipe(Effect.orDie)
         yield* countTagged(AuthMetrics.signUps, "provider", "anonymous")
