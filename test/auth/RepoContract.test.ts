@@ -11,6 +11,7 @@ import { SessionsRepo } from "../../src/auth/sessions/SessionsRepo.js"
 import { AuditLogRepo } from "../../src/auth/users/AuditLogRepo.js"
 import { IdentitiesRepo } from "../../src/auth/users/IdentitiesRepo.js"
 import { OtpAttemptsRepo } from "../../src/auth/users/OtpAttemptsRepo.js"
+import { OneTimeTokensRepo } from "../../src/auth/users/OneTimeTokensRepo.js"
 import { PendingTokensRepo } from "../../src/auth/users/PendingTokensRepo.js"
 import type { TokenKind } from "../../src/auth/domain/LinkToken.js"
 import { UsersRepo } from "../../src/auth/users/UsersRepo.js"
@@ -40,6 +41,7 @@ const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   RefreshTokensRepo.Default,
   OtpAttemptsRepo.Default,
   PendingTokensRepo.Default,
+  OneTimeTokensRepo.Default,
   FlowStateRepo.Default,
   SendQuotaRepo.Default,
   RateLimitsRepo.Default,
@@ -258,13 +260,48 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
           signup_password: "$2a$10$hash",
           signup_data: { plan: "pro" }
         }))
-        yield* pending.remove(user.id, "confirmation")
+        yield* pending.remove(user.id, ["confirmation"])
         expect(Option.isNone(yield* pending.find(user.id, "confirmation"))).toBe(true)
+        expect(Option.isSome(yield* pending.find(user.id, "recovery"))).toBe(true)
+        yield* pending.remove(user.id, [])
         expect(Option.isSome(yield* pending.find(user.id, "recovery"))).toBe(true)
         yield* pending.removeForUser(user.id)
         expect(Option.isNone(yield* pending.find(user.id, "recovery"))).toBe(true)
         expect(Option.isNone(yield* pending.find(user.id, "phone_change"))).toBe(true)
         expect((yield* pending.linkTokensSince).getTime()).toBeLessThanOrEqual(Date.now())
+      }))
+
+    it.effect("one-time tokens: one per user and type, replaced with a new id, removed by type and by user", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const oneTimes = yield* OneTimeTokensRepo
+        const user = yield* users.insert(newUser())
+        const other = yield* users.insert(newUser())
+        const row = (type: "confirmation_token" | "recovery_token" | "reauthentication_token", hash: string, seconds: number, userId = user.id) => ({
+          id: randomUUID(),
+          user_id: userId,
+          token_type: type,
+          token_hash: hash,
+          relates_to: "someone@example.com",
+          created_at: new Date(T0.getTime() + seconds * 1000 + 123)
+        })
+        const first = row("confirmation_token", "c1", 1)
+        yield* oneTimes.put(first)
+        expect(yield* oneTimes.find(user.id, "confirmation_token")).toEqual(Option.some(first))
+        const replacement = row("confirmation_token", "pkce_c2", 2)
+        yield* oneTimes.put(replacement)
+        expect(yield* oneTimes.find(user.id, "confirmation_token")).toEqual(Option.some(replacement))
+        yield* oneTimes.put(row("recovery_token", "r1", 3))
+        yield* oneTimes.put(row("reauthentication_token", "n1", 4))
+        yield* oneTimes.put(row("recovery_token", "r2", 5, other.id))
+        yield* oneTimes.remove(user.id, ["confirmation_token", "reauthentication_token"])
+        yield* oneTimes.remove(user.id, [])
+        expect(Option.isNone(yield* oneTimes.find(user.id, "confirmation_token"))).toBe(true)
+        expect(Option.isNone(yield* oneTimes.find(user.id, "reauthentication_token"))).toBe(true)
+        expect(Option.map(yield* oneTimes.find(user.id, "recovery_token"), (found) => found.token_hash)).toEqual(Option.some("r1"))
+        yield* oneTimes.removeForUser(user.id)
+        expect(Option.isNone(yield* oneTimes.find(user.id, "recovery_token"))).toBe(true)
+        expect(Option.map(yield* oneTimes.find(other.id, "recovery_token"), (found) => found.token_hash)).toEqual(Option.some("r2"))
       }))
 
     it.effect("flow state: found by auth code and as the user's latest per method; taken once", () =>

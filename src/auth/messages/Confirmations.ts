@@ -270,7 +270,7 @@ export const Confirmations: Effect.Effect<
       if (Option.isSome(wait)) return yield* tooSoon("sms", wait.value)
       const phone = user.phone_change!
       const token = yield* pending.mint(phone, yield* messages.smsOtp(phone), { pkce: false, mailed: false })
-      const claimed = yield* claimToken(user, "phone_change_sent_at", window, at, { phone_change_token: token.stored }, [])
+      const claimed = yield* claimToken(user, "phone_change_sent_at", window, at, { phone_change_token: token.stored }, [["phone_change", token]])
       if (Option.isNone(claimed)) return yield* tooSoon("sms", Math.ceil(Duration.toSeconds(window)))
       return yield* messages.text(phone, { userId: user.id, column: "phone_change_token", token }, "phone_change").pipe(
         Effect.tapError(() => claimed.value.undo)

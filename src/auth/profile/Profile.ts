@@ -7,7 +7,7 @@ import { AuthError } from "../domain/AuthError.js"
 import { mergeMetadata } from "../domain/MergeMetadata.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
-import { matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
+import { matchesOtp } from "../domain/OtpToken.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { EMAIL_CHANGE_FLOW, type PkceChallenge, requestedPkce } from "../domain/Pkce.js"
@@ -209,7 +209,9 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const updated = yield* transactions.run(Effect.gen(function*() {
         const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
         if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
-        for (const message of outgoing) if (message._tag === "EmailChange") yield* pending.record(user.id, message.kind, message.token, at)
+        // A password change spends the reauthentication nonce, an email change the current-address token of the one before.
+        yield* pending.forgetCleared(row)
+        for (const message of outgoing) yield* pending.record(user.id, message._tag === "EmailChange" ? message.kind : "phone_change", message.token, at)
         if (Option.isSome(emailChangeFlow)) {
           const { challenge, method } = emailChangeFlow.value
           yield* flows.insert({
@@ -267,17 +269,26 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
       yield* frequencyLimit(user.reauthentication_sent_at, window, at, channel)
       const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(phone))
-      const stored = otpTokenHash(viaEmail ? email : phone, otp)
-      const claimed = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at, { reauthentication_token: stored })
+      const token = yield* pending.mint(viaEmail ? email : phone, otp, { pkce: false, mailed: false })
+      const claimed = yield* transactions.run(Effect.gen(function*() {
+        const row = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at, { reauthentication_token: token.stored })
+        if (Option.isNone(row)) return Option.none()
+        return Option.some({ row: row.value, replaced: yield* pending.recordReauthentication(user.id, token, at) })
+      })).pipe(Effect.orDie)
       if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
-      const sent = { userId: user.id, column: "reauthentication_token", token: { otp, stored, link: null } } as const
+      const sent = { userId: user.id, column: "reauthentication_token", token } as const
       yield* (viaEmail ? messages.reauthentication(email, sent) : messages.text(phone, sent, "reauthentication")).pipe(
-        Effect.tapError(() => restore(user.id, {
-          reauthentication_sent_at: user.reauthentication_sent_at,
-          reauthentication_token: user.reauthentication_token
-        }, at))
+        Effect.tapError(() =>
+          Effect.zipRight(
+            restore(user.id, {
+              reauthentication_sent_at: user.reauthentication_sent_at,
+              reauthentication_token: user.reauthentication_token
+            }, at),
+            pending.putBack(claimed.value.replaced)
+          )
+        )
       )
-      yield* audit.record("user_reauthenticate_requested", { actor: claimed.value })
+      yield* audit.record("user_reauthenticate_requested", { actor: claimed.value.row })
     })
 
     return { get, update, reauthenticate } as const
