@@ -123,6 +123,8 @@ export interface AppConfig {
   readonly multiInstance: boolean
   readonly disableSignup: boolean
   readonly externalEmailEnabled: boolean
+  /** EXTERNAL_EMAIL_MAGIC_LINK_ENABLED, GoTrue's switch for passwordless email sign-in (/otp with an email, /magiclink). */
+  readonly externalEmailMagicLinkEnabled: boolean
   readonly externalPhoneEnabled: boolean
   readonly anonymousUsersEnabled: boolean
   readonly rateLimit: {
@@ -574,6 +576,7 @@ export const parseAppConfig = (
     multiInstance: false,
     disableSignup: r.boolean("DISABLE_SIGNUP", false),
     externalEmailEnabled: r.boolean("EXTERNAL_EMAIL_ENABLED", true),
+    externalEmailMagicLinkEnabled: r.boolean("EXTERNAL_EMAIL_MAGIC_LINK_ENABLED", true),
     externalPhoneEnabled,
     anonymousUsersEnabled: r.boolean("EXTERNAL_ANONYMOUS_USERS_ENABLED", false),
     rateLimit: { header: rateLimitHeader, emailSent, smsSent, ...requestLimits },

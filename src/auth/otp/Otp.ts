@@ -92,6 +92,9 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
     const magicLink = (rawEmail: string, request: OtpRequest, redirectTo: string, at: Date, pkce: Option.Option<PkceChallenge>) =>
       Effect.gen(function*() {
         if (!config.externalEmailEnabled) return yield* AuthError.of(422, "email_provider_disabled", "Email logins are disabled")
+        if (!config.externalEmailMagicLinkEnabled) {
+          return yield* AuthError.of(422, "email_provider_disabled", "Login with magic link is disabled")
+        }
         const email = yield* Either.mapLeft(parseEmail(rawEmail), (problem) => AuthError.validation(emailProblemMessage[problem]))
         const existing = yield* users.findByEmail(config.jwt.aud, email)
         if (Option.isNone(existing) && request.createUser === false) {
