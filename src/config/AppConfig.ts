@@ -280,6 +280,8 @@ export interface AppConfig {
       readonly accountSid: Option.Option<string>
       readonly authToken: Option.Option<Redacted.Redacted<string>>
       readonly messageServiceSid: Option.Option<string>
+      /** SMS_TWILIO_CONTENT_SID: the approved WhatsApp template a WhatsApp code is sent as (optional). */
+      readonly contentSid: Option.Option<string>
     }
     readonly messagebird: {
       readonly accessKey: Option.Option<Redacted.Redacted<string>>
@@ -485,7 +487,8 @@ export const parseAppConfig = (
     twilio: {
       accountSid: r.string("SMS_TWILIO_ACCOUNT_SID"),
       authToken: r.secret("SMS_TWILIO_AUTH_TOKEN"),
-      messageServiceSid: r.string("SMS_TWILIO_MESSAGE_SERVICE_SID")
+      messageServiceSid: r.string("SMS_TWILIO_MESSAGE_SERVICE_SID"),
+      contentSid: r.string("SMS_TWILIO_CONTENT_SID")
     },
     messagebird: { accessKey: r.secret("SMS_MESSAGEBIRD_ACCESS_KEY"), originator: r.string("SMS_MESSAGEBIRD_ORIGINATOR") },
     textlocal: { apiKey: r.secret("SMS_TEXTLOCAL_API_KEY"), sender: r.string("SMS_TEXTLOCAL_SENDER") },

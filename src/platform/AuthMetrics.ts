@@ -16,8 +16,8 @@ export const AuthMetrics = {
     description: "Refresh tokens reused after revocation (the session was revoked)",
     incremental: true
   }),
-  /** Messages handed to the mail server or SMS provider, tagged `channel` (email, sms). */
-  messagesSent: Metric.counter("auth.messages_sent", { description: "Emails and texts sent, by channel", incremental: true }),
+  /** Messages handed to the mail server or SMS provider, tagged `channel` (email, sms, whatsapp). */
+  messagesSent: Metric.counter("auth.messages_sent", { description: "Emails, texts and WhatsApp messages sent, by channel", incremental: true }),
   /**
    * Requests refused with 429 by a per-IP or per-instance limit, tagged `limit`: the setting's name after RATE_LIMIT_
    * (otp, anonymous_users, token_refresh, verify, email_sent, sms_sent).

@@ -15,6 +15,7 @@ import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import { CODE_COLUMN_OF } from "../domain/SentCodeState.js"
+import { type TextChannel, textChannel } from "../domain/TextChannel.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
@@ -37,6 +38,8 @@ export interface UserUpdate {
   /** An email change's PKCE parameters (auth-js with flowType pkce sends them with a new email). */
   readonly codeChallenge?: string | null | undefined
   readonly codeChallengeMethod?: string | null | undefined
+  /** How a new phone's code goes: sms (the default) or whatsapp. */
+  readonly channel?: string | null | undefined
 }
 
 type Outgoing =
@@ -47,7 +50,7 @@ type Outgoing =
     readonly kind: "email_change_new" | "email_change_current"
     readonly token: IssuedToken
   }
-  | { readonly _tag: "Text"; readonly to: string; readonly token: IssuedToken }
+  | { readonly _tag: "Text"; readonly to: string; readonly token: IssuedToken; readonly channel: TextChannel }
 
 /** GET /user, PUT /user and GET /reauthenticate (reference §2.12, §2.15). */
 export class Profile extends Effect.Service<Profile>()("auth/Profile", {
@@ -189,6 +192,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
           onNone: () => Either.left(AuthError.validation(invalidPhoneMessage)),
           onSome: Either.right
         })
+        const channel = yield* textChannel(request.channel, Option.contains(config.sms.provider, "twilio"))
         if (phone !== user.phone) {
           if (yield* users.isTaken("phone", phone, user.id)) {
             return yield* AuthError.of(422, "phone_exists", "A user with this phone number has already been registered")
@@ -200,7 +204,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             const otp = yield* messages.smsOtp(phone)
             const token = yield* pending.mint(phone, otp, { pkce: false, mailed: false })
             Object.assign(patch, { phone_change: phone, phone_change_token: token.stored, phone_change_sent_at: at })
-            outgoing.push({ _tag: "Text", to: phone, token })
+            outgoing.push({ _tag: "Text", to: phone, token, channel })
           }
         }
       }
@@ -240,7 +244,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       yield* Effect.forEach(outgoing, (message) =>
         message._tag === "EmailChange"
           ? messages.emailChange(message.to, message.change, { userId: user.id, column: CODE_COLUMN_OF[message.kind], token: message.token }, redirectTo)
-          : messages.text(message.to, { userId: user.id, column: "phone_change_token", token: message.token }, "phone_change")
+          : messages.text(message.to, { userId: user.id, column: "phone_change_token", token: message.token }, "phone_change", message.channel)
       ).pipe(
           // Nothing (or not everything) arrived: let the user ask again at once.
           Effect.tapError(() => restore(user.id, {
