@@ -477,6 +477,56 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(Option.isNone(yield* flows.findOAuthByRequestToken(requestToken))).toBe(true)
       }))
 
+    it.effect("flow state sweep: the flows and provider verifiers made before its moment go, up to its limit; later ones stay", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const flows = yield* FlowStateRepo
+        const user = yield* users.insert(newUser())
+        // Before every other case's moments (T0 and after), so the sweeps below count only this case's rows.
+        const old = (hours: number) => new Date(T0.getTime() - hours * 3_600_000)
+        const emailFlow = (now: Date) => ({
+          id: randomUUID(), userId: user.id, authCode: randomUUID(), challenge: "c".repeat(43), method: "s256" as const,
+          authenticationMethod: "email/signup", now
+        })
+        const start = (now: Date, verifier: string | null, requestToken: string | null = null) => ({
+          id: randomUUID(), providerType: "github", pkce: null, referrer: "http://localhost:3000/a", providerCodeVerifier: verifier,
+          providerRequestToken: requestToken, now
+        })
+        const staleEmail = emailFlow(old(50))
+        const staleWithVerifier = start(old(49), "v".repeat(43))
+        const staleOAuth1 = start(old(49), "oauth_token_secret=s", `req-${randomUUID()}`)
+        const staleImplicit = start(old(48), null)
+        const staleCode = {
+          id: randomUUID(), userId: user.id, providerType: "github", authCode: randomUUID(), challenge: "c".repeat(43), method: "s256" as const,
+          providerAccessToken: "gho_x", providerRefreshToken: null, createdAt: old(48), now: old(47)
+        }
+        const freshEmail = emailFlow(old(1))
+        const freshStart = start(old(1), "w".repeat(43))
+        yield* flows.insert(staleEmail)
+        yield* flows.startOAuth(staleWithVerifier)
+        yield* flows.startOAuth(staleOAuth1)
+        yield* flows.startOAuth(staleImplicit)
+        yield* flows.insertOAuthCode(staleCode)
+        yield* flows.insert(freshEmail)
+        yield* flows.startOAuth(freshStart)
+
+        // Nothing was made before 51 hours ago.
+        expect(yield* flows.sweep(old(51), 100)).toEqual({ flows: 0, clientStates: 0 })
+        // A limit of one: one email flow, the older.
+        expect(yield* flows.sweep(old(49.5), 1)).toEqual({ flows: 1, clientStates: 0 })
+        expect(Option.isNone(yield* flows.findByAuthCode(staleEmail.authCode))).toBe(true)
+        // Everything made before 24 hours ago: four flows, two with client states (a verifier, a request token).
+        expect(yield* flows.sweep(old(24), 100)).toEqual({ flows: 4, clientStates: 2 })
+        expect(yield* flows.claimOAuth(staleWithVerifier.id)).toEqual({ _tag: "Unknown" })
+        expect(yield* flows.claimOAuth(staleImplicit.id)).toEqual({ _tag: "Unknown" })
+        expect(Option.isNone(yield* flows.findOAuthByRequestToken(staleOAuth1.providerRequestToken!))).toBe(true)
+        expect(Option.isNone(yield* flows.findByAuthCode(staleCode.authCode))).toBe(true)
+        expect(yield* flows.sweep(old(24), 100)).toEqual({ flows: 0, clientStates: 0 })
+        // The flows of the last day are untouched: still exchangeable, still claimed with their verifier.
+        expect(Option.map(yield* flows.findByAuthCode(freshEmail.authCode), (flow) => flow.id)).toEqual(Option.some(freshEmail.id))
+        expect(yield* flows.claimOAuth(freshStart.id)).toMatchObject({ _tag: "Claimed", flow: { provider_code_verifier: "w".repeat(43) } })
+      }))
+
     // The counters are one row per channel for the whole database: each case starts with a window none before used.
     it.effect("send quotas: `limit` claims per window and channel; a new window starts over; a lagging window counts against the newer", () =>
       Effect.gen(function*() {
