@@ -1,4 +1,5 @@
 import { Clock, Duration, Effect, Either, Option } from "effect"
+import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import { randomUUID } from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
@@ -492,6 +493,13 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
     const startSession = (user: UserRow, _slot: Slot, at: Date): Effect.Effect<Either.Either<Session, AuthError>> =>
       Effect.map(tokens.issue(user, "otp", at), Either.right)
 
+    /**
+     * A session /verify started is a sign-in (grant_type `verify` in the sign-in metric), counted once its
+     * transaction has committed. A PKCE link's is counted where its code is exchanged, at /token.
+     */
+    const countSignIn = <A>(result: A | EmailChangeAccepted) =>
+      result instanceof EmailChangeAccepted ? Effect.void : countTagged(AuthMetrics.signIns, "grant_type", "verify")
+
     /** A PKCE link starts no session: it hands out the code of the user's latest flow for this kind of mail. */
     const handOutCode = (type: VerifyType) => (user: UserRow, slot: Slot): Effect.Effect<Either.Either<AuthCode, AuthError>> =>
       Effect.map(
@@ -506,7 +514,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
       body: VerifyBody,
       guess: Effect.Effect<void, AuthError>
     ): Effect.fn.Return<Session | EmailChangeAccepted, AuthError> {
-      return yield* verifyRequest(yield* validateVerifyBody(body), guess, startSession)
+      return yield* verifyRequest(yield* validateVerifyBody(body), guess, startSession).pipe(Effect.tap(countSignIn))
     })
 
     /** GET /verify: where to send the browser, always. The token is a link's token hash. */
@@ -532,6 +540,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         )
       }
       return yield* Effect.flatMap(request, (valid) => verifyRequest(valid, guess, startSession)).pipe(
+        Effect.tap(countSignIn),
         Effect.match({
           onFailure: (error) => errorRedirect(target, error),
           onSuccess: (result) =>
