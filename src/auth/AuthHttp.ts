@@ -32,6 +32,7 @@ import { RecoverHttpLive } from "./recover/RecoverHttp.js"
 import { Resend } from "./resend/Resend.js"
 import { ResendHttpLive } from "./resend/ResendHttp.js"
 import { AccessTokens } from "./sessions/AccessTokens.js"
+import { ExpiredFlows } from "./sessions/ExpiredFlows.js"
 import { Sessions } from "./sessions/Sessions.js"
 import { SessionsRepo } from "./sessions/SessionsRepo.js"
 import { AuditLog } from "./users/AuditLog.js"
@@ -83,6 +84,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     GenerateLink.Default,
     Invite.Default,
     RateLimits.Default,
+    ExpiredFlows.Default,
     AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default, AuditLog.Default, AuditLogRepo.Default])
 )
 

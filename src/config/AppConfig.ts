@@ -124,6 +124,8 @@ export interface AppConfig {
   readonly multiInstance: boolean
   readonly disableSignup: boolean
   readonly externalEmailEnabled: boolean
+  /** EXTERNAL_EMAIL_MAGIC_LINK_ENABLED, GoTrue's switch for passwordless email sign-in (/otp with an email, /magiclink). */
+  readonly externalEmailMagicLinkEnabled: boolean
   readonly externalPhoneEnabled: boolean
   readonly anonymousUsersEnabled: boolean
   readonly rateLimit: {
@@ -280,6 +282,8 @@ export interface AppConfig {
       readonly accountSid: Option.Option<string>
       readonly authToken: Option.Option<Redacted.Redacted<string>>
       readonly messageServiceSid: Option.Option<string>
+      /** SMS_TWILIO_CONTENT_SID: the approved WhatsApp template a WhatsApp code is sent as (optional). */
+      readonly contentSid: Option.Option<string>
     }
     readonly messagebird: {
       readonly accessKey: Option.Option<Redacted.Redacted<string>>
@@ -486,7 +490,8 @@ export const parseAppConfig = (
     twilio: {
       accountSid: r.string("SMS_TWILIO_ACCOUNT_SID"),
       authToken: r.secret("SMS_TWILIO_AUTH_TOKEN"),
-      messageServiceSid: r.string("SMS_TWILIO_MESSAGE_SERVICE_SID")
+      messageServiceSid: r.string("SMS_TWILIO_MESSAGE_SERVICE_SID"),
+      contentSid: r.string("SMS_TWILIO_CONTENT_SID")
     },
     messagebird: { accessKey: r.secret("SMS_MESSAGEBIRD_ACCESS_KEY"), originator: r.string("SMS_MESSAGEBIRD_ORIGINATOR") },
     textlocal: { apiKey: r.secret("SMS_TEXTLOCAL_API_KEY"), sender: r.string("SMS_TEXTLOCAL_SENDER") },
@@ -576,6 +581,7 @@ export const parseAppConfig = (
     multiInstance: false,
     disableSignup: r.boolean("DISABLE_SIGNUP", false),
     externalEmailEnabled: r.boolean("EXTERNAL_EMAIL_ENABLED", true),
+    externalEmailMagicLinkEnabled: r.boolean("EXTERNAL_EMAIL_MAGIC_LINK_ENABLED", true),
     externalPhoneEnabled,
     anonymousUsersEnabled: r.boolean("EXTERNAL_ANONYMOUS_USERS_ENABLED", false),
     rateLimit: { header: rateLimitHeader, emailSent, smsSent, ...requestLimits },

@@ -1,5 +1,6 @@
 import { generateCodeVerifier } from "arctic"
 import { Clock, Effect, Either, Option } from "effect"
+import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import { randomUUID } from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
@@ -252,6 +253,8 @@ export class External extends Effect.Service<External>()("auth/External", {
         }
         // The sign-in floor wrote the audit entry (login, or user_signedup for a new user; identity_linked for a link).
         const session = yield* tokens.issue(user, "oauth", at)
+        // A sign-in (grant_type `callback` in the sign-in metric); a PKCE flow's is counted at /token instead.
+        yield* countTagged(AuthMetrics.signIns, "grant_type", "callback")
         return sessionFragment(target, session, provider.name, providerTokens)
       })
 

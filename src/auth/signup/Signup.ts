@@ -13,6 +13,7 @@ import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
+import { textChannel } from "../domain/TextChannel.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
@@ -33,6 +34,8 @@ export interface SignupRequest {
   readonly redirectTo?: string | undefined
   readonly codeChallenge?: string | null | undefined
   readonly codeChallengeMethod?: string | null | undefined
+  /** A phone sign-up's channel: sms (the default) or whatsapp. */
+  readonly channel?: string | null | undefined
 }
 
 /** POST /signup (reference §2.1, §2.2). */
@@ -134,6 +137,8 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         return yield* AuthError.validation("Only an email address or phone number should be provided on signup.")
       }
       const viaEmail = rawEmail !== ""
+      // A phone sign-up's confirmation goes by the channel asked for, by GoTrue's rules; an email's ignores it.
+      const channel = viaEmail ? "sms" : yield* textChannel(request.channel, Option.contains(config.sms.provider, "twilio"))
       if (!viaEmail && (request.codeChallenge ?? "") !== "") return yield* AuthError.validation("PKCE not supported for phone signups")
       const pkce = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
       if (viaEmail && !config.externalEmailEnabled) {
@@ -174,7 +179,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         // Unconfirmed: nobody has proven the address yet, so this sign-up is as good as the first. Its confirmation
         // carries its own password and data and activates only those: the account's password is not changed now
         // (that would let anyone take the address over), and an earlier sign-up's password does not survive it.
-        const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at, pkce, {
+        const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : channel, redirectTo, at, pkce, {
           password: encryptedPassword,
           data
         })
@@ -183,7 +188,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         return answer
       }
 
-      const created = yield* confirmations.register({ email, phone, encryptedPassword, data, autoconfirm, redirectTo, pkce }, at)
+      const created = yield* confirmations.register({ email, phone, encryptedPassword, data, autoconfirm, redirectTo, pkce, channel }, at)
       // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
       if (Option.isNone(created)) return yield* duplicate(email, phone, data, autoconfirm, at)
       yield* countTagged(AuthMetrics.signUps, "provider", viaEmail ? "email" : "phone")
