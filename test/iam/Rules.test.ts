@@ -90,6 +90,22 @@ describe("account rules", () => {
     const valid = [...name].length <= 100 && name.trim() === name && name.trim() !== "" && !/[\u0000-\u001f\u007f]/.test(name)
     expect(Either.isRight(result)).toBe(valid)
   })
+  const invisible = fc.constantFrom(
+    "\u0085", "\u0080", "\u009f", "\u202e", "\u202d", "\u2066", "\u2069", "\u200e", "\u200f", "\u200b", "\u200d", "\u2060",
+    "\ufeff", "\u00ad", "\u061c", "\u2028", "\u2029", "\ue000", "\udc00", "\u0007", "\u007f"
+  )
+  it.prop("a new username holding a control, format, bidirectional, separator or private-use character is refused, wherever it is",
+    [fc.string({ maxLength: 40 }), invisible, fc.string({ maxLength: 40 })], ([before, bad, after]) => {
+      const result = checkRegistration({ username: `a${before}${bad}${after}z`, password: "long enough", email: "a@b.c" })
+      expect(Either.isLeft(result)).toBe(true)
+    })
+  it.prop("a new username of visible characters from anywhere in Unicode is accepted",
+    [fc.array(fc.fullUnicode().filter((c) => !/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}\s]/u.test(c)), { minLength: 1, maxLength: 100 })],
+    ([chars]) => {
+      expect(checkRegistration({ username: chars.join(""), password: "long enough", email: "a@b.c" })).toEqual(Either.right({
+        username: chars.join(""), password: "long enough", email: "a@b.c"
+      }))
+    })
   it("emails need an @, are lower-cased and bounded", () => {
     expect(normalizeEmail(" Alice@Example.COM ")).toEqual(Either.right("alice@example.com"))
     expect(Either.isLeft(normalizeEmail("no-at"))).toBe(true)
