@@ -8,6 +8,7 @@ import {
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
 } from "@connectrpc/connect-node"
+import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web"
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
@@ -16,14 +17,16 @@ import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.j
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js"
 import { file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
+import { requestIdFrom } from "../../platform/http/RequestId.js"
 import { listenFailure } from "../../platform/ListenFailure.js"
 import type { Operation } from "../domain/Guards.js"
 import type { IamError } from "../domain/IamError.js"
 import { IAM_SERVICES } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
-import { type RpcCall, runForConnect } from "./ConnectFailure.js"
+import { grpcStatusName, type RpcCall, runForConnect } from "./ConnectFailure.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
+import { codeOfConnectName, connectCodeName, connectRefusalStatus, type Refusal, restateRefusal } from "../domain/Refusals.js"
 
 /** Where the gRPC port ended up listening (the configured port may be 0). */
 export class IamGrpcAddress extends Context.Tag("iam/IamGrpcAddress")<IamGrpcAddress, {
@@ -52,6 +55,7 @@ export const iamConnectRoutes = (
       router.rpc(method, ((request: unknown, context: HandlerContext) => {
         const headers = context.requestHeader
         const forwarded = clientHeader === undefined ? undefined : headers.get(clientHeader) ?? undefined
+        context.values.get(CALL_STATE).entered = true
         return run(
           handler(request as never, {
             authorization: headers.get("authorization") ?? undefined,
@@ -76,80 +80,230 @@ export const iamConnectRoutes = (
 }
 
 /**
- * connect-es reports a request whose protobuf bytes do not parse as INTERNAL ("parse binary: …"), which
- * tells the client the server is broken. It is the client's input that is: the gRPC status becomes
- * INVALID_ARGUMENT, without the parser's details. (gRPC-Web carries its trailers inside the body and
- * keeps connect's answer.)
- */
-const malformedAsInvalidArgument = (headers: Headers): void => {
-  const message = headers.get("grpc-message")
-  if (headers.get("grpc-status") === String(Code.Internal) && message !== null && decodeURIComponent(message).startsWith("parse binary")) {
-    headers.set("grpc-status", String(Code.InvalidArgument))
-    headers.set("grpc-message", encodeURIComponent("request message is not valid protobuf"))
-  }
-}
-
-/**
  * The gRPC spec percent-encodes grpc-message only where it must: '%' and bytes outside printable ASCII. connect-es
  * encodes like encodeURIComponent, ':' and ',' included, and @grpc/grpc-js decodes with decodeURI, which leaves
  * those escaped: "permission denied%3A …" would reach its clients. Re-encoded the spec's way, every decoder
  * (decodeURI, decodeURIComponent, grpc-go's) reads the message as it was written.
  */
-const specEncodedMessage = (headers: Headers): void => {
-  const message = headers.get("grpc-message")
-  if (message === null) return
-  let text: string
-  try {
-    text = decodeURIComponent(message)
-  } catch {
-    return
-  }
-  const bytes = Buffer.from(text, "utf8")
+const specEncoded = (text: string): string => {
   let encoded = ""
-  for (const byte of bytes) {
+  for (const byte of Buffer.from(text, "utf8")) {
     encoded += byte >= 0x20 && byte <= 0x7e && byte !== 0x25
       ? String.fromCharCode(byte)
       : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
   }
-  headers.set("grpc-message", encoded)
+  return encoded
 }
 
-const fixStatus = (headers: Headers): void => {
-  malformedAsInvalidArgument(headers)
-  specEncodedMessage(headers)
+const decodedMessage = (headers: Headers): string | undefined => {
+  const message = headers.get("grpc-message")
+  if (message === null) return undefined
+  try {
+    return decodeURIComponent(message)
+  } catch {
+    return undefined
+  }
+}
+
+const specEncodedMessage = (headers: Headers | undefined): void => {
+  const text = headers === undefined ? undefined : decodedMessage(headers)
+  if (text !== undefined) headers!.set("grpc-message", specEncoded(text))
+}
+
+/** The gRPC status in a set of headers or trailers, if it holds one. */
+const grpcRefusalIn = (headers: Headers | undefined): Refusal | undefined => {
+  const status = headers?.get("grpc-status")
+  return status === undefined || status === null || status === "0"
+    ? undefined
+    : { code: Number(status) as Code, message: decodedMessage(headers!) ?? "" }
+}
+
+const setGrpcRefusal = (headers: Headers, refusal: Refusal): void => {
+  headers.set("grpc-status", String(refusal.code))
+  headers.set("grpc-message", specEncoded(refusal.message))
+}
+
+/** gRPC-Web's frames: a flag byte, a 4-byte length, the data; the trailers are the frame with the trailer flag. */
+const grpcWebFrames = (body: Buffer): ReadonlyArray<{ readonly flags: number; readonly data: Buffer }> | undefined => {
+  const frames: Array<{ flags: number; data: Buffer }> = []
+  for (let at = 0; at < body.length;) {
+    if (at + 5 > body.length) return undefined
+    const length = body.readUInt32BE(at + 1)
+    if (at + 5 + length > body.length) return undefined
+    frames.push({ flags: body[at]!, data: body.subarray(at + 5, at + 5 + length) })
+    at += 5 + length
+  }
+  return frames
+}
+
+const grpcWebFrame = (flags: number, data: Uint8Array): Buffer => {
+  const head = Buffer.alloc(5)
+  head[0] = flags
+  head.writeUInt32BE(data.length, 1)
+  return Buffer.concat([head, data])
+}
+
+type Protocol = "grpc" | "grpc-web" | "grpc-web-text" | "connect"
+
+const protocolOf = (contentType: string): Protocol =>
+  contentType.startsWith("application/grpc-web-text") ? "grpc-web-text"
+  : contentType.startsWith("application/grpc-web") ? "grpc-web"
+  : contentType.startsWith("application/grpc") ? "grpc"
+  : "connect"
+
+interface Answer {
+  readonly status: number
+  readonly header: Headers
+  readonly body: Buffer
+  readonly trailer: Headers | undefined
+}
+
+/**
+ * A call connect refused before its handler ran, restated (restateRefusal) in the answer of its protocol: gRPC's
+ * status headers or trailers, gRPC-Web's trailer frame, Connect's JSON error body and HTTP status. Returns the
+ * answer as it goes out and the refusal it carries. (gRPC-Web text bodies are base64 and left as connect wrote them.)
+ */
+const restateAnswer = (protocol: Protocol, answer: Answer, limitBytes: number): { answer: Answer; refusal: Refusal | undefined } => {
+  switch (protocol) {
+    case "grpc": {
+      const where = grpcRefusalIn(answer.trailer) !== undefined ? answer.trailer! : answer.header
+      const found = grpcRefusalIn(where)
+      if (found === undefined) return { answer, refusal: undefined }
+      const refusal = restateRefusal(found, limitBytes)
+      setGrpcRefusal(where, refusal)
+      return { answer, refusal }
+    }
+    case "grpc-web": {
+      const frames = grpcWebFrames(answer.body)
+      const last = frames?.find((frame) => (frame.flags & trailerFlag) === trailerFlag)
+      const found = last === undefined ? grpcRefusalIn(answer.header) : grpcRefusalIn(trailerParse(last.data))
+      if (found === undefined || frames === undefined) return { answer, refusal: found }
+      const refusal = restateRefusal(found, limitBytes)
+      if (last === undefined) {
+        setGrpcRefusal(answer.header, refusal)
+        return { answer, refusal }
+      }
+      const trailer = trailerParse(last.data)
+      setGrpcRefusal(trailer, refusal)
+      const body = Buffer.concat(frames.map((frame) => frame === last ? grpcWebFrame(frame.flags, trailerSerialize(trailer)) : grpcWebFrame(frame.flags, frame.data)))
+      answer.header.delete("content-length")
+      return { answer: { ...answer, body }, refusal }
+    }
+    case "grpc-web-text":
+      return { answer, refusal: grpcRefusalIn(answer.header) }
+    case "connect": {
+      if (answer.status === 200) return { answer, refusal: undefined }
+      let parsed: { code?: unknown; message?: unknown }
+      try {
+        parsed = JSON.parse(answer.body.toString("utf8")) as typeof parsed
+      } catch {
+        return { answer, refusal: undefined }
+      }
+      const code = typeof parsed.code === "string" ? codeOfConnectName(parsed.code) : undefined
+      if (code === undefined) return { answer, refusal: undefined }
+      const refusal = restateRefusal({ code, message: typeof parsed.message === "string" ? parsed.message : "" }, limitBytes)
+      answer.header.delete("content-length")
+      return {
+        answer: {
+          ...answer,
+          status: connectRefusalStatus(refusal, answer.status, limitBytes),
+          body: Buffer.from(JSON.stringify({ code: connectCodeName(refusal.code), message: refusal.message }))
+        },
+        refusal
+      }
+    }
+  }
 }
 
 /** The address of the connection a call came in on, handed to the handlers by iamNodeAdapter. */
 const PEER_ADDRESS = createContextKey<string | undefined>(undefined, { description: "peer address" })
 
-/** connectNodeAdapter's request routing, with malformedAsInvalidArgument and specEncodedMessage applied to every gRPC answer. */
-const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (router: ConnectRouter) => void }) => {
+/** Set by an IAM method's route when its handler starts: a call that ends without it was refused by connect itself. */
+const CALL_STATE = createContextKey<{ entered: boolean }>({ entered: false }, { description: "call state" })
+
+/** What the gRPC port logs of a call that connect refused before any handler ran: no payload, no header values. */
+export interface RefusedCall {
+  readonly procedure: string
+  readonly code: string
+  readonly durationMs: number
+  readonly headers: Headers
+}
+
+const IAM_PROCEDURES: ReadonlySet<string> = new Set(
+  IAM_SERVICES.flatMap((service) => service.methods.map((method) => `/${service.typeName}/${method.name}`))
+)
+
+/**
+ * connectNodeAdapter's request routing, for the IAM methods (all unary) with the answer read whole before it is
+ * written, so that a call refused before its handler (too large, not protobuf) is restated as IAM states it and
+ * leaves one log line like every other call; every grpc-message is spec-encoded.
+ */
+const iamNodeAdapter = (options: ConnectRouterOptions & {
+  readonly routes: (router: ConnectRouter) => void
+  readonly limitBytes: number
+  readonly refused: (call: RefusedCall) => void
+}) => {
   const router = createConnectRouter({ ...options, acceptCompression: [compressionGzip, compressionBrotli] })
   options.routes(router)
   const paths = new Map(router.handlers.map((h) => [h.requestPath, h]))
   return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
-    const handler = paths.get(req.url?.split("?", 1)[0] ?? "")
+    const path = req.url?.split("?", 1)[0] ?? ""
+    const handler = paths.get(path)
     if (handler === undefined) {
       res.writeHead(404)
       res.end()
       return
     }
+    const started = performance.now()
+    const state = { entered: false }
     // An HTTP/2 request's socket is the session's, which here is the replaying stream: it carries the address.
-    const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress)
-    handler(universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values))
-      .then((response) => {
-        if (response.header !== undefined) fixStatus(response.header)
-        const trailer = response.trailer
-        const body = response.body
-        const fixed = trailer === undefined || body === undefined || !(Symbol.asyncIterator in body) ? response : {
-          ...response,
-          body: (async function*() {
-            yield* body
-            fixStatus(trailer)
-          })()
+    const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress).set(CALL_STATE, state)
+    const universal = universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values)
+    handler(universal)
+      .then(async (response) => {
+        if (!IAM_PROCEDURES.has(path)) {
+          specEncodedMessage(response.header)
+          const trailer = response.trailer
+          const body = response.body
+          return universalResponseToNodeResponse(trailer === undefined || body === undefined ? response : {
+            ...response,
+            body: (async function*() {
+              yield* body
+              specEncodedMessage(trailer)
+            })()
+          }, res as ServerResponse)
         }
-        if (trailer !== undefined && fixed === response) fixStatus(trailer)
-        return universalResponseToNodeResponse(fixed, res as ServerResponse)
+        const chunks: Array<Uint8Array> = []
+        if (response.body !== undefined) for await (const chunk of response.body) chunks.push(chunk)
+        let answer: Answer = {
+          status: response.status,
+          header: response.header ?? new Headers(),
+          body: Buffer.concat(chunks),
+          trailer: response.trailer
+        }
+        if (!state.entered) {
+          const restated = restateAnswer(protocolOf(universal.header.get("content-type") ?? ""), answer, options.limitBytes)
+          answer = restated.answer
+          if (restated.refusal !== undefined) {
+            options.refused({
+              procedure: path,
+              code: grpcStatusName(restated.refusal.code),
+              durationMs: Math.round(performance.now() - started),
+              headers: universal.header
+            })
+          }
+        }
+        specEncodedMessage(answer.header)
+        specEncodedMessage(answer.trailer)
+        const { body, trailer } = answer
+        return universalResponseToNodeResponse({
+          status: answer.status,
+          header: answer.header,
+          body: (async function*() {
+            if (body.length > 0) yield body
+          })(),
+          ...(trailer === undefined ? {} : { trailer })
+        }, res as ServerResponse)
       })
       .catch(() => undefined)
   }
@@ -204,14 +358,29 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
         ), { signal })
 
       const clientHeader = Option.getOrUndefined(Option.map(rateLimit.header, (name) => name.toLowerCase()))
+      const requestIdHeader = Option.getOrUndefined(api.requestIdHeader)
+      const refused = (call: RefusedCall): void =>
+        void Runtime.runFork(runtime, Effect.logInfo("rpc").pipe(Effect.annotateLogs({
+          procedure: call.procedure,
+          code: call.code,
+          duration_ms: call.durationMs,
+          refused: "before the handler",
+          request_id: requestIdFrom(Object.fromEntries(call.headers.entries()), requestIdHeader)
+        })))
       const adapter = iamNodeAdapter({
         routes: iamConnectRoutes(handlers, run, servingStatus, clientHeader),
         readMaxBytes: iam.maxMessageBytes,
+        limitBytes: iam.maxMessageBytes,
+        refused,
         grpc: true,
         grpcWeb: true,
         connect: true
       })
-      const h2 = createHttp2Server(adapter)
+      // HTTP/1.1 drops the optional whitespace around a header value; node:http2 (RFC 9113) drops the whole field
+      // when its value starts or ends with whitespace, so `authorization: Bearer <token> ` would arrive as no
+      // credentials at all. Node 24.2 and later let the field through, and the lenient bearer rule trims it, as over
+      // HTTP/1.1; older Node ignores the option (README: "IAM from Go").
+      const h2 = createHttp2Server({ strictFieldWhitespaceValidation: false } as Parameters<typeof createHttp2Server>[0], adapter)
       const h1 = createHttpServer(adapter)
       const sessions = new Set<Http2Session>()
       h2.on("session", (session) => {
