@@ -11,6 +11,7 @@ import {
 import { accessStep, GUARDS, OPERATIONS } from "../../src/iam/domain/Guards.js"
 import { IAM_CODES, grpcCodeOf, httpStatusOf, iamCodeOfGrpc } from "../../src/iam/domain/IamStatus.js"
 import { decideRefresh } from "../../src/iam/domain/RefreshRotation.js"
+import { codeOfConnectName, connectCodeName, connectRefusalStatus, restateRefusal, tooLargeMessage } from "../../src/iam/domain/Refusals.js"
 import { ACTIONS, RESOURCES } from "../../src/iam/domain/ResourceAction.js"
 import { actionEnum, actionOf, resourceEnum, resourceOf } from "../../src/iam/ProtoEnums.js"
 import { contractMismatch } from "../../src/iam/IamContract.js"
@@ -164,4 +165,35 @@ describe("keys and bearer tokens", () => {
     expect(bearerToken("Basic a b")).toBeUndefined()
     expect(bearerToken(undefined)).toBeUndefined()
   })
+})
+
+describe("refusals before a handler (domain/Refusals)", () => {
+  const codes = fc.constantFrom(...Object.values(Code).filter((c): c is Code => typeof c === "number"))
+  const limits = fc.integer({ min: 1024, max: 16 * 1024 * 1024 })
+
+  it.prop("connect's JSON code names and the codes map one to one", [codes], ([code]) => {
+    expect(codeOfConnectName(connectCodeName(code))).toBe(code)
+  })
+
+  it.prop("unparsable protobuf is never INTERNAL, and says nothing of the bytes", [fc.string(), limits], ([detail, limit]) => {
+    expect(restateRefusal({ code: Code.Internal, message: `parse binary: ${detail}` }, limit))
+      .toEqual({ code: Code.InvalidArgument, message: "request message is not valid protobuf" })
+  })
+
+  it.prop("a message over the limit is RESOURCE_EXHAUSTED in the REST words, 413 over Connect", [fc.nat(), limits], ([size, limit]) => {
+    const refusal = restateRefusal({ code: Code.ResourceExhausted, message: `message size ${size} is larger than configured readMaxBytes ${limit}` }, limit)
+    expect(refusal).toEqual({ code: Code.ResourceExhausted, message: tooLargeMessage(limit) })
+    expect(connectRefusalStatus(refusal, 429, limit)).toBe(413)
+  })
+
+  it.prop("any other refusal is kept, with Connect's status, and restating is idempotent", [codes, fc.string(), limits, fc.integer({ min: 400, max: 599 })],
+    ([code, message, limit, status]) => {
+      const refusal = { code, message }
+      const once = restateRefusal(refusal, limit)
+      expect(restateRefusal(once, limit)).toEqual(once)
+      if (!message.startsWith("parse binary") && !message.includes("readMaxBytes")) {
+        expect(once).toEqual(refusal)
+        expect(connectRefusalStatus(once, status, limit)).toBe(message === tooLargeMessage(limit) && code === Code.ResourceExhausted ? 413 : status)
+      }
+    })
 })

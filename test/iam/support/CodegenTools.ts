@@ -54,15 +54,21 @@ const unreachable = (error: unknown): boolean =>
 const found = (file: string, args: ReadonlyArray<string>): Promise<boolean> =>
   run(file, args, { timeoutMs: 30_000 }).then(() => true, () => false)
 
-/** The environment the Go toolchain runs in: module and build caches inside the versioned cache, no toolchain downloads. */
-export const goEnv = (dir: string): NodeJS.ProcessEnv => ({
+/** Where the Go toolchain is: on PATH, or where the official tarball installs it (not on every shell's PATH). */
+const GO_HOMES = ["", "/usr/local/go/bin", "/usr/lib/go/bin"]
+
+/**
+ * The environment the Go toolchain runs in: module and build caches inside the versioned cache, no toolchain
+ * downloads, the installed plugins and `go` itself on PATH.
+ */
+export const goEnv = (dir: string, goHome: string): NodeJS.ProcessEnv => ({
   ...process.env,
   GOBIN: join(dir, "bin"),
   GOMODCACHE: join(dir, "mod"),
   GOCACHE: join(dir, "build"),
   GOFLAGS: "-modcacherw",
   GOTOOLCHAIN: "local",
-  PATH: `${join(dir, "bin")}:${process.env["PATH"] ?? ""}`
+  PATH: [join(dir, "bin"), ...(goHome === "" ? [] : [goHome]), process.env["PATH"] ?? ""].join(":")
 })
 
 export type Installed<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly why: string }
@@ -72,9 +78,13 @@ export type Installed<A> = { readonly ok: true; readonly value: A } | { readonly
  * installed (with the reason) when there is no Go toolchain or `go install` cannot fetch the modules.
  */
 export const installGoTools = async (): Promise<Installed<{ readonly dir: string; readonly env: NodeJS.ProcessEnv }>> => {
-  if (!(await found("go", ["version"]))) return { ok: false, why: "no Go toolchain (`go`) on PATH" }
+  let goHome: string | undefined
+  for (const home of GO_HOMES) {
+    if (goHome === undefined && await found(home === "" ? "go" : join(home, "go"), ["version"])) goHome = home
+  }
+  if (goHome === undefined) return { ok: false, why: "no Go toolchain (`go` on PATH or in /usr/local/go/bin)" }
   const dir = join(CACHE, `go-protoc-gen-go-${PINNED.protocGenGo}-grpc-${PINNED.protocGenGoGrpc}-grpc-go-${PINNED.grpcGo}`)
-  const env = goEnv(dir)
+  const env = goEnv(dir, goHome)
   const marker = join(dir, ".installed")
   if (!existsSync(marker)) {
     mkdirSync(dir, { recursive: true })
