@@ -1,6 +1,8 @@
 import { request as h1Request } from "node:http"
 import { connect, createServer as createH2Server } from "node:http2"
 import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
+import * as protoLoader from "@grpc/proto-loader"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { bootstrapAdmin } from "../../src/iam/accounts/BootstrapAdmin.js"
@@ -264,5 +266,34 @@ layer(IamTestServer({ AUTH_REQUEST_ID_HEADER: "x-request-id" }).pipe(Layer.provi
       ])
       expect(JSON.stringify(logged)).not.toContain(secret)
       expect(JSON.stringify(logged)).not.toContain("aaaaaaaa")
+    }))
+
+  it.effect("file_by_filename finds the contract by its .proto name, as protoc and Python's descriptor pool name it, and without .proto", () =>
+    Effect.gen(function*() {
+      const { grpc: address } = yield* IamEndpoints
+      const file = fileURLToPath(new URL("../../node_modules/@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto", import.meta.url))
+      const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(file, { keepCase: true, defaults: true, oneofs: true })) as any
+      const client = new pkg.grpc.reflection.v1.ServerReflection(address, grpc.credentials.createInsecure())
+      const ask = (request: object) =>
+        Effect.promise(() => new Promise<any>((resolve, reject) => {
+          const stream = client.ServerReflectionInfo()
+          stream.on("data", (r: any) => {
+            resolve(r)
+            stream.end()
+          })
+          stream.on("error", reject)
+          stream.write(request)
+        }))
+      const firstFileName = (answer: any): string => {
+        const bytes: Buffer = answer.file_descriptor_response.file_descriptor_proto[0]
+        return bytes.subarray(2, 2 + bytes[1]!).toString()
+      }
+      for (const name of ["gatehouse/iam/v1/iam.proto", "gatehouse/iam/v1/iam", "google/protobuf/timestamp.proto", "grpc/health/v1/health.proto"]) {
+        const answer = yield* ask({ file_by_filename: name })
+        expect(answer.message_response).toBe("file_descriptor_response")
+        expect(firstFileName(answer)).toBe(name.endsWith(".proto") ? name : `${name}.proto`)
+      }
+      expect((yield* ask({ file_by_filename: "gatehouse/iam/v1/nope.proto" })).error_response.error_code).toBe(5)
+      client.close()
     }))
 })

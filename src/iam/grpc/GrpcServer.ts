@@ -55,7 +55,8 @@ export const iamConnectRoutes = (
       router.rpc(method, ((request: unknown, context: HandlerContext) => {
         const headers = context.requestHeader
         const forwarded = clientHeader === undefined ? undefined : headers.get(clientHeader) ?? undefined
-        context.values.get(CALL_STATE).entered = true
+        const state = context.values.get(CALL_STATE)
+        if (state !== undefined) state.entered = true
         return run(
           handler(request as never, {
             authorization: headers.get("authorization") ?? undefined,
@@ -219,7 +220,7 @@ const restateAnswer = (protocol: Protocol, answer: Answer, limitBytes: number): 
 const PEER_ADDRESS = createContextKey<string | undefined>(undefined, { description: "peer address" })
 
 /** Set by an IAM method's route when its handler starts: a call that ends without it was refused by connect itself. */
-const CALL_STATE = createContextKey<{ entered: boolean }>({ entered: false }, { description: "call state" })
+const CALL_STATE = createContextKey<{ entered: boolean } | undefined>(undefined, { description: "call state" })
 
 /** What the gRPC port logs of a call that connect refused before any handler ran: no payload, no header values. */
 export interface RefusedCall {
