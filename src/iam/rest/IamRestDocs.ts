@@ -90,13 +90,16 @@ const messageSchemas = (roots: ReadonlyArray<DescMessage>): Record<string, JsonO
 const serviceOf = (operation: Operation): string =>
   IAM_SERVICES.find((service) => service.methods.some((m) => m.name === operation))!.typeName
 
-const idParameter = (name: string): JsonObject => ({
-  name,
-  in: "path",
-  required: true,
-  description: "An id, or `me` for the caller",
-  schema: { type: "string", pattern: "^([0-9]+|me)$" }
-})
+const idParameter = (name: string): JsonObject =>
+  name === "user_id"
+    ? {
+      name,
+      in: "path",
+      required: true,
+      description: "A user id, or `me` for the caller (named by the bearer token)",
+      schema: { type: "string", pattern: "^([0-9]+|me)$" }
+    }
+    : { name, in: "path", required: true, description: "An id", schema: { type: "string", pattern: "^[0-9]+$" } }
 
 const securityOf = (operation: Operation): Array<JsonObject> =>
   GUARDS[operation]._tag !== "Public" ? [{ [IAM_BEARER]: [] }]
