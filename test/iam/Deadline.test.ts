@@ -2,7 +2,7 @@ import { connect, createServer, type Http2Server } from "node:http2"
 import type { AddressInfo } from "node:net"
 import { connectNodeAdapter } from "@connectrpc/connect-node"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { type Context, Effect, Runtime } from "effect"
+import { type Context, Effect, Logger, LogLevel } from "effect"
 import { runForConnect } from "../../src/iam/grpc/ConnectFailure.js"
 import { iamConnectRoutes } from "../../src/iam/grpc/GrpcServer.js"
 import { ServingStatus } from "../../src/iam/grpc/Health.js"
@@ -18,7 +18,8 @@ let server: Http2Server
 let origin: string
 
 beforeAll(async () => {
-  const run = runForConnect(Runtime.defaultRuntime)
+  // The test servers log only errors: the access lines of these calls stay out of the test output.
+  const run = runForConnect(Effect.runSync(Effect.runtime<never>().pipe(Logger.withMinimumLogLevel(LogLevel.Error))))
   server = createServer(connectNodeAdapter({
     routes: iamConnectRoutes(neverEnding, run, async () => ServingStatus.SERVING, undefined),
     grpc: true,
