@@ -22,6 +22,7 @@ import type { IamError } from "../domain/IamError.js"
 import { IAM_SERVICES } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
 import { type RpcCall, runForConnect } from "./ConnectFailure.js"
+import { strictJson } from "./StrictJson.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
 
@@ -60,7 +61,7 @@ export const iamConnectRoutes = (
           context.signal,
           { procedure, headers }
         )
-      }) as never)
+      }) as never, { jsonOptions: strictJson(method.input) })
     }
   }
   const registry = reflectionFiles([
