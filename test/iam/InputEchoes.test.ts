@@ -47,8 +47,8 @@ interface Answer {
 
 const headersText = (headers: Headers) => [...headers.entries()].map(([k, v]) => `${k}: ${v}`).join("\n")
 
-const connectJson = (address: string, { body, method }: Case): Promise<Answer> =>
-  fetch(`http://${address}/gatehouse.iam.v1.${method}`, { method: "POST", headers: { "content-type": "application/json" }, body })
+const connectJson = (address: string, { body, method }: Case, extra: Record<string, string> = {}): Promise<Answer> =>
+  fetch(`http://${address}/gatehouse.iam.v1.${method}`, { method: "POST", headers: { "content-type": "application/json", ...extra }, body })
     .then(async (response) => {
       const text = await response.text()
       const error = JSON.parse(text) as { code: string; message: string }
@@ -68,10 +68,10 @@ const statusOf = (fields: Readonly<Record<string, string | undefined>>) => ({
   message: decodeURIComponent(fields["grpc-message"] ?? "")
 })
 
-const grpcWebJson = (address: string, { body, method }: Case): Promise<Answer> =>
+const grpcWebJson = (address: string, { body, method }: Case, extra: Record<string, string> = {}): Promise<Answer> =>
   fetch(`http://${address}/gatehouse.iam.v1.${method}`, {
     method: "POST",
-    headers: { "content-type": "application/grpc-web+json", "x-grpc-web": "1" },
+    headers: { "content-type": "application/grpc-web+json", "x-grpc-web": "1", ...extra },
     body: frame(body)
   }).then(async (response) => {
     const bytes = Buffer.from(await response.arrayBuffer())
@@ -87,7 +87,7 @@ const grpcWebJson = (address: string, { body, method }: Case): Promise<Answer> =
   })
 
 /** gRPC with a JSON body (application/grpc+json), over HTTP/2 as any gRPC client sends it. */
-const grpcJson = (address: string, { body, method }: Case): Promise<Answer> =>
+const grpcJson = (address: string, { body, method }: Case, extra: Record<string, string> = {}): Promise<Answer> =>
   new Promise((resolve, reject) => {
     const session = http2Connect(`http://${address}`)
     session.on("error", reject)
@@ -95,7 +95,8 @@ const grpcJson = (address: string, { body, method }: Case): Promise<Answer> =>
       ":method": "POST",
       ":path": `/gatehouse.iam.v1.${method}`,
       "content-type": "application/grpc+json",
-      te: "trailers"
+      te: "trailers",
+      ...extra
     })
     let headers: Record<string, string> = {}
     let trailers: Record<string, string> = {}
@@ -148,6 +149,31 @@ layer(IamTestServer(), { timeout: 120_000 })("IAM input in errors", (it) => {
           expect(answer.everything, request.body).not.toContain(String(SECRET_NUMBER))
         }
       }
+    }))
+
+  it.effect("a malformed deadline or an unknown compression is refused without repeating the header's value", () =>
+    Effect.gen(function*() {
+      const { grpc: address } = yield* IamEndpoints
+      const request: Case = { method: "AuthService/ValidateToken", body: "{}", says: "" }
+      const answers = yield* Effect.promise(() => Promise.all([
+        grpcJson(address, request, { "grpc-timeout": SECRET }),
+        grpcWebJson(address, request, { "grpc-timeout": SECRET }),
+        connectJson(address, request, { "connect-timeout-ms": SECRET }),
+        grpcJson(address, request, { "grpc-encoding": SECRET }),
+        grpcWebJson(address, request, { "grpc-encoding": SECRET }),
+        connectJson(address, request, { "content-encoding": SECRET })
+      ]))
+      expect(answers.map((a) => a.status)).toEqual(["3", "3", "400 invalid_argument", "12", "12", "501 unimplemented"])
+      expect(answers.map((a) => a.message)).toEqual([
+        ...Array(2).fill("protocol error: invalid grpc timeout value: (not shown)"),
+        "protocol error: invalid connect timeout value: (not shown)",
+        ...Array(3).fill("unknown compression \"(not shown)\": supported encodings are gzip,br")
+      ])
+      for (const answer of answers) expect(answer.everything).not.toContain(SECRET)
+      // Valid values still work.
+      const fine = yield* Effect.promise(() => connectJson(address, request, { "connect-timeout-ms": "5000", "content-encoding": "identity" }))
+      expect(fine.status).toBe("400 invalid_argument")
+      expect(fine.message).toBe("token is required")
     }))
 
   it.effect("Connect refuses a misspelt field instead of ignoring it: Logout {all_session: true} logs nothing out", () =>

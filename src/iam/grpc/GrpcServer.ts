@@ -22,6 +22,7 @@ import type { IamError } from "../domain/IamError.js"
 import { IAM_SERVICES } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
 import { type RpcCall, runForConnect } from "./ConnectFailure.js"
+import { withoutEchoedValues } from "./EchoedHeaders.js"
 import { strictJson } from "./StrictJson.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
@@ -137,7 +138,9 @@ const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (rout
     }
     // An HTTP/2 request's socket is the session's, which here is the replaying stream: it carries the address.
     const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress)
-    handler(universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values))
+    const request = universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values)
+    withoutEchoedValues(request.header)
+    handler(request)
       .then((response) => {
         if (response.header !== undefined) fixStatus(response.header)
         const trailer = response.trailer
