@@ -197,6 +197,35 @@ layer(IamTestServer(), { timeout: 120_000 })("IAM input in errors", (it) => {
       expect((yield* call("ValidateToken", { token: other.accessToken })).body.valid ?? false).toBe(false)
     }))
 
+  it.effect("malformed protobuf is INVALID_ARGUMENT over Connect and gRPC-Web as over gRPC, and good protobuf still works", () =>
+    Effect.gen(function*() {
+      const { grpc: address } = yield* IamEndpoints
+      const url = `http://${address}/gatehouse.iam.v1.AuthService/ValidateToken`
+      // Field 1 (token) claiming 255 bytes and carrying one; then a valid ValidateTokenRequest {token: "x"}.
+      const bad = Buffer.from([0x0a, 0xff, 0x01, 0x61])
+      const good = Buffer.from([0x0a, 0x01, 0x78])
+      const webFrame = (bytes: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, 0, bytes.length]), bytes])
+      const send = (contentType: string, body: Buffer) =>
+        Effect.promise(() => fetch(url, { method: "POST", headers: { "content-type": contentType }, body })
+          .then(async (r) => ({ status: r.status, body: Buffer.from(await r.arrayBuffer()) })))
+
+      const connect = yield* send("application/proto", bad)
+      expect(connect.status).toBe(400)
+      expect(JSON.parse(connect.body.toString())).toEqual({ code: "invalid_argument", message: "request message is not valid protobuf" })
+      const connectGood = yield* send("application/proto", good)
+      expect(connectGood.status).toBe(200)
+      expect([...connectGood.body]).toEqual([0x3a, 0x09, ...Buffer.from("malformed")])
+
+      const web = yield* send("application/grpc-web+proto", webFrame(bad))
+      expect(web.status).toBe(200)
+      expect(web.body[0]).toBe(0x80)
+      expect(web.body.subarray(5).toString().split("\r\n").sort())
+        .toEqual(["", "grpc-message: request%20message%20is%20not%20valid%20protobuf", "grpc-status: 3"])
+      const webGood = yield* send("application/grpc-web+proto", webFrame(good))
+      expect([...webGood.body.subarray(0, 16)]).toEqual([0, 0, 0, 0, 11, 0x3a, 0x09, ...Buffer.from("malformed")])
+      expect(webGood.body.subarray(21).toString()).toContain("grpc-status: 0")
+    }))
+
   it.effect("gRPC's malformed protobuf names no byte of it; the @effect/rpc group's bad payloads quote nothing", () =>
     Effect.gen(function*() {
       const { grpc: address, http } = yield* IamEndpoints
