@@ -22,6 +22,9 @@ import type { IamError } from "../domain/IamError.js"
 import { IAM_SERVICES } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
 import { type RpcCall, runForConnect } from "./ConnectFailure.js"
+import { withoutEchoedValues } from "./EchoedHeaders.js"
+import { malformedProtobufAsInvalidArgument } from "./MalformedProtobuf.js"
+import { strictJson } from "./StrictJson.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
 
@@ -60,7 +63,7 @@ export const iamConnectRoutes = (
           context.signal,
           { procedure, headers }
         )
-      }) as never)
+      }) as never, { jsonOptions: strictJson(method.input) })
     }
   }
   const registry = reflectionFiles([
@@ -78,8 +81,8 @@ export const iamConnectRoutes = (
 /**
  * connect-es reports a request whose protobuf bytes do not parse as INTERNAL ("parse binary: …"), which
  * tells the client the server is broken. It is the client's input that is: the gRPC status becomes
- * INVALID_ARGUMENT, without the parser's details. (gRPC-Web carries its trailers inside the body and
- * keeps connect's answer.)
+ * INVALID_ARGUMENT, without the parser's details. (Connect and gRPC-Web carry theirs in the body:
+ * malformedProtobufAsInvalidArgument.)
  */
 const malformedAsInvalidArgument = (headers: Headers): void => {
   const message = headers.get("grpc-message")
@@ -136,7 +139,10 @@ const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (rout
     }
     // An HTTP/2 request's socket is the session's, which here is the replaying stream: it carries the address.
     const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress)
-    handler(universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values))
+    const request = universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values)
+    withoutEchoedValues(request.header)
+    handler(request)
+      .then(malformedProtobufAsInvalidArgument)
       .then((response) => {
         if (response.header !== undefined) fixStatus(response.header)
         const trailer = response.trailer

@@ -9,6 +9,7 @@ import { IamError } from "../domain/IamError.js"
 import { httpStatusOf } from "../domain/IamStatus.js"
 import { methodOf } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
+import { jsonInputProblem } from "../JsonInputProblem.js"
 import { IamRouter } from "../IamRouter.js"
 import { IamKeys } from "../tokens/IamKeys.js"
 
@@ -85,12 +86,6 @@ export const isRestPath = (path: string): boolean =>
 export const restEdgeRejection = (status: number): HttpServerResponse.HttpServerResponse =>
   status === 413 ? tooLargeResponse() : errorResponse(IamError.invalid("bad request"))
 
-// protobuf-es quotes the offending value in its messages; a password must not come back in an error.
-const describeJsonError = (error: unknown): string => {
-  const field = /field ([\w.]+)/.exec(String((error as Error | undefined)?.message ?? ""))?.[1]?.split(".").pop()
-  return field === undefined ? "request body does not match the request message" : `field ${field} has an invalid value`
-}
-
 /**
  * REST accepts an enum by its short name too ("USER" for RESOURCE_TYPE_USER), the spelling the database and
  * the policy use. Only strings that name no value as written are touched.
@@ -150,7 +145,7 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys 
         const ids = yield* pathIds(params)
         const input = yield* Effect.try({
           try: () => fromJson(method.input, acceptShortEnumNames(method.input, { ...body, ...ids })),
-          catch: (error) => IamError.invalid(describeJsonError(error))
+          catch: (error) => IamError.invalid(jsonInputProblem(method.input, error))
         })
         const client = clientAddress(
           clientHeader === undefined ? undefined : request.headers[clientHeader],
