@@ -15,6 +15,7 @@ import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js"
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js"
 import { file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js"
+import { type CorsPolicy, decideCors } from "../../platform/http/Cors.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import { listenFailure } from "../../platform/ListenFailure.js"
 import type { Operation } from "../domain/Guards.js"
@@ -22,6 +23,8 @@ import type { IamError } from "../domain/IamError.js"
 import { IAM_SERVICES } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
 import { type RpcCall, runForConnect } from "./ConnectFailure.js"
+import { grpcCorsPolicy } from "./GrpcCors.js"
+import { grpcWebText } from "./GrpcWebText.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
 
@@ -122,23 +125,45 @@ const fixStatus = (headers: Headers): void => {
 /** The address of the connection a call came in on, handed to the handlers by iamNodeAdapter. */
 const PEER_ADDRESS = createContextKey<string | undefined>(undefined, { description: "peer address" })
 
-/** connectNodeAdapter's request routing, with malformedAsInvalidArgument and specEncodedMessage applied to every gRPC answer. */
-const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (router: ConnectRouter) => void }) => {
+/** A Node request's headers as the CORS decision reads them: lower-case names, one value each. */
+const corsRequest = (req: IncomingMessage | Http2ServerRequest) => ({
+  method: req.method ?? "",
+  headers: Object.fromEntries(
+    Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : value])
+  )
+})
+
+/**
+ * connectNodeAdapter's request routing, with CORS for browser pages on other origins (preflights answered here,
+ * every answer given the policy's headers), gRPC-Web text translated to binary and back, and
+ * malformedAsInvalidArgument and specEncodedMessage applied to every gRPC answer.
+ */
+const iamNodeAdapter = (
+  options: ConnectRouterOptions & { readonly routes: (router: ConnectRouter) => void; readonly cors: CorsPolicy }
+) => {
   const router = createConnectRouter({ ...options, acceptCompression: [compressionGzip, compressionBrotli] })
   options.routes(router)
-  const paths = new Map(router.handlers.map((h) => [h.requestPath, h]))
+  const paths = new Map(router.handlers.map((h) => [h.requestPath, grpcWebText(h)]))
   return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
+    const cors = decideCors(options.cors, corsRequest(req))
+    if (cors._tag === "Preflight") {
+      res.writeHead(204, cors.headers)
+      res.end()
+      return
+    }
     const handler = paths.get(req.url?.split("?", 1)[0] ?? "")
     if (handler === undefined) {
-      res.writeHead(404)
+      res.writeHead(404, cors.headers)
       res.end()
       return
     }
     // An HTTP/2 request's socket is the session's, which here is the replaying stream: it carries the address.
     const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress)
     handler(universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values))
-      .then((response) => {
-        if (response.header !== undefined) fixStatus(response.header)
+      .then((answer) => {
+        const response = answer.header === undefined ? { ...answer, header: new Headers() } : answer as typeof answer & { header: Headers }
+        for (const [name, value] of Object.entries(cors.headers)) response.header.set(name, value)
+        fixStatus(response.header)
         const trailer = response.trailer
         const body = response.body
         const fixed = trailer === undefined || body === undefined || !(Symbol.asyncIterator in body) ? response : {
@@ -206,6 +231,7 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
       const clientHeader = Option.getOrUndefined(Option.map(rateLimit.header, (name) => name.toLowerCase()))
       const adapter = iamNodeAdapter({
         routes: iamConnectRoutes(handlers, run, servingStatus, clientHeader),
+        cors: grpcCorsPolicy(api.corsAllowedHeaders, api.corsAllowedOrigins),
         readMaxBytes: iam.maxMessageBytes,
         grpc: true,
         grpcWeb: true,
