@@ -164,6 +164,25 @@ layer(IamTestServer({ AUTH_CORS_ALLOWED_HEADERS: "X-App-Version" }), { timeout: 
         expect(again.trailers).toMatchObject({ "grpc-status": "6" })
       }))
 
+    it.effect("gRPC-Web, binary and text: protobuf that does not parse is INVALID_ARGUMENT, never INTERNAL", () =>
+      Effect.gen(function*() {
+        const { grpc } = yield* IamEndpoints
+        // Field 1 (username) claims 255 bytes and carries one; then field 1 as a varint (the wrong wire type).
+        for (const bad of [Buffer.from([0x0a, 0xff, 0x01, 0x61]), Buffer.from([0x08, 0x01])]) {
+          const text = yield* grpcWebText(grpc, REGISTER, [frame(0, bad).toString("base64")])
+          expect(text.trailers["grpc-status"]).toBe("3")
+          const binary = yield* promise(async () => {
+            const response = await fetch(`http://${grpc}${REGISTER}`, {
+              method: "POST",
+              headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" },
+              body: frame(0, bad)
+            })
+            return frames(Buffer.from(await response.arrayBuffer()))
+          })
+          expect(binary.trailers).toEqual({ "grpc-status": "3", "grpc-message": "request message is not valid protobuf" })
+        }
+      }))
+
     it.effect("gRPC-Web text: a body that is not base64 is INVALID_ARGUMENT, never INTERNAL", () =>
       Effect.gen(function*() {
         const { grpc } = yield* IamEndpoints

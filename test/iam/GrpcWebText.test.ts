@@ -2,6 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect"
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { binaryContentType, fromBase64, toBase64 } from "../../src/iam/grpc/GrpcWebText.js"
+import { withGrpcWebTrailers } from "../../src/iam/grpc/GrpcWebTrailers.js"
 
 async function* chunksOf(parts: ReadonlyArray<Uint8Array>): AsyncIterable<Uint8Array> {
   yield* parts
@@ -83,5 +84,44 @@ describe("gRPC-Web text", () => {
     for (const other of [null, undefined, "", "application/grpc-web", "application/grpc-web+proto", "application/json", "application/grpc-web-textual"]) {
       expect(binaryContentType(other), String(other)).toBeUndefined()
     }
+  })
+})
+
+const frameOf = (flags: number, data: Uint8Array): Buffer => {
+  const head = Buffer.alloc(5)
+  head.writeUInt8(flags, 0)
+  head.writeUInt32BE(data.length, 1)
+  return Buffer.concat([head, data])
+}
+
+describe("gRPC-Web trailer frames", () => {
+  const trailer = (fields: string) => frameOf(0x80, Buffer.from(fields, "utf8"))
+  const upperCaseMessage = (trailers: Headers) => trailers.set("grpc-message", (trailers.get("grpc-message") ?? "").toUpperCase())
+
+  it("however the body is cut, messages pass unchanged and the trailer frame is rewritten by the fix", () =>
+    fc.assert(fc.asyncProperty(messages, cuts, async (parts, at) => {
+      const body = Buffer.concat([...parts.map((part) => frameOf(0, part)), trailer("grpc-status: 13\r\ngrpc-message: broken\r\n")])
+      const out = await collect(withGrpcWebTrailers(chunksOf(cut(body.toString("latin1"), at)), upperCaseMessage))
+      expect(out).toEqual(Buffer.concat([...parts.map((part) => frameOf(0, part)), trailer("grpc-message: BROKEN\r\ngrpc-status: 13\r\n")]))
+    })))
+
+  it("each message is passed on as soon as it is whole, before the stream goes on", async () => {
+    const seen: Array<number> = []
+    async function* stream(): AsyncIterable<Uint8Array> {
+      yield frameOf(0, Buffer.from([1, 2, 3]))
+      seen.push(seen.length)
+      yield trailer("grpc-status: 0\r\n")
+    }
+    const iterator = withGrpcWebTrailers(stream(), () => {})[Symbol.asyncIterator]()
+    const first = await iterator.next()
+    expect(first.value).toEqual(frameOf(0, Buffer.from([1, 2, 3])))
+    expect(seen).toEqual([])
+  })
+
+  it("a compressed trailer frame and a body cut short are passed on as they came", async () => {
+    const compressed = frameOf(0x81, Buffer.from([9, 9, 9]))
+    expect(await collect(withGrpcWebTrailers(chunksOf([compressed]), upperCaseMessage))).toEqual(compressed)
+    const short = frameOf(0, Buffer.from([1, 2, 3])).subarray(0, 6)
+    expect(await collect(withGrpcWebTrailers(chunksOf([short]), upperCaseMessage))).toEqual(short)
   })
 })

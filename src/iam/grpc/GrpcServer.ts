@@ -8,6 +8,7 @@ import {
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
 } from "@connectrpc/connect-node"
+import type { UniversalHandlerFn } from "@connectrpc/connect/protocol"
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
@@ -25,6 +26,7 @@ import { anyHandler, IamHandlers } from "../IamHandlers.js"
 import { type RpcCall, runForConnect } from "./ConnectFailure.js"
 import { grpcCorsPolicy } from "./GrpcCors.js"
 import { grpcWebText } from "./GrpcWebText.js"
+import { withGrpcWebTrailers } from "./GrpcWebTrailers.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
 
@@ -81,8 +83,7 @@ export const iamConnectRoutes = (
 /**
  * connect-es reports a request whose protobuf bytes do not parse as INTERNAL ("parse binary: …"), which
  * tells the client the server is broken. It is the client's input that is: the gRPC status becomes
- * INVALID_ARGUMENT, without the parser's details. (gRPC-Web carries its trailers inside the body and
- * keeps connect's answer.)
+ * INVALID_ARGUMENT, without the parser's details, over gRPC and gRPC-Web alike.
  */
 const malformedAsInvalidArgument = (headers: Headers): void => {
   const message = headers.get("grpc-message")
@@ -134,16 +135,42 @@ const corsRequest = (req: IncomingMessage | Http2ServerRequest) => ({
 })
 
 /**
+ * A handler whose answers have malformedAsInvalidArgument and specEncodedMessage applied wherever the gRPC status
+ * travels: the headers (a failure before any message), HTTP/2 trailers (gRPC), or the trailer frame at the end of a
+ * gRPC-Web body.
+ */
+const withFixedStatus = (handler: UniversalHandlerFn): UniversalHandlerFn => async (request) => {
+  const response = await handler(request)
+  if (response.header !== undefined) fixStatus(response.header)
+  const { body, trailer } = response
+  if (body === undefined) {
+    if (trailer !== undefined) fixStatus(trailer)
+    return response
+  }
+  if (/^application\/grpc-web/i.test(response.header?.get("content-type") ?? "")) {
+    return { ...response, body: withGrpcWebTrailers(body, fixStatus) }
+  }
+  if (trailer === undefined) return response
+  return {
+    ...response,
+    body: (async function*() {
+      yield* body
+      fixStatus(trailer)
+    })()
+  }
+}
+
+/**
  * connectNodeAdapter's request routing, with CORS for browser pages on other origins (preflights answered here,
- * every answer given the policy's headers), gRPC-Web text translated to binary and back, and
- * malformedAsInvalidArgument and specEncodedMessage applied to every gRPC answer.
+ * every answer given the policy's headers), gRPC-Web text translated to binary and back, and every gRPC status
+ * corrected by withFixedStatus.
  */
 const iamNodeAdapter = (
   options: ConnectRouterOptions & { readonly routes: (router: ConnectRouter) => void; readonly cors: CorsPolicy }
 ) => {
   const router = createConnectRouter({ ...options, acceptCompression: [compressionGzip, compressionBrotli] })
   options.routes(router)
-  const paths = new Map(router.handlers.map((h) => [h.requestPath, grpcWebText(h)]))
+  const paths = new Map(router.handlers.map((h) => [h.requestPath, grpcWebText(withFixedStatus(h))]))
   return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
     const cors = decideCors(options.cors, corsRequest(req))
     if (cors._tag === "Preflight") {
@@ -160,21 +187,10 @@ const iamNodeAdapter = (
     // An HTTP/2 request's socket is the session's, which here is the replaying stream: it carries the address.
     const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress)
     handler(universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values))
-      .then((answer) => {
-        const response = answer.header === undefined ? { ...answer, header: new Headers() } : answer as typeof answer & { header: Headers }
-        for (const [name, value] of Object.entries(cors.headers)) response.header.set(name, value)
-        fixStatus(response.header)
-        const trailer = response.trailer
-        const body = response.body
-        const fixed = trailer === undefined || body === undefined || !(Symbol.asyncIterator in body) ? response : {
-          ...response,
-          body: (async function*() {
-            yield* body
-            fixStatus(trailer)
-          })()
-        }
-        if (trailer !== undefined && fixed === response) fixStatus(trailer)
-        return universalResponseToNodeResponse(fixed, res as ServerResponse)
+      .then((response) => {
+        const header = response.header ?? new Headers()
+        for (const [name, value] of Object.entries(cors.headers)) header.set(name, value)
+        return universalResponseToNodeResponse({ ...response, header }, res as ServerResponse)
       })
       .catch(() => undefined)
   }
