@@ -4,6 +4,7 @@
  * port's settings (CORS_ALLOWED_ORIGINS, CORS_ALLOWED_HEADERS), and gRPC-Web's text mode. The same from chromium,
  * through connect-web and the official grpc-web client: test/browser/IamInChromium.test.ts.
  */
+import { connect as connectHttp2 } from "node:http2"
 import { fromBinary, toBinary, create, type DescMessage, type MessageShape } from "@bufbuild/protobuf"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -135,6 +136,37 @@ layer(IamTestServer({ AUTH_CORS_ALLOWED_HEADERS: "X-App-Version" }), { timeout: 
         const plain = yield* connectPost(grpc, VALIDATE, { token: "x" })
         expect(plain.status).toBe(200)
         expect(corsOf(plain).origin).toBeNull()
+      }))
+
+    it.effect("over HTTP/2 too, a preflight is granted and an answer carries the origin", () =>
+      Effect.gen(function*() {
+        const { grpc } = yield* IamEndpoints
+        const h2 = (headers: Record<string, string>, body?: string) =>
+          promise(() => new Promise<Record<string, unknown>>((resolve, reject) => {
+            const session = connectHttp2(`http://${grpc}`)
+            session.on("error", reject)
+            const stream = session.request({ ":path": VALIDATE, origin: ORIGIN, ...headers })
+            stream.on("response", (answer) => {
+              stream.resume()
+              stream.on("end", () => {
+                session.close()
+                resolve(answer)
+              })
+            })
+            stream.end(body)
+          }))
+        const preflight = yield* h2({
+          ":method": "OPTIONS",
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "connect-protocol-version,content-type"
+        })
+        expect(preflight).toMatchObject({
+          ":status": 204,
+          "access-control-allow-origin": ORIGIN,
+          "access-control-allow-headers": "connect-protocol-version, content-type"
+        })
+        const answer = yield* h2({ ":method": "POST", "content-type": "application/json", "connect-protocol-version": "1" }, "{\"token\":\"x\"}")
+        expect(answer).toMatchObject({ ":status": 200, "access-control-allow-origin": ORIGIN })
       }))
 
     it.effect("gRPC-Web text: a base64 request is answered in base64 with the message and the trailers", () =>
