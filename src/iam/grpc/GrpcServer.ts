@@ -8,6 +8,7 @@ import {
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
 } from "@connectrpc/connect-node"
+import type { UniversalHandlerFn } from "@connectrpc/connect/protocol"
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
@@ -15,6 +16,7 @@ import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js"
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js"
 import { file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js"
+import { type CorsPolicy, decideCors } from "../../platform/http/Cors.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import { listenFailure } from "../../platform/ListenFailure.js"
 import type { Operation } from "../domain/Guards.js"
@@ -23,6 +25,9 @@ import { IAM_SERVICES } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
 import { type RpcCall, runForConnect } from "./ConnectFailure.js"
 import { withoutEchoedValues } from "./EchoedHeaders.js"
+import { grpcCorsPolicy } from "./GrpcCors.js"
+import { grpcWebText } from "./GrpcWebText.js"
+import { withGrpcWebTrailers } from "./GrpcWebTrailers.js"
 import { malformedProtobufAsInvalidArgument } from "./MalformedProtobuf.js"
 import { strictJson } from "./StrictJson.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
@@ -81,8 +86,8 @@ export const iamConnectRoutes = (
 /**
  * connect-es reports a request whose protobuf bytes do not parse as INTERNAL ("parse binary: …"), which
  * tells the client the server is broken. It is the client's input that is: the gRPC status becomes
- * INVALID_ARGUMENT, without the parser's details. (Connect and gRPC-Web carry theirs in the body:
- * malformedProtobufAsInvalidArgument.)
+ * INVALID_ARGUMENT, without the parser's details, over gRPC and gRPC-Web alike. (Connect carries its status in a
+ * JSON body: malformedProtobufAsInvalidArgument.)
  */
 const malformedAsInvalidArgument = (headers: Headers): void => {
   const message = headers.get("grpc-message")
@@ -125,15 +130,61 @@ const fixStatus = (headers: Headers): void => {
 /** The address of the connection a call came in on, handed to the handlers by iamNodeAdapter. */
 const PEER_ADDRESS = createContextKey<string | undefined>(undefined, { description: "peer address" })
 
-/** connectNodeAdapter's request routing, with malformedAsInvalidArgument and specEncodedMessage applied to every gRPC answer. */
-const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (router: ConnectRouter) => void }) => {
+/** A Node request's headers as the CORS decision reads them: lower-case names, one value each. */
+const corsRequest = (req: IncomingMessage | Http2ServerRequest) => ({
+  method: req.method ?? "",
+  headers: Object.fromEntries(
+    Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : value])
+  )
+})
+
+/**
+ * A handler whose answers have malformedAsInvalidArgument and specEncodedMessage applied wherever the gRPC status
+ * travels: the headers (a failure before any message), HTTP/2 trailers (gRPC), or the trailer frame at the end of a
+ * gRPC-Web body.
+ */
+const withFixedStatus = (handler: UniversalHandlerFn): UniversalHandlerFn => async (request) => {
+  const response = await malformedProtobufAsInvalidArgument(await handler(request))
+  if (response.header !== undefined) fixStatus(response.header)
+  const { body, trailer } = response
+  if (body === undefined) {
+    if (trailer !== undefined) fixStatus(trailer)
+    return response
+  }
+  if (/^application\/grpc-web/i.test(response.header?.get("content-type") ?? "")) {
+    return { ...response, body: withGrpcWebTrailers(body, fixStatus) }
+  }
+  if (trailer === undefined) return response
+  return {
+    ...response,
+    body: (async function*() {
+      yield* body
+      fixStatus(trailer)
+    })()
+  }
+}
+
+/**
+ * connectNodeAdapter's request routing, with CORS for browser pages on other origins (preflights answered here,
+ * every answer given the policy's headers), gRPC-Web text translated to binary and back, and every gRPC status
+ * corrected by withFixedStatus.
+ */
+const iamNodeAdapter = (
+  options: ConnectRouterOptions & { readonly routes: (router: ConnectRouter) => void; readonly cors: CorsPolicy }
+) => {
   const router = createConnectRouter({ ...options, acceptCompression: [compressionGzip, compressionBrotli] })
   options.routes(router)
-  const paths = new Map(router.handlers.map((h) => [h.requestPath, h]))
+  const paths = new Map(router.handlers.map((h) => [h.requestPath, grpcWebText(withFixedStatus(h))]))
   return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
+    const cors = decideCors(options.cors, corsRequest(req))
+    if (cors._tag === "Preflight") {
+      res.writeHead(204, cors.headers)
+      res.end()
+      return
+    }
     const handler = paths.get(req.url?.split("?", 1)[0] ?? "")
     if (handler === undefined) {
-      res.writeHead(404)
+      res.writeHead(404, cors.headers)
       res.end()
       return
     }
@@ -144,18 +195,9 @@ const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (rout
     handler(request)
       .then(malformedProtobufAsInvalidArgument)
       .then((response) => {
-        if (response.header !== undefined) fixStatus(response.header)
-        const trailer = response.trailer
-        const body = response.body
-        const fixed = trailer === undefined || body === undefined || !(Symbol.asyncIterator in body) ? response : {
-          ...response,
-          body: (async function*() {
-            yield* body
-            fixStatus(trailer)
-          })()
-        }
-        if (trailer !== undefined && fixed === response) fixStatus(trailer)
-        return universalResponseToNodeResponse(fixed, res as ServerResponse)
+        const header = response.header ?? new Headers()
+        for (const [name, value] of Object.entries(cors.headers)) header.set(name, value)
+        return universalResponseToNodeResponse({ ...response, header }, res as ServerResponse)
       })
       .catch(() => undefined)
   }
@@ -212,6 +254,7 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
       const clientHeader = Option.getOrUndefined(Option.map(rateLimit.header, (name) => name.toLowerCase()))
       const adapter = iamNodeAdapter({
         routes: iamConnectRoutes(handlers, run, servingStatus, clientHeader),
+        cors: grpcCorsPolicy(api.corsAllowedHeaders, api.corsAllowedOrigins),
         readMaxBytes: iam.maxMessageBytes,
         grpc: true,
         grpcWeb: true,
