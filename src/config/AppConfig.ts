@@ -52,6 +52,12 @@ export interface IamConfig {
   readonly issuer: string
   readonly accessTokenTtl: Duration.Duration
   readonly refreshTokenTtl: Duration.Duration
+  /**
+   * How long after a refresh token was exchanged presenting it again still gets the same child instead of
+   * counting as reuse (AUTH_IAM_REFRESH_TOKEN_REUSE_INTERVAL; zero: never), as the auth server's
+   * SECURITY_REFRESH_TOKEN_REUSE_INTERVAL.
+   */
+  readonly refreshTokenReuseInterval: Duration.Duration
   /** Largest request message accepted on the gRPC port; larger ones get RESOURCE_EXHAUSTED. */
   readonly maxMessageBytes: number
   /** The role the policy grants every action on every resource. */
@@ -811,6 +817,7 @@ const parseIamConfig = (r: SettingsReader, production: boolean, warnings: Array<
     issuer: Option.getOrElse(r.string("IAM_ISSUER"), () => "gatehouse-iam"),
     accessTokenTtl,
     refreshTokenTtl,
+    refreshTokenReuseInterval: r.duration("IAM_REFRESH_TOKEN_REUSE_INTERVAL", Duration.seconds(10)),
     maxMessageBytes: r.integer("IAM_MAX_MESSAGE_BYTES", 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
     adminRole: Option.getOrElse(r.string("IAM_ADMIN_ROLE"), () => "admin"),
     cacheRefreshInterval: r.duration("IAM_CACHE_REFRESH_INTERVAL", Duration.seconds(5)),

@@ -203,7 +203,7 @@ layer(IamTestServer({ AUTH_REQUEST_ID_HEADER: "x-request-id" }).pipe(Layer.provi
       }
     }))
 
-  it.effect("one size limit: RESOURCE_EXHAUSTED over gRPC and gRPC-Web, 413 resource_exhausted over Connect and REST, in the same words", () =>
+  it.effect("one size limit: RESOURCE_EXHAUSTED over gRPC and gRPC-Web (binary and text), 413 resource_exhausted over Connect and REST, in the same words", () =>
     Effect.gen(function*() {
       const { grpc: address, http } = yield* IamEndpoints
       const message = tooLargeMessage(LIMIT)
@@ -221,6 +221,13 @@ layer(IamTestServer({ AUTH_REQUEST_ID_HEADER: "x-request-id" }).pipe(Layer.provi
         "content-type": "application/grpc-web+proto"
       }, frame(over))
       expect(grpcWebStatus(grpcWeb.body)).toEqual({ status: "8", message })
+      // gRPC-Web text: the same answer, in base64 (padded runs, one per chunk written).
+      const grpcWebText = yield* http1(`http://${address}/gatehouse.iam.v1.AuthService/Register`, "POST", {
+        "content-type": "application/grpc-web-text"
+      }, frame(over).toString("base64"))
+      const decoded = Buffer.concat(grpcWebText.body.toString("latin1").split(/(?<==)(?=[^=])/).map((run) => Buffer.from(run, "base64")))
+      expect(grpcWebText.headers["content-type"]).toMatch(/^application\/grpc-web-text/)
+      expect(grpcWebStatus(decoded)).toEqual({ status: "8", message })
 
       const connect = yield* http1(`http://${address}/gatehouse.iam.v1.AuthService/Register`, "POST", { "content-type": "application/json" }, overJson)
       expect(connect.status).toBe(413)

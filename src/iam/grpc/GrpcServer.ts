@@ -3,12 +3,11 @@ import { createServer as createHttp2Server, type Http2ServerRequest, type Http2S
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net"
 import { Duplex } from "node:stream"
 import {
-  Code, type ConnectRouter, type ConnectRouterOptions, createConnectRouter, createContextKey, createContextValues, type HandlerContext
+  type ConnectRouter, type ConnectRouterOptions, createConnectRouter, createContextKey, createContextValues, type HandlerContext
 } from "@connectrpc/connect"
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
 } from "@connectrpc/connect-node"
-import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web"
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
@@ -16,17 +15,23 @@ import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js"
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js"
 import { file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js"
+import { type CorsPolicy, decideCors } from "../../platform/http/Cors.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import { requestIdFrom } from "../../platform/http/RequestId.js"
 import { listenFailure } from "../../platform/ListenFailure.js"
 import type { Operation } from "../domain/Guards.js"
 import type { IamError } from "../domain/IamError.js"
+import type { Refusal } from "../domain/Refusals.js"
 import { IAM_SERVICES } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
 import { grpcStatusName, type RpcCall, runForConnect } from "./ConnectFailure.js"
+import { withoutEchoedValues } from "./EchoedHeaders.js"
+import { grpcCorsPolicy } from "./GrpcCors.js"
+import { grpcWebText } from "./GrpcWebText.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
-import { codeOfConnectName, connectCodeName, connectRefusalStatus, type Refusal, restateRefusal } from "../domain/Refusals.js"
+import { withRestatedStatus } from "./RestatedStatus.js"
+import { strictJson } from "./StrictJson.js"
 
 /** Where the gRPC port ended up listening (the configured port may be 0). */
 export class IamGrpcAddress extends Context.Tag("iam/IamGrpcAddress")<IamGrpcAddress, {
@@ -65,7 +70,7 @@ export const iamConnectRoutes = (
           context.signal,
           { procedure, headers }
         )
-      }) as never)
+      }) as never, { jsonOptions: strictJson(method.input) })
     }
   }
   const registry = reflectionFiles([
@@ -78,142 +83,6 @@ export const iamConnectRoutes = (
   router.service(Health, healthService(IAM_SERVICES.map((s) => s.typeName), servingStatus))
   router.service(v1.ServerReflection, reflectionV1(registry, listed))
   router.service(v1alpha.ServerReflection, reflectionV1alpha(registry, listed))
-}
-
-/**
- * The gRPC spec percent-encodes grpc-message only where it must: '%' and bytes outside printable ASCII. connect-es
- * encodes like encodeURIComponent, ':' and ',' included, and @grpc/grpc-js decodes with decodeURI, which leaves
- * those escaped: "permission denied%3A …" would reach its clients. Re-encoded the spec's way, every decoder
- * (decodeURI, decodeURIComponent, grpc-go's) reads the message as it was written.
- */
-const specEncoded = (text: string): string => {
-  let encoded = ""
-  for (const byte of Buffer.from(text, "utf8")) {
-    encoded += byte >= 0x20 && byte <= 0x7e && byte !== 0x25
-      ? String.fromCharCode(byte)
-      : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
-  }
-  return encoded
-}
-
-const decodedMessage = (headers: Headers): string | undefined => {
-  const message = headers.get("grpc-message")
-  if (message === null) return undefined
-  try {
-    return decodeURIComponent(message)
-  } catch {
-    return undefined
-  }
-}
-
-const specEncodedMessage = (headers: Headers | undefined): void => {
-  const text = headers === undefined ? undefined : decodedMessage(headers)
-  if (text !== undefined) headers!.set("grpc-message", specEncoded(text))
-}
-
-/** The gRPC status in a set of headers or trailers, if it holds one. */
-const grpcRefusalIn = (headers: Headers | undefined): Refusal | undefined => {
-  const status = headers?.get("grpc-status")
-  return status === undefined || status === null || status === "0"
-    ? undefined
-    : { code: Number(status) as Code, message: decodedMessage(headers!) ?? "" }
-}
-
-const setGrpcRefusal = (headers: Headers, refusal: Refusal): void => {
-  headers.set("grpc-status", String(refusal.code))
-  headers.set("grpc-message", specEncoded(refusal.message))
-}
-
-/** gRPC-Web's frames: a flag byte, a 4-byte length, the data; the trailers are the frame with the trailer flag. */
-const grpcWebFrames = (body: Buffer): ReadonlyArray<{ readonly flags: number; readonly data: Buffer }> | undefined => {
-  const frames: Array<{ flags: number; data: Buffer }> = []
-  for (let at = 0; at < body.length;) {
-    if (at + 5 > body.length) return undefined
-    const length = body.readUInt32BE(at + 1)
-    if (at + 5 + length > body.length) return undefined
-    frames.push({ flags: body[at]!, data: body.subarray(at + 5, at + 5 + length) })
-    at += 5 + length
-  }
-  return frames
-}
-
-const grpcWebFrame = (flags: number, data: Uint8Array): Buffer => {
-  const head = Buffer.alloc(5)
-  head[0] = flags
-  head.writeUInt32BE(data.length, 1)
-  return Buffer.concat([head, data])
-}
-
-type Protocol = "grpc" | "grpc-web" | "grpc-web-text" | "connect"
-
-const protocolOf = (contentType: string): Protocol =>
-  contentType.startsWith("application/grpc-web-text") ? "grpc-web-text"
-  : contentType.startsWith("application/grpc-web") ? "grpc-web"
-  : contentType.startsWith("application/grpc") ? "grpc"
-  : "connect"
-
-interface Answer {
-  readonly status: number
-  readonly header: Headers
-  readonly body: Buffer
-  readonly trailer: Headers | undefined
-}
-
-/**
- * A call connect refused before its handler ran, restated (restateRefusal) in the answer of its protocol: gRPC's
- * status headers or trailers, gRPC-Web's trailer frame, Connect's JSON error body and HTTP status. Returns the
- * answer as it goes out and the refusal it carries. (gRPC-Web text bodies are base64 and left as connect wrote them.)
- */
-const restateAnswer = (protocol: Protocol, answer: Answer, limitBytes: number): { answer: Answer; refusal: Refusal | undefined } => {
-  switch (protocol) {
-    case "grpc": {
-      const where = grpcRefusalIn(answer.trailer) !== undefined ? answer.trailer! : answer.header
-      const found = grpcRefusalIn(where)
-      if (found === undefined) return { answer, refusal: undefined }
-      const refusal = restateRefusal(found, limitBytes)
-      setGrpcRefusal(where, refusal)
-      return { answer, refusal }
-    }
-    case "grpc-web": {
-      const frames = grpcWebFrames(answer.body)
-      const last = frames?.find((frame) => (frame.flags & trailerFlag) === trailerFlag)
-      const found = last === undefined ? grpcRefusalIn(answer.header) : grpcRefusalIn(trailerParse(last.data))
-      if (found === undefined || frames === undefined) return { answer, refusal: found }
-      const refusal = restateRefusal(found, limitBytes)
-      if (last === undefined) {
-        setGrpcRefusal(answer.header, refusal)
-        return { answer, refusal }
-      }
-      const trailer = trailerParse(last.data)
-      setGrpcRefusal(trailer, refusal)
-      const body = Buffer.concat(frames.map((frame) => frame === last ? grpcWebFrame(frame.flags, trailerSerialize(trailer)) : grpcWebFrame(frame.flags, frame.data)))
-      answer.header.delete("content-length")
-      return { answer: { ...answer, body }, refusal }
-    }
-    case "grpc-web-text":
-      return { answer, refusal: grpcRefusalIn(answer.header) }
-    case "connect": {
-      if (answer.status === 200) return { answer, refusal: undefined }
-      let parsed: { code?: unknown; message?: unknown }
-      try {
-        parsed = JSON.parse(answer.body.toString("utf8")) as typeof parsed
-      } catch {
-        return { answer, refusal: undefined }
-      }
-      const code = typeof parsed.code === "string" ? codeOfConnectName(parsed.code) : undefined
-      if (code === undefined) return { answer, refusal: undefined }
-      const refusal = restateRefusal({ code, message: typeof parsed.message === "string" ? parsed.message : "" }, limitBytes)
-      answer.header.delete("content-length")
-      return {
-        answer: {
-          ...answer,
-          status: connectRefusalStatus(refusal, answer.status, limitBytes),
-          body: Buffer.from(JSON.stringify({ code: connectCodeName(refusal.code), message: refusal.message }))
-        },
-        refusal
-      }
-    }
-  }
 }
 
 /** The address of the connection a call came in on, handed to the handlers by iamNodeAdapter. */
@@ -234,24 +103,42 @@ const IAM_PROCEDURES: ReadonlySet<string> = new Set(
   IAM_SERVICES.flatMap((service) => service.methods.map((method) => `/${service.typeName}/${method.name}`))
 )
 
+/** A Node request's headers as the CORS decision reads them: lower-case names, one value each. */
+const corsRequest = (req: IncomingMessage | Http2ServerRequest) => ({
+  method: req.method ?? "",
+  headers: Object.fromEntries(
+    Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : value])
+  )
+})
+
 /**
- * connectNodeAdapter's request routing, for the IAM methods (all unary) with the answer read whole before it is
- * written, so that a call refused before its handler (too large, not protobuf) is restated as IAM states it and
- * leaves one log line like every other call; every grpc-message is spec-encoded.
+ * connectNodeAdapter's request routing, in this order: CORS for browser pages on other origins (preflights answered
+ * here, every answer, 404 included, given the policy's headers); the route; request header values connect would quote
+ * in a refusal replaced (withoutEchoedValues); gRPC-Web text translated to binary and back (grpcWebText) around the
+ * one place that restates every status (withRestatedStatus), so that text answers are restated as binary ones are and
+ * streams (health Watch) are never held back. A call to an IAM method refused before its handler ran (too large, not
+ * protobuf, JSON that is not the message, a malformed header) leaves one log line, as every other call does.
  */
 const iamNodeAdapter = (options: ConnectRouterOptions & {
   readonly routes: (router: ConnectRouter) => void
-  readonly limitBytes: number
+  readonly cors: CorsPolicy
+  readonly readMaxBytes: number
   readonly refused: (call: RefusedCall) => void
 }) => {
   const router = createConnectRouter({ ...options, acceptCompression: [compressionGzip, compressionBrotli] })
   options.routes(router)
   const paths = new Map(router.handlers.map((h) => [h.requestPath, h]))
   return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
+    const cors = decideCors(options.cors, corsRequest(req))
+    if (cors._tag === "Preflight") {
+      res.writeHead(204, cors.headers)
+      res.end()
+      return
+    }
     const path = req.url?.split("?", 1)[0] ?? ""
     const handler = paths.get(path)
     if (handler === undefined) {
-      res.writeHead(404)
+      res.writeHead(404, cors.headers)
       res.end()
       return
     }
@@ -259,52 +146,22 @@ const iamNodeAdapter = (options: ConnectRouterOptions & {
     const state = { entered: false }
     // An HTTP/2 request's socket is the session's, which here is the replaying stream: it carries the address.
     const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress).set(CALL_STATE, state)
-    const universal = universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values)
-    handler(universal)
-      .then(async (response) => {
-        if (!IAM_PROCEDURES.has(path)) {
-          specEncodedMessage(response.header)
-          const trailer = response.trailer
-          const body = response.body
-          return universalResponseToNodeResponse(trailer === undefined || body === undefined ? response : {
-            ...response,
-            body: (async function*() {
-              yield* body
-              specEncodedMessage(trailer)
-            })()
-          }, res as ServerResponse)
-        }
-        const chunks: Array<Uint8Array> = []
-        if (response.body !== undefined) for await (const chunk of response.body) chunks.push(chunk)
-        let answer: Answer = {
-          status: response.status,
-          header: response.header ?? new Headers(),
-          body: Buffer.concat(chunks),
-          trailer: response.trailer
-        }
-        if (!state.entered) {
-          const restated = restateAnswer(protocolOf(universal.header.get("content-type") ?? ""), answer, options.limitBytes)
-          answer = restated.answer
-          if (restated.refusal !== undefined) {
-            options.refused({
-              procedure: path,
-              code: grpcStatusName(restated.refusal.code),
-              durationMs: Math.round(performance.now() - started),
-              headers: universal.header
-            })
-          }
-        }
-        specEncodedMessage(answer.header)
-        specEncodedMessage(answer.trailer)
-        const { body, trailer } = answer
-        return universalResponseToNodeResponse({
-          status: answer.status,
-          header: answer.header,
-          body: (async function*() {
-            if (body.length > 0) yield body
-          })(),
-          ...(trailer === undefined ? {} : { trailer })
-        }, res as ServerResponse)
+    const request = universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values)
+    withoutEchoedValues(request.header)
+    const refused = (refusal: Refusal): void => {
+      if (state.entered || !IAM_PROCEDURES.has(path)) return
+      options.refused({
+        procedure: path,
+        code: grpcStatusName(refusal.code),
+        durationMs: Math.round(performance.now() - started),
+        headers: request.header
+      })
+    }
+    grpcWebText(withRestatedStatus(handler, options.readMaxBytes, refused))(request)
+      .then((response) => {
+        const header = response.header ?? new Headers()
+        for (const [name, value] of Object.entries(cors.headers)) header.set(name, value)
+        return universalResponseToNodeResponse({ ...response, header }, res as ServerResponse)
       })
       .catch(() => undefined)
   }
@@ -370,8 +227,8 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
         })))
       const adapter = iamNodeAdapter({
         routes: iamConnectRoutes(handlers, run, servingStatus, clientHeader),
+        cors: grpcCorsPolicy(api.corsAllowedHeaders, api.corsAllowedOrigins),
         readMaxBytes: iam.maxMessageBytes,
-        limitBytes: iam.maxMessageBytes,
         refused,
         grpc: true,
         grpcWeb: true,

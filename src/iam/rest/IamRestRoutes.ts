@@ -10,6 +10,7 @@ import { httpStatusOf } from "../domain/IamStatus.js"
 import { tooLargeMessage } from "../domain/Refusals.js"
 import { methodOf } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
+import { jsonInputProblem } from "../JsonInputProblem.js"
 import { IamRouter } from "../IamRouter.js"
 import { IamKeys } from "../tokens/IamKeys.js"
 import { Sessions } from "../tokens/Sessions.js"
@@ -88,12 +89,6 @@ export const isRestPath = (path: string): boolean =>
 export const restEdgeRejection = (status: number, limitBytes: number): HttpServerResponse.HttpServerResponse =>
   status === 413 ? tooLargeResponse(limitBytes) : errorResponse(IamError.invalid("bad request"))
 
-// protobuf-es quotes the offending value in its messages; a password must not come back in an error.
-const describeJsonError = (error: unknown): string => {
-  const field = /field ([\w.]+)/.exec(String((error as Error | undefined)?.message ?? ""))?.[1]?.split(".").pop()
-  return field === undefined ? "request body does not match the request message" : `field ${field} has an invalid value`
-}
-
 /**
  * REST accepts an enum by its short name too ("USER" for RESOURCE_TYPE_USER), the spelling the database and
  * the policy use. Only strings that name no value as written are touched.
@@ -168,7 +163,7 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys 
         const ids = yield* pathIds(params, Effect.map(sessions.authenticate(request.headers["authorization"]), (caller) => caller.userId))
         const input = yield* Effect.try({
           try: () => fromJson(method.input, acceptShortEnumNames(method.input, { ...body, ...ids })),
-          catch: (error) => IamError.invalid(describeJsonError(error))
+          catch: (error) => IamError.invalid(jsonInputProblem(method.input, error))
         })
         const client = clientAddress(
           clientHeader === undefined ? undefined : request.headers[clientHeader],

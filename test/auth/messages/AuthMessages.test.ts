@@ -108,6 +108,9 @@ describe("AuthMessages with templates", () => {
       expect(texts.at(-1)).toEqual({
         to: "15550001111",
         body: "Your code is 555555",
+        // A text unless the request asked for WhatsApp; the code rides beside the body for a provider's own template.
+        channel: "sms",
+        code: "555555",
         about: {
           type: "phone_change",
           code: "555555",

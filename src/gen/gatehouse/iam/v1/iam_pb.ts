@@ -627,7 +627,9 @@ export type GenerateTokenRequest = Message<"gatehouse.iam.v1.GenerateTokenReques
   userId: number;
 
   /**
-   * Optional access-token lifetime, at most the configured access TTL; 0 means the configured TTL.
+   * Optional lifetime of the whole session this starts, in seconds: its refresh token, and every token a refresh of
+   * it gives, expire by then (at most the configured refresh TTL; access tokens at most the access TTL). 0: a session
+   * with no fixed end, as after Login.
    *
    * @generated from field: int32 ttl_seconds = 2;
    */
@@ -644,7 +646,9 @@ export type GenerateTokenRequestJson = {
   userId?: number;
 
   /**
-   * Optional access-token lifetime, at most the configured access TTL; 0 means the configured TTL.
+   * Optional lifetime of the whole session this starts, in seconds: its refresh token, and every token a refresh of
+   * it gives, expire by then (at most the configured refresh TTL; access tokens at most the access TTL). 0: a session
+   * with no fixed end, as after Login.
    *
    * @generated from field: int32 ttl_seconds = 2;
    */
