@@ -10,6 +10,7 @@ const UNIT = [
   "test/bench/*.test.ts",
   "test/config/*.test.ts",
   "test/iam/{Delegation,LoginBackoff,NodeEd25519,Rules}.test.ts",
+  "test/iam/GrpcWebText.test.ts",
   "test/auth/{AuthErrorMiddleware,CaptchaProtected,ErrorEnvelope,Layout}.test.ts",
   "test/auth/external/{CallbackRedirect,External,MoreProviderProfiles,ProviderProfiles,SocialProfiles}.test.ts",
   "test/auth/external/{TwitchZoomWorkOSProfiles,TwitterProfile}.test.ts",

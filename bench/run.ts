@@ -67,7 +67,7 @@ const serverSettings = (databaseUrl: string, options: BenchOptions, ports: { api
   AUTH_IAM_GRPC_HOST: "127.0.0.1",
   AUTH_WORKERS: String(options.workers),
   // The minimal server's pool per process (bench/minimal/MinimalServer.ts): both sides hold the same connections.
-  // Gatehouse's default has no limit, and 50 requests in flight then open 50 backends per worker.
+  // Gatehouse's default is the same up to six workers and fewer each beyond: set, it is 10 on any machine.
   AUTH_DB_MAX_POOL_SIZE: "10"
 })
 

@@ -20,6 +20,9 @@ export class Health extends Schema.Class<Health>("Health")({
 export class Settings extends Schema.Class<Settings>("Settings")({
   external: Schema.Record({ key: Schema.String, value: Schema.Boolean }),
   disable_signup: Schema.Boolean,
+  autoconfirm: Schema.Boolean.annotations({
+    description: "Whether an email sign-up is confirmed at once (MAILER_AUTOCONFIRM); the same value as mailer_autoconfirm, under the name the Settings object of the spec gives it"
+  }),
   mailer_autoconfirm: Schema.Boolean,
   phone_autoconfirm: Schema.Boolean,
   sms_provider: Schema.String,
@@ -467,7 +470,18 @@ export class TokenGroup extends HttpApiGroup.make("token")
   )
   .middleware(TokenCaptchaProtected)
   .annotate(OpenApi.Title, "Token")
-  .annotate(OpenApi.Description, "Sign-in: the password, refresh_token, pkce and id_token grants") {}
+  .annotate(OpenApi.Description, "Sign-in: the password, refresh_token, pkce and id_token grants (web3 answers 422 web3_provider_disabled)") {}
+
+/**
+ * SAML single sign-on. It is not served yet: with SAML off, GoTrue answers every /sso route 404
+ * saml_provider_disabled before it reads the request, and so does this group (its bodies are not read).
+ */
+export class SsoGroup extends HttpApiGroup.make("sso")
+  .add(HttpApiEndpoint.post("sso", "/sso").addSuccess(Schema.Struct({ url: Schema.String })))
+  .add(HttpApiEndpoint.get("samlMetadata", "/sso/saml/metadata").addSuccess(Schema.String))
+  .add(HttpApiEndpoint.post("samlAcs", "/sso/saml/acs").addSuccess(Schema.Struct({})))
+  .annotate(OpenApi.Title, "SSO")
+  .annotate(OpenApi.Description, "SAML 2.0 single sign-on: disabled, every route answers 404 saml_provider_disabled") {}
 
 const VerificationRefusals = Schema.Union(
   AuthErrors.refused(403, ["otp_expired", "user_banned"]),
@@ -510,7 +524,8 @@ const CallbackParams = Schema.Struct({
   error_description: OptionalParam,
   oauth_token: Schema.optional(InputString.annotations({ description: "OAuth 1.0a (twitter): the request token, in place of state" })),
   oauth_verifier: Schema.optional(InputString.annotations({ description: "OAuth 1.0a (twitter): the verifier, in place of code" })),
-  denied: Schema.optional(InputString.annotations({ description: "OAuth 1.0a (twitter): the request token of a sign-in the user refused" }))
+  denied: Schema.optional(InputString.annotations({ description: "OAuth 1.0a (twitter): the request token of a sign-in the user refused" })),
+  user: Schema.optional(InputString.annotations({ description: "Apple: the user's name as JSON, posted on the first consent only" }))
 })
 
 /** What a provider posts back (Apple's form_post): its own fields too, which GoTrue ignores, and so does Gatehouse. */
@@ -835,6 +850,7 @@ export class AuthApi extends HttpApi.make("gatehouse")
   .add(VerifyGroup)
   .add(ExternalGroup)
   .add(OtpGroup)
+  .add(SsoGroup)
   .add(RecoverGroup)
   .add(ResendGroup)
   .add(ProfileGroup)

@@ -34,12 +34,14 @@ import { RecoverHttpLive } from "./recover/RecoverHttp.js"
 import { Resend } from "./resend/Resend.js"
 import { ResendHttpLive } from "./resend/ResendHttp.js"
 import { AccessTokens } from "./sessions/AccessTokens.js"
+import { ExpiredFlows } from "./sessions/ExpiredFlows.js"
 import { Sessions } from "./sessions/Sessions.js"
 import { SessionsRepo } from "./sessions/SessionsRepo.js"
 import { AuditLog } from "./users/AuditLog.js"
 import { AuditLogRepo } from "./users/AuditLogRepo.js"
 import { IdentityLinks } from "./users/IdentityLinks.js"
 import { SettingsHttpLive } from "./settings/SettingsHttp.js"
+import { SsoHttpLive } from "./sso/SsoHttp.js"
 import { Signup } from "./signup/Signup.js"
 import { SignupHttpLive } from "./signup/SignupHttp.js"
 import { PasswordGrant } from "./token/PasswordGrant.js"
@@ -58,6 +60,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     VerifyHttpLive,
     ExternalHttpLive,
     OtpHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
+    SsoHttpLive,
     RecoverHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
     ResendHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
     ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
@@ -83,6 +86,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     GenerateLink.Default,
     Invite.Default,
     RateLimits.Default,
+    ExpiredFlows.Default,
     AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default, AuditLog.Default, AuditLogRepo.Default])
 )
 

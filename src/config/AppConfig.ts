@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os"
 import { Context, Duration, Either, Option, Redacted } from "effect"
 import { corsOriginProblem } from "../platform/http/Cors.js"
 import { allowListEntryProblem } from "../platform/http/RedirectAllowList.js"
+import { defaultPoolSize } from "./DefaultPoolSize.js"
 import { parseDurationSetting } from "./GoDuration.js"
 import { parseKeyValueList } from "./KeyValueList.js"
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "./OAuthProviders.js"
@@ -51,6 +52,12 @@ export interface IamConfig {
   readonly issuer: string
   readonly accessTokenTtl: Duration.Duration
   readonly refreshTokenTtl: Duration.Duration
+  /**
+   * How long after a refresh token was exchanged presenting it again still gets the same child instead of
+   * counting as reuse (AUTH_IAM_REFRESH_TOKEN_REUSE_INTERVAL; zero: never), as the auth server's
+   * SECURITY_REFRESH_TOKEN_REUSE_INTERVAL.
+   */
+  readonly refreshTokenReuseInterval: Duration.Duration
   /** Largest request message accepted on the gRPC port; larger ones get RESOURCE_EXHAUSTED. */
   readonly maxMessageBytes: number
   /** The role the policy grants every action on every resource. */
@@ -123,6 +130,8 @@ export interface AppConfig {
   readonly multiInstance: boolean
   readonly disableSignup: boolean
   readonly externalEmailEnabled: boolean
+  /** EXTERNAL_EMAIL_MAGIC_LINK_ENABLED, GoTrue's switch for passwordless email sign-in (/otp with an email, /magiclink). */
+  readonly externalEmailMagicLinkEnabled: boolean
   readonly externalPhoneEnabled: boolean
   readonly anonymousUsersEnabled: boolean
   readonly rateLimit: {
@@ -146,9 +155,10 @@ export interface AppConfig {
      * codes and GoTrue-form link hashes, counted always: by RATE_LIMIT_HEADER's client, else the connection's peer.
      */
     readonly verifyGuesses: RequestLimit
-    /** RATE_LIMIT_SSO, RATE_LIMIT_WEB3, RATE_LIMIT_PASSKEY: read and checked as GoTrue does; their routes do not exist here yet. */
-    readonly sso: RequestLimit
+    /** RATE_LIMIT_WEB3: POST /token?grant_type=web3, counted before its answer (Web3 sign-in is off until it lands). */
     readonly web3: RequestLimit
+    /** RATE_LIMIT_SSO, RATE_LIMIT_PASSKEY: read and checked as GoTrue does; their routes answer "disabled" or do not exist yet. */
+    readonly sso: RequestLimit
     readonly passkey: RequestLimit
   }
   readonly password: {
@@ -189,7 +199,7 @@ export interface AppConfig {
   readonly db: {
     readonly driver: "postgres"
     readonly url: Option.Option<Redacted.Redacted<string>>
-    /** 0 means no limit, as in GoTrue. */
+    /** Each worker's pool; 0 means no limit, as in GoTrue (only when set so: the default is finite). */
     readonly maxPoolSize: number
     readonly namespace: string
   }
@@ -278,6 +288,8 @@ export interface AppConfig {
       readonly accountSid: Option.Option<string>
       readonly authToken: Option.Option<Redacted.Redacted<string>>
       readonly messageServiceSid: Option.Option<string>
+      /** SMS_TWILIO_CONTENT_SID: the approved WhatsApp template a WhatsApp code is sent as (optional). */
+      readonly contentSid: Option.Option<string>
     }
     readonly messagebird: {
       readonly accessKey: Option.Option<Redacted.Redacted<string>>
@@ -417,7 +429,8 @@ export const parseAppConfig = (
     if (problem !== undefined) r.fail(spelledAs("CORS_ALLOWED_ORIGINS"), `entry ${JSON.stringify(entry)} ${problem}`)
   }
 
-  const storage = readStorage(r, production)
+  const workers = readWorkers(r, production, options.cores ?? availableParallelism(), warnings)
+  const storage = readStorage(r, production, workers)
 
   const jwtSecret = production || options.embeddedJwtSecret === undefined
     ? Redacted.make(r.requiredString("JWT_SECRET"))
@@ -483,7 +496,8 @@ export const parseAppConfig = (
     twilio: {
       accountSid: r.string("SMS_TWILIO_ACCOUNT_SID"),
       authToken: r.secret("SMS_TWILIO_AUTH_TOKEN"),
-      messageServiceSid: r.string("SMS_TWILIO_MESSAGE_SERVICE_SID")
+      messageServiceSid: r.string("SMS_TWILIO_MESSAGE_SERVICE_SID"),
+      contentSid: r.string("SMS_TWILIO_CONTENT_SID")
     },
     messagebird: { accessKey: r.secret("SMS_MESSAGEBIRD_ACCESS_KEY"), originator: r.string("SMS_MESSAGEBIRD_ORIGINATOR") },
     textlocal: { apiKey: r.secret("SMS_TEXTLOCAL_API_KEY"), sender: r.string("SMS_TEXTLOCAL_SENDER") },
@@ -562,7 +576,6 @@ export const parseAppConfig = (
   }
 
   const iam = parseIamConfig(r, production, warnings)
-  const workers = readWorkers(r, production, options.cores ?? availableParallelism(), warnings)
 
   const config: AppConfig = {
     mode,
@@ -574,6 +587,7 @@ export const parseAppConfig = (
     multiInstance: false,
     disableSignup: r.boolean("DISABLE_SIGNUP", false),
     externalEmailEnabled: r.boolean("EXTERNAL_EMAIL_ENABLED", true),
+    externalEmailMagicLinkEnabled: r.boolean("EXTERNAL_EMAIL_MAGIC_LINK_ENABLED", true),
     externalPhoneEnabled,
     anonymousUsersEnabled: r.boolean("EXTERNAL_ANONYMOUS_USERS_ENABLED", false),
     rateLimit: { header: rateLimitHeader, emailSent, smsSent, ...requestLimits },
@@ -596,8 +610,9 @@ export const parseAppConfig = (
       }
     },
     api: {
-      // The embedded default is a development server with a generated secret: keep it on loopback.
-      host: Option.getOrElse(r.string("API_HOST"), () => (production ? "0.0.0.0" : "127.0.0.1")),
+      // The embedded default is a development server with a generated secret: keep it on loopback. Unprefixed too,
+      // beside PORT: the spec's table names the API settings without a prefix.
+      host: Option.getOrElse(r.string("API_HOST", { unprefixed: ["API_HOST"] }), () => (production ? "0.0.0.0" : "127.0.0.1")),
       port,
       endpoint: r.url("API_ENDPOINT"),
       externalUrl,
@@ -689,11 +704,6 @@ export const parseAppConfig = (
 const MAX_WORKERS = 1024
 
 /**
- * AUTH_WORKERS: how many processes serve the ports. The embedded database lives in one process, so there a
- * larger value is read (and checked) but only warned about: a production .env tried without DATABASE_URL still
- * starts.
- */
-/**
  * The standard OTLP exporter variables, read without a prefix like every OpenTelemetry SDK (and with AUTH_, like
  * every other setting). A signal's own endpoint is used as given; the shared one gets the signal's path, as the
  * OTLP specification says. No endpoint leaves the exporter's default (a collector on localhost).
@@ -721,6 +731,11 @@ const readOtlp = (r: SettingsReader): AppConfig["observability"]["otlp"] => {
   }
 }
 
+/**
+ * AUTH_WORKERS: how many processes serve the ports. The embedded database lives in one process, so there a
+ * larger value is read (and checked) but only warned about: a production .env tried without DATABASE_URL still
+ * starts.
+ */
 const readWorkers = (r: SettingsReader, production: boolean, cores: number, warnings: Array<string>): number => {
   const workers = r.integer("WORKERS", production ? Math.min(Math.max(cores, 1), MAX_WORKERS) : 1, { min: 1, max: MAX_WORKERS })
   if (production) return workers
@@ -802,6 +817,7 @@ const parseIamConfig = (r: SettingsReader, production: boolean, warnings: Array<
     issuer: Option.getOrElse(r.string("IAM_ISSUER"), () => "gatehouse-iam"),
     accessTokenTtl,
     refreshTokenTtl,
+    refreshTokenReuseInterval: r.duration("IAM_REFRESH_TOKEN_REUSE_INTERVAL", Duration.seconds(10)),
     maxMessageBytes: r.integer("IAM_MAX_MESSAGE_BYTES", 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
     adminRole: Option.getOrElse(r.string("IAM_ADMIN_ROLE"), () => "admin"),
     cacheRefreshInterval: r.duration("IAM_CACHE_REFRESH_INTERVAL", Duration.seconds(5)),
@@ -870,13 +886,16 @@ export const parseDatabaseSettings = (
   env: Readonly<Record<string, string | undefined>>
 ): Either.Either<DatabaseSettings, ReadonlyArray<ConfigIssue>> => {
   const r = new SettingsReader(env)
-  // DB_DRIVER stays optional here: a migration run has only the one driver to use.
-  const settings: DatabaseSettings = { mode: readMode(env), dataDir: readDataDir(env), ...readStorage(r, false) }
+  // DB_DRIVER stays optional here: a migration run has only the one driver to use, and it is one process.
+  const settings: DatabaseSettings = { mode: readMode(env), dataDir: readDataDir(env), ...readStorage(r, false, 1) }
   return r.issues.length > 0 ? Either.left(r.issues) : Either.right(settings)
 }
 
-/** The database and logging settings, read the same way for the server and for `migrate`. */
-const readStorage = (r: SettingsReader, driverRequired: boolean): Pick<AppConfig, "db" | "log"> => {
+/**
+ * The database and logging settings, read the same way for the server and for `migrate`; the pool's default depends
+ * on how many processes each hold one.
+ */
+const readStorage = (r: SettingsReader, driverRequired: boolean, workers: number): Pick<AppConfig, "db" | "log"> => {
   const urlNames = { unprefixed: ["DATABASE_URL"] }
   const url = r.lookup("DB_DATABASE_URL", urlNames)
   if (Option.isSome(url) && !/^postgres(ql)?:\/\//.test(url.value.value)) {
@@ -894,7 +913,8 @@ const readStorage = (r: SettingsReader, driverRequired: boolean): Pick<AppConfig
     db: {
       driver: "postgres",
       url: r.secret("DB_DATABASE_URL", urlNames),
-      maxPoolSize: r.integer("DB_MAX_POOL_SIZE", 0, { min: 0, max: 10_000 }),
+      // 0, set explicitly, is GoTrue's "no limit"; unset is a share of a budget (DefaultPoolSize).
+      maxPoolSize: r.integer("DB_MAX_POOL_SIZE", defaultPoolSize(workers), { min: 0, max: 10_000 }),
       namespace: Option.match(namespace, { onNone: () => "", onSome: (found) => found.value })
     },
     log: {

@@ -1,6 +1,6 @@
 import { HttpRouter, HttpServerError } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
-import type { AppConfig } from "../config/AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import type { SecureRandom } from "../platform/SecureRandom.js"
 import type { HttpProduct } from "../platform/http/HttpEdge.js"
 import { allowHeader, routeMethods, routesOf } from "../platform/http/RouteMethods.js"
@@ -31,6 +31,7 @@ export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices | AppConfig | 
   IamHttp,
   Effect.gen(function*() {
     const router = yield* IamRouter.router
+    const config = yield* AppConfig
     const app = yield* HttpRouter.toHttpApp(router)
     const methodsAt = routeMethods(routesOf(router))
     return {
@@ -47,7 +48,7 @@ export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices | AppConfig | 
         Effect.catchAllDefect((defect) =>
           Effect.zipRight(Effect.logError("iam: unexpected failure", defect), Effect.succeed(errorResponse(IamError.internal()))))
       ) as HttpProduct["app"],
-      refuse: (_request, _requestId, status) => restEdgeRejection(status)
+      refuse: (_request, _requestId, status) => restEdgeRejection(status, config.iam.maxMessageBytes)
     }
   })
 ).pipe(Layer.provide([IamRestRoutesLive, IamRpcRoutesLive]), Layer.provide(IamRouter.Live))

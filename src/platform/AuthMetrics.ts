@@ -7,8 +7,14 @@ import { Metric } from "effect"
  * turns the dots into underscores and adds `_total`.
  */
 export const AuthMetrics = {
-  /** Successful POST /token answers, tagged `grant_type`. */
-  signIns: Metric.counter("auth.sign_ins", { description: "Sessions issued or refreshed by POST /token, by grant type", incremental: true }),
+  /**
+   * Sessions issued or refreshed, tagged `grant_type`: POST /token's grant, or `verify` (a session /verify started,
+   * from a typed code or a link) or `callback` (one an external provider's callback started, outside PKCE).
+   */
+  signIns: Metric.counter("auth.sign_ins", {
+    description: "Sessions issued or refreshed by POST /token (by grant type), /verify and the OAuth callback",
+    incremental: true
+  }),
   /** Users created by POST /signup (anonymous ones included), tagged `provider` (email, phone, anonymous). */
   signUps: Metric.counter("auth.sign_ups", { description: "Users created by sign-up, by provider", incremental: true }),
   /** Reuse of a revoked refresh token outside the reuse interval: the session's tokens were revoked. */
@@ -16,8 +22,8 @@ export const AuthMetrics = {
     description: "Refresh tokens reused after revocation (the session was revoked)",
     incremental: true
   }),
-  /** Messages handed to the mail server or SMS provider, tagged `channel` (email, sms). */
-  messagesSent: Metric.counter("auth.messages_sent", { description: "Emails and texts sent, by channel", incremental: true }),
+  /** Messages handed to the mail server or SMS provider, tagged `channel` (email, sms, whatsapp). */
+  messagesSent: Metric.counter("auth.messages_sent", { description: "Emails, texts and WhatsApp messages sent, by channel", incremental: true }),
   /**
    * Requests refused with 429 by a per-IP or per-instance limit, tagged `limit`: the setting's name after RATE_LIMIT_
    * (otp, anonymous_users, token_refresh, verify, email_sent, sms_sent).

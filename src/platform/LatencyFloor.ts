@@ -1,18 +1,23 @@
 /**
- * How long a request that took a cheap branch waits, so that it cannot be told from one that did the work. The
- * target is as long as one of the recent working requests took, drawn at random: the cheap answers then come at
- * times drawn from the working ones' distribution (same median, same spread, same tail), where a fixed floor would
- * give them a telltale spike. The cheap branch's own work is not free either, so it waits the target less what its
- * own work typically takes: waiting for the target from its start instead (the later of the two) would put it
- * behind the working answers whenever its own work is close to theirs. A timer fires late, never early, and later
- * under load, so the wait is also shortened by how late recent timers fired. Recent samples follow the machine's
- * load, which both kinds share.
+ * How long a request waits after its own work, so that the branch it took cannot be told from its answer's timing.
+ * Each branch of an endpoint keeps its recent durations; the slowest branch (by median) answers as soon as it is
+ * done, and any other waits until as long as one of the slowest branch's recent requests took (drawn at random)
+ * has passed since it started. Its answers then come at times drawn from the slowest branch's distribution (same
+ * median, same spread, same tail), where a fixed floor would give them a telltale spike. Waiting out the drawn
+ * duration itself, rather than the drawn duration less what its own work typically takes, matters under load: its
+ * own work's scheduling noise would otherwise come on top of the drawn duration's, and shift its answers later. A
+ * timer fires late, never early, and later under load, so the wait is also shortened by how late recent timers
+ * fired. Recent samples follow the machine's load, which every branch shares, and which branch is slowest may differ
+ * between databases and machines, so it is measured, not assumed.
  */
 
-/** How many recent durations of each kind are kept. */
-export const LATENCY_SAMPLES = 64
+/**
+ * How many recent durations of each branch are kept: enough that a draw is not one outlier, few enough that the
+ * draws follow the load as it changes (a window lags behind a trend by half its length).
+ */
+export const LATENCY_SAMPLES = 32
 
-/** No target above this: a stalled database must not make every cheap answer wait as long. */
+/** No target above this: a stalled database must not make every other answer wait as long. */
 export const MAX_LATENCY_FLOOR_MS = 1000
 
 /** The recent durations with one more, the oldest dropped past LATENCY_SAMPLES. */
@@ -33,9 +38,23 @@ export const medianOf = (samples: ReadonlyArray<number>): number => {
   return sorted[Math.floor((sorted.length - 1) / 2)]!
 }
 
+/** The branch whose recent durations have the largest median; undefined with no branch measured yet. */
+export const slowestBranch = (branches: ReadonlyMap<string, ReadonlyArray<number>>): string | undefined => {
+  let slowest: string | undefined
+  let largest = -Infinity
+  for (const [branch, samples] of branches) {
+    const median = medianOf(samples)
+    if (samples.length > 0 && median > largest) {
+      slowest = branch
+      largest = median
+    }
+  }
+  return slowest
+}
+
 /**
- * How long a cheap branch asks its timer to wait once its own work is done: the target less what its own work
- * typically takes and less how late its timer typically fires.
+ * How long a branch asks its timer to wait once its own work is done: the target less the time its own work took
+ * and less how late its timer typically fires.
  */
-export const paddingFor = (target: number, ownTypical: number, timerLateness: number): number =>
-  Math.max(0, target - ownTypical - timerLateness)
+export const paddingFor = (target: number, elapsed: number, timerLateness: number): number =>
+  Math.max(0, target - elapsed - timerLateness)

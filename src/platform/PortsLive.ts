@@ -68,7 +68,8 @@ export const smsSenderFor = (config: AppConfig): Layer.Layer<SmsSender, never, O
         return TwilioSmsSender({
           accountSid: definitely(twilio.accountSid),
           authToken: definitely(twilio.authToken),
-          messageServiceSid: definitely(twilio.messageServiceSid)
+          messageServiceSid: definitely(twilio.messageServiceSid),
+          contentSid: Option.getOrUndefined(twilio.contentSid)
         })
       case "messagebird":
         return MessagebirdSmsSender({ accessKey: definitely(messagebird.accessKey), originator: definitely(messagebird.originator) })

@@ -2,11 +2,18 @@ import { HttpClient, HttpClientRequest, type UrlParams } from "@effect/platform"
 import { Context, Data, Duration, Effect, identity, Layer, Ref } from "effect"
 import { type MessageFacts, Outbox } from "./Outbox.js"
 
+/** How a message reaches the phone: a text, or WhatsApp (through the providers that offer it). */
+export type SmsChannel = "sms" | "whatsapp"
+
 /** One outgoing text message. */
 export interface Sms {
   /** E.164 digits without the leading "+", as GoTrue stores phone numbers. */
   readonly to: string
   readonly body: string
+  /** Default "sms". A provider without WhatsApp refuses "whatsapp" rather than text instead. */
+  readonly channel?: SmsChannel
+  /** The one-time code the body carries, for a provider that puts it into its own approved template. */
+  readonly code?: string
   /** What the text is, for the development outbox; a provider is sent only the fields above. */
   readonly about?: MessageFacts
 }
@@ -64,10 +71,12 @@ export interface ProviderRequest {
  * Builds a provider's SmsSender from its request and its reading of the answer, which stays with the provider:
  * each reports rejections its own way (Textlocal and Vonage inside a 200).
  */
-export const formSmsSender = <Options extends ProviderEndpoint>({ provider, receipt, request }: {
+export const formSmsSender = <Options extends ProviderEndpoint>({ provider, receipt, request, whatsapp = false }: {
   readonly provider: string
   readonly request: (options: Options) => ProviderRequest
   readonly receipt: (answer: ProviderAnswer) => Effect.Effect<SmsReceipt, SmsError>
+  /** Whether the provider's form can carry a WhatsApp message. */
+  readonly whatsapp?: boolean
 }) =>
 (options: Options): Layer.Layer<SmsSender, never, HttpClient.HttpClient> =>
   Layer.effect(
@@ -79,6 +88,9 @@ export const formSmsSender = <Options extends ProviderEndpoint>({ provider, rece
 
       const send = Effect.fn("SmsSender.send")(function*(sms: Sms) {
         yield* Effect.annotateCurrentSpan("sms.provider", provider)
+        if (sms.channel === "whatsapp" && !whatsapp) {
+          return yield* new SmsError({ provider, message: `${provider} does not send WhatsApp messages` })
+        }
         const answer = yield* callProvider(
           provider,
           client,

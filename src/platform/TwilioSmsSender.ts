@@ -8,7 +8,15 @@ export interface TwilioSmsSenderOptions extends ProviderEndpoint {
   readonly authToken: Redacted.Redacted<string>
   /** A Messaging Service SID ("MG…") or, as the spec allows, the sender's own phone number. */
   readonly messageServiceSid: string
+  /**
+   * SMS_TWILIO_CONTENT_SID: the approved WhatsApp template ("HX…") a WhatsApp message is sent as, with the code as
+   * its variable 1 (WhatsApp takes only templates for messages a business starts); without it, the body as written.
+   */
+  readonly contentSid?: string | undefined
 }
+
+/** A sender that is a phone number (not a Messaging Service SID), which WhatsApp addresses as `whatsapp:+…`. */
+const PHONE_NUMBER = /^\+?[1-9][0-9]{1,14}$/
 
 const Accepted = Schema.Struct({
   sid: Schema.String,
@@ -24,20 +32,34 @@ const Rejected = Schema.Struct({
 
 const provider = "twilio"
 
-/** Sends through Twilio's Programmable Messaging API (POST …/Accounts/{sid}/Messages.json). */
+/**
+ * Sends through Twilio's Programmable Messaging API (POST …/Accounts/{sid}/Messages.json), as a text or, for the
+ * WhatsApp channel, as GoTrue sends it there: both addresses with the `whatsapp:` prefix (a Messaging Service SID
+ * keeps its own parameter), and the content template with the code when SMS_TWILIO_CONTENT_SID is set.
+ */
 export const TwilioSmsSender = formSmsSender({
   provider,
+  whatsapp: true,
   request: (options: TwilioSmsSenderOptions) => {
+    const service = options.messageServiceSid
     // Twilio only treats an MG… SID as a Messaging Service in its own parameter; anything else is a sender.
-    const sender = options.messageServiceSid.startsWith("MG")
-      ? { MessagingServiceSid: options.messageServiceSid }
-      : { From: options.messageServiceSid }
+    const sender = (whatsapp: boolean) =>
+      service.startsWith("MG")
+        ? { MessagingServiceSid: service }
+        : { From: whatsapp && PHONE_NUMBER.test(service.replaceAll(" ", "")) ? `whatsapp:${service}` : service }
+    const content = (code: string | undefined) =>
+      options.contentSid !== undefined && options.contentSid !== "" && code !== undefined
+        ? { ContentSid: options.contentSid, ContentVariables: JSON.stringify({ "1": code }) }
+        : undefined
     return {
       url: `${options.baseUrl ?? "https://api.twilio.com"}/2010-04-01/Accounts/${
         encodeURIComponent(options.accountSid)
       }/Messages.json`,
       authenticate: HttpClientRequest.basicAuth(options.accountSid, options.authToken),
-      form: (sms) => ({ To: `+${sms.to}`, Body: sms.body, ...sender })
+      form: (sms) =>
+        sms.channel === "whatsapp"
+          ? { To: `whatsapp:+${sms.to}`, ...sender(true), ...(content(sms.code) ?? { Body: sms.body }) }
+          : { To: `+${sms.to}`, Body: sms.body, ...sender(false) }
     }
   },
   receipt: Effect.fnUntraced(function*(answer: ProviderAnswer) {

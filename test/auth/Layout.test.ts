@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
  * features need moves down a floor. A folder that is in neither list fails too, so a new one gets a place here.
  */
 
-const FEATURES = ["signup", "token", "verify", "otp", "recover", "resend", "profile", "logout", "admin", "invite", "settings", "external", "landing"]
+const FEATURES = ["signup", "token", "verify", "otp", "recover", "resend", "profile", "logout", "admin", "invite", "settings", "external", "landing", "sso"]
 const FLOORS = ["users", "sessions", "messages", "limits", "domain", "http"]
 
 const AUTH = resolve(dirname(fileURLToPath(import.meta.url)), "../../src/auth")

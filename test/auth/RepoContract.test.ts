@@ -11,6 +11,7 @@ import { SessionsRepo } from "../../src/auth/sessions/SessionsRepo.js"
 import { AuditLogRepo } from "../../src/auth/users/AuditLogRepo.js"
 import { IdentitiesRepo } from "../../src/auth/users/IdentitiesRepo.js"
 import { OtpAttemptsRepo } from "../../src/auth/users/OtpAttemptsRepo.js"
+import { OneTimeTokensRepo } from "../../src/auth/users/OneTimeTokensRepo.js"
 import { PendingTokensRepo } from "../../src/auth/users/PendingTokensRepo.js"
 import type { TokenKind } from "../../src/auth/domain/LinkToken.js"
 import { UsersRepo } from "../../src/auth/users/UsersRepo.js"
@@ -40,6 +41,7 @@ const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   RefreshTokensRepo.Default,
   OtpAttemptsRepo.Default,
   PendingTokensRepo.Default,
+  OneTimeTokensRepo.Default,
   FlowStateRepo.Default,
   SendQuotaRepo.Default,
   RateLimitsRepo.Default,
@@ -258,13 +260,48 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
           signup_password: "$2a$10$hash",
           signup_data: { plan: "pro" }
         }))
-        yield* pending.remove(user.id, "confirmation")
+        yield* pending.remove(user.id, ["confirmation"])
         expect(Option.isNone(yield* pending.find(user.id, "confirmation"))).toBe(true)
+        expect(Option.isSome(yield* pending.find(user.id, "recovery"))).toBe(true)
+        yield* pending.remove(user.id, [])
         expect(Option.isSome(yield* pending.find(user.id, "recovery"))).toBe(true)
         yield* pending.removeForUser(user.id)
         expect(Option.isNone(yield* pending.find(user.id, "recovery"))).toBe(true)
         expect(Option.isNone(yield* pending.find(user.id, "phone_change"))).toBe(true)
         expect((yield* pending.linkTokensSince).getTime()).toBeLessThanOrEqual(Date.now())
+      }))
+
+    it.effect("one-time tokens: one per user and type, replaced with a new id, removed by type and by user", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const oneTimes = yield* OneTimeTokensRepo
+        const user = yield* users.insert(newUser())
+        const other = yield* users.insert(newUser())
+        const row = (type: "confirmation_token" | "recovery_token" | "reauthentication_token", hash: string, seconds: number, userId = user.id) => ({
+          id: randomUUID(),
+          user_id: userId,
+          token_type: type,
+          token_hash: hash,
+          relates_to: "someone@example.com",
+          created_at: new Date(T0.getTime() + seconds * 1000 + 123)
+        })
+        const first = row("confirmation_token", "c1", 1)
+        yield* oneTimes.put(first)
+        expect(yield* oneTimes.find(user.id, "confirmation_token")).toEqual(Option.some(first))
+        const replacement = row("confirmation_token", "pkce_c2", 2)
+        yield* oneTimes.put(replacement)
+        expect(yield* oneTimes.find(user.id, "confirmation_token")).toEqual(Option.some(replacement))
+        yield* oneTimes.put(row("recovery_token", "r1", 3))
+        yield* oneTimes.put(row("reauthentication_token", "n1", 4))
+        yield* oneTimes.put(row("recovery_token", "r2", 5, other.id))
+        yield* oneTimes.remove(user.id, ["confirmation_token", "reauthentication_token"])
+        yield* oneTimes.remove(user.id, [])
+        expect(Option.isNone(yield* oneTimes.find(user.id, "confirmation_token"))).toBe(true)
+        expect(Option.isNone(yield* oneTimes.find(user.id, "reauthentication_token"))).toBe(true)
+        expect(Option.map(yield* oneTimes.find(user.id, "recovery_token"), (found) => found.token_hash)).toEqual(Option.some("r1"))
+        yield* oneTimes.removeForUser(user.id)
+        expect(Option.isNone(yield* oneTimes.find(user.id, "recovery_token"))).toBe(true)
+        expect(Option.map(yield* oneTimes.find(other.id, "recovery_token"), (found) => found.token_hash)).toEqual(Option.some("r2"))
       }))
 
     it.effect("flow state: found by auth code and as the user's latest per method; taken once", () =>
@@ -438,6 +475,56 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(yield* flows.findOAuthByRequestToken(requestToken)).toEqual(Option.some(flow.id))
         expect(yield* flows.claimOAuth(flow.id)).toMatchObject({ _tag: "Claimed", flow: { provider_code_verifier: flow.providerCodeVerifier } })
         expect(Option.isNone(yield* flows.findOAuthByRequestToken(requestToken))).toBe(true)
+      }))
+
+    it.effect("flow state sweep: the flows and provider verifiers made before its moment go, up to its limit; later ones stay", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const flows = yield* FlowStateRepo
+        const user = yield* users.insert(newUser())
+        // Before every other case's moments (T0 and after), so the sweeps below count only this case's rows.
+        const old = (hours: number) => new Date(T0.getTime() - hours * 3_600_000)
+        const emailFlow = (now: Date) => ({
+          id: randomUUID(), userId: user.id, authCode: randomUUID(), challenge: "c".repeat(43), method: "s256" as const,
+          authenticationMethod: "email/signup", now
+        })
+        const start = (now: Date, verifier: string | null, requestToken: string | null = null) => ({
+          id: randomUUID(), providerType: "github", pkce: null, referrer: "http://localhost:3000/a", providerCodeVerifier: verifier,
+          providerRequestToken: requestToken, now
+        })
+        const staleEmail = emailFlow(old(50))
+        const staleWithVerifier = start(old(49), "v".repeat(43))
+        const staleOAuth1 = start(old(49), "oauth_token_secret=s", `req-${randomUUID()}`)
+        const staleImplicit = start(old(48), null)
+        const staleCode = {
+          id: randomUUID(), userId: user.id, providerType: "github", authCode: randomUUID(), challenge: "c".repeat(43), method: "s256" as const,
+          providerAccessToken: "gho_x", providerRefreshToken: null, createdAt: old(48), now: old(47)
+        }
+        const freshEmail = emailFlow(old(1))
+        const freshStart = start(old(1), "w".repeat(43))
+        yield* flows.insert(staleEmail)
+        yield* flows.startOAuth(staleWithVerifier)
+        yield* flows.startOAuth(staleOAuth1)
+        yield* flows.startOAuth(staleImplicit)
+        yield* flows.insertOAuthCode(staleCode)
+        yield* flows.insert(freshEmail)
+        yield* flows.startOAuth(freshStart)
+
+        // Nothing was made before 51 hours ago.
+        expect(yield* flows.sweep(old(51), 100)).toEqual({ flows: 0, clientStates: 0 })
+        // A limit of one: one email flow, the older.
+        expect(yield* flows.sweep(old(49.5), 1)).toEqual({ flows: 1, clientStates: 0 })
+        expect(Option.isNone(yield* flows.findByAuthCode(staleEmail.authCode))).toBe(true)
+        // Everything made before 24 hours ago: four flows, two with client states (a verifier, a request token).
+        expect(yield* flows.sweep(old(24), 100)).toEqual({ flows: 4, clientStates: 2 })
+        expect(yield* flows.claimOAuth(staleWithVerifier.id)).toEqual({ _tag: "Unknown" })
+        expect(yield* flows.claimOAuth(staleImplicit.id)).toEqual({ _tag: "Unknown" })
+        expect(Option.isNone(yield* flows.findOAuthByRequestToken(staleOAuth1.providerRequestToken!))).toBe(true)
+        expect(Option.isNone(yield* flows.findByAuthCode(staleCode.authCode))).toBe(true)
+        expect(yield* flows.sweep(old(24), 100)).toEqual({ flows: 0, clientStates: 0 })
+        // The flows of the last day are untouched: still exchangeable, still claimed with their verifier.
+        expect(Option.map(yield* flows.findByAuthCode(freshEmail.authCode), (flow) => flow.id)).toEqual(Option.some(freshEmail.id))
+        expect(yield* flows.claimOAuth(freshStart.id)).toMatchObject({ _tag: "Claimed", flow: { provider_code_verifier: "w".repeat(43) } })
       }))
 
     // The counters are one row per channel for the whole database: each case starts with a window none before used.

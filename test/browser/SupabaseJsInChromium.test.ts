@@ -7,25 +7,13 @@
  *
  * Without chromium the file skips with a test whose name says why; .ci/run installs it with apt-get.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Logger, LogLevel, Schedule } from "effect"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { Effect, Layer, Logger, LogLevel, Schedule } from "effect"
 import { adminJwt, codeIn, linkIn, mailTo, PASSWORD, uniqueEmail } from "../auth/acceptance/AcceptanceKit.js"
 import { SelfAddressedTestServer, ServerUrl } from "../support/TestServer.js"
-
-const CHROMIUM = process.env["GATEHOUSE_CHROMIUM"] ?? "/usr/bin/chromium"
-
-// What works on this machine: no sandbox (CI runs as root), no GPU, nothing that calls out to Google's services.
-const CHROMIUM_ARGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-  "--disable-component-update", "--disable-sync"
-]
+import { AppOrigin, AppServerLive, Browser, BrowserLive, chromiumMissing, inPage, openPage } from "./support/Chromium.js"
 
 const SUPABASE_UMD = createRequire(import.meta.url).resolve("@supabase/supabase-js/dist/umd/supabase.js")
 
@@ -33,66 +21,10 @@ const SUPABASE_UMD = createRequire(import.meta.url).resolve("@supabase/supabase-
 const APP_PAGE = "<!doctype html><html><head><meta charset=\"utf-8\"><title>app</title><script src=\"/supabase.js\"></script></head>" +
   "<body><p id=\"app\">app</p></body></html>"
 
-/** The origin of the app's own server, which serves only the page and the bundle. */
-class AppOrigin extends Context.Tag("test/AppOrigin")<AppOrigin, string>() {}
-
-const AppServerLive = Layer.scoped(AppOrigin, Effect.acquireRelease(
-  Effect.async<{ readonly origin: string; readonly close: () => void }>((resume) => {
-    const bundle = readFileSync(SUPABASE_UMD)
-    const server = createServer((request, response) => {
-      if (request.url === "/supabase.js") {
-        response.writeHead(200, { "content-type": "text/javascript; charset=utf-8" }).end(bundle)
-      } else if (request.url === "/") {
-        response.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(APP_PAGE)
-      } else {
-        response.writeHead(404).end()
-      }
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      resume(Effect.succeed({ origin: `http://127.0.0.1:${port}`, close: () => server.close() }))
-    })
-  }),
-  ({ close }) => Effect.sync(close)
-).pipe(Effect.map(({ origin }) => origin)))
-
-/** One chromium for the file, on a fresh profile that is removed with it. */
-class Browser extends Context.Tag("test/Browser")<Browser, BrowserContext>() {}
-
-const BrowserLive = Layer.scoped(Browser, Effect.acquireRelease(
-  Effect.promise(async () => {
-    const profile = mkdtempSync(join(tmpdir(), "gatehouse-chromium-"))
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      timeout: 60_000
-    })
-    context.setDefaultTimeout(30_000)
-    return { context, profile }
-  }),
-  ({ context, profile }) => Effect.promise(() => context.close().finally(() => rmSync(profile, { recursive: true, force: true })))
-).pipe(Effect.map(({ context }) => context)))
-
-/**
- * A page whose console errors (CORS and CSP refusals among them) and failed requests are kept, so an assertion can
- * say what the browser refused. An answer with an error status is logged too, and is no problem: tests expect some.
- */
-const openPage = (context: BrowserContext) =>
-  Effect.promise(async () => {
-    const page = await context.newPage()
-    const problems: Array<string> = []
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource: the server responded with a status of")) {
-        problems.push(message.text())
-      }
-    })
-    page.on("requestfailed", (request) => problems.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText}`))
-    return { page, problems }
-  })
-
-const inPage = <A, Arg>(page: Page, fn: (arg: Arg) => Promise<A> | A, arg: Arg): Effect.Effect<A> =>
-  Effect.promise(() => page.evaluate(fn as any, arg) as Promise<A>)
+const AppLive = AppServerLive(Effect.sync(() => ({
+  "/": { type: "text/html; charset=utf-8", body: APP_PAGE },
+  "/supabase.js": { type: "text/javascript; charset=utf-8", body: readFileSync(SUPABASE_UMD) }
+})))
 
 /** The mail the server sent to an address (sent after the answer), waited for within a bound. */
 const mailFor = (email: string) =>
@@ -114,14 +46,14 @@ const server = SelfAddressedTestServer((url) => ({ AUTH_SITE_URL: url, API_EXTER
   Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
 )
 
-if (!existsSync(CHROMIUM)) {
-  const reason = `SKIPPED: no chromium at ${CHROMIUM}; install Debian's (apt-get install chromium), as .ci/run does, or point GATEHOUSE_CHROMIUM at one`
+if (chromiumMissing !== undefined) {
+  const reason = chromiumMissing
   console.warn(`test/browser: ${reason}`)
   describe("supabase-js in chromium", () => {
     it.skip(reason, () => {})
   })
 } else {
-  layer(Layer.mergeAll(server, AppServerLive, BrowserLive), { timeout: 180_000, excludeTestServices: true })(
+  layer(Layer.mergeAll(server, AppLive, BrowserLive), { timeout: 180_000, excludeTestServices: true })(
     "supabase-js in chromium, from another origin",
     (it) => {
       it.effect("a preflight listing apikey, as chromium sends for supabase-js, is granted to the app's origin", () =>

@@ -263,6 +263,20 @@ describe("command line", () => {
     expect(result.stdout + result.stderr).not.toContain(SECRET)
   })
 
+  it("listens on API_HOST, spelt without a prefix, instead of the default host", async () => {
+    const dir = workDir()
+    // 127.0.0.2 is loopback too, and neither mode's default (127.0.0.1 embedded, 0.0.0.0 in production).
+    const child = start([], { ...modeEnv(await dataDirIn(dir)), PORT: "0", API_HOST: "127.0.0.2" }, dir)
+    const done = finish(child)
+    const url = await listeningUrl(child)
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/)
+    expect((await fetch(`${url}/health`)).status).toBe(200)
+    const port = new URL(url).port
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow()
+    child.kill("SIGTERM")
+    expect((await done).code).toBe(0)
+  })
+
   it("multi refuses requests the operator did not sign (all but /health), serves those it did, and needs OPERATOR_TOKEN", async () => {
     const dir = workDir()
     const env = { ...modeEnv(await dataDirIn(dir)), PORT: "0", API_HOST: "127.0.0.1", AUTH_API_ENDPOINT: "http://gatehouse.internal:8081" }

@@ -73,7 +73,8 @@ describe("embedded default (no DATABASE_URL)", () => {
     expect(c.externalEmailEnabled).toBe(true)
     expect(c.externalPhoneEnabled).toBe(false)
     expect(c.password).toStrictEqual({ minLength: 6, requiredCharacters: [] })
-    expect(c.db.maxPoolSize).toBe(0)
+    // One process: the most one worker holds by default.
+    expect(c.db.maxPoolSize).toBe(10)
     expect(c.db.namespace).toBe("")
     expect(c.log.level).toBe("info")
     expect(c.observability.prometheusHost).toBe("0.0.0.0")
@@ -119,6 +120,15 @@ describe("embedded default (no DATABASE_URL)", () => {
     expect(config.api.host).toBe("0.0.0.0")
     expect(defaulted.some((line) => line.startsWith("AUTH_SITE_URL="))).toBe(false)
     expect(defaulted.some((line) => line.startsWith("AUTH_JWT_SECRET="))).toBe(false)
+  })
+
+  it("reads the host to listen on as API_HOST too, without a prefix; AUTH_API_HOST and GOTRUE_API_HOST win", () => {
+    expect(config(embedded({})).api.host).toBe("127.0.0.1")
+    expect(config(parseAppConfig(productionEnv)).api.host).toBe("0.0.0.0")
+    expect(config(embedded({ API_HOST: "0.0.0.0" })).api.host).toBe("0.0.0.0")
+    expect(config(parseAppConfig({ ...productionEnv, API_HOST: "10.0.0.5" })).api.host).toBe("10.0.0.5")
+    expect(config(embedded({ API_HOST: "0.0.0.0", GOTRUE_API_HOST: "127.0.0.2" })).api.host).toBe("127.0.0.2")
+    expect(config(embedded({ API_HOST: "0.0.0.0", GOTRUE_API_HOST: "127.0.0.2", AUTH_API_HOST: "127.0.0.3" })).api.host).toBe("127.0.0.3")
   })
 
   it("sends mail and texts to one address 1 s apart, with no minute between recovery and magic links, and lists it", () => {
@@ -244,6 +254,18 @@ describe("workers (AUTH_WORKERS)", () => {
       expect(variables(embedded({ AUTH_WORKERS: bad }))).toStrictEqual(["AUTH_WORKERS"])
     }
     expect([...variables(production({ AUTH_WORKERS: "0", AUTH_JWT_EXP: "soon" }))].sort()).toStrictEqual(["AUTH_JWT_EXP", "AUTH_WORKERS"])
+  })
+
+  it("each worker's pool is by default a share of 60 connections, at most 10; a set size is taken, and 0 is no limit", () => {
+    expect(config(production({}, 2)).db.maxPoolSize).toBe(10)
+    expect(config(production({}, 8)).db.maxPoolSize).toBe(7)
+    expect(config(production({ AUTH_WORKERS: "16" }, 2)).db.maxPoolSize).toBe(3)
+    expect(config(production({ AUTH_WORKERS: "1" }, 64)).db.maxPoolSize).toBe(10)
+    expect(config(production({ AUTH_DB_MAX_POOL_SIZE: "25" }, 8)).db.maxPoolSize).toBe(25)
+    expect(config(production({ AUTH_DB_MAX_POOL_SIZE: "0" }, 8)).db.maxPoolSize).toBe(0)
+    expect(config(production({ GOTRUE_DB_MAX_POOL_SIZE: "0" }, 8)).db.maxPoolSize).toBe(0)
+    // An empty value is unset, as for every setting.
+    expect(config(production({ AUTH_DB_MAX_POOL_SIZE: "" }, 8)).db.maxPoolSize).toBe(7)
   })
 
   it.prop("the default is the number of cores, capped at 1024; a set value is taken as it is", {

@@ -9,7 +9,8 @@ describe("parseDatabaseSettings", () => {
     const settings = Either.getOrThrow(parseDatabaseSettings({ DATABASE_URL: URL }))
     expect(settings.mode).toBe("postgres")
     expect(Option.map(settings.db.url, Redacted.value)).toEqual(Option.some(URL))
-    expect(settings.db).toMatchObject({ driver: "postgres", maxPoolSize: 0, namespace: "" })
+    // `migrate` is one process: the default of a single worker.
+    expect(settings.db).toMatchObject({ driver: "postgres", maxPoolSize: 10, namespace: "" })
     expect(settings.log).toEqual({ level: "info", file: Option.none() })
   })
 
@@ -30,6 +31,7 @@ describe("parseDatabaseSettings", () => {
       LOG_FILE: "/tmp/gatehouse.log"
     }))
     expect(settings.db).toMatchObject({ maxPoolSize: 7, namespace: "tenant_a" })
+    expect(Either.getOrThrow(parseDatabaseSettings({ DATABASE_URL: URL, AUTH_DB_MAX_POOL_SIZE: "0" })).db.maxPoolSize).toBe(0)
     expect(settings.dataDir).toBe("/var/lib/gatehouse")
     expect(settings.log).toEqual({ level: "warn", file: Option.some("/tmp/gatehouse.log") })
   })

@@ -54,7 +54,9 @@ layer(IamTestServer({ AUTH_IAM_CACHE_REFRESH_INTERVAL: "100ms" }), { timeout: 12
       const flow = Effect.gen(function*() {
         const registered = yield* handlers.Register(create(pb.RegisterRequestSchema, { username: "quiet", password: "quiet password", email: "q@example.com" }), { authorization: undefined })
         const tokens = registered.token!
-        yield* handlers.RefreshToken(create(pb.RefreshTokenRequestSchema, { refreshToken: tokens.refreshToken }), { authorization: undefined })
+        const child = yield* handlers.RefreshToken(create(pb.RefreshTokenRequestSchema, { refreshToken: tokens.refreshToken }), { authorization: undefined })
+        // Once the child is spent too, the first token is no longer forgiven within the reuse interval.
+        yield* handlers.RefreshToken(create(pb.RefreshTokenRequestSchema, { refreshToken: child.token!.refreshToken }), { authorization: undefined })
         // Reuse is logged (a warning), and must not quote the token.
         yield* Effect.flip(handlers.RefreshToken(create(pb.RefreshTokenRequestSchema, { refreshToken: tokens.refreshToken }), { authorization: undefined }))
         yield* Effect.flip(handlers.Login(create(pb.LoginRequestSchema, { identifier: { case: "username", value: "quiet" }, password: "wrong password" }), { authorization: undefined }))

@@ -10,7 +10,8 @@ import {
 } from "../../src/iam/domain/AccountRules.js"
 import { accessStep, GUARDS, OPERATIONS } from "../../src/iam/domain/Guards.js"
 import { IAM_CODES, grpcCodeOf, httpStatusOf, iamCodeOfGrpc } from "../../src/iam/domain/IamStatus.js"
-import { decideRefresh } from "../../src/iam/domain/RefreshRotation.js"
+import { decideRefresh, sessionEnd, tokenExpiry } from "../../src/iam/domain/RefreshRotation.js"
+import { codeOfConnectName, connectCodeName, connectRefusalStatus, restateRefusal, tooLargeMessage } from "../../src/iam/domain/Refusals.js"
 import { ACTIONS, RESOURCES } from "../../src/iam/domain/ResourceAction.js"
 import { actionEnum, actionOf, resourceEnum, resourceOf } from "../../src/iam/ProtoEnums.js"
 import { contractMismatch } from "../../src/iam/IamContract.js"
@@ -44,17 +45,67 @@ describe("error mapping", () => {
 describe("refresh rotation", () => {
   const date = fc.date({ min: new Date("2020-01-01"), max: new Date("2030-01-01"), noInvalidDate: true })
   const stored = fc.record({ expiresAt: date, spentAt: fc.option(date, { nil: null }), revokedAt: fc.option(date, { nil: null }) })
-  it.prop("rotates only an unspent, unrevoked, unexpired token", [stored, date], ([token, now]) => {
-    const decision = decideRefresh(token, now)
+  const presented = fc.record({
+    expiresAt: date,
+    spentAt: fc.option(date, { nil: null }),
+    revokedAt: fc.option(date, { nil: null }),
+    child: fc.option(stored, { nil: undefined })
+  })
+  const policy = fc.record({ reuseIntervalMillis: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 60_000 })) })
+  const ms = (d: Date) => d.getTime()
+
+  it.prop("rotates only an unspent, unrevoked, unexpired token", [presented, date, policy], ([token, now, p]) => {
+    const decision = decideRefresh(token, now, p)
     expect(decision._tag === "Rotate").toBe(token.spentAt === null && token.revokedAt === null && now < token.expiresAt)
   })
-  it.prop("a spent token is reuse unless its family is already revoked", [stored, date], ([token, now]) => {
-    const decision = decideRefresh(token, now)
-    expect(decision._tag === "ReuseDetected").toBe(token.spentAt !== null && token.revokedAt === null)
+  it.prop("a revoked token is refused as revoked, whatever else is true of it", [presented, date, policy], ([token, now, p]) => {
+    fc.pre(token.revokedAt !== null)
+    expect(decideRefresh(token, now, p)).toEqual({ _tag: "Reject", reason: "revoked" })
   })
+  it.prop("a spent token gets its child again only within the interval, while that child is current and unexpired",
+    [presented, date, policy], ([token, now, p]) => {
+      fc.pre(token.spentAt !== null && token.revokedAt === null)
+      const decision = decideRefresh(token, now, p)
+      const { child } = token
+      const forgiven = p.reuseIntervalMillis > 0 && ms(now) - ms(token.spentAt!) <= p.reuseIntervalMillis &&
+        child !== undefined && child.spentAt === null && child.revokedAt === null
+      expect(decision._tag).toBe(!forgiven ? "ReuseDetected" : now < child!.expiresAt ? "ReturnChild" : "Reject")
+    })
+  it.prop("with no interval every spent token is reuse (the rule before the interval existed)", [presented, date], ([token, now]) => {
+    fc.pre(token.spentAt !== null && token.revokedAt === null)
+    expect(decideRefresh(token, now, { reuseIntervalMillis: 0 })._tag).toBe("ReuseDetected")
+  })
+  it.prop("past the interval a retry that got the child is reuse", [stored, date, fc.integer({ min: 1, max: 60_000 }), fc.integer({ min: 0, max: 120_000 })],
+    ([child, spentAt, interval, elapsed]) => {
+      const token = { expiresAt: new Date(ms(spentAt) + 1), spentAt, revokedAt: null, child: { ...child, spentAt: null, revokedAt: null } }
+      const decision = decideRefresh(token, new Date(ms(spentAt) + elapsed), { reuseIntervalMillis: interval })
+      if (elapsed > interval) expect(decision._tag).toBe("ReuseDetected")
+      else expect(decision._tag).not.toBe("ReuseDetected")
+    })
   it("an unknown token is rejected as unknown", () => {
-    expect(decideRefresh(undefined, new Date())).toEqual({ _tag: "Reject", reason: "unknown" })
+    expect(decideRefresh(undefined, new Date(), { reuseIntervalMillis: 10_000 })).toEqual({ _tag: "Reject", reason: "unknown" })
   })
+
+  const ttl = fc.integer({ min: 1, max: 90 * 86_400_000 })
+  it.prop("a session with a ttl ends ttl from its start, never later than the refresh lifetime; without one it has no end",
+    [date, fc.option(ttl, { nil: undefined }), ttl], ([start, requested, refreshTtl]) => {
+      const end = sessionEnd(start, requested, refreshTtl)
+      if (requested === undefined) expect(end).toBeNull()
+      else expect(ms(end!) - ms(start)).toBe(Math.min(requested, refreshTtl))
+    })
+  it.prop("no token outlives its session: every refresh, at any moment, is bounded by the session's end",
+    [date, ttl, ttl, ttl, fc.array(fc.integer({ min: 0, max: 90 * 86_400_000 }), { maxLength: 20 })],
+    ([start, requested, accessTtl, refreshTtl, offsets]) => {
+      const end = sessionEnd(start, requested, refreshTtl)!
+      for (const offset of [0, ...offsets]) {
+        const at = new Date(ms(start) + offset)
+        for (const lifetime of [accessTtl, refreshTtl]) {
+          const expiry = tokenExpiry(at, lifetime, end)
+          expect(ms(expiry)).toBe(Math.min(ms(at) + lifetime, ms(end)))
+        }
+      }
+      expect(tokenExpiry(start, accessTtl, null).getTime()).toBe(ms(start) + accessTtl)
+    })
 })
 
 describe("guards", () => {
@@ -90,6 +141,22 @@ describe("account rules", () => {
     const valid = [...name].length <= 100 && name.trim() === name && name.trim() !== "" && !/[\u0000-\u001f\u007f]/.test(name)
     expect(Either.isRight(result)).toBe(valid)
   })
+  const invisible = fc.constantFrom(
+    "\u0085", "\u0080", "\u009f", "\u202e", "\u202d", "\u2066", "\u2069", "\u200e", "\u200f", "\u200b", "\u200d", "\u2060",
+    "\ufeff", "\u00ad", "\u061c", "\u2028", "\u2029", "\ue000", "\udc00", "\u0007", "\u007f"
+  )
+  it.prop("a new username holding a control, format, bidirectional, separator or private-use character is refused, wherever it is",
+    [fc.string({ maxLength: 40 }), invisible, fc.string({ maxLength: 40 })], ([before, bad, after]) => {
+      const result = checkRegistration({ username: `a${before}${bad}${after}z`, password: "long enough", email: "a@b.c" })
+      expect(Either.isLeft(result)).toBe(true)
+    })
+  it.prop("a new username of visible characters from anywhere in Unicode is accepted",
+    [fc.array(fc.fullUnicode().filter((c) => !/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}\s]/u.test(c)), { minLength: 1, maxLength: 100 })],
+    ([chars]) => {
+      expect(checkRegistration({ username: chars.join(""), password: "long enough", email: "a@b.c" })).toEqual(Either.right({
+        username: chars.join(""), password: "long enough", email: "a@b.c"
+      }))
+    })
   it("emails need an @, are lower-cased and bounded", () => {
     expect(normalizeEmail(" Alice@Example.COM ")).toEqual(Either.right("alice@example.com"))
     expect(Either.isLeft(normalizeEmail("no-at"))).toBe(true)
@@ -148,4 +215,35 @@ describe("keys and bearer tokens", () => {
     expect(bearerToken("Basic a b")).toBeUndefined()
     expect(bearerToken(undefined)).toBeUndefined()
   })
+})
+
+describe("refusals before a handler (domain/Refusals)", () => {
+  const codes = fc.constantFrom(...Object.values(Code).filter((c): c is Code => typeof c === "number"))
+  const limits = fc.integer({ min: 1024, max: 16 * 1024 * 1024 })
+
+  it.prop("connect's JSON code names and the codes map one to one", [codes], ([code]) => {
+    expect(codeOfConnectName(connectCodeName(code))).toBe(code)
+  })
+
+  it.prop("unparsable protobuf is never INTERNAL, and says nothing of the bytes", [fc.string(), limits], ([detail, limit]) => {
+    expect(restateRefusal({ code: Code.Internal, message: `parse binary: ${detail}` }, limit))
+      .toEqual({ code: Code.InvalidArgument, message: "request message is not valid protobuf" })
+  })
+
+  it.prop("a message over the limit is RESOURCE_EXHAUSTED in the REST words, 413 over Connect", [fc.nat(), limits], ([size, limit]) => {
+    const refusal = restateRefusal({ code: Code.ResourceExhausted, message: `message size ${size} is larger than configured readMaxBytes ${limit}` }, limit)
+    expect(refusal).toEqual({ code: Code.ResourceExhausted, message: tooLargeMessage(limit) })
+    expect(connectRefusalStatus(refusal, 429, limit)).toBe(413)
+  })
+
+  it.prop("any other refusal is kept, with Connect's status, and restating is idempotent", [codes, fc.string(), limits, fc.integer({ min: 400, max: 599 })],
+    ([code, message, limit, status]) => {
+      const refusal = { code, message }
+      const once = restateRefusal(refusal, limit)
+      expect(restateRefusal(once, limit)).toEqual(once)
+      if (!message.startsWith("parse binary") && !message.includes("readMaxBytes")) {
+        expect(once).toEqual(refusal)
+        expect(connectRefusalStatus(once, status, limit)).toBe(message === tooLargeMessage(limit) && code === Code.ResourceExhausted ? 413 : status)
+      }
+    })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { LATENCY_SAMPLES, latencyFloor, MAX_LATENCY_FLOOR_MS, medianOf, paddingFor, withSample } from "../../src/platform/LatencyFloor.js"
+import { LATENCY_SAMPLES, latencyFloor, MAX_LATENCY_FLOOR_MS, medianOf, paddingFor, slowestBranch, withSample } from "../../src/platform/LatencyFloor.js"
 
 const durations = FastCheck.array(FastCheck.double({ min: 0, max: 5000, noNaN: true }), { minLength: 1, maxLength: 200 })
 const draw = FastCheck.double({ min: 0, max: 1, maxExcluded: true, noNaN: true })
@@ -31,11 +31,23 @@ describe("LatencyFloor", () => {
     expect(samples.filter((ms) => ms > median).length).toBeLessThanOrEqual(Math.ceil((samples.length - 1) / 2))
   })
 
-  it.prop("a cheap branch waits the target less its typical own work and timer lateness, never a negative time", [FastCheck.nat(2000), FastCheck.nat(2000), FastCheck.nat(20)], ([target, own, late]) => {
-    const wait = paddingFor(target, own, late)
-    expect(wait).toBe(Math.max(0, target - own - late))
-    // Its own typical work, the wait and the timer's lateness add up to the target whenever the target is longer.
-    if (target >= own + late) expect(own + wait + late).toBe(target)
+  it.prop("a branch waits the target less the time its work took and the timer's lateness, never a negative time", [FastCheck.nat(2000), FastCheck.nat(2000), FastCheck.nat(20)], ([target, elapsed, late]) => {
+    const wait = paddingFor(target, elapsed, late)
+    expect(wait).toBe(Math.max(0, target - elapsed - late))
+    // Its work, the wait and the timer's lateness add up to the target whenever the target is longer.
+    if (target >= elapsed + late) expect(elapsed + wait + late).toBe(target)
+  })
+
+  it.prop("the slowest branch is one whose median no other branch's exceeds", [FastCheck.dictionary(FastCheck.string({ minLength: 1, maxLength: 4 }), durations, { minKeys: 1, maxKeys: 4 })], ([record]) => {
+    const branches = new Map(Object.entries(record))
+    const slowest = slowestBranch(branches)!
+    expect(branches.has(slowest)).toBe(true)
+    for (const samples of branches.values()) expect(medianOf(samples)).toBeLessThanOrEqual(medianOf(branches.get(slowest)!))
+  })
+
+  it("no branch measured yet has no slowest", () => {
+    expect(slowestBranch(new Map())).toBeUndefined()
+    expect(slowestBranch(new Map([["new", []]]))).toBeUndefined()
   })
 
   it("no samples, no floor; a stalled database does not lift it past the cap", () => {

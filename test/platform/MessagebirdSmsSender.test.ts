@@ -21,6 +21,14 @@ const sendWith = (settings: MessagebirdSmsSenderOptions, sms: Sms) =>
 const otp: Sms = { to: "31612345678", body: "Your code is 123456" }
 
 describe("MessagebirdSmsSender", () => {
+  it.scoped("refuses a WhatsApp message without calling MessageBird, rather than texting it", () =>
+    Effect.gen(function*() {
+      const messagebird = yield* startHttpStub(() => ({ status: 201, json: { id: "x" } }))
+      const error = yield* sendWith(options(messagebird.baseUrl), { ...otp, channel: "whatsapp" }).pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "SmsError", provider: "messagebird", message: "messagebird does not send WhatsApp messages" })
+      expect(yield* Queue.size(messagebird.requests)).toBe(0)
+    }))
+
   it.scoped("posts the form MessageBird expects with the AccessKey header", () =>
     Effect.gen(function*() {
       const messagebird = yield* startHttpStub(() => ({

@@ -27,6 +27,14 @@ const appliedVersions = (table: string) =>
     return rows.map((r) => r.version)
   })
 
+const oneTimeTokenIndexes = (table: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE schemaname = 'auth' AND tablename = ${table}
+      ORDER BY indexdef`
+    return rows.map((r) => r.indexdef)
+  })
+
 describe("readMigrations", () => {
   it("finds the repository's migrations, numbered and in order", () => {
     const migrations = readMigrations()
@@ -100,6 +108,78 @@ layer(TestDatabase, { timeout: 120_000 })("migrate", (it) => {
         migrate({ namespace: "edited", migrations: [migration(1, "t", "CREATE TABLE {{schema}}.{{prefix}}t (id bigint)")] })
       )
       expect(error.message).toContain("was changed after it was applied")
+    }))
+
+  it.effect("auth 0014 makes GoTrue's one_time_tokens: its enum, columns, unique key and hash indexes", () =>
+    Effect.gen(function*() {
+      yield* migrate({ namespace: "" })
+      const sql = yield* SqlClient.SqlClient
+      const labels = yield* sql<{ readonly label: string }>`SELECT e.enumlabel AS label FROM pg_enum e
+        JOIN pg_type t ON t.oid = e.enumtypid WHERE t.typname = 'one_time_token_type' ORDER BY e.enumsortorder`
+      expect(labels.map((row) => row.label)).toEqual([
+        "confirmation_token",
+        "reauthentication_token",
+        "recovery_token",
+        "email_change_token_new",
+        "email_change_token_current",
+        "phone_change_token"
+      ])
+      const columns = yield* sql<{ readonly name: string; readonly type: string; readonly nullable: string }>`SELECT column_name AS name,
+          data_type AS type, is_nullable AS nullable FROM information_schema.columns
+        WHERE table_schema = 'auth' AND table_name = 'one_time_tokens' ORDER BY ordinal_position`
+      expect(columns.map((c) => [c.name, c.type, c.nullable])).toEqual([
+        ["id", "uuid", "NO"],
+        ["user_id", "uuid", "NO"],
+        ["token_type", "USER-DEFINED", "NO"],
+        ["token_hash", "text", "NO"],
+        ["relates_to", "text", "NO"],
+        ["created_at", "timestamp without time zone", "NO"],
+        ["updated_at", "timestamp without time zone", "NO"]
+      ])
+      expect(yield* oneTimeTokenIndexes("one_time_tokens")).toEqual([
+        "CREATE INDEX one_time_tokens_relates_to_hash_idx ON auth.one_time_tokens USING hash (relates_to)",
+        "CREATE INDEX one_time_tokens_token_hash_hash_idx ON auth.one_time_tokens USING hash (token_hash)",
+        "CREATE UNIQUE INDEX one_time_tokens_pkey ON auth.one_time_tokens USING btree (id)",
+        "CREATE UNIQUE INDEX one_time_tokens_user_id_token_type_key ON auth.one_time_tokens USING btree (user_id, token_type)"
+      ])
+    }))
+
+  it.effect("auth 0014 keeps the one_time_tokens a database GoTrue created first, rows and all", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const auth = readMigrations().filter((m) => m.product === "auth")
+      yield* migrate({ namespace: "gotrue", migrations: auth.filter((m) => m.version < 14) })
+      // GoTrue v2.196's own schema for the table (pg_dump of a database it migrated), under this test's prefix.
+      yield* sql.unsafe(`
+        CREATE TYPE auth.gotrue_one_time_token_type AS ENUM ('confirmation_token', 'reauthentication_token', 'recovery_token',
+          'email_change_token_new', 'email_change_token_current', 'phone_change_token');
+        CREATE TABLE auth.gotrue_one_time_tokens (
+          id uuid NOT NULL,
+          user_id uuid NOT NULL,
+          token_type auth.gotrue_one_time_token_type NOT NULL,
+          token_hash text NOT NULL,
+          relates_to text NOT NULL,
+          created_at timestamp without time zone DEFAULT now() NOT NULL,
+          updated_at timestamp without time zone DEFAULT now() NOT NULL,
+          CONSTRAINT gotrue_one_time_tokens_token_hash_check CHECK ((char_length(token_hash) > 0))
+        );
+        ALTER TABLE ONLY auth.gotrue_one_time_tokens ADD CONSTRAINT gotrue_one_time_tokens_pkey PRIMARY KEY (id);
+        CREATE INDEX gotrue_one_time_tokens_relates_to_hash_idx ON auth.gotrue_one_time_tokens USING hash (relates_to);
+        CREATE INDEX gotrue_one_time_tokens_token_hash_hash_idx ON auth.gotrue_one_time_tokens USING hash (token_hash);
+        CREATE UNIQUE INDEX gotrue_one_time_tokens_user_id_token_type_key ON auth.gotrue_one_time_tokens USING btree (user_id, token_type);
+        ALTER TABLE ONLY auth.gotrue_one_time_tokens
+          ADD CONSTRAINT gotrue_one_time_tokens_user_id_fkey FOREIGN KEY (user_id) REFERENCES auth.gotrue_users(id) ON DELETE CASCADE;
+        ALTER TABLE auth.gotrue_one_time_tokens ENABLE ROW LEVEL SECURITY;
+        INSERT INTO auth.gotrue_users (id, email) VALUES ('00000000-0000-4000-8000-00000000000a', 'gotrue@example.com');
+        INSERT INTO auth.gotrue_one_time_tokens (id, user_id, token_type, token_hash, relates_to)
+          VALUES ('00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-00000000000a', 'recovery_token', 'abc', 'gotrue@example.com');
+      `)
+      const applied = yield* migrate({ namespace: "gotrue", migrations: auth })
+      expect(applied.map((m) => m.version)).toEqual(auth.filter((m) => m.version >= 14).map((m) => m.version))
+      const rows = yield* sql<{ readonly token_type: string; readonly token_hash: string }>`SELECT token_type::text AS token_type, token_hash
+        FROM auth.gotrue_one_time_tokens`
+      expect(rows).toEqual([{ token_type: "recovery_token", token_hash: "abc" }])
+      expect(yield* oneTimeTokenIndexes("gotrue_one_time_tokens")).toHaveLength(4)
     }))
 
   it.effect("each product migrates into its own schema", () =>

@@ -58,6 +58,44 @@ describe("TwilioSmsSender", () => {
       ])
     }))
 
+  it.scoped("a WhatsApp message goes to whatsapp: addresses with the body, a phone-number sender prefixed too", () =>
+    Effect.gen(function*() {
+      const twilio = yield* startHttpStub(() => ({ status: 201, json: { sid: "SM3", status: "queued" } }))
+      yield* sendWith(options(twilio.baseUrl, "+15550001111"), { ...otp, channel: "whatsapp", code: "123456" })
+      yield* sendWith(options(twilio.baseUrl, "MG0123456789abcdef"), { ...otp, channel: "whatsapp", code: "123456" })
+
+      expect(formFields((yield* Queue.take(twilio.requests)).body)).toEqual([
+        ["To", "whatsapp:+15551234567"],
+        ["From", "whatsapp:+15550001111"],
+        ["Body", "Your code is 123456"]
+      ])
+      expect(formFields((yield* Queue.take(twilio.requests)).body)).toEqual([
+        ["To", "whatsapp:+15551234567"],
+        ["MessagingServiceSid", "MG0123456789abcdef"],
+        ["Body", "Your code is 123456"]
+      ])
+    }))
+
+  it.scoped("with SMS_TWILIO_CONTENT_SID a WhatsApp message is that template with the code as variable 1; texts are unchanged", () =>
+    Effect.gen(function*() {
+      const twilio = yield* startHttpStub(() => ({ status: 201, json: { sid: "SM4", status: "queued" } }))
+      const settings = { ...options(twilio.baseUrl, "+15550001111"), contentSid: "HX0123456789abcdef" }
+      yield* sendWith(settings, { ...otp, channel: "whatsapp", code: "123456" })
+      yield* sendWith(settings, { ...otp, code: "123456" })
+
+      expect(formFields((yield* Queue.take(twilio.requests)).body)).toEqual([
+        ["To", "whatsapp:+15551234567"],
+        ["From", "whatsapp:+15550001111"],
+        ["ContentSid", "HX0123456789abcdef"],
+        ["ContentVariables", JSON.stringify({ "1": "123456" })]
+      ])
+      expect(formFields((yield* Queue.take(twilio.requests)).body)).toEqual([
+        ["To", "+15551234567"],
+        ["Body", "Your code is 123456"],
+        ["From", "+15550001111"]
+      ])
+    }))
+
   it.scoped("carries Twilio's error message and code, and never the auth token", () =>
     Effect.gen(function*() {
       const twilio = yield* startHttpStub(() => ({

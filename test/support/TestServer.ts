@@ -163,17 +163,21 @@ export const TestPorts = (config: AppConfig) =>
  */
 export const TestServerOver = (
   env: Readonly<Record<string, string>> = {},
-  { host = "127.0.0.1", passwordHasher }: TestServerOptions = {}
+  { host = "127.0.0.1", passwordHasher, smsSender }: TestServerOptions = {}
 ): Layer.Layer<Exclude<TestServices, Database>, never, Database> =>
-  routesOn(testConfig(env), passwordHasher).pipe(
+  routesOn(testConfig(env), passwordHasher, smsSender).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port: 0 })),
     Layer.orDie
   ) as Layer.Layer<Exclude<TestServices, Database>, never, Database>
 
 /** The routes, ports and config of a test server, on whatever HTTP server the caller gives. */
-const routesOn = (config: AppConfig, passwordHasher?: Layer.Layer<PasswordHasher>) => {
-  // Merged after TestPorts, a given hasher replaces the test one.
-  const ports = passwordHasher === undefined ? TestPorts(config) : Layer.merge(TestPorts(config), passwordHasher)
+const routesOn = (config: AppConfig, passwordHasher?: Layer.Layer<PasswordHasher>, smsSender?: Layer.Layer<SmsSender>) => {
+  // Merged after TestPorts, a given hasher or sender replaces the test one.
+  const ports = Layer.mergeAll(
+    TestPorts(config),
+    passwordHasher ?? Layer.empty,
+    smsSender ?? Layer.empty
+  )
   // AuthMessages.Default is the very layer the auth routes are built with, so the test gets the server's instance
   // (layers are shared by reference within one build) and can wait for the mails it posted (settledMail).
   return Layer.mergeAll(AuthRoutesLive(config), ServerUrlLive, AuthMessages.Default).pipe(
@@ -187,6 +191,8 @@ export interface TestServerOptions {
   readonly host?: string
   /** Instead of bcrypt at its minimum cost (a test of what production's cost takes). */
   readonly passwordHasher?: Layer.Layer<PasswordHasher>
+  /** Instead of the recorder (SentSms then records nothing): a real provider's sender pointed at a local stand-in. */
+  readonly smsSender?: Layer.Layer<SmsSender>
 }
 
 /**

@@ -18,6 +18,7 @@ import { RefreshTokensRepo } from "../sessions/RefreshTokensRepo.js"
 import { SessionsRepo } from "../sessions/SessionsRepo.js"
 import { type AuditActor, AuditLog, subjectTraits } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
+import { PendingTokens } from "../users/PendingTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { Users } from "../users/Users.js"
 import { type UniqueViolation, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
@@ -67,6 +68,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     const refreshTokens = yield* RefreshTokensRepo
     const hasher = yield* PasswordHasher
     const audit = yield* AuditLog
+    const pending = yield* PendingTokens
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const toJson = (user: UserRow) => Effect.map(identities.forUser(user.id), (rows) => userJson(user, rows))
@@ -173,6 +175,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
             emailConfirmedAt: request.email_confirm === true && address !== null ? at : null,
             phoneConfirmedAt: request.phone_confirm === true && number !== null ? at : null,
             isAnonymous: false,
+            madeBy: "admin",
             now: at
           })
           const patch: UserPatch = {
@@ -268,6 +271,8 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
           if (typeof patch["phone"] === "string") yield* upsert("phone", patch["phone"])
           if (appMetadata !== undefined) patch["raw_app_meta_data"] = appMetadata
           const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
+          // A confirmation by the admin spends the pending one.
+          yield* pending.forgetCleared(row)
           if (endSessions) yield* sessions.deleteForUser(user.id, "all")
           // A ban is a modification like any other in GoTrue's log; its end (or lifting) is in the traits.
           const banTrait = banned === undefined ? {} : { banned_until: banned === null ? null : banned.toISOString() }
@@ -298,7 +303,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
           }
           // GoTrue's SoftDeleteUser: the row stays for the record, unusable and unfindable by its old addresses.
           for (const identity of yield* identities.forUser(user.id)) yield* identities.updateData(identity.id, {}, at)
-          yield* users.update(user.id, {
+          const deleted = yield* users.update(user.id, {
             email: user.email === null || user.email === "" ? user.email : obfuscatedAddress(user.id, user.email, "email"),
             phone: user.phone === null || user.phone === "" ? user.phone : obfuscatedAddress(user.id, user.phone, "phone"),
             encrypted_password: "",
@@ -314,6 +319,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
             raw_app_meta_data: {},
             deleted_at: at
           }, at)
+          yield* pending.forgetCleared(deleted)
         }),
         emailExists
       )
@@ -328,6 +334,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     SessionsRepo.Default,
     RefreshTokensRepo.Default,
     AuditLog.Default,
+    PendingTokens.Default,
     Transactions.Live
   ]
 }) {}

@@ -82,6 +82,7 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
         emailConfirmedAt: null,
         phoneConfirmedAt: null,
         isAnonymous: false,
+        madeBy: "admin",
         now: at
       })
 

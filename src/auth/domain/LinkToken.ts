@@ -38,6 +38,18 @@ export const kindsOfType = (type: VerifyType): ReadonlyArray<TokenKind> => {
 }
 
 /**
+ * The pending tokens a successful verification of `type` spends: the one it used and the user's other pending tokens
+ * of that kind, which are every token a verification of that type could have named (kindsOfType). So an email change
+ * that applied spends both halves, an `email` code both emailed codes (the sign-up's and the recovery's), and a
+ * recovery or magic link the recovery token both share. The first half of a double email change spends only its
+ * own half: the other is still to be confirmed. Tokens of other kinds (a pending email change after a magic link,
+ * say) stay valid. GoTrue instead deletes every one_time_tokens row of the user, which ends the other kinds' links
+ * but not their codes, still valid in the users columns; here links and codes go together.
+ */
+export const spentByVerification = (type: VerifyType, used: TokenKind, completed: boolean): ReadonlyArray<TokenKind> =>
+  completed ? kindsOfType(type) : [used]
+
+/**
  * Whether the users column still holds the code a link was issued with: spending, replacing or clearing the token
  * there (a verification, a new mail, a password change) kills its link too, whoever did it.
  */

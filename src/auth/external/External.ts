@@ -1,5 +1,6 @@
 import { generateCodeVerifier } from "arctic"
 import { Clock, Effect, Either, Option } from "effect"
+import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import { randomUUID } from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
@@ -20,7 +21,7 @@ import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 import { IdentityLinks } from "../users/IdentityLinks.js"
 import { type CallbackFailure, codeRedirect, errorRedirect, sessionFragment } from "./CallbackRedirect.js"
-import { parseScopes, type ProviderProfile } from "./OAuthProvider.js"
+import { parseScopes, ProviderFailure, type ProviderProfile } from "./OAuthProvider.js"
 import { OAuthProviders } from "./OAuthProviders.js"
 
 export interface AuthorizeQuery {
@@ -40,6 +41,8 @@ export interface CallbackQuery {
   readonly code?: string | undefined
   readonly error?: string | undefined
   readonly errorDescription?: string | undefined
+  /** What the provider posted about the user beside the code (Apple's `user`, on the first consent only). */
+  readonly user?: string | undefined
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -207,7 +210,13 @@ export class External extends Effect.Service<External>()("auth/External", {
           Effect.tapError((failure) => Effect.logWarning(`${provider.name} code exchange failed: ${failure.reason}`)),
           Effect.mapError(() => auth(new AuthError({ status: 500, code: "unexpected_failure", message: "Unable to exchange external code" })))
         )
+        const posted = query.user ?? ""
         const profile = yield* provider.profile(providerTokens).pipe(
+          Effect.flatMap((profile) =>
+            posted === "" || provider.withPostedUser === undefined
+              ? Effect.succeed(profile)
+              : Either.mapLeft(provider.withPostedUser(profile, posted), (reason) => new ProviderFailure({ step: "profile", reason }))
+          ),
           Effect.tapError((failure) => Effect.logWarning(`${provider.name} profile failed: ${failure.reason}`)),
           Effect.mapError(() =>
             auth(new AuthError({ status: 500, code: "unexpected_failure", message: "Error getting user profile from external provider" }))
@@ -244,6 +253,8 @@ export class External extends Effect.Service<External>()("auth/External", {
         }
         // The sign-in floor wrote the audit entry (login, or user_signedup for a new user; identity_linked for a link).
         const session = yield* tokens.issue(user, "oauth", at)
+        // A sign-in (grant_type `callback` in the sign-in metric); a PKCE flow's is counted at /token instead.
+        yield* countTagged(AuthMetrics.signIns, "grant_type", "callback")
         return sessionFragment(target, session, provider.name, providerTokens)
       })
 

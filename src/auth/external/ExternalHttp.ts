@@ -13,6 +13,7 @@ interface CallbackParams {
   readonly oauth_token?: string | undefined
   readonly oauth_verifier?: string | undefined
   readonly denied?: string | undefined
+  readonly user?: string | undefined
 }
 
 /**
@@ -26,7 +27,8 @@ const callbackQuery = (params: CallbackParams): CallbackQuery => {
     requestToken: params.oauth_token ?? params.denied,
     code: params.code ?? params.oauth_verifier,
     error: params.error ?? (denied ? "access_denied" : undefined),
-    errorDescription: params.error_description ?? (denied ? "The user denied the sign-in" : undefined)
+    errorDescription: params.error_description ?? (denied ? "The user denied the sign-in" : undefined),
+    user: params.user
   }
 }
 

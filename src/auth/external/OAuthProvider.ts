@@ -1,4 +1,4 @@
-import { Data, type Effect } from "effect"
+import { Data, type Effect, type Either } from "effect"
 import type { OAuthProviderName } from "../../config/OAuthProviders.js"
 
 /** What a provider's token endpoint handed over for the user. */
@@ -73,6 +73,11 @@ export interface OAuthProvider {
   readonly begin?: (request: AuthorizationRequest) => Effect.Effect<ProviderStart, ProviderFailure>
   readonly exchange: (code: string, codeVerifier: string | null) => Effect.Effect<ProviderTokens, ProviderFailure>
   readonly profile: (tokens: ProviderTokens) => Effect.Effect<ProviderProfile, ProviderFailure>
+  /**
+   * For a provider that sends part of the user with the callback rather than in any token (Apple's `user` field, on
+   * the first consent only): the profile with what was posted read into it, or why it could not be read.
+   */
+  readonly withPostedUser?: (profile: ProviderProfile, posted: string) => Either.Either<ProviderProfile, string>
 }
 
 /** `scopes` as GoTrue reads it: separated by commas or spaces; the provider's own scopes come first, once each. */

@@ -6,9 +6,10 @@ import { ProviderFailure, type ProviderProfile } from "./OAuthProvider.js"
 import { PROVIDER_TIMEOUT } from "./ProviderKit.js"
 
 /*
- * The ID token a provider's token endpoint hands back, for providers whose profile is that token (apple, azure):
- * verified against the provider's published keys like POST /token?grant_type=id_token verifies a native app's, and
- * mapped by the same rules, so one account signs in as the same identity either way.
+ * The ID token a provider's token endpoint hands back: for providers whose profile is that token (apple, azure),
+ * and keycloak's, which vouches for the userinfo answer. Verified against the provider's published keys like
+ * POST /token?grant_type=id_token verifies a native app's, and mapped by the same rules, so one account signs in as
+ * the same identity either way.
  */
 
 // Providers sign with asymmetric keys; a symmetric or unsigned token is never one of theirs.

@@ -61,6 +61,7 @@ export class Invite extends Effect.Service<Invite>()("auth/Invite", {
           emailConfirmedAt: null,
           phoneConfirmedAt: null,
           isAnonymous: false,
+          madeBy: "admin",
           now: at
         })
         const previous = yield* pending.record(user.id, "confirmation", token, at)

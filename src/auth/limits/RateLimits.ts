@@ -12,10 +12,10 @@ import { RateLimitsRepo } from "./RateLimitsRepo.js"
  * The routes GoTrue puts behind a per-IP limiter, each with a bucket of its own even where several share one
  * setting (a client may use 30 /otp and 30 /recover in the same five minutes, as in GoTrue).
  */
-export type LimitedRoute = "magiclink" | "otp" | "recover" | "resend" | "signup" | "anonymous_signup" | "user" | "token" | "verify" | "verify_guess"
+export type LimitedRoute = "magiclink" | "otp" | "recover" | "resend" | "signup" | "anonymous_signup" | "user" | "token" | "verify" | "verify_guess" | "web3"
 
 /** A per-client setting by its name after RATE_LIMIT_, lower case: the `limit` tag of the refusals it causes. */
-type RequestLimitName = "otp" | "anonymous_users" | "token_refresh" | "verify" | "verify_guesses"
+type RequestLimitName = "otp" | "anonymous_users" | "token_refresh" | "verify" | "verify_guesses" | "web3"
 
 /** The setting each route's rate comes from. */
 const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
@@ -28,7 +28,8 @@ const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
   anonymous_signup: "anonymous_users",
   token: "token_refresh",
   verify: "verify",
-  verify_guess: "verify_guesses"
+  verify_guess: "verify_guesses",
+  web3: "web3"
 }
 
 /** How often this instance deletes refilled buckets, and how long past refilling it leaves them (clock skew). */
@@ -47,13 +48,14 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
     const config = yield* AppConfig
     const repo = yield* RateLimitsRepo
     const header = Option.map(config.rateLimit.header, (name) => name.toLowerCase())
-    const { anonymousUsers, otp, tokenRefresh, verify, verifyGuesses } = config.rateLimit
+    const { anonymousUsers, otp, tokenRefresh, verify, verifyGuesses, web3 } = config.rateLimit
     const rates: Readonly<Record<RequestLimitName, RequestRate>> = {
       otp: requestRate(otp.events, otp.per, otp.burst),
       anonymous_users: requestRate(anonymousUsers.events, anonymousUsers.per, anonymousUsers.burst),
       token_refresh: requestRate(tokenRefresh.events, tokenRefresh.per, tokenRefresh.burst),
       verify: requestRate(verify.events, verify.per, verify.burst),
-      verify_guesses: requestRate(verifyGuesses.events, verifyGuesses.per, verifyGuesses.burst)
+      verify_guesses: requestRate(verifyGuesses.events, verifyGuesses.per, verifyGuesses.burst),
+      web3: requestRate(web3.events, web3.per, web3.burst)
     }
 
     // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,

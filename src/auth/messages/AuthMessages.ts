@@ -11,6 +11,7 @@ import { overSendQuota, sendQuotaWindow } from "../domain/SendQuotaWindow.js"
 import { escapeHtml } from "../../platform/Html.js"
 import type { CodeColumn } from "../domain/SentCodeState.js"
 import { hasCodeAction, renderSmsTemplate } from "../domain/SmsTemplate.js"
+import type { TextChannel } from "../domain/TextChannel.js"
 import type { IssuedToken } from "../users/PendingTokens.js"
 import type { MailTemplateVariables } from "./MailTemplate.js"
 import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
@@ -243,16 +244,18 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     const text = Effect.fn("AuthMessages.text")(function*(
       phone: string,
       sent: MessageToken,
-      type: TextType
+      type: TextType,
+      channel: TextChannel = "sms"
     ): Effect.fn.Return<string, AuthError> {
       const otp = sent.token.otp
       // Test numbers receive nothing, so they count against no quota: their code is known, and they work with no
       // provider configured.
       if (config.sms.testOtp.has(phone)) return "test-otp"
+      // A WhatsApp message counts as a text against RATE_LIMIT_SMS_SENT, as in GoTrue.
       const receipt = yield* withinQuota(
         "sms",
-        sms.send({ to: phone, body: renderSmsTemplate(config.sms.template, otp), about: factsOf(type, sent, null) }).pipe(
-          Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", "sms")),
+        sms.send({ to: phone, body: renderSmsTemplate(config.sms.template, otp), channel, code: otp, about: factsOf(type, sent, null) }).pipe(
+          Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", channel)),
           Effect.tapError((error) => Effect.logError("could not send SMS", error)),
           Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
         )

@@ -7,6 +7,7 @@ import type { SignupClaim, TokenKind } from "../domain/LinkToken.js"
 import { EMAIL_CHANGE_FLOW, type PkceChallenge } from "../domain/Pkce.js"
 import { CODE_COLUMN_OF } from "../domain/SentCodeState.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
+import type { TextChannel } from "../domain/TextChannel.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { AuditLog } from "../users/AuditLog.js"
@@ -27,6 +28,8 @@ export interface Registrant {
   readonly redirectTo: string
   /** The request's PKCE challenge, when it started a PKCE flow. */
   readonly pkce?: Option.Option<PkceChallenge>
+  /** How a phone's confirmation code goes (default sms). */
+  readonly channel?: TextChannel
 }
 
 export interface Sent {
@@ -37,12 +40,13 @@ export interface Sent {
 
 export interface ConfirmationsShape {
   /**
-   * Sends (or re-sends) the sign-up confirmation, honouring SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. `repeated` is
-   * what a sign-up of the already signed-up, unconfirmed address brings: its confirmation then activates only that.
+   * Sends (or re-sends) the sign-up confirmation, by mail or to the phone by `channel`, honouring
+   * SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY. `repeated` is what a sign-up of the already signed-up, unconfirmed
+   * address brings: its confirmation then activates only that.
    */
   readonly sendConfirmation: (
     user: UserRow,
-    channel: "email" | "sms",
+    channel: "email" | TextChannel,
     redirectTo: string,
     at: Date,
     pkce?: Option.Option<PkceChallenge>,
@@ -149,7 +153,7 @@ export const Confirmations: Effect.Effect<
 
   const sendConfirmation = (
     user: UserRow,
-    channel: "email" | "sms",
+    channel: "email" | TextChannel,
     redirectTo: string,
     at: Date,
     requested: Option.Option<PkceChallenge> = Option.none(),
@@ -159,19 +163,19 @@ export const Confirmations: Effect.Effect<
       const viaEmail = channel === "email"
       const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
       const wait = resendWait(user.confirmation_sent_at, window, at)
-      if (Option.isSome(wait)) return yield* tooSoon(channel, wait.value)
+      if (Option.isSome(wait)) return yield* tooSoon(viaEmail ? "email" : "sms", wait.value)
       const recipient = viaEmail ? user.email! : user.phone!
       const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(recipient))
       const pkce = viaEmail ? requested : Option.none()
       const token = yield* pending.mint(recipient, otp, { pkce: Option.isSome(pkce), mailed: viaEmail })
       const claimed = yield* claimToken(user, "confirmation_sent_at", window, at, { confirmation_token: token.stored }, [["confirmation", token]], repeated)
-      if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
+      if (Option.isNone(claimed)) return yield* tooSoon(viaEmail ? "email" : "sms", Math.ceil(Duration.toSeconds(window)))
       yield* startFlow(user, pkce, "email/signup", at)
       const { undo } = claimed.value
       const sent = { userId: user.id, column: "confirmation_token", token } as const
       const messageId = viaEmail
         ? yield* messages.confirmation(recipient, sent, redirectTo, undo).pipe(Effect.tapError(() => undo), Effect.as(undefined))
-        : yield* messages.text(recipient, sent, "sms").pipe(Effect.tapError(() => undo))
+        : yield* messages.text(recipient, sent, "sms", channel).pipe(Effect.tapError(() => undo))
       yield* audit.record("user_confirmation_requested", { actor: claimed.value.user, traits: { provider: viaEmail ? "email" : "phone" } })
       return { user: claimed.value.user, messageId }
     })
@@ -192,6 +196,7 @@ export const Confirmations: Effect.Effect<
         emailConfirmedAt: viaEmail && registrant.autoconfirm ? at : null,
         phoneConfirmedAt: !viaEmail && registrant.autoconfirm ? at : null,
         isAnonymous: false,
+        madeBy: "signup",
         now: at
       }), (actor) => registrant.autoconfirm ? audit.record("user_signedup", { actor, traits: { provider } }) : Effect.void)).pipe(
         Effect.map(Option.some),
@@ -199,7 +204,7 @@ export const Confirmations: Effect.Effect<
         Effect.orDie
       )
       if (Option.isNone(created) || registrant.autoconfirm) return created
-      const sent = yield* sendConfirmation(created.value, viaEmail ? "email" : "sms", registrant.redirectTo, at, registrant.pkce).pipe(
+      const sent = yield* sendConfirmation(created.value, viaEmail ? "email" : registrant.channel ?? "sms", registrant.redirectTo, at, registrant.pkce).pipe(
         // Nothing was sent, so nobody can confirm this account: remove it rather than leave it half made.
         Effect.tapError(() => users.remove(created.value.id))
       )
@@ -270,7 +275,7 @@ export const Confirmations: Effect.Effect<
       if (Option.isSome(wait)) return yield* tooSoon("sms", wait.value)
       const phone = user.phone_change!
       const token = yield* pending.mint(phone, yield* messages.smsOtp(phone), { pkce: false, mailed: false })
-      const claimed = yield* claimToken(user, "phone_change_sent_at", window, at, { phone_change_token: token.stored }, [])
+      const claimed = yield* claimToken(user, "phone_change_sent_at", window, at, { phone_change_token: token.stored }, [["phone_change", token]])
       if (Option.isNone(claimed)) return yield* tooSoon("sms", Math.ceil(Duration.toSeconds(window)))
       return yield* messages.text(phone, { userId: user.id, column: "phone_change_token", token }, "phone_change").pipe(
         Effect.tapError(() => claimed.value.undo)

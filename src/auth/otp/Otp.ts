@@ -10,6 +10,7 @@ import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { type PkceChallenge, requestedPkce } from "../domain/Pkce.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
+import { type TextChannel, textChannel } from "../domain/TextChannel.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
@@ -65,14 +66,15 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
       request: OtpRequest,
       redirectTo: string,
       at: Date,
-      pkce: Option.Option<PkceChallenge>
+      pkce: Option.Option<PkceChallenge>,
+      channel: TextChannel = "sms"
     ): Effect.Effect<Option.Option<Option.Option<UserRow>>, AuthError> =>
       Effect.gen(function*() {
         const viaEmail = contact.email !== null
         if (Option.isSome(existing)) {
           const user = existing.value
           if ((viaEmail ? user.email_confirmed_at : user.phone_confirmed_at) !== null) return Option.none()
-          yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at, pkce)
+          yield* confirmations.sendConfirmation(user, viaEmail ? "email" : channel, redirectTo, at, pkce)
           return Option.some(Option.none())
         }
         if (config.disableSignup) return yield* AuthError.of(422, "signup_disabled", "Signups not allowed for this instance")
@@ -83,7 +85,8 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
           data: request.data ?? {},
           autoconfirm,
           redirectTo,
-          pkce
+          pkce,
+          channel
         }, at)
         // Lost a race for the address: the other request sent what was needed.
         return Option.some(autoconfirm ? created : Option.none())
@@ -92,6 +95,9 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
     const magicLink = (rawEmail: string, request: OtpRequest, redirectTo: string, at: Date, pkce: Option.Option<PkceChallenge>) =>
       Effect.gen(function*() {
         if (!config.externalEmailEnabled) return yield* AuthError.of(422, "email_provider_disabled", "Email logins are disabled")
+        if (!config.externalEmailMagicLinkEnabled) {
+          return yield* AuthError.of(422, "email_provider_disabled", "Login with magic link is disabled")
+        }
         const email = yield* Either.mapLeft(parseEmail(rawEmail), (problem) => AuthError.validation(emailProblemMessage[problem]))
         const existing = yield* users.findByEmail(config.jwt.aud, email)
         if (Option.isNone(existing) && request.createUser === false) {
@@ -114,10 +120,13 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
         if (Option.isNone(existing) && request.createUser === false) {
           return yield* AuthError.of(422, "otp_disabled", "Signups not allowed for otp")
         }
-        const signedUp = yield* signUpIfNew(existing, { email: null, phone }, request, redirectTo, at, Option.none())
+        // After otp_disabled, as in GoTrue. WhatsApp goes only through Twilio (GoTrue's Twilio Verify too, which
+        // Gatehouse has not).
+        const channel = yield* textChannel(request.channel, Option.contains(config.sms.provider, "twilio"))
+        const signedUp = yield* signUpIfNew(existing, { email: null, phone }, request, redirectTo, at, Option.none(), channel)
         const user = Option.isNone(signedUp) ? existing : signedUp.value
         if (Option.isNone(user)) return {}
-        const sent = yield* confirmations.sendConfirmation(user.value, "sms", redirectTo, at)
+        const sent = yield* confirmations.sendConfirmation(user.value, channel, redirectTo, at)
         return sent.messageId === undefined ? {} : { message_id: sent.messageId }
       })
 

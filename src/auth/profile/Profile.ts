@@ -7,7 +7,7 @@ import { AuthError } from "../domain/AuthError.js"
 import { mergeMetadata } from "../domain/MergeMetadata.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
-import { matchesOtp, otpTokenHash } from "../domain/OtpToken.js"
+import { matchesOtp } from "../domain/OtpToken.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { EMAIL_CHANGE_FLOW, type PkceChallenge, requestedPkce } from "../domain/Pkce.js"
@@ -15,6 +15,7 @@ import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import { CODE_COLUMN_OF } from "../domain/SentCodeState.js"
+import { type TextChannel, textChannel } from "../domain/TextChannel.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
@@ -37,6 +38,8 @@ export interface UserUpdate {
   /** An email change's PKCE parameters (auth-js with flowType pkce sends them with a new email). */
   readonly codeChallenge?: string | null | undefined
   readonly codeChallengeMethod?: string | null | undefined
+  /** How a new phone's code goes: sms (the default) or whatsapp. */
+  readonly channel?: string | null | undefined
 }
 
 type Outgoing =
@@ -47,7 +50,7 @@ type Outgoing =
     readonly kind: "email_change_new" | "email_change_current"
     readonly token: IssuedToken
   }
-  | { readonly _tag: "Text"; readonly to: string; readonly token: IssuedToken }
+  | { readonly _tag: "Text"; readonly to: string; readonly token: IssuedToken; readonly channel: TextChannel }
 
 /** GET /user, PUT /user and GET /reauthenticate (reference §2.12, §2.15). */
 export class Profile extends Effect.Service<Profile>()("auth/Profile", {
@@ -189,6 +192,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
           onNone: () => Either.left(AuthError.validation(invalidPhoneMessage)),
           onSome: Either.right
         })
+        const channel = yield* textChannel(request.channel, Option.contains(config.sms.provider, "twilio"))
         if (phone !== user.phone) {
           if (yield* users.isTaken("phone", phone, user.id)) {
             return yield* AuthError.of(422, "phone_exists", "A user with this phone number has already been registered")
@@ -200,7 +204,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             const otp = yield* messages.smsOtp(phone)
             const token = yield* pending.mint(phone, otp, { pkce: false, mailed: false })
             Object.assign(patch, { phone_change: phone, phone_change_token: token.stored, phone_change_sent_at: at })
-            outgoing.push({ _tag: "Text", to: phone, token })
+            outgoing.push({ _tag: "Text", to: phone, token, channel })
           }
         }
       }
@@ -209,7 +213,9 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const updated = yield* transactions.run(Effect.gen(function*() {
         const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
         if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
-        for (const message of outgoing) if (message._tag === "EmailChange") yield* pending.record(user.id, message.kind, message.token, at)
+        // A password change spends the reauthentication nonce, an email change the current-address token of the one before.
+        yield* pending.forgetCleared(row)
+        for (const message of outgoing) yield* pending.record(user.id, message._tag === "EmailChange" ? message.kind : "phone_change", message.token, at)
         if (Option.isSome(emailChangeFlow)) {
           const { challenge, method } = emailChangeFlow.value
           yield* flows.insert({
@@ -238,7 +244,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       yield* Effect.forEach(outgoing, (message) =>
         message._tag === "EmailChange"
           ? messages.emailChange(message.to, message.change, { userId: user.id, column: CODE_COLUMN_OF[message.kind], token: message.token }, redirectTo)
-          : messages.text(message.to, { userId: user.id, column: "phone_change_token", token: message.token }, "phone_change")
+          : messages.text(message.to, { userId: user.id, column: "phone_change_token", token: message.token }, "phone_change", message.channel)
       ).pipe(
           // Nothing (or not everything) arrived: let the user ask again at once.
           Effect.tapError(() => restore(user.id, {
@@ -267,17 +273,26 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const window = viaEmail ? config.smtp.maxFrequency : config.sms.maxFrequency
       yield* frequencyLimit(user.reauthentication_sent_at, window, at, channel)
       const otp = yield* (viaEmail ? random.digits(config.mailer.otpLength) : messages.smsOtp(phone))
-      const stored = otpTokenHash(viaEmail ? email : phone, otp)
-      const claimed = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at, { reauthentication_token: stored })
+      const token = yield* pending.mint(viaEmail ? email : phone, otp, { pkce: false, mailed: false })
+      const claimed = yield* transactions.run(Effect.gen(function*() {
+        const row = yield* users.claimSend(user.id, "reauthentication_sent_at", window, at, { reauthentication_token: token.stored })
+        if (Option.isNone(row)) return Option.none()
+        return Option.some({ row: row.value, replaced: yield* pending.recordReauthentication(user.id, token, at) })
+      })).pipe(Effect.orDie)
       if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
-      const sent = { userId: user.id, column: "reauthentication_token", token: { otp, stored, link: null } } as const
+      const sent = { userId: user.id, column: "reauthentication_token", token } as const
       yield* (viaEmail ? messages.reauthentication(email, sent) : messages.text(phone, sent, "reauthentication")).pipe(
-        Effect.tapError(() => restore(user.id, {
-          reauthentication_sent_at: user.reauthentication_sent_at,
-          reauthentication_token: user.reauthentication_token
-        }, at))
+        Effect.tapError(() =>
+          Effect.zipRight(
+            restore(user.id, {
+              reauthentication_sent_at: user.reauthentication_sent_at,
+              reauthentication_token: user.reauthentication_token
+            }, at),
+            pending.putBack(claimed.value.replaced)
+          )
+        )
       )
-      yield* audit.record("user_reauthenticate_requested", { actor: claimed.value })
+      yield* audit.record("user_reauthenticate_requested", { actor: claimed.value.row })
     })
 
     return { get, update, reauthenticate } as const

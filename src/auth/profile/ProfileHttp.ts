@@ -37,7 +37,8 @@ export const ProfileHttpLive = HttpApiBuilder.group(AuthApi, "profile", (handler
             appMetadata: payload.app_metadata,
             redirectTo: urlParams.redirect_to,
             codeChallenge: payload.code_challenge,
-            codeChallengeMethod: payload.code_challenge_method
+            codeChallengeMethod: payload.code_challenge_method,
+            channel: payload.channel
           })
         }))
       .handle("reauthenticate", () =>

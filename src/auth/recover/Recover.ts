@@ -42,9 +42,9 @@ export class Recover extends Effect.Service<Recover>()("auth/Recover", {
       const user = yield* users.findByEmail(config.jwt.aud, email)
       // An unknown address gets the same answer at the same time (the mail goes after it), so the endpoint cannot
       // tell which addresses have accounts.
-      if (Option.isNone(user)) return yield* timing.padded(timed, "unknown")
+      if (Option.isNone(user)) return yield* timing.done(timed, "unknown")
       yield* confirmations.sendLink(user.value, "recovery", chooseRedirect(request.redirectTo, config.siteUrl, allowList), at, pkce)
-      yield* timing.worked(timed)
+      yield* timing.done(timed, "known")
     })
 
     return { recover } as const

@@ -113,6 +113,17 @@ export interface FlowStateRepoShape {
   /** The id of the started OAuth flow an OAuth 1.0a provider's request token belongs to. */
   readonly findOAuthByRequestToken: (requestToken: string) => Effect.Effect<Option.Option<string>>
   readonly insertOAuthCode: (flow: OAuthCodeFlow) => Effect.Effect<void>
+  /**
+   * Deletes up to `limit` flow_state rows and up to `limit` oauth_client_states rows made before `before`; what it
+   * deleted of each. Rows another transaction holds are skipped, for a later sweep.
+   */
+  readonly sweep: (before: Date, limit: number) => Effect.Effect<SweptFlows>
+}
+
+/** What one sweep deleted. */
+export interface SweptFlows {
+  readonly flows: number
+  readonly clientStates: number
 }
 
 /** A started OAuth flow as FlowStateRepo.Test keeps it. */
@@ -252,6 +263,21 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
       })}`
     }, Effect.orDie)
 
+    // SKIP LOCKED, as GoTrue's cleanup: a row a request is claiming right now is left to it, and the sweep never waits.
+    const sweep = Effect.fn("FlowStateRepo.sweep")(function*(before: Date, limit: number) {
+      const [row] = yield* sql<{ readonly flows: number; readonly client_states: number }>`WITH flows AS (
+          DELETE FROM ${sql(t.flow_state)} WHERE id IN (
+            SELECT id FROM ${sql(t.flow_state)} WHERE created_at < ${before} LIMIT ${limit} FOR UPDATE SKIP LOCKED
+          ) RETURNING 1
+        ), client_states AS (
+          DELETE FROM ${sql(t.oauth_client_states)} WHERE id IN (
+            SELECT id FROM ${sql(t.oauth_client_states)} WHERE created_at < ${before} LIMIT ${limit} FOR UPDATE SKIP LOCKED
+          ) RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM flows)::int AS flows, (SELECT count(*) FROM client_states)::int AS client_states`
+      return { flows: row?.flows ?? 0, clientStates: row?.client_states ?? 0 }
+    }, Effect.orDie)
+
     return {
       insert,
       latestFor,
@@ -261,7 +287,8 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
       claimOAuth,
       bindPendingOAuth,
       findOAuthByRequestToken,
-      insertOAuthCode
+      insertOAuthCode,
+      sweep
     } satisfies FlowStateRepoShape
   })
 }) {
@@ -347,7 +374,21 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
               provider_access_token: flow.providerAccessToken,
               provider_refresh_token: flow.providerRefreshToken,
               created_at: flow.createdAt
-            }])
+            }]),
+          sweep: (before, limit) =>
+            Effect.gen(function*() {
+              const flows = (yield* Ref.get(rows)).filter((row) => row.created_at < before).slice(0, limit)
+              // A started flow is kept here with its client state, which it has when it holds a provider verifier or
+              // request token: both go together, as within the limit they do in SQL.
+              const starts = (yield* Ref.get(started)).filter((row) => row.flow.created_at < before).slice(0, limit - flows.length)
+              const tokens = yield* Ref.get(requestTokens)
+              const withClientState = starts.filter((row) =>
+                row.flow.provider_code_verifier !== null || [...tokens.values()].includes(row.flow.id))
+              yield* Ref.update(rows, (all) => all.filter((row) => !flows.includes(row)))
+              yield* Ref.update(started, (all) => all.filter((row) => !starts.includes(row)))
+              yield* Ref.update(requestTokens, (map) => new Map([...map].filter(([, id]) => !starts.some((row) => row.flow.id === id))))
+              return { flows: flows.length + starts.length, clientStates: withClientState.length }
+            })
         })
     )
   )

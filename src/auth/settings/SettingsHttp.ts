@@ -17,6 +17,7 @@ export const settingsFor = (config: AppConfig): Settings =>
       phone: config.externalPhoneEnabled
     },
     disable_signup: config.disableSignup,
+    autoconfirm: config.mailer.autoconfirm,
     mailer_autoconfirm: config.mailer.autoconfirm,
     phone_autoconfirm: config.sms.autoconfirm,
     sms_provider: Option.getOrElse(config.sms.provider, () => ""),

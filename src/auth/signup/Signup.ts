@@ -13,6 +13,7 @@ import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
+import { textChannel } from "../domain/TextChannel.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 import { Confirmations } from "../messages/Confirmations.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
@@ -33,6 +34,8 @@ export interface SignupRequest {
   readonly redirectTo?: string | undefined
   readonly codeChallenge?: string | null | undefined
   readonly codeChallengeMethod?: string | null | undefined
+  /** A phone sign-up's channel: sms (the default) or whatsapp. */
+  readonly channel?: string | null | undefined
 }
 
 /** POST /signup (reference §2.1, §2.2). */
@@ -111,6 +114,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
           emailConfirmedAt: null,
           phoneConfirmedAt: null,
           isAnonymous: true,
+          madeBy: "signup",
           now: at
         }), (actor) => audit.record("user_signedup", { actor, traits: { provider: "anonymous" } }))).pipe(Effect.orDie)
         yield* countTagged(AuthMetrics.signUps, "provider", "anonymous")
@@ -133,6 +137,8 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         return yield* AuthError.validation("Only an email address or phone number should be provided on signup.")
       }
       const viaEmail = rawEmail !== ""
+      // A phone sign-up's confirmation goes by the channel asked for, by GoTrue's rules; an email's ignores it.
+      const channel = viaEmail ? "sms" : yield* textChannel(request.channel, Option.contains(config.sms.provider, "twilio"))
       if (!viaEmail && (request.codeChallenge ?? "") !== "") return yield* AuthError.validation("PKCE not supported for phone signups")
       const pkce = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
       if (viaEmail && !config.externalEmailEnabled) {
@@ -154,8 +160,8 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
 
       // How long the answer takes must not tell which addresses have accounts: every branch pays for one hash, the
-      // confirmation goes out after the answer, and the answers for an existing address wait as long as a new
-      // sign-up takes (EvenTiming).
+      // confirmation goes out after the answer, and each kind of address waits as long as the slowest kind takes
+      // (EvenTiming).
       const encryptedPassword = yield* hasher.hash(Redacted.make(password))
       // Timed from after the hash, which every branch pays alike: padding a branch to a duration that includes it
       // would add its own hash on top.
@@ -167,29 +173,28 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         if (confirmed) {
           yield* audit.record("user_repeated_signup", { actor: user, traits: { provider: viaEmail ? "email" : "phone" } })
           const answer = yield* duplicate(email, phone, data, autoconfirm, at)
-          yield* timing.padded(timed, "confirmed")
+          yield* timing.done(timed, "confirmed")
           return answer
         }
         // Unconfirmed: nobody has proven the address yet, so this sign-up is as good as the first. Its confirmation
         // carries its own password and data and activates only those: the account's password is not changed now
         // (that would let anyone take the address over), and an earlier sign-up's password does not survive it.
-        const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : "sms", redirectTo, at, pkce, {
+        const resent = yield* confirmations.sendConfirmation(user, viaEmail ? "email" : channel, redirectTo, at, pkce, {
           password: encryptedPassword,
           data
         })
         const answer = userJson(resent.user, yield* identities.forUser(resent.user.id))
-        // Cheaper than making a user: it waits as long as a new sign-up takes, too.
-        yield* timing.padded(timed, "unconfirmed")
+        yield* timing.done(timed, "unconfirmed")
         return answer
       }
 
-      const created = yield* confirmations.register({ email, phone, encryptedPassword, data, autoconfirm, redirectTo, pkce }, at)
+      const created = yield* confirmations.register({ email, phone, encryptedPassword, data, autoconfirm, redirectTo, pkce, channel }, at)
       // Lost a race with a concurrent sign-up of the same address: answer as for any duplicate.
       if (Option.isNone(created)) return yield* duplicate(email, phone, data, autoconfirm, at)
       yield* countTagged(AuthMetrics.signUps, "provider", viaEmail ? "email" : "phone")
       if (autoconfirm) return yield* tokens.issue(created.value, "password", at, { action: "login", traits: { provider: viaEmail ? "email" : "phone" } })
       const answer = userJson(created.value, yield* identities.forUser(created.value.id))
-      yield* timing.worked(timed)
+      yield* timing.done(timed, "new")
       return answer
     })
 

@@ -15,6 +15,7 @@ export const SignupHttpLive = HttpApiBuilder.group(AuthApi, "signup", (handlers)
         phone: payload.phone,
         password: payload.password,
         data: payload.data,
+        channel: payload.channel,
         redirectTo: urlParams.redirect_to,
         codeChallenge: payload.code_challenge,
         codeChallengeMethod: payload.code_challenge_method

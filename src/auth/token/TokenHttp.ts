@@ -38,6 +38,12 @@ export const TokenHttpLive = HttpApiBuilder.group(AuthApi, "token", (handlers) =
           return counted(limited(withSessionHeaders(pkce.exchange(payload))))
         case "id_token":
           return counted(limited(withSessionHeaders(idToken.signIn(payload))))
+        case "web3":
+          // No chain is served yet: GoTrue's answer with both chains off, after its own Web3 limiter.
+          return Effect.zipRight(
+            limits.check("web3"),
+            Effect.fail(AuthError.of(422, "web3_provider_disabled", "Web3 provider is disabled"))
+          )
         default:
           // GoTrue's answer, code and all, for any grant it does not handle.
           return Effect.fail(AuthError.of(400, "invalid_credentials", "unsupported_grant_type"))

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import type { UserRow } from "../domain/UserRow.js"
 import { SessionsRepo } from "../sessions/SessionsRepo.js"
 import { IdentitiesRepo } from "./IdentitiesRepo.js"
-import { PendingTokensRepo } from "./PendingTokensRepo.js"
+import { PendingTokens } from "./PendingTokens.js"
 import { type UserPatch, UsersRepo } from "./UsersRepo.js"
 
 /**
@@ -17,7 +17,7 @@ export class AccountReclaim extends Effect.Service<AccountReclaim>()("auth/Accou
     const users = yield* UsersRepo
     const identities = yield* IdentitiesRepo
     const sessions = yield* SessionsRepo
-    const pending = yield* PendingTokensRepo
+    const pending = yield* PendingTokens
 
     const reclaim = Effect.fn("AccountReclaim.reclaim")(function*(
       user: UserRow,
@@ -27,7 +27,7 @@ export class AccountReclaim extends Effect.Service<AccountReclaim>()("auth/Accou
     ): Effect.fn.Return<UserRow> {
       yield* identities.removeOthers(user.id, keepIdentityId)
       yield* sessions.deleteForUser(user.id, "all")
-      yield* pending.removeForUser(user.id)
+      yield* pending.forgetAll(user.id)
       return yield* users.update(user.id, {
         confirmation_token: "",
         recovery_token: "",
@@ -44,5 +44,5 @@ export class AccountReclaim extends Effect.Service<AccountReclaim>()("auth/Accou
 
     return { reclaim } as const
   }),
-  dependencies: [UsersRepo.Default, IdentitiesRepo.Default, SessionsRepo.Default, PendingTokensRepo.Default]
+  dependencies: [UsersRepo.Default, IdentitiesRepo.Default, SessionsRepo.Default, PendingTokens.Default]
 }) {}

@@ -1,5 +1,8 @@
 import { randomUUID } from "node:crypto"
-import { Clock, Effect, Ref } from "effect"
+import { HttpServerRequest } from "@effect/platform"
+import { Clock, Effect, Option, Ref } from "effect"
+import { AppConfig } from "../../config/AppConfig.js"
+import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuditLogRepo, type AuditPayload } from "./AuditLogRepo.js"
 
@@ -51,7 +54,10 @@ export interface AuditRecord {
   readonly actor: UserRow | AuditActor
   /** Non-secret details (provider, user_id of the user acted on, …); keys naming a secret are dropped. */
   readonly traits?: Readonly<Record<string, unknown>> | undefined
-  /** The client's address, when the caller knows it; stored as at most 64 characters. */
+  /**
+   * The client's address, when the caller knows it better than the request does; stored as at most 64 characters.
+   * Without it, an entry written while serving a request has that request's client (see AuditLog).
+   */
   readonly ip?: string
 }
 
@@ -103,11 +109,25 @@ const payloadOf = (action: AuditAction, record: AuditRecord): AuditPayload => {
  *
  * Entry ids are UUIDv7-shaped and increase within a process (a counter breaks ties inside one millisecond), so
  * the events of one request, written in the same millisecond, still list newest first.
+ *
+ * ip_address is the client of the request being served, by the rule the rate limits count clients by: the first
+ * value of RATE_LIMIT_HEADER when it is set and present, else the connection's peer. Empty outside a request.
  */
 export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
   effect: Effect.gen(function*() {
+    const config = yield* AppConfig
     const repo = yield* AuditLogRepo
     const last = yield* Ref.make({ ms: 0, seq: 0 })
+    const header = Option.getOrUndefined(Option.map(config.rateLimit.header, (name) => name.toLowerCase()))
+
+    // Read from the fiber's context, where the HTTP server put the request: a flow records entries deep in its
+    // services, none of which needs to carry the address for this.
+    const requestClient = Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) =>
+      Option.match(request, {
+        onNone: () => "",
+        onSome: (request) =>
+          clientAddress(header === undefined ? undefined : request.headers[header], Option.getOrUndefined(request.remoteAddress)) ?? ""
+      }))
 
     const nextId = (now: number) =>
       Effect.gen(function*() {
@@ -127,12 +147,13 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
       entries: ReadonlyArray<readonly [AuditAction, AuditRecord]>
     ): Effect.fn.Return<void> {
       const now = yield* Clock.currentTimeMillis
+      const client = yield* requestClient
       yield* repo.insert(yield* Effect.forEach(entries, ([action, record]) =>
         Effect.map(nextId(now), (id) => ({
           id,
           payload: payloadOf(action, record),
           createdAt: new Date(now),
-          ipAddress: (record.ip ?? "").slice(0, 64)
+          ipAddress: (record.ip ?? client).slice(0, 64)
         }))))
     })
 

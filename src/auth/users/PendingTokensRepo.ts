@@ -23,8 +23,8 @@ export interface PendingTokensRepoShape {
   readonly put: (row: PendingTokenRow) => Effect.Effect<void>
   readonly findByLink: (linkDigest: string) => Effect.Effect<Option.Option<PendingTokenRow>>
   readonly find: (userId: string, kind: TokenKind) => Effect.Effect<Option.Option<PendingTokenRow>>
-  /** Forgets a token that was spent. */
-  readonly remove: (userId: string, kind: TokenKind) => Effect.Effect<void>
+  /** Forgets the user's tokens of these kinds (spent, or cleared from their users columns). */
+  readonly remove: (userId: string, kinds: ReadonlyArray<TokenKind>) => Effect.Effect<void>
   /** Forgets every pending token of the user (a reclaimed account). */
   readonly removeForUser: (userId: string) => Effect.Effect<void>
   /** When this database began issuing link tokens: the moment migration 0011 was applied. */
@@ -61,8 +61,9 @@ export class PendingTokensRepo extends Effect.Service<PendingTokensRepo>()("auth
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const remove = Effect.fn("PendingTokensRepo.remove")(function*(userId: string, kind: TokenKind) {
-      yield* sql`DELETE FROM ${sql(t.pending_tokens)} WHERE user_id = ${userId} AND token_kind = ${kind}`
+    const remove = Effect.fn("PendingTokensRepo.remove")(function*(userId: string, kinds: ReadonlyArray<TokenKind>) {
+      if (kinds.length === 0) return
+      yield* sql`DELETE FROM ${sql(t.pending_tokens)} WHERE user_id = ${userId} AND ${sql.in("token_kind", kinds)}`
     }, Effect.orDie)
 
     const removeForUser = Effect.fn("PendingTokensRepo.removeForUser")(function*(userId: string) {
@@ -101,7 +102,7 @@ export class PendingTokensRepo extends Effect.Service<PendingTokensRepo>()("auth
             ]),
           findByLink: (linkDigest) => first((row) => row.link_digest === linkDigest),
           find: (userId, kind) => first((row) => row.user_id === userId && row.token_kind === kind),
-          remove: (userId, kind) => Ref.update(rows, (all) => all.filter((row) => !(row.user_id === userId && row.token_kind === kind))),
+          remove: (userId, kinds) => Ref.update(rows, (all) => all.filter((row) => !(row.user_id === userId && kinds.includes(row.token_kind)))),
           removeForUser: (userId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId)),
           linkTokensSince: Effect.succeed(linkTokensSince)
         })

@@ -16,6 +16,13 @@ export interface NewUser {
   readonly id?: string
   /** Admin create: an identity for each of these, instead of for `provider` alone (a user with email and phone). */
   readonly providers?: ReadonlyArray<"email" | "phone">
+  /**
+   * Who is making the user. A self-service sign-up ("signup": /signup, /otp) gets its identity's claims merged into
+   * its metadata, as GoTrue's sign-up overwrites the metadata with the identity's; an administrator's user ("admin":
+   * admin create, invite, generate_link) keeps the metadata exactly as the admin gave it, its identity carrying only
+   * the claims, and gains only the `email_verified` / `phone_verified` marks that confirming it adds.
+   */
+  readonly madeBy: "signup" | "admin"
   readonly emailConfirmedAt: Date | null
   readonly phoneConfirmedAt: Date | null
   readonly isAnonymous: boolean
@@ -29,9 +36,10 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
     const identities = yield* IdentitiesRepo
 
     /**
-     * Inserts a user and its identity; run inside the caller's transaction. As in GoTrue, the identity's claims
-     * (sub, email or phone, email_verified, phone_verified) are merged over the user's metadata, and the user's
-     * copy says whether the address is confirmed while the identity's stays false.
+     * Inserts a user and its identity; run inside the caller's transaction. For a sign-up, as in GoTrue, the
+     * identity's claims (sub, email or phone, email_verified, phone_verified) are merged over the user's metadata,
+     * and the user's copy says whether the address is confirmed while the identity's stays false. An admin's user
+     * keeps its metadata as given (see NewUser.madeBy).
      */
     const create = Effect.fn("Users.create")(function*(user: NewUser): Effect.fn.Return<UserRow, UniqueViolation> {
       const id = user.id ?? randomUUID()
@@ -42,12 +50,20 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
         ...(user.email !== null ? { email: user.email } : {}),
         ...(user.phone !== null ? { phone: user.phone } : {})
       }
-      const userMetadata = providers.length === 0 ? user.userMetadata : {
-        ...user.userMetadata,
-        ...claims,
-        email_verified: user.emailConfirmedAt !== null,
-        phone_verified: user.phoneConfirmedAt !== null
+      const confirmedMarks = {
+        ...(user.emailConfirmedAt !== null ? { email_verified: true } : {}),
+        ...(user.phoneConfirmedAt !== null ? { phone_verified: true } : {})
       }
+      const userMetadata = providers.length === 0
+        ? user.userMetadata
+        : user.madeBy === "admin"
+        ? { ...user.userMetadata, ...confirmedMarks }
+        : {
+          ...user.userMetadata,
+          ...claims,
+          email_verified: user.emailConfirmedAt !== null,
+          phone_verified: user.phoneConfirmedAt !== null
+        }
       const row = yield* users.insert({
         id,
         aud: user.aud,
@@ -69,7 +85,7 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
           id: randomUUID(),
           provider_id: id,
           user_id: id,
-          identity_data: { ...user.userMetadata, ...own, email_verified: false, phone_verified: false },
+          identity_data: { ...(user.madeBy === "signup" ? user.userMetadata : {}), ...own, email_verified: false, phone_verified: false },
           provider,
           now: user.now
         })

@@ -1,11 +1,20 @@
 import { Clock, Duration, Effect, Either, Option } from "effect"
+import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import { randomUUID } from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { EmailChangeAccepted, type Session } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
-import { acceptsLegacyLink, isLiveLink, kindsOfType, legacyLinksPossible, linkDigest, type TokenKind } from "../domain/LinkToken.js"
+import {
+  acceptsLegacyLink,
+  isLiveLink,
+  kindsOfType,
+  legacyLinksPossible,
+  linkDigest,
+  spentByVerification,
+  type TokenKind
+} from "../domain/LinkToken.js"
 import { matchesOtp, sameSecret } from "../domain/OtpToken.js"
 import { EMAIL_CHANGE_FLOW, isPkceToken, withoutPkcePrefix } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
@@ -33,6 +42,7 @@ import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { AccountReclaim } from "../users/AccountReclaim.js"
 import { OtpAttemptsRepo } from "../users/OtpAttemptsRepo.js"
+import { PendingTokens } from "../users/PendingTokens.js"
 import { type PendingTokenRow, PendingTokensRepo } from "../users/PendingTokensRepo.js"
 import { type SentAtColumn, type TokenColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 
@@ -134,6 +144,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
     const tokens = yield* AccessTokens
     const audit = yield* AuditLog
     const pending = yield* PendingTokensRepo
+    const bookkeeping = yield* PendingTokens
     const reclaim = yield* AccountReclaim
     const allowList = compileAllowList(config.uriAllowList)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -311,47 +322,51 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         )
       )
 
-    /** What a matched token does (reference §2.9, §2.12); None is the first half of a double email change. */
-    const apply = (user: UserRow, request: VerifyRequest, slot: Slot, at: Date) =>
+    /**
+     * Secure email change (reference §2.12): a user with an address confirms from both, in either order, and the
+     * first confirmation only waits for the second. Without it (MAILER_SECURE_EMAIL_CHANGE_ENABLED=false) the new
+     * address's confirmation applies the change alone.
+     */
+    const isFirstOfTwo = (user: UserRow, request: VerifyRequest): boolean =>
+      request.type === "email_change" && config.mailer.secureEmailChangeEnabled && (user.email_change_confirm_status ?? 0) === 0 &&
+      (user.email ?? "") !== ""
+
+    /** What a matched token does (reference §2.9, §2.12); answers the user it leaves. */
+    const apply = (user: UserRow, request: VerifyRequest, slot: Slot, at: Date): Effect.Effect<UserRow, AuthError> =>
       Effect.gen(function*() {
         const meta = user.raw_user_meta_data ?? {}
         const noConflict = AuthError.unexpected()
         if (slot.kind === "recovery") {
           // A recovery or magic link proves the address, so it confirms an unconfirmed one (as GoTrue's does).
-          if (user.email_confirmed_at !== null) return Option.some(yield* update(user, { recovery_token: "" }, at, noConflict))
+          if (user.email_confirmed_at !== null) return yield* update(user, { recovery_token: "" }, at, noConflict)
           yield* setIdentityClaims(user, "email", { email_verified: true }, at, false)
-          return Option.some(yield* update(user, {
+          return yield* update(user, {
             recovery_token: "",
             email_confirmed_at: at,
             confirmation_token: "",
             raw_user_meta_data: { ...meta, email_verified: true }
-          }, at, noConflict))
+          }, at, noConflict)
         }
         if (slot.kind === "confirmation") {
           const claim = yield* contestedClaim(user, slot)
-          if (Option.isSome(claim)) return Option.some(yield* reclaimed(user, request.type === "sms" ? "phone" : "email", claim.value, at))
+          if (Option.isSome(claim)) return yield* reclaimed(user, request.type === "sms" ? "phone" : "email", claim.value, at)
         }
         switch (request.type) {
           case "sms": {
             yield* setIdentityClaims(user, "phone", { phone_verified: true }, at, false)
-            return Option.some(yield* update(user, {
+            return yield* update(user, {
               phone_confirmed_at: user.phone_confirmed_at ?? at,
               confirmation_token: "",
               raw_user_meta_data: { ...meta, phone_verified: true }
-            }, at, noConflict))
+            }, at, noConflict)
           }
           case "email_change": {
-            // Secure email change (reference §2.12): a user with an address confirms from both, in either order.
-            // Without it (MAILER_SECURE_EMAIL_CHANGE_ENABLED=false) the new address's confirmation applies it alone.
-            const firstOfTwo = config.mailer.secureEmailChangeEnabled && (user.email_change_confirm_status ?? 0) === 0 &&
-              (user.email ?? "") !== ""
-            if (firstOfTwo) {
-              yield* update(user, { [slot.column]: "", email_change_confirm_status: 1 }, at, noConflict)
-              return Option.none()
+            if (isFirstOfTwo(user, request)) {
+              return yield* update(user, { [slot.column]: "", email_change_confirm_status: 1 }, at, noConflict)
             }
             const email = user.email_change ?? ""
             yield* setIdentityClaims(user, "email", { email, email_verified: true }, at, true)
-            return Option.some(yield* update(user, {
+            return yield* update(user, {
               email,
               email_confirmed_at: user.email_confirmed_at ?? at,
               email_change: "",
@@ -361,12 +376,12 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
               is_anonymous: false,
               raw_user_meta_data: { ...meta, email, email_verified: true },
               raw_app_meta_data: withProvider(user, "email")
-            }, at, AuthError.of(422, "email_exists", "A user with this email address has already been registered")))
+            }, at, AuthError.of(422, "email_exists", "A user with this email address has already been registered"))
           }
           case "phone_change": {
             const phone = user.phone_change ?? ""
             yield* setIdentityClaims(user, "phone", { phone, phone_verified: true }, at, true)
-            return Option.some(yield* update(user, {
+            return yield* update(user, {
               phone,
               phone_confirmed_at: at,
               phone_change: "",
@@ -374,18 +389,29 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
               is_anonymous: false,
               raw_user_meta_data: { ...meta, phone, phone_verified: true },
               raw_app_meta_data: withProvider(user, "phone")
-            }, at, AuthError.of(422, "phone_exists", "A user with this phone number has already been registered")))
+            }, at, AuthError.of(422, "phone_exists", "A user with this phone number has already been registered"))
           }
           default: {
             yield* setIdentityClaims(user, "email", { email_verified: true }, at, false)
-            return Option.some(yield* update(user, {
+            return yield* update(user, {
               email_confirmed_at: user.email_confirmed_at ?? at,
               confirmation_token: "",
               raw_user_meta_data: { ...meta, email_verified: true }
-            }, at, noConflict))
+            }, at, noConflict)
           }
         }
       })
+
+    /**
+     * Empties what `apply` left of the tokens a verification spent (spentByVerification): the other of the two
+     * emailed codes an `email` code may name.
+     */
+    const clearSpent = (user: UserRow, spent: ReadonlyArray<TokenKind>, at: Date): Effect.Effect<UserRow> => {
+      const left = spent.map((kind) => COLUMN_OF[kind]).filter((column) => (user[column] ?? "") !== "")
+      return left.length === 0
+        ? Effect.succeed(user)
+        : users.update(user.id, Object.fromEntries(left.map((column) => [column, ""])) as UserPatch, at).pipe(Effect.orDie)
+    }
 
     /**
      * One verification, in one transaction on the locked user. A wrong code is counted and answered as a Left, so
@@ -422,7 +448,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
             for (const aimed of aimedAt) {
               if (aimed.stored === null || aimed.stored === "") continue
               const failures = yield* attempts.recordMiss(user.id, aimed.kind, aimed.stored, at)
-              if (isExhausted(failures)) yield* users.update(user.id, invalidation(aimed), at).pipe(Effect.orDie)
+              if (isExhausted(failures)) yield* bookkeeping.forgetCleared(yield* users.update(user.id, invalidation(aimed), at).pipe(Effect.orDie))
             }
             return refused
           }
@@ -431,13 +457,15 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         }
         // As GoTrue does, a ban is told only to someone who holds a valid token.
         if (isBanned(user, at)) return Either.left(AuthError.of(403, "user_banned", "User is banned"))
-        yield* attempts.clear(user.id, kind)
-        const applied = yield* apply(user, request, target.value, at)
-        yield* pending.remove(user.id, kind)
-        if (Option.isNone(applied)) return Either.right(new EmailChangeAccepted({ msg: FIRST_HALF_MESSAGE, code: "200" }))
+        const completed = !isFirstOfTwo(user, request)
+        const spent = spentByVerification(request.type, kind, completed)
+        for (const other of spent) yield* attempts.clear(user.id, other)
+        const applied = yield* clearSpent(yield* apply(user, request, target.value, at), spent, at)
+        yield* bookkeeping.forgetCleared(applied)
+        if (!completed) return Either.right(new EmailChangeAccepted({ msg: FIRST_HALF_MESSAGE, code: "200" }))
         const event = verifiedEvent(target.value, request.type)
-        yield* audit.record(event.action, { actor: applied.value, traits: event.traits })
-        return yield* finish(applied.value, target.value)
+        yield* audit.record(event.action, { actor: applied, traits: event.traits })
+        return yield* finish(applied, target.value)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatten)
 
     /**
@@ -465,6 +493,13 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
     const startSession = (user: UserRow, _slot: Slot, at: Date): Effect.Effect<Either.Either<Session, AuthError>> =>
       Effect.map(tokens.issue(user, "otp", at), Either.right)
 
+    /**
+     * A session /verify started is a sign-in (grant_type `verify` in the sign-in metric), counted once its
+     * transaction has committed. A PKCE link's is counted where its code is exchanged, at /token.
+     */
+    const countSignIn = <A>(result: A | EmailChangeAccepted) =>
+      result instanceof EmailChangeAccepted ? Effect.void : countTagged(AuthMetrics.signIns, "grant_type", "verify")
+
     /** A PKCE link starts no session: it hands out the code of the user's latest flow for this kind of mail. */
     const handOutCode = (type: VerifyType) => (user: UserRow, slot: Slot): Effect.Effect<Either.Either<AuthCode, AuthError>> =>
       Effect.map(
@@ -479,7 +514,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
       body: VerifyBody,
       guess: Effect.Effect<void, AuthError>
     ): Effect.fn.Return<Session | EmailChangeAccepted, AuthError> {
-      return yield* verifyRequest(yield* validateVerifyBody(body), guess, startSession)
+      return yield* verifyRequest(yield* validateVerifyBody(body), guess, startSession).pipe(Effect.tap(countSignIn))
     })
 
     /** GET /verify: where to send the browser, always. The token is a link's token hash. */
@@ -505,6 +540,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         )
       }
       return yield* Effect.flatMap(request, (valid) => verifyRequest(valid, guess, startSession)).pipe(
+        Effect.tap(countSignIn),
         Effect.match({
           onFailure: (error) => errorRedirect(target, error),
           onSuccess: (result) =>
@@ -521,6 +557,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
     IdentitiesRepo.Default,
     OtpAttemptsRepo.Default,
     PendingTokensRepo.Default,
+    PendingTokens.Default,
     AccountReclaim.Default,
     AccessTokens.Default,
     AuditLog.Default,

@@ -13,6 +13,14 @@ export const PASSWORD_MAX_BYTES = 72
 
 // Control characters would let a name forge log lines or look like another name.
 const CONTROL = /[\u0000-\u001f\u007f]/
+/**
+ * What a new username may not hold: control characters in the Unicode sense (Cc: C0, DEL and C1, such as U+0085
+ * NEXT LINE), format characters (Cf: the bidirectional overrides and isolates such as U+202E, zero-width spaces and
+ * joiners, U+FEFF), lone surrogates (Cs, which no database stores), private-use characters (Co) and the line and
+ * paragraph separators (U+2028, U+2029). None shows as itself: each can break or reorder a log line or a page, or make
+ * one name look like another.
+ */
+export const INVISIBLE_IN_USERNAME = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}]/u
 const EMAIL = /^[^\s@]+@[^\s@]+$/
 const ROLE_NAME = /^[A-Za-z0-9_.-]+$/
 
@@ -29,8 +37,8 @@ export const checkUsername = (username: string): Either.Either<string, IamError>
     ? Either.left(IamError.invalid("username is required"))
     : characters(username) > USERNAME_MAX
     ? Either.left(IamError.invalid(`username must be at most ${USERNAME_MAX} characters`))
-    : CONTROL.test(username) || username !== username.trim()
-    ? Either.left(IamError.invalid("username must not contain control characters or surrounding spaces"))
+    : INVISIBLE_IN_USERNAME.test(username) || username !== username.trim()
+    ? Either.left(IamError.invalid("username must not contain control, format or bidirectional characters, or surrounding spaces"))
     : Either.right(username)
 
 /** Emails are compared lower-case: Alice@Example.com and alice@example.com are one account. */
@@ -48,8 +56,9 @@ export const normalizeEmail = (email: string): Either.Either<string, IamError> =
 }
 
 /**
- * A username to log in with. No account can hold one that registration would refuse, and PostgreSQL cannot
- * even compare text holding U+0000, so such input is refused before any lookup.
+ * A username to log in with. No account can hold ASCII control characters, and PostgreSQL cannot even compare text
+ * holding U+0000, so such input is refused before any lookup. The wider rule of registration (INVISIBLE_IN_USERNAME)
+ * is not applied here: accounts registered before it keep signing in.
  */
 export const checkLoginUsername = (username: string): Either.Either<string, IamError> =>
   username === ""

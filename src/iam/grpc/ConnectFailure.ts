@@ -7,9 +7,10 @@ import { grpcCodeOf } from "../domain/IamStatus.js"
 
 /**
  * The gRPC status for how an Effect ended. A typed failure keeps its code, client-safe message and retry hint; an
- * interruption (client cancelled, deadline passed) is CANCELED; a defect is INTERNAL with no details.
+ * interruption is DEADLINE_EXCEEDED when the call's deadline aborted it (connect aborts the handler's signal with a
+ * DeadlineExceeded error as its reason), else CANCELLED (the client went away); a defect is INTERNAL with no details.
  */
-export const toConnectError = (cause: Cause.Cause<IamError>): ConnectError =>
+export const toConnectError = (cause: Cause.Cause<IamError>, abortReason?: unknown): ConnectError =>
   Option.match(Cause.failureOption(cause), {
     // A retry hint travels as `retry-after` metadata (gRPC trailers, Connect headers), in seconds as over REST.
     onSome: (error) =>
@@ -20,7 +21,9 @@ export const toConnectError = (cause: Cause.Cause<IamError>): ConnectError =>
       ),
     onNone: () =>
       Cause.isInterruptedOnly(cause)
-        ? new ConnectError("request cancelled", Code.Canceled)
+        ? abortReason instanceof ConnectError && abortReason.code === Code.DeadlineExceeded
+          ? new ConnectError("deadline exceeded", Code.DeadlineExceeded)
+          : new ConnectError("request cancelled", Code.Canceled)
         : new ConnectError("internal error", Code.Internal)
   })
 
@@ -31,7 +34,8 @@ export type GrpcStatus = Code | 0
 export const grpcStatusName = (status: GrpcStatus): string =>
   status === 0 ? "OK" : status === Code.Canceled ? "CANCELLED" : Code[status].replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase()
 
-const statusOf = (exit: Exit.Exit<unknown, IamError>): GrpcStatus => (Exit.isSuccess(exit) ? 0 : toConnectError(exit.cause).code)
+const statusOf = (exit: Exit.Exit<unknown, IamError>, signal: AbortSignal): GrpcStatus =>
+  Exit.isSuccess(exit) ? 0 : toConnectError(exit.cause, signal.reason).code
 
 /** One call on the gRPC port: its full method name (/gatehouse.iam.v1.IamService/Login) and request headers. */
 export interface RpcCall {
@@ -45,7 +49,7 @@ export interface RpcCall {
  * method, the status and the time taken: the gRPC twin of the HTTP edge's line. Like the edge, nothing about the
  * call is timed or built for the line when the level is above info.
  */
-const observeCall = (call: RpcCall, requestIdHeader: string | undefined) => <A, R>(effect: Effect.Effect<A, IamError, R>) => {
+const observeCall = (call: RpcCall, requestIdHeader: string | undefined, signal: AbortSignal) => <A, R>(effect: Effect.Effect<A, IamError, R>) => {
   const headers = Object.fromEntries(call.headers.entries())
   const requestId = requestIdFrom(headers, requestIdHeader)
   const [service = "", method = ""] = call.procedure.slice(1).split("/")
@@ -54,11 +58,11 @@ const observeCall = (call: RpcCall, requestIdHeader: string | undefined) => <A, 
       Effect.flatMap(Clock.currentTimeMillis, (finished) =>
         Effect.logInfo("rpc").pipe(Effect.annotateLogs({
           procedure: call.procedure,
-          code: grpcStatusName(statusOf(exit)),
+          code: grpcStatusName(statusOf(exit, signal)),
           duration_ms: finished - started
         })))))
   return logged.pipe(
-    Effect.onExit((exit) => Effect.annotateCurrentSpan("rpc.grpc.status_code", statusOf(exit))),
+    Effect.onExit((exit) => Effect.annotateCurrentSpan("rpc.grpc.status_code", statusOf(exit, signal))),
     Effect.withSpan(call.procedure, {
       kind: "server",
       parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(HttpHeaders.fromInput(headers))),
@@ -76,10 +80,10 @@ const observeCall = (call: RpcCall, requestIdHeader: string | undefined) => <A, 
  */
 export const runForConnect = <R>(runtime: Runtime.Runtime<R>, options: { readonly requestIdHeader?: string | undefined } = {}) =>
 async <A>(effect: Effect.Effect<A, IamError, R>, signal: AbortSignal, call: RpcCall): Promise<A> => {
-  const exit = await Runtime.runPromiseExit(runtime, observeCall(call, options.requestIdHeader)(effect), { signal })
+  const exit = await Runtime.runPromiseExit(runtime, observeCall(call, options.requestIdHeader, signal)(effect), { signal })
   if (Exit.isSuccess(exit)) return exit.value
   if (!Cause.isInterruptedOnly(exit.cause) && Option.isNone(Cause.failureOption(exit.cause))) {
     await Runtime.runPromise(runtime, Effect.logError("iam: unexpected failure", exit.cause))
   }
-  throw toConnectError(exit.cause)
+  throw toConnectError(exit.cause, signal.reason)
 }

@@ -3,7 +3,7 @@ import { createServer as createHttp2Server, type Http2ServerRequest, type Http2S
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net"
 import { Duplex } from "node:stream"
 import {
-  Code, type ConnectRouter, type ConnectRouterOptions, createConnectRouter, createContextKey, createContextValues, type HandlerContext
+  type ConnectRouter, type ConnectRouterOptions, createConnectRouter, createContextKey, createContextValues, type HandlerContext
 } from "@connectrpc/connect"
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
@@ -15,15 +15,23 @@ import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js"
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js"
 import { file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js"
+import { type CorsPolicy, decideCors } from "../../platform/http/Cors.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
+import { requestIdFrom } from "../../platform/http/RequestId.js"
 import { listenFailure } from "../../platform/ListenFailure.js"
 import type { Operation } from "../domain/Guards.js"
 import type { IamError } from "../domain/IamError.js"
+import type { Refusal } from "../domain/Refusals.js"
 import { IAM_SERVICES } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
-import { type RpcCall, runForConnect } from "./ConnectFailure.js"
+import { grpcStatusName, type RpcCall, runForConnect } from "./ConnectFailure.js"
+import { withoutEchoedValues } from "./EchoedHeaders.js"
+import { grpcCorsPolicy } from "./GrpcCors.js"
+import { grpcWebText } from "./GrpcWebText.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
+import { withRestatedStatus } from "./RestatedStatus.js"
+import { strictJson } from "./StrictJson.js"
 
 /** Where the gRPC port ended up listening (the configured port may be 0). */
 export class IamGrpcAddress extends Context.Tag("iam/IamGrpcAddress")<IamGrpcAddress, {
@@ -52,6 +60,8 @@ export const iamConnectRoutes = (
       router.rpc(method, ((request: unknown, context: HandlerContext) => {
         const headers = context.requestHeader
         const forwarded = clientHeader === undefined ? undefined : headers.get(clientHeader) ?? undefined
+        const state = context.values.get(CALL_STATE)
+        if (state !== undefined) state.entered = true
         return run(
           handler(request as never, {
             authorization: headers.get("authorization") ?? undefined,
@@ -60,7 +70,7 @@ export const iamConnectRoutes = (
           context.signal,
           { procedure, headers }
         )
-      }) as never)
+      }) as never, { jsonOptions: strictJson(method.input) })
     }
   }
   const registry = reflectionFiles([
@@ -75,81 +85,83 @@ export const iamConnectRoutes = (
   router.service(v1alpha.ServerReflection, reflectionV1alpha(registry, listed))
 }
 
-/**
- * connect-es reports a request whose protobuf bytes do not parse as INTERNAL ("parse binary: …"), which
- * tells the client the server is broken. It is the client's input that is: the gRPC status becomes
- * INVALID_ARGUMENT, without the parser's details. (gRPC-Web carries its trailers inside the body and
- * keeps connect's answer.)
- */
-const malformedAsInvalidArgument = (headers: Headers): void => {
-  const message = headers.get("grpc-message")
-  if (headers.get("grpc-status") === String(Code.Internal) && message !== null && decodeURIComponent(message).startsWith("parse binary")) {
-    headers.set("grpc-status", String(Code.InvalidArgument))
-    headers.set("grpc-message", encodeURIComponent("request message is not valid protobuf"))
-  }
-}
-
-/**
- * The gRPC spec percent-encodes grpc-message only where it must: '%' and bytes outside printable ASCII. connect-es
- * encodes like encodeURIComponent, ':' and ',' included, and @grpc/grpc-js decodes with decodeURI, which leaves
- * those escaped: "permission denied%3A …" would reach its clients. Re-encoded the spec's way, every decoder
- * (decodeURI, decodeURIComponent, grpc-go's) reads the message as it was written.
- */
-const specEncodedMessage = (headers: Headers): void => {
-  const message = headers.get("grpc-message")
-  if (message === null) return
-  let text: string
-  try {
-    text = decodeURIComponent(message)
-  } catch {
-    return
-  }
-  const bytes = Buffer.from(text, "utf8")
-  let encoded = ""
-  for (const byte of bytes) {
-    encoded += byte >= 0x20 && byte <= 0x7e && byte !== 0x25
-      ? String.fromCharCode(byte)
-      : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
-  }
-  headers.set("grpc-message", encoded)
-}
-
-const fixStatus = (headers: Headers): void => {
-  malformedAsInvalidArgument(headers)
-  specEncodedMessage(headers)
-}
-
 /** The address of the connection a call came in on, handed to the handlers by iamNodeAdapter. */
 const PEER_ADDRESS = createContextKey<string | undefined>(undefined, { description: "peer address" })
 
-/** connectNodeAdapter's request routing, with malformedAsInvalidArgument and specEncodedMessage applied to every gRPC answer. */
-const iamNodeAdapter = (options: ConnectRouterOptions & { readonly routes: (router: ConnectRouter) => void }) => {
+/** Set by an IAM method's route when its handler starts: a call that ends without it was refused by connect itself. */
+const CALL_STATE = createContextKey<{ entered: boolean } | undefined>(undefined, { description: "call state" })
+
+/** What the gRPC port logs of a call that connect refused before any handler ran: no payload, no header values. */
+export interface RefusedCall {
+  readonly procedure: string
+  readonly code: string
+  readonly durationMs: number
+  readonly headers: Headers
+}
+
+const IAM_PROCEDURES: ReadonlySet<string> = new Set(
+  IAM_SERVICES.flatMap((service) => service.methods.map((method) => `/${service.typeName}/${method.name}`))
+)
+
+/** A Node request's headers as the CORS decision reads them: lower-case names, one value each. */
+const corsRequest = (req: IncomingMessage | Http2ServerRequest) => ({
+  method: req.method ?? "",
+  headers: Object.fromEntries(
+    Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : value])
+  )
+})
+
+/**
+ * connectNodeAdapter's request routing, in this order: CORS for browser pages on other origins (preflights answered
+ * here, every answer, 404 included, given the policy's headers); the route; request header values connect would quote
+ * in a refusal replaced (withoutEchoedValues); gRPC-Web text translated to binary and back (grpcWebText) around the
+ * one place that restates every status (withRestatedStatus), so that text answers are restated as binary ones are and
+ * streams (health Watch) are never held back. A call to an IAM method refused before its handler ran (too large, not
+ * protobuf, JSON that is not the message, a malformed header) leaves one log line, as every other call does.
+ */
+const iamNodeAdapter = (options: ConnectRouterOptions & {
+  readonly routes: (router: ConnectRouter) => void
+  readonly cors: CorsPolicy
+  readonly readMaxBytes: number
+  readonly refused: (call: RefusedCall) => void
+}) => {
   const router = createConnectRouter({ ...options, acceptCompression: [compressionGzip, compressionBrotli] })
   options.routes(router)
   const paths = new Map(router.handlers.map((h) => [h.requestPath, h]))
   return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
-    const handler = paths.get(req.url?.split("?", 1)[0] ?? "")
-    if (handler === undefined) {
-      res.writeHead(404)
+    const cors = decideCors(options.cors, corsRequest(req))
+    if (cors._tag === "Preflight") {
+      res.writeHead(204, cors.headers)
       res.end()
       return
     }
+    const path = req.url?.split("?", 1)[0] ?? ""
+    const handler = paths.get(path)
+    if (handler === undefined) {
+      res.writeHead(404, cors.headers)
+      res.end()
+      return
+    }
+    const started = performance.now()
+    const state = { entered: false }
     // An HTTP/2 request's socket is the session's, which here is the replaying stream: it carries the address.
-    const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress)
-    handler(universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values))
+    const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress).set(CALL_STATE, state)
+    const request = universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values)
+    withoutEchoedValues(request.header)
+    const refused = (refusal: Refusal): void => {
+      if (state.entered || !IAM_PROCEDURES.has(path)) return
+      options.refused({
+        procedure: path,
+        code: grpcStatusName(refusal.code),
+        durationMs: Math.round(performance.now() - started),
+        headers: request.header
+      })
+    }
+    grpcWebText(withRestatedStatus(handler, options.readMaxBytes, refused))(request)
       .then((response) => {
-        if (response.header !== undefined) fixStatus(response.header)
-        const trailer = response.trailer
-        const body = response.body
-        const fixed = trailer === undefined || body === undefined || !(Symbol.asyncIterator in body) ? response : {
-          ...response,
-          body: (async function*() {
-            yield* body
-            fixStatus(trailer)
-          })()
-        }
-        if (trailer !== undefined && fixed === response) fixStatus(trailer)
-        return universalResponseToNodeResponse(fixed, res as ServerResponse)
+        const header = response.header ?? new Headers()
+        for (const [name, value] of Object.entries(cors.headers)) header.set(name, value)
+        return universalResponseToNodeResponse({ ...response, header }, res as ServerResponse)
       })
       .catch(() => undefined)
   }
@@ -204,14 +216,29 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
         ), { signal })
 
       const clientHeader = Option.getOrUndefined(Option.map(rateLimit.header, (name) => name.toLowerCase()))
+      const requestIdHeader = Option.getOrUndefined(api.requestIdHeader)
+      const refused = (call: RefusedCall): void =>
+        void Runtime.runFork(runtime, Effect.logInfo("rpc").pipe(Effect.annotateLogs({
+          procedure: call.procedure,
+          code: call.code,
+          duration_ms: call.durationMs,
+          refused: "before the handler",
+          request_id: requestIdFrom(Object.fromEntries(call.headers.entries()), requestIdHeader)
+        })))
       const adapter = iamNodeAdapter({
         routes: iamConnectRoutes(handlers, run, servingStatus, clientHeader),
+        cors: grpcCorsPolicy(api.corsAllowedHeaders, api.corsAllowedOrigins),
         readMaxBytes: iam.maxMessageBytes,
+        refused,
         grpc: true,
         grpcWeb: true,
         connect: true
       })
-      const h2 = createHttp2Server(adapter)
+      // HTTP/1.1 drops the optional whitespace around a header value; node:http2 (RFC 9113) drops the whole field
+      // when its value starts or ends with whitespace, so `authorization: Bearer <token> ` would arrive as no
+      // credentials at all. Node 24.2 and later let the field through, and the lenient bearer rule trims it, as over
+      // HTTP/1.1; older Node ignores the option (README: "IAM from Go").
+      const h2 = createHttp2Server({ strictFieldWhitespaceValidation: false } as Parameters<typeof createHttp2Server>[0], adapter)
       const h1 = createHttpServer(adapter)
       const sessions = new Set<Http2Session>()
       h2.on("session", (session) => {

@@ -29,9 +29,17 @@ export interface ReflectionFiles {
   readonly files: ReadonlyMap<string, DescFile>
 }
 
+/**
+ * Files are found by their path as protoc and every client name them, `gatehouse/iam/v1/iam.proto` (what Python's
+ * descriptor pool and grpcurl ask for), and by protobuf-es's name for them, the path without `.proto`, which was
+ * the only one found before.
+ */
 export const reflectionFiles = (roots: ReadonlyArray<DescFile>): ReflectionFiles => {
   const all = roots.flatMap(withDependencies)
-  return { registry: createRegistry(...all), files: new Map(all.map((f) => [f.name, f])) }
+  return {
+    registry: createRegistry(...all),
+    files: new Map(all.flatMap((f) => [[f.proto.name, f], [f.name, f]] as const))
+  }
 }
 
 /** The file declaring a fully-qualified symbol: a type, a service, or a service's method. */

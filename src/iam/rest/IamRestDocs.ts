@@ -123,13 +123,22 @@ const messageSchemas = (roots: ReadonlyArray<DescMessage>, requests: ReadonlySet
 const serviceOf = (operation: Operation): string =>
   IAM_SERVICES.find((service) => service.methods.some((m) => m.name === operation))!.typeName
 
-const idParameter = (name: string): JsonObject => ({
-  name,
-  in: "path",
-  required: true,
-  description: "An id (at most 2147483647; a larger one is invalid_argument), or `me` for the caller",
-  schema: { type: "string", pattern: "^([0-9]{1,10}|me)$" }
-})
+const idParameter = (name: string): JsonObject =>
+  name === "user_id"
+    ? {
+      name,
+      in: "path",
+      required: true,
+      description: "A user id (at most 2147483647; a larger one is invalid_argument), or `me` for the caller (named by the bearer token)",
+      schema: { type: "string", pattern: "^([0-9]{1,10}|me)$" }
+    }
+    : {
+      name,
+      in: "path",
+      required: true,
+      description: "An id (at most 2147483647; a larger one is invalid_argument)",
+      schema: { type: "string", pattern: "^[0-9]{1,10}$" }
+    }
 
 const securityOf = (operation: Operation): Array<JsonObject> =>
   GUARDS[operation]._tag !== "Public" ? [{ [IAM_BEARER]: [] }]

@@ -7,8 +7,10 @@ import { bodyErrorOf, parseJsonBody, RequestBodyError } from "../../platform/htt
 import { GUARDS, type Operation } from "../domain/Guards.js"
 import { IamError } from "../domain/IamError.js"
 import { httpStatusOf } from "../domain/IamStatus.js"
+import { tooLargeMessage } from "../domain/Refusals.js"
 import { methodOf } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
+import { jsonInputProblem } from "../JsonInputProblem.js"
 import { IamRouter } from "../IamRouter.js"
 import { IamKeys } from "../tokens/IamKeys.js"
 import { Sessions } from "../tokens/Sessions.js"
@@ -64,10 +66,11 @@ export const methodNotAllowedResponse = (allow: string): HttpServerResponse.Http
 /**
  * A body over the size limit is Connect's resource_exhausted (what connect-go answers for a message over its
  * read limit), but with HTTP 413 rather than the table's 429: nothing is rate limited, and a client that
- * retries a 429 would send the same body again.
+ * retries a 429 would send the same body again. The limit is AUTH_IAM_MAX_MESSAGE_BYTES, as on the gRPC port (whose
+ * Connect answers are 413 too); a body over the main port's own 1 MiB is refused by the edge before it is read.
  */
-const tooLargeResponse = (): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson({ code: "resource_exhausted", message: "request body is too large" }, { status: 413 })
+const tooLargeResponse = (limitBytes: number): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson({ code: "resource_exhausted", message: tooLargeMessage(limitBytes) }, { status: 413 })
 
 /** A body refusal as IAM states it; too large stays a RequestBodyError, the one refusal with its own status. */
 const bodyError = (reason: RequestBodyError["reason"] | undefined): IamError | RequestBodyError =>
@@ -83,14 +86,8 @@ export const isRestPath = (path: string): boolean =>
   path === "/auth/keys" || REST_PATTERNS.some((pattern) => pattern.test(path))
 
 /** The edge's refusal (413) of a request to a REST route, in IAM's envelope. */
-export const restEdgeRejection = (status: number): HttpServerResponse.HttpServerResponse =>
-  status === 413 ? tooLargeResponse() : errorResponse(IamError.invalid("bad request"))
-
-// protobuf-es quotes the offending value in its messages; a password must not come back in an error.
-const describeJsonError = (error: unknown): string => {
-  const field = /field ([\w.]+)/.exec(String((error as Error | undefined)?.message ?? ""))?.[1]?.split(".").pop()
-  return field === undefined ? "request body does not match the request message" : `field ${field} has an invalid value`
-}
+export const restEdgeRejection = (status: number, limitBytes: number): HttpServerResponse.HttpServerResponse =>
+  status === 413 ? tooLargeResponse(limitBytes) : errorResponse(IamError.invalid("bad request"))
 
 /**
  * REST accepts an enum by its short name too ("USER" for RESOURCE_TYPE_USER), the spelling the database and
@@ -110,18 +107,30 @@ export const acceptShortEnumNames = (desc: DescMessage, json: JsonObject): JsonO
   return out
 }
 
-/** Path parameters are ids: digits, or "me" for the caller (sent as 0). */
-const pathIds = (params: Readonly<Record<string, string | undefined>>): Effect.Effect<JsonObject, IamError> =>
+/**
+ * Path parameters are ids: digits, or, for user_id, "me": the caller, whose id comes from the bearer token (a
+ * request without a valid one is refused as every call needing one is).
+ */
+const pathIds = (
+  params: Readonly<Record<string, string | undefined>>,
+  caller: Effect.Effect<number, IamError>
+): Effect.Effect<JsonObject, IamError> =>
   Effect.forEach(Object.entries(params), ([name, raw]) =>
-    raw === "me" ? Effect.succeed([name, 0] as const)
+    raw === "me" && name === "user_id" ? Effect.map(caller, (id) => [name, id] as const)
     : raw !== undefined && /^\d{1,10}$/.test(raw) && Number(raw) <= 2_147_483_647 ? Effect.succeed([name, Number(raw)] as const)
-    : Effect.fail(IamError.invalid(`${name} must be a positive integer`))
+    : Effect.fail(IamError.invalid(`${name} must be a positive integer${name === "user_id" ? " or me" : ""}`))
   ).pipe(Effect.map((entries) => Object.fromEntries(entries)))
 
-const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<JsonObject, IamError | RequestBodyError> =>
+const readBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  limitBytes: number
+): Effect.Effect<JsonObject, IamError | RequestBodyError> =>
   request.method === "GET" || request.method === "DELETE"
     ? Effect.succeed({})
+    : Number(request.headers["content-length"] ?? "0") > limitBytes
+    ? Effect.fail(new RequestBodyError({ reason: "TooLarge" }))
     : request.text.pipe(
+      Effect.filterOrFail((text) => Buffer.byteLength(text, "utf8") <= limitBytes, () => new RequestBodyError({ reason: "TooLarge" })),
       // Only an absent body is the default message: whitespace is not JSON.
       Effect.flatMap((text) => text === "" ? Effect.succeed({}) : parseJsonBody(text)),
       Effect.mapError((error) => bodyError(bodyErrorOf(error))),
@@ -142,7 +151,9 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys 
     const handlers = yield* IamHandlers
     const sessions = yield* Sessions
     const keys = yield* IamKeys
-    const clientHeader = Option.getOrUndefined(Option.map((yield* AppConfig).rateLimit.header, (name) => name.toLowerCase()))
+    const config = yield* AppConfig
+    const clientHeader = Option.getOrUndefined(Option.map(config.rateLimit.header, (name) => name.toLowerCase()))
+    const limitBytes = config.iam.maxMessageBytes
     for (const route of REST_ROUTES) {
       const method = methodOf(route.operation)
       const handler = anyHandler(handlers, route.operation)
@@ -151,11 +162,11 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys 
         const request = yield* HttpServerRequest.HttpServerRequest
         const params = yield* HttpRouter.params
         const decoded = Effect.gen(function*() {
-          const body = yield* readBody(request)
-          const ids = yield* pathIds(params)
+          const body = yield* readBody(request, limitBytes)
+          const ids = yield* pathIds(params, Effect.map(sessions.authenticate(request.headers["authorization"]), (caller) => caller.userId))
           return yield* Effect.try({
             try: () => fromJson(method.input, acceptShortEnumNames(method.input, { ...body, ...ids })),
-            catch: (error) => IamError.invalid(describeJsonError(error))
+            catch: (error) => IamError.invalid(jsonInputProblem(method.input, error))
           })
         })
         // A guarded operation answers a caller without valid credentials UNAUTHENTICATED whatever the request
@@ -171,7 +182,7 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys 
         const output = yield* handler(input as never, { authorization: request.headers["authorization"], client })
         return HttpServerResponse.unsafeJson(toJson(method.output, output as never, { useProtoFieldName: true, alwaysEmitImplicit: true }))
       }).pipe(
-        Effect.catchAll((error) => Effect.succeed(error._tag === "RequestBodyError" ? tooLargeResponse() : errorResponse(error))),
+        Effect.catchAll((error) => Effect.succeed(error._tag === "RequestBodyError" ? tooLargeResponse(limitBytes) : errorResponse(error))),
         Effect.catchAllDefect((defect) =>
           Effect.zipRight(Effect.logError("iam: unexpected failure", defect), Effect.succeed(errorResponse(IamError.internal()))))
       )

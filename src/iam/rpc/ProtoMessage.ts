@@ -1,5 +1,6 @@
 import { type DescMessage, fromJson, isMessage, type JsonValue, type MessageShape, toJson } from "@bufbuild/protobuf"
 import { ParseResult, Schema } from "effect"
+import { jsonInputProblem } from "../JsonInputProblem.js"
 
 /**
  * A protobuf message as an Effect Schema: the decoded side is the generated message type, the encoded side
@@ -15,9 +16,9 @@ export const ProtoMessage = <Desc extends DescMessage>(desc: Desc): Schema.Schem
     decode: (json, _options, ast) => {
       try {
         return ParseResult.succeed(fromJson(desc, json as JsonValue))
-      } catch {
-        // No echo of the input: it may hold a password.
-        return ParseResult.fail(new ParseResult.Type(ast, undefined, `not a valid ${desc.typeName}`))
+      } catch (error) {
+        // No echo of the input (it may hold a password): the ParseResult carries no actual value either.
+        return ParseResult.fail(new ParseResult.Type(ast, undefined, jsonInputProblem(desc, error)))
       }
     },
     encode: (value) => ParseResult.succeed(toJson(desc, value) as unknown)

@@ -54,7 +54,8 @@ const toClaims = (claims: Record<string, unknown>): TokenClaims | undefined => {
 
 /** Signs and verifies PASETO v4.public tokens with the configured keys; time comes from Effect's Clock. */
 export class PasetoTokens extends Context.Tag("iam/PasetoTokens")<PasetoTokens, {
-  readonly sign: (claims: TokenClaims) => Effect.Effect<string>
+  /** `issuedAt` (default: now) is the `iat` claim: the same claims signed with the same `issuedAt` give the same token. */
+  readonly sign: (claims: TokenClaims, issuedAt?: Date) => Effect.Effect<string>
   /** Signature, issuer, expiry and claim shape; not revocation, which needs the database's answer. */
   readonly verify: (token: string) => Effect.Effect<Either.Either<TokenClaims, TokenRejection>>
 }>() {
@@ -65,8 +66,8 @@ export class PasetoTokens extends Context.Tag("iam/PasetoTokens")<PasetoTokens, 
       const { iam } = yield* AppConfig
       const footer = new TextEncoder().encode(JSON.stringify({ kid: keys.signing.kid }))
 
-      const sign = Effect.fn("PasetoTokens.sign")(function*(claims: TokenClaims) {
-        const now = new Date(yield* Clock.currentTimeMillis)
+      const sign = Effect.fn("PasetoTokens.sign")(function*(claims: TokenClaims, issuedAt?: Date) {
+        const now = issuedAt ?? new Date(yield* Clock.currentTimeMillis)
         const { exp, ...rest } = claims
         return yield* Effect.promise(() =>
           v4.Sign(keys.signing.key, { ...rest, iss: iam.issuer, exp: exp.toISOString() }, { footer, now })

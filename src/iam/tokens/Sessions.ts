@@ -4,7 +4,9 @@ import { Clock, Context, Duration, Effect, Either, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { type Account, Accounts } from "../accounts/Accounts.js"
 import { IamError } from "../domain/IamError.js"
-import { decideRefresh, type RefreshDecision, type StoredRefreshToken } from "../domain/RefreshRotation.js"
+import {
+  decideRefresh, type PresentedRefreshToken, type RefreshDecision, type RotationPolicy, sessionEnd, tokenExpiry
+} from "../domain/RefreshRotation.js"
 import { bearerToken as parseBearer } from "../../platform/http/Bearer.js"
 import { catchSql, IamSql } from "../IamSql.js"
 import { PasetoTokens, type TokenClaims, type TokenRejection } from "./PasetoTokens.js"
@@ -47,16 +49,31 @@ interface StoredRow {
   readonly expires_at: Date
   readonly spent_at: Date | null
   readonly revoked_at: Date | null
+  readonly session_ends_at: Date | null
 }
+
+interface ChildRow {
+  readonly jti: string
+  readonly issued_at: Date
+  readonly expires_at: Date
+  readonly spent_at: Date | null
+  readonly revoked_at: Date | null
+}
+
+const dateOrNull = (value: Date | null): Date | null => (value === null ? null : new Date(value))
 
 /**
  * Sign-in sessions: token pairs, refresh rotation with reuse detection, logout, and token validation. A
  * session is a refresh family; its access tokens carry the family id, so revoking the family (logout, reuse)
- * also invalidates every access token of that sign-in at once.
+ * also invalidates every access token of that sign-in at once. A session may have a fixed end (GenerateToken's
+ * ttl_seconds), kept on its rows: no token of it, however often refreshed, outlives that end.
  */
 export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
-  /** `accessTtl` may shorten (never lengthen) the configured access-token lifetime. */
-  readonly issue: (account: Account, accessTtl?: Duration.Duration) => Effect.Effect<IssuedTokens, IamError>
+  /**
+   * Starts a session. With `ttl` the session ends `ttl` from now (at most the refresh-token lifetime): its
+   * refresh token, and every access or refresh token a refresh of it gives, expire by then.
+   */
+  readonly issue: (account: Account, ttl?: Duration.Duration) => Effect.Effect<IssuedTokens, IamError>
   readonly refresh: (refreshToken: string) => Effect.Effect<IssuedTokens, IamError>
   readonly logout: (input: {
     readonly accessToken: string | undefined
@@ -81,55 +98,78 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
       const tokens = yield* PasetoTokens
       const revocations = yield* Revocations
       const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-      const later = (from: Date, ttl: Duration.Duration) => new Date(from.getTime() + Duration.toMillis(ttl))
+      const policy: RotationPolicy = { reuseIntervalMillis: Duration.toMillis(iam.refreshTokenReuseInterval) }
+      const accessTtlMillis = Duration.toMillis(iam.accessTokenTtl)
+      const refreshTtlMillis = Duration.toMillis(iam.refreshTokenTtl)
 
-      const insertRefresh = (row: { jti: string; family: string; userId: number; parent: string | null; expiresAt: Date }) =>
+      const insertRefresh = (row: {
+        jti: string
+        family: string
+        userId: number
+        parent: string | null
+        issuedAt: Date
+        expiresAt: Date
+        sessionEndsAt: Date | null
+      }) =>
         sql`INSERT INTO ${sql(table.refresh_tokens)} ${sql.insert({
           jti: row.jti,
           family_id: row.family,
           user_id: row.userId,
           parent_jti: row.parent,
-          expires_at: row.expiresAt
+          issued_at: row.issuedAt,
+          expires_at: row.expiresAt,
+          session_ends_at: row.sessionEndsAt
         })}`
 
-      // Signing is CPU work, done after the transaction that recorded the refresh token committed.
-      const sign = Effect.fn("Sessions.sign")(function*(
-        account: Account,
-        family: string,
-        refreshJti: string,
-        refreshExpiresAt: Date,
-        accessTtl: Duration.Duration
-      ) {
-        const issuedAt = yield* now
-        const expiresAt = later(issuedAt, accessTtl)
+      /** A refresh token as it was recorded: signing it again with these gives the very same token. */
+      interface RefreshRecord {
+        readonly family: string
+        readonly jti: string
+        readonly issuedAt: Date
+        readonly expiresAt: Date
+        readonly sessionEndsAt: Date | null
+      }
+
+      // Signing is CPU work, done after the transaction that recorded the refresh token committed. The access
+      // token is issued at `at`, the moment the request was decided, and ends by the session's end.
+      const sign = Effect.fn("Sessions.sign")(function*(account: Account, refresh: RefreshRecord, at: Date) {
+        const expiresAt = tokenExpiry(at, accessTtlMillis, refresh.sessionEndsAt)
         const roles = yield* accounts.roleNames(account.id)
         const sub = String(account.id)
         const accessToken = yield* tokens.sign({
           sub,
           jti: randomUUID(),
           typ: "access",
-          fam: family,
+          fam: refresh.family,
           exp: expiresAt,
           username: account.username,
           roles
-        })
-        const refreshToken = yield* tokens.sign({ sub, jti: refreshJti, typ: "refresh", fam: family, exp: refreshExpiresAt })
+        }, at)
+        const refreshToken = yield* tokens.sign(
+          { sub, jti: refresh.jti, typ: "refresh", fam: refresh.family, exp: refresh.expiresAt },
+          refresh.issuedAt
+        )
         return {
           accessToken,
           refreshToken,
           expiresAt,
-          refreshExpiresAt,
-          expiresIn: Math.round(Duration.toSeconds(accessTtl))
+          refreshExpiresAt: refresh.expiresAt,
+          expiresIn: Math.max(0, Math.floor((expiresAt.getTime() - at.getTime()) / 1000))
         } satisfies IssuedTokens
       })
 
-      const issue = Effect.fn("Sessions.issue")(function*(account: Account, accessTtl?: Duration.Duration) {
-        const ttl = accessTtl === undefined ? iam.accessTokenTtl : Duration.min(accessTtl, iam.accessTokenTtl)
-        const family = randomUUID()
-        const jti = randomUUID()
-        const refreshExpiresAt = later(yield* now, iam.refreshTokenTtl)
-        yield* insertRefresh({ jti, family, userId: account.id, parent: null, expiresAt: refreshExpiresAt }).pipe(catchSql)
-        return yield* sign(account, family, jti, refreshExpiresAt, ttl)
+      const issue = Effect.fn("Sessions.issue")(function*(account: Account, ttl?: Duration.Duration) {
+        const at = yield* now
+        const sessionEndsAt = sessionEnd(at, ttl === undefined ? undefined : Duration.toMillis(ttl), refreshTtlMillis)
+        const refresh: RefreshRecord = {
+          family: randomUUID(),
+          jti: randomUUID(),
+          issuedAt: at,
+          expiresAt: tokenExpiry(at, refreshTtlMillis, sessionEndsAt),
+          sessionEndsAt
+        }
+        yield* insertRefresh({ ...refresh, userId: account.id, parent: null }).pipe(catchSql)
+        return yield* sign(account, refresh, at)
       })
 
       const revokeFamilies = (families: ReadonlyArray<string>, at: Date) =>
@@ -138,7 +178,7 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
           yield* sql`UPDATE ${sql(table.refresh_tokens)} SET revoked_at = ${at}
             WHERE family_id IN ${sql.in(families)} AND revoked_at IS NULL`
           // Every access token of a family expires within one access TTL of now.
-          const entries = families.map((id): Revocation => ({ id, kind: "family", expiresAt: later(at, iam.accessTokenTtl) }))
+          const entries = families.map((id): Revocation => ({ id, kind: "family", expiresAt: tokenExpiry(at, accessTtlMillis, null) }))
           yield* revocations.record(entries)
           return entries
         })
@@ -152,25 +192,51 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
         const claims = verified.right
         if (claims.typ !== "refresh") return yield* unauthenticated("wrong_type")
         const at = yield* now
-        const child = randomUUID()
-        const childExpiresAt = later(at, iam.refreshTokenTtl)
-        // The row lock makes two concurrent refreshes of one token see each other: the second is a reuse.
+        // The row lock orders concurrent refreshes of one token, on any instance: the first rotates it; each of the
+        // others is granted the lock once that rotation committed, and sees the token spent and its child.
         const outcome = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql<StoredRow>`SELECT user_id, family_id, expires_at, spent_at, revoked_at
+          const rows = yield* sql<StoredRow>`SELECT user_id, family_id, expires_at, spent_at, revoked_at, session_ends_at
             FROM ${sql(table.refresh_tokens)} WHERE jti = ${claims.jti} FOR UPDATE`
           const row = rows[0]
-          const stored: StoredRefreshToken | undefined = row === undefined ? undefined : {
+          // Read after the lock was granted (a statement of its own, with its own snapshot): the child of a
+          // rotation that committed while this one waited is visible.
+          const child = row === undefined || row.spent_at === null ? undefined : (yield* sql<ChildRow>`
+            SELECT jti, issued_at, expires_at, spent_at, revoked_at FROM ${sql(table.refresh_tokens)}
+            WHERE parent_jti = ${claims.jti}`)[0]
+          const presented: PresentedRefreshToken | undefined = row === undefined ? undefined : {
             expiresAt: new Date(row.expires_at),
-            spentAt: row.spent_at === null ? null : new Date(row.spent_at),
-            revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at)
+            spentAt: dateOrNull(row.spent_at),
+            revokedAt: dateOrNull(row.revoked_at),
+            child: child === undefined ? undefined : {
+              expiresAt: new Date(child.expires_at),
+              spentAt: dateOrNull(child.spent_at),
+              revokedAt: dateOrNull(child.revoked_at)
+            }
           }
-          const decision: RefreshDecision = decideRefresh(stored, at)
+          const decision: RefreshDecision = decideRefresh(presented, at, policy)
+          const sessionEndsAt = row === undefined ? null : dateOrNull(row.session_ends_at)
+          let issued: RefreshRecord | undefined
           if (decision._tag === "Rotate") {
+            issued = {
+              family: row!.family_id,
+              jti: randomUUID(),
+              issuedAt: at,
+              expiresAt: tokenExpiry(at, refreshTtlMillis, sessionEndsAt),
+              sessionEndsAt
+            }
             yield* sql`UPDATE ${sql(table.refresh_tokens)} SET spent_at = ${at} WHERE jti = ${claims.jti}`
-            yield* insertRefresh({ jti: child, family: row!.family_id, userId: row!.user_id, parent: claims.jti, expiresAt: childExpiresAt })
+            yield* insertRefresh({ ...issued, userId: row!.user_id, parent: claims.jti })
+          } else if (decision._tag === "ReturnChild") {
+            issued = {
+              family: row!.family_id,
+              jti: child!.jti,
+              issuedAt: new Date(child!.issued_at),
+              expiresAt: new Date(child!.expires_at),
+              sessionEndsAt
+            }
           }
           const revoked = decision._tag === "ReuseDetected" ? yield* revokeFamilies([row!.family_id], at) : []
-          return { decision, userId: row?.user_id, family: row?.family_id, revoked }
+          return { decision, userId: row?.user_id, family: row?.family_id, issued, revoked }
         })).pipe(catchSql)
         yield* revocations.remember(outcome.revoked)
         if (outcome.decision._tag === "ReuseDetected") {
@@ -182,7 +248,7 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
         if (outcome.decision._tag === "Reject") return yield* unauthenticated(outcome.decision.reason)
         const account = yield* accounts.find(outcome.userId!)
         if (account === undefined) return yield* unauthenticated("unknown")
-        return yield* sign(account, outcome.family!, child, childExpiresAt, iam.accessTokenTtl)
+        return yield* sign(account, outcome.issued!, at)
       })
 
       const validate = Effect.fn("Sessions.validate")(function*(token: string) {

@@ -143,6 +143,10 @@ export const versionedError = (code: string, message: string) => ({ code, messag
 export const refusals = (limit: string): Effect.Effect<number> =>
   Effect.map(Metric.value(Metric.tagged(AuthMetrics.rateLimited, "limit", limit)), (state) => state.count)
 
+/** How many sign-ins the metric has counted so far with this `grant_type` (password, pkce, verify, callback, …). */
+export const signIns = (grantType: string): Effect.Effect<number> =>
+  Effect.map(Metric.value(Metric.tagged(AuthMetrics.signIns, "grant_type", grantType)), (state) => state.count)
+
 /** Mail recorded by the server's MemoryMailer, oldest first. */
 export const sentMail: Effect.Effect<ReadonlyArray<Mail>, never, SentMail> = Effect.flatMap(SentMail, ({ mails }) => Ref.get(mails))
 

@@ -28,9 +28,12 @@ describe("admin users", () => {
           email,
           aud: "authenticated",
           role: "authenticated",
-          app_metadata: { provider: "email", providers: ["email"], plan: "pro" },
-          user_metadata: { full_name: "Ada", email, email_verified: true }
+          app_metadata: { provider: "email", providers: ["email"], plan: "pro" }
         })
+        // The metadata is the admin's, as given; confirming adds only its mark (GoTrue's Confirm). The claims are
+        // the identity's alone.
+        expect(user.user_metadata).toEqual({ full_name: "Ada", email_verified: true })
+        expect(user.identities?.[0]?.identity_data).toEqual({ sub: user.id, email, email_verified: false, phone_verified: false })
         expect(user.email_confirmed_at).toEqual(expect.any(String))
         expect(user.identities?.map((i) => i.provider)).toEqual(["email"])
 

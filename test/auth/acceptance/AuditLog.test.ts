@@ -13,9 +13,9 @@ const audit = (query: string, bearer = adminJwt()) =>
   Effect.flatMap(ServerUrl, (url) => raw(url, `/admin/audit${query}`, { apiVersion: true, bearer }))
 
 /** Signs a new user up, in, refreshes, updates and signs out; answers the user and every secret the client saw. */
-const everydayLife = Effect.gen(function*() {
+const everydayLife = (headers: Record<string, string> = {}) => Effect.gen(function*() {
   const url = yield* ServerUrl
-  const { client } = authClient(url)
+  const { client } = authClient(url, { headers })
   const email = uniqueEmail("audit")
   const signedUp = yield* call(() => client.signUp({ email, password: PASSWORD }))
   expect(signedUp.error).toBeNull()
@@ -41,7 +41,7 @@ describe("the audit log", () => {
   acceptance({ AUTH_MAILER_AUTOCONFIRM: "true" })((it) => {
     it.effect("records sign-up, sign-in, refresh, update and logout, and GET /admin/audit lists them newest first", () =>
       Effect.gen(function*() {
-        const { email, id, secrets } = yield* everydayLife
+        const { email, id, secrets } = yield* everydayLife()
         const listed = yield* audit(`?query=author:${encodeURIComponent(email)}`)
         expect(listed.status).toBe(200)
         expect(listed.json.map((entry: any) => entry.payload.action)).toEqual([
@@ -60,6 +60,8 @@ describe("the audit log", () => {
         }
         expect(listed.json.map((entry: any) => entry.payload.log_type)).toEqual(["account", "user", "user", "token", "token", "account", "account", "team"])
         expect(listed.json[5].payload.traits).toEqual({ provider: "email" })
+        // Without RATE_LIMIT_HEADER the client is the connection's peer, as the rate limits take it.
+        expect(listed.json.map((entry: any) => entry.ip_address)).toEqual(Array(8).fill("127.0.0.1"))
         const times = listed.json.map((entry: any) => Date.parse(entry.created_at))
         expect([...times].sort((a, b) => b - a)).toEqual(times)
         expect(listed.headers.get("x-total-count")).toBe("8")
@@ -70,7 +72,7 @@ describe("the audit log", () => {
 
     it.effect("pages with per_page: Link next and last, page first in each URL, and X-Total-Count", () =>
       Effect.gen(function*() {
-        const { email } = yield* everydayLife
+        const { email } = yield* everydayLife()
         const query = `query=author:${encodeURIComponent(email)}`
         const first = yield* audit(`?per_page=2&${query}`)
         expect(first.json.map((entry: any) => entry.payload.action)).toEqual(["logout", "user_modified"])
@@ -90,7 +92,7 @@ describe("the audit log", () => {
 
     it.effect("query filters by action and by type; under /auth/v1 too", () =>
       Effect.gen(function*() {
-        const { id } = yield* everydayLife
+        const { id } = yield* everydayLife()
         const mine = (entries: ReadonlyArray<any>) => entries.filter((entry) => entry.payload.actor_id === id)
         const logins = yield* audit("?query=action:login&per_page=1000")
         expect(mine(logins.json).map((entry: any) => entry.payload.action)).toEqual(["login", "login"])
@@ -142,6 +144,30 @@ describe("the audit log", () => {
         expect(listed.json[0].payload.traits).toMatchObject({ user_id: id, soft_delete: true })
         expect(Date.parse(listed.json[2].payload.traits.banned_until)).toBeGreaterThan(Date.now())
         expect(listed.text).not.toContain(PASSWORD)
+      }))
+  })
+
+  acceptance({ AUTH_MAILER_AUTOCONFIRM: "true", AUTH_RATE_LIMIT_HEADER: "X-Real-IP" })((it) => {
+    it.effect("with RATE_LIMIT_HEADER, ip_address is the header's first value, as the rate limits count the client", () =>
+      Effect.gen(function*() {
+        const { email } = yield* everydayLife({ "X-Real-IP": "203.0.113.45, 10.0.0.2" })
+        const listed = yield* audit(`?query=author:${encodeURIComponent(email)}`)
+        expect(listed.json.map((entry: any) => [entry.payload.action, entry.ip_address])).toEqual([
+          ["logout", "203.0.113.45"],
+          ["user_modified", "203.0.113.45"],
+          ["user_updated_password", "203.0.113.45"],
+          ["token_refreshed", "203.0.113.45"],
+          ["token_revoked", "203.0.113.45"],
+          ["login", "203.0.113.45"],
+          ["login", "203.0.113.45"],
+          ["user_signedup", "203.0.113.45"]
+        ])
+        // An admin's request is recorded with its own client's address.
+        const url = yield* ServerUrl
+        const admin = authClient(url, { headers: { Authorization: `Bearer ${adminJwt()}`, "X-Real-IP": "2001:db8::7" } }).client.admin
+        const created = yield* call(() => admin.createUser({ email: uniqueEmail("audit-ip-admin"), password: PASSWORD, email_confirm: true }))
+        const byAdmin = yield* audit(`?query=author:service_role&per_page=1`)
+        expect(byAdmin.json.map((entry: any) => [entry.payload.traits.user_id, entry.ip_address])).toEqual([[created.data.user!.id, "2001:db8::7"]])
       }))
   })
 

@@ -46,10 +46,11 @@ describe("POST /invite", () => {
           email,
           invited_at: expect.any(String),
           confirmation_sent_at: expect.any(String),
-          user_metadata: { team: "blue", email_verified: false },
           app_metadata: { provider: "email", providers: ["email"] }
         })
         expect(data.user!.email_confirmed_at).toBeUndefined()
+        // The data is the admin's, as given (GoTrue's invite): no claims are merged into it.
+        expect(data.user!.user_metadata).toEqual({ team: "blue" })
         expect(data.user!.identities!.map((identity) => identity.provider)).toEqual(["email"])
         // No password yet: nobody can sign in with one.
         const before = yield* call(() => authClient(url).client.signInWithPassword({ email, password: PASSWORD }))
@@ -73,7 +74,8 @@ describe("POST /invite", () => {
           client.setSession({ access_token: fragment.get("access_token")!, refresh_token: fragment.get("refresh_token")! })
         )
         expect(session.error).toBeNull()
-        expect(session.data.user).toMatchObject({ email, email_confirmed_at: expect.any(String), user_metadata: { email_verified: true } })
+        expect(session.data.user).toMatchObject({ email, email_confirmed_at: expect.any(String) })
+        expect(session.data.user?.user_metadata).toEqual({ team: "blue", email_verified: true })
         expect((yield* call(() => client.updateUser({ password: PASSWORD }))).error).toBeNull()
         expect((yield* call(() => authClient(url).client.signInWithPassword({ email, password: PASSWORD }))).error).toBeNull()
         // The link is spent.

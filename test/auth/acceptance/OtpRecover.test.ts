@@ -3,11 +3,13 @@
  * back through /verify: recovery, magic link, passwordless sign-up, SMS codes, the frequency rules and outages.
  */
 import { expect } from "@effect/vitest"
+import { AuthApiError } from "@supabase/auth-js"
 import { Effect, Ref } from "effect"
 import { SentSms } from "../../../src/platform/SmsSender.js"
 import { MailOutage, ServerUrl } from "../../support/TestServer.js"
 import {
   acceptance,
+  adminJwt,
   authClient,
   call,
   codeIn,
@@ -338,5 +340,32 @@ acceptance({ AUTH_MAILER_AUTOCONFIRM: "true" })("/otp with autoconfirm", (it) =>
       const { data, error } = yield* call(() => client.verifyOtp({ email, token: codeIn(mails[0]!), type: "magiclink" }))
       expect(error).toBeNull()
       expect(data.user).toMatchObject({ email, email_confirmed_at: expect.any(String) })
+    }))
+})
+
+acceptance({ AUTH_EXTERNAL_EMAIL_MAGIC_LINK_ENABLED: "false", AUTH_SMTP_MAX_FREQUENCY: "0" })("EXTERNAL_EMAIL_MAGIC_LINK_ENABLED=false", (it) => {
+  it.effect("/otp with an email and /magiclink are GoTrue's 422 and mail nothing; passwords, recovery and admin links still work", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const email = yield* confirmedUser("no-magic")
+      const fresh = uniqueEmail("no-magic-new")
+      const mailedBefore = (yield* mailTo(email)).length
+      const { client } = authClient(url)
+      for (const address of [email, fresh]) {
+        const { error } = yield* call(() => client.signInWithOtp({ email: address }))
+        expect(error).toBeInstanceOf(AuthApiError)
+        expect(error).toMatchObject({ status: 422, code: "email_provider_disabled", message: "Login with magic link is disabled" })
+        const legacy = yield* raw(url, "/magiclink", { body: { email: address } })
+        expect([legacy.status, legacy.json]).toEqual([422, { code: 422, error_code: "email_provider_disabled", msg: "Login with magic link is disabled" }])
+      }
+      yield* settledMail
+      expect(yield* mailTo(email)).toHaveLength(mailedBefore)
+      expect(yield* mailTo(fresh)).toEqual([])
+      expect((yield* call(() => client.signInWithPassword({ email, password: PASSWORD }))).error).toBeNull()
+      expect((yield* raw(url, "/recover", { body: { email } })).status).toBe(200)
+      const generated = yield* raw(url, "/admin/generate_link", { bearer: adminJwt(), body: { type: "magiclink", email } })
+      expect(generated.status).toBe(200)
+      const { error } = yield* call(() => client.verifyOtp({ email, token: generated.json.email_otp, type: "magiclink" }))
+      expect(error).toBeNull()
     }))
 })

@@ -7,7 +7,9 @@ import {
   legacyLinksPossible,
   LINK_TOKEN_BYTES,
   linkDigest,
-  nextConfirmationClaim
+  nextConfirmationClaim,
+  spentByVerification,
+  type TokenKind
 } from "../../../src/auth/domain/LinkToken.js"
 import { otpTokenHash } from "../../../src/auth/domain/OtpToken.js"
 import { VERIFY_TYPES } from "../../../src/auth/domain/Verification.js"
@@ -38,6 +40,35 @@ describe("kindsOfType", () => {
       email_change: ["email_change_new", "email_change_current"],
       phone_change: ["phone_change"]
     })
+  })
+})
+
+describe("spentByVerification", () => {
+  const typeAndUsed = FastCheck.constantFrom(...VERIFY_TYPES).chain((type) =>
+    FastCheck.constantFrom(...kindsOfType(type)).map((used) => [type, used] as const)
+  )
+
+  it.prop("spends the token used, and only tokens a verification of that type could have named", [typeAndUsed, FastCheck.boolean()], ([[type, used], completed]) => {
+    const spent = spentByVerification(type, used, completed)
+    expect(spent).toContain(used)
+    for (const kind of spent) expect(kindsOfType(type)).toContain(kind)
+    expect(new Set(spent).size).toBe(spent.length)
+  })
+
+  it.prop("once the verification has done its work, every other pending token of that kind goes with it", [typeAndUsed], ([[type, used]]) => {
+    expect([...spentByVerification(type, used, true)].sort()).toEqual([...kindsOfType(type)].sort())
+  })
+
+  it.prop("the first of two email-change confirmations spends only its own half", [FastCheck.constantFrom<TokenKind>("email_change_new", "email_change_current")], ([half]) => {
+    expect(spentByVerification("email_change", half, false)).toEqual([half])
+  })
+
+  it("by kind: both halves of an applied email change, both emailed codes for an email code, the shared recovery token", () => {
+    expect(spentByVerification("email_change", "email_change_new", true)).toEqual(["email_change_new", "email_change_current"])
+    expect(spentByVerification("email", "confirmation", true)).toEqual(["confirmation", "recovery"])
+    expect(spentByVerification("magiclink", "recovery", true)).toEqual(["recovery"])
+    expect(spentByVerification("signup", "confirmation", true)).toEqual(["confirmation"])
+    expect(spentByVerification("phone_change", "phone_change", true)).toEqual(["phone_change"])
   })
 })
 

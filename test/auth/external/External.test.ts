@@ -73,8 +73,8 @@ const OverWith = (env: Record<string, string>) => {
     Layer.provideMerge(Sessions.DefaultWithoutDependencies),
     Layer.provideMerge(Users.DefaultWithoutDependencies),
     Layer.provideMerge(AuthMessages.DefaultWithoutDependencies.pipe(Layer.provide(MailTemplates.Default))),
-    Layer.provideMerge(PendingTokens.DefaultWithoutDependencies),
     Layer.provideMerge(AccountReclaim.DefaultWithoutDependencies),
+    Layer.provideMerge(PendingTokens.DefaultWithoutDependencies),
     Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
     Layer.provideMerge(MemoryRepos()),
     Layer.provideMerge(Layer.mergeAll(

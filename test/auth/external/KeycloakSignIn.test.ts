@@ -2,7 +2,8 @@
  * Sign-in with keycloak end to end, against a real OpenID provider (oidc-provider) laid out as a Keycloak realm:
  * auth-js signInWithOAuth → GET /authorize → the provider's login → GET /callback → a session in the fragment
  * (or `?code=` for PKCE), and getUser shows the keycloak identity. Also what must never yield a session: a
- * tampered, replayed or expired state; and the allow-list and provider checks of /authorize.
+ * tampered, replayed or expired state, an ID token from the token endpoint that does not verify; and the allow-list
+ * and provider checks of /authorize.
  */
 import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
@@ -11,7 +12,7 @@ import { Effect } from "effect"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, adminJwt, authClient, call, codeIn, decodeJwt, mailTo, raw, versionedError } from "../acceptance/AcceptanceKit.js"
 import { browser, type Hop } from "../support/Browser.js"
-import { type IdpAccount, startKeycloakIdp } from "../support/KeycloakIdp.js"
+import { type IdpAccount, type IdTokenRewrite, startKeycloakIdp } from "../support/KeycloakIdp.js"
 
 const SITE_URL = "http://localhost:3000"
 // The callback URL registered at the provider: API_EXTERNAL_URL's, which the test browser resolves to the server.
@@ -145,6 +146,38 @@ acceptance({
       const refreshed = yield* call(() => authClient(url).client.refreshSession({ refresh_token: fragment.get("refresh_token")! }))
       expect(refreshed.error).toBeNull()
     }))
+
+  it.effect("the token endpoint's ID token is verified: a forged, misdirected, expired, missing or another user's one ends in an error redirect", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const now = Math.floor(Date.now() / 1000)
+      const OTHER_USER = "of another user than userinfo's"
+      const cases: ReadonlyArray<readonly [string, IdTokenRewrite]> = [
+        ["signed by a key the realm does not publish", (claims, sign) => sign(claims, "foreign")],
+        ["issued to another client", (claims, sign) => sign({ ...claims, aud: "another-client" })],
+        ["from another issuer", (claims, sign) => sign({ ...claims, iss: "http://127.0.0.1:1/realms/other" })],
+        ["expired", (claims, sign) => sign({ ...claims, iat: now - 7200, exp: now - 3600 })],
+        [OTHER_USER, (claims, sign) => sign({ ...claims, sub: "someone-else" })],
+        ["missing", () => Promise.resolve(undefined)]
+      ]
+      for (const [why, rewrite] of cases) {
+        const person = account("forged")
+        const { client } = authClient(url)
+        const started = yield* call(() => client.signInWithOAuth({ provider: "keycloak", options: { skipBrowserRedirect: true } }))
+        const { b, callbackUrl } = yield* signInAt(started.data.url!, person.sub, url)
+        const before = idp.requests.length
+        idp.rewriteIdToken(rewrite)
+        const { location } = yield* callback(b, callbackUrl)
+        const fragment = fragmentOf(location)
+        expect([why, fragment.get("access_token"), fragment.get("error_description")])
+          .toEqual([why, null, "Error getting user profile from external provider"])
+        // userinfo is asked only once the ID token checks out; only then can the subjects be compared.
+        const userinfoAsked = idp.requests.slice(before).some((request) => request.url.includes("/userinfo"))
+        expect([why, userinfoAsked]).toEqual([why, why === OTHER_USER])
+        const users = yield* raw(url, `/admin/users?per_page=1000`, { bearer: adminJwt() })
+        expect(users.json.users.map((user: { email: string }) => user.email)).not.toContain(person.email)
+      }
+    }).pipe(Effect.ensuring(Effect.sync(() => idp.rewriteIdToken(null)))))
 
   it.effect("a second sign-in finds the same user", () =>
     Effect.gen(function*() {

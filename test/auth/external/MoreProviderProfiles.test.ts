@@ -1,8 +1,8 @@
 /** The pure halves of google, azure, apple, gitlab and bitbucket: their endpoints and their profile mappings. */
 import { describe, expect, it } from "@effect/vitest"
-import { Either, Option } from "effect"
+import { Either, FastCheck, Option } from "effect"
 import { resolveIdTokenProvider } from "../../../src/auth/domain/IdToken.js"
-import { appleEndpoints, appleProfile } from "../../../src/auth/external/providers/Apple.js"
+import { appleEndpoints, applePostedName, appleProfile, withApplePostedUser } from "../../../src/auth/external/providers/Apple.js"
 import { azureEndpoints, azureIssuerMatches, azureProfile } from "../../../src/auth/external/providers/Azure.js"
 import { bitbucketEmails, bitbucketEndpoints, bitbucketProfile } from "../../../src/auth/external/providers/Bitbucket.js"
 import { gitlabEndpoints, gitlabProfile } from "../../../src/auth/external/providers/GitLab.js"
@@ -130,6 +130,37 @@ describe("apple", () => {
     expect(Either.getOrThrow(appleProfile({ ...claims })).emailVerified).toBe(false)
     expect(Either.getOrThrow(appleProfile({ sub: "001.abc.1", email_verified: "true" }))).toMatchObject({ email: null, emailVerified: false })
     expect(Either.isLeft(appleProfile({ email: "x@example.com", email_verified: "true" }))).toBe(true)
+  })
+
+  it("the first callback's posted user: the name joined first name first, as GoTrue joins it", () => {
+    const posted = JSON.stringify({ name: { firstName: "Ada", lastName: "Lovelace" }, email: "ada@example.com" })
+    expect(applePostedName(posted)).toEqual(Either.right(Option.some("Ada Lovelace")))
+    expect(applePostedName(JSON.stringify({ name: { firstName: "Ada" } }))).toEqual(Either.right(Option.some("Ada")))
+    expect(applePostedName(JSON.stringify({ name: { lastName: " Lovelace " } }))).toEqual(Either.right(Option.some("Lovelace")))
+    expect(applePostedName(JSON.stringify({ email: "ada@example.com" }))).toEqual(Either.right(Option.none()))
+    expect(applePostedName(JSON.stringify({ name: { firstName: 7, lastName: null } }))).toEqual(Either.right(Option.none()))
+    for (const notApple of ["", "Ada Lovelace", "{", "[]", "null", "42", "\"Ada\""]) {
+      expect(Either.isLeft(applePostedName(notApple)), notApple).toBe(true)
+    }
+  })
+
+  it.prop("any first and last name come back trimmed and joined by one space, or none when both are blank", {
+    first: FastCheck.string(),
+    last: FastCheck.string()
+  }, ({ first, last }) => {
+    const joined = `${first} ${last}`.trim()
+    expect(applePostedName(JSON.stringify({ name: { firstName: first, lastName: last } }))).toEqual(
+      Either.right(joined === "" ? Option.none() : Option.some(joined))
+    )
+  })
+
+  it("the posted name becomes the profile's name and its name and full_name claims; no name leaves the profile as it was", () => {
+    const profile = Either.getOrThrow(appleProfile({ iss: "https://appleid.apple.com", sub: "001.abc.1", email: "x@example.com" }))
+    const named = Either.getOrThrow(withApplePostedUser(profile, JSON.stringify({ name: { firstName: "Ada", lastName: "Lovelace" } })))
+    expect(named).toMatchObject({ providerId: "001.abc.1", email: "x@example.com", name: "Ada Lovelace" })
+    expect(named.claims).toMatchObject({ iss: "https://appleid.apple.com", name: "Ada Lovelace", full_name: "Ada Lovelace" })
+    expect(withApplePostedUser(profile, JSON.stringify({ email: "x@example.com" }))).toEqual(Either.right(profile))
+    expect(Either.isLeft(withApplePostedUser(profile, "not json"))).toBe(true)
   })
 })
 

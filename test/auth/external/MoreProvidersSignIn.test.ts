@@ -156,6 +156,9 @@ const appleTokenAnswer = (id_token: string) => ({
   id_token
 })
 const APPLE_ID_TOKEN = await idToken(APPLE_CLAIMS)
+// Another Apple user, whose first sign-in brings their name in the posted `user` field.
+const APPLE_NAMED_CLAIMS = { ...APPLE_CLAIMS, sub: "001999.0c9e8d6b4a3f9e2d1c0b9a8f7e6d5a4b.0999", email: "named@example.com", is_private_email: "false" }
+const APPLE_NAMED_ID_TOKEN = await idToken(APPLE_NAMED_CLAIMS)
 // Signed by Apple's key, but for another app: the audience is not ours.
 const APPLE_OTHER_APP_ID_TOKEN = await idToken({ ...APPLE_CLAIMS, aud: "com.example.other" })
 
@@ -374,6 +377,11 @@ for (const row of ROWS) {
   for (const api of row.api) routes.set(api.path, () => ({ json: api.json }))
 }
 
+// The named Apple user's code; every other code is answered as the apple row says.
+const appleToken = routes.get("/apple/auth/token")!
+routes.set("/apple/auth/token", (request) =>
+  form(request)["code"] === "named" ? { json: appleTokenAnswer(APPLE_NAMED_ID_TOKEN) } : appleToken(request))
+
 const authorize = (url: string, provider: string) =>
   Effect.gen(function*() {
     const { client } = authClient(url)
@@ -476,4 +484,40 @@ acceptance(env)("sign-in with more providers", (it) => {
         }))
     }
   }
+
+  it.effect("apple: the name posted on the first callback is kept in the identity and the user's metadata, and a later sign-in without it keeps it", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const signIn = (posted: Record<string, string>) =>
+        Effect.gen(function*() {
+          const state = (yield* authorize(url, "apple")).searchParams.get("state")!
+          const { location } = yield* callback(url, "POST", { state, code: "named", ...posted })
+          const fragment = new URLSearchParams(location.hash.slice(1))
+          expect(fragment.get("error_description")).toBeNull()
+          const { data } = yield* call(() => authClient(url).client.getUser(fragment.get("access_token")!))
+          return data.user!
+        })
+      // Apple's form on the first consent: the name as JSON in `user`, beside the code and state.
+      const first = yield* signIn({ user: JSON.stringify({ name: { firstName: "Ada", lastName: "Lovelace" }, email: APPLE_NAMED_CLAIMS.email }) })
+      expect(first.email).toBe(APPLE_NAMED_CLAIMS.email)
+      expect(first.user_metadata).toMatchObject({ name: "Ada Lovelace", full_name: "Ada Lovelace", sub: APPLE_NAMED_CLAIMS.sub })
+      expect(first.identities?.find((i) => i.provider === "apple")?.identity_data).toMatchObject({
+        name: "Ada Lovelace",
+        full_name: "Ada Lovelace"
+      })
+      // Apple never posts the name again; the user keeps it.
+      const again = yield* signIn({})
+      expect(again.id).toBe(first.id)
+      expect(again.user_metadata).toMatchObject({ name: "Ada Lovelace", full_name: "Ada Lovelace" })
+    }))
+
+  it.effect("apple: a posted user that is not Apple's JSON ends in an error redirect, never a session", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const state = (yield* authorize(url, "apple")).searchParams.get("state")!
+      const { location } = yield* callback(url, "POST", { state, code: "named", user: "{\"name\":" })
+      const fragment = new URLSearchParams(location.hash.slice(1))
+      expect(fragment.get("access_token")).toBeNull()
+      expect(fragment.get("error_description")).toBe("Error getting user profile from external provider")
+    }))
 })

@@ -1,30 +1,40 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Either, FastCheck } from "effect"
 import { parseScopes, scopesWith, withPassThrough } from "../../../src/auth/external/OAuthProvider.js"
 import { githubEmails, githubEndpoints, githubProfile } from "../../../src/auth/external/providers/GitHub.js"
 import { keycloakEndpoints, keycloakProfile } from "../../../src/auth/external/providers/Keycloak.js"
 
 describe("keycloak", () => {
-  it("endpoints are the realm's openid-connect routes, whatever the trailing slash", () => {
+  it("endpoints are the realm's openid-connect routes, and the issuer the realm URL, whatever the trailing slash", () => {
     for (const realm of ["https://sso.example.com/realms/main", "https://sso.example.com/realms/main/"]) {
       expect(keycloakEndpoints(realm)).toEqual({
         authorization: "https://sso.example.com/realms/main/protocol/openid-connect/auth",
         token: "https://sso.example.com/realms/main/protocol/openid-connect/token",
         userinfo: "https://sso.example.com/realms/main/protocol/openid-connect/userinfo",
-        jwks: "https://sso.example.com/realms/main/protocol/openid-connect/certs"
+        jwks: "https://sso.example.com/realms/main/protocol/openid-connect/certs",
+        issuer: "https://sso.example.com/realms/main"
       })
     }
   })
 
   it("userinfo maps to a profile; an unverified or absent email is not verified; no sub is no profile", () => {
     const realm = "https://sso.example.com/realms/main"
-    const profile = Either.getOrThrow(keycloakProfile({ sub: "u1", email: "a@example.com", email_verified: true, name: "A", picture: "p" }, realm))
+    const profile = Either.getOrThrow(keycloakProfile({ sub: "u1", email: "a@example.com", email_verified: true, name: "A", picture: "p" }, "u1", realm))
     expect(profile).toMatchObject({ providerId: "u1", email: "a@example.com", emailVerified: true, name: "A", avatarUrl: "p" })
     expect(profile.claims).toMatchObject({ iss: realm, sub: "u1", full_name: "A", avatar_url: "p" })
-    expect(Either.getOrThrow(keycloakProfile({ sub: "u1", email: "a@example.com" }, realm)).emailVerified).toBe(false)
-    expect(Either.getOrThrow(keycloakProfile({ sub: "u1", email_verified: true }, realm))).toMatchObject({ email: null, emailVerified: false })
-    expect(Either.getOrThrow(keycloakProfile({ sub: "u1", email: "a@example.com", email_verified: "true" }, realm)).emailVerified).toBe(true)
-    expect(Either.isLeft(keycloakProfile({ email: "a@example.com" }, realm))).toBe(true)
+    expect(Either.getOrThrow(keycloakProfile({ sub: "u1", email: "a@example.com" }, "u1", realm)).emailVerified).toBe(false)
+    expect(Either.getOrThrow(keycloakProfile({ sub: "u1", email_verified: true }, "u1", realm))).toMatchObject({ email: null, emailVerified: false })
+    expect(Either.getOrThrow(keycloakProfile({ sub: "u1", email: "a@example.com", email_verified: "true" }, "u1", realm)).emailVerified).toBe(true)
+    expect(Either.isLeft(keycloakProfile({ email: "a@example.com" }, "u1", realm))).toBe(true)
+  })
+
+  it.prop("userinfo is taken only for the subject of the verified ID token", {
+    userinfoSub: FastCheck.string({ minLength: 1 }),
+    idTokenSub: FastCheck.oneof(FastCheck.string(), FastCheck.constant(undefined), FastCheck.integer())
+  }, ({ idTokenSub, userinfoSub }) => {
+    const profile = keycloakProfile({ sub: userinfoSub, email: "a@example.com" }, idTokenSub, "https://sso.example.com/realms/main")
+    expect(Either.isRight(profile)).toBe(userinfoSub === idTokenSub)
+    expect(Either.isRight(keycloakProfile({ sub: userinfoSub }, userinfoSub, "https://sso.example.com/realms/main"))).toBe(true)
   })
 })
 

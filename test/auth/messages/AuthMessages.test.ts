@@ -26,7 +26,7 @@ const messagesWith = (templates: Partial<Record<MailTemplateName, string>>) =>
 const sent = (link: string | null, otp: string, column: CodeColumn = "confirmation_token"): MessageToken => ({
   userId: "00000000-0000-4000-8000-000000000001",
   column,
-  token: { otp, stored: `stored-${otp}`, link }
+  token: { otp, stored: `stored-${otp}`, link, recipient: "to@example.com" }
 })
 
 const lastMail = Effect.flatMap(SentMail, ({ mails }) => Effect.map(Ref.get(mails), (sent) => sent.at(-1)!))
@@ -108,6 +108,9 @@ describe("AuthMessages with templates", () => {
       expect(texts.at(-1)).toEqual({
         to: "15550001111",
         body: "Your code is 555555",
+        // A text unless the request asked for WhatsApp; the code rides beside the body for a provider's own template.
+        channel: "sms",
+        code: "555555",
         about: {
           type: "phone_change",
           code: "555555",

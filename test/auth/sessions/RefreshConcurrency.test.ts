@@ -62,6 +62,7 @@ const signIn = (now: Date) =>
         emailConfirmedAt: now,
         phoneConfirmedAt: null,
         isAnonymous: false,
+        madeBy: "signup",
         now
       })
       const started = yield* sessions.start(user.id, "password", now)

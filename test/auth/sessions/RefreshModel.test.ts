@@ -207,6 +207,7 @@ const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Com
         emailConfirmedAt: new Date(START),
         phoneConfirmedAt: null,
         isAnonymous: false,
+        madeBy: "signup",
         now: new Date(START)
       })
       userIds.push(user.id)

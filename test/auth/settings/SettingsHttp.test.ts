@@ -43,13 +43,13 @@ layer(TestServer({ AUTH_EXTERNAL_GITHUB_ENABLED: "true", AUTH_EXTERNAL_GITHUB_CL
       expect(body).toMatchObject({ disable_signup: false, mailer_autoconfirm: true, phone_autoconfirm: false })
     }))
 
-  it.effect("GET /settings has exactly GoTrue v2.196's keys", () =>
+  it.effect("GET /settings has exactly GoTrue v2.196's keys, and the spec's autoconfirm", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
       const body = yield* json(yield* get(`${url}/settings`))
-      // As measured on GoTrue v2.196 (shared/reference/gotrue-live.md).
+      // As measured on GoTrue v2.196 (shared/reference/gotrue-live.md), with the spec's autoconfirm beside them.
       expect(Object.keys(body).sort()).toEqual([
-        "disable_signup", "external", "mailer_autoconfirm", "passkeys_enabled", "phone_autoconfirm",
+        "autoconfirm", "disable_signup", "external", "mailer_autoconfirm", "passkeys_enabled", "phone_autoconfirm",
         "saml_enabled", "saml_private_key_next_configured", "sms_provider"
       ])
       expect(Object.keys(body["external"]).sort()).toEqual([

@@ -1,10 +1,11 @@
 /**
  * A real OpenID provider (npm oidc-provider) on 127.0.0.1 and a free port, laid out as a Keycloak realm: issuer
  * `<origin>/realms/test`, endpoints under `/protocol/openid-connect/{auth,token,userinfo,certs}`. Logging in is a
- * form post to the interaction page naming an account of `accounts`; consent is granted with it.
+ * form post to the interaction page naming an account of `accounts`; consent is granted with it. A test can make
+ * the token endpoint answer another ID token than the one oidc-provider issued (`rewriteIdToken`).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import { exportJWK, generateKeyPair } from "jose"
+import { decodeJwt, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose"
 import { createMemoryAdapter } from "oidc-provider/lib/adapters/memory_adapter.js"
 
 export interface IdpAccount {
@@ -16,6 +17,15 @@ export interface IdpAccount {
   readonly preferred_username?: string
 }
 
+/** Signs claims as an ID token with the realm's key, or with a key the realm's key set does not hold. */
+export type IdTokenSigner = (claims: JWTPayload, key?: "realm" | "foreign") => Promise<string>
+
+/**
+ * Given the claims of the ID token oidc-provider issued, the ID token the token endpoint answers instead; undefined
+ * leaves it out of the answer.
+ */
+export type IdTokenRewrite = (claims: JWTPayload, sign: IdTokenSigner) => Promise<string | undefined>
+
 export interface KeycloakIdp {
   /** The realm URL, for EXTERNAL_KEYCLOAK_URL. */
   readonly realmUrl: string
@@ -23,6 +33,8 @@ export interface KeycloakIdp {
   readonly clientSecret: string
   /** Every request the provider received, by method and path (with query). */
   readonly requests: Array<{ readonly method: string; readonly url: string }>
+  /** While set, the token endpoint's answers carry the ID token this makes (a misbehaving or impersonated realm). */
+  readonly rewriteIdToken: (rewrite: IdTokenRewrite | null) => void
   readonly close: () => Promise<void>
 }
 
@@ -44,6 +56,26 @@ const loadProvider = async (): Promise<any> => {
   }
 }
 
+/**
+ * Holds back the token endpoint's JSON answer and sends it with its id_token rewritten. oidc-provider (koa) ends the
+ * response with the whole body, having set its Content-Length, which no longer holds.
+ */
+const withIdTokenRewritten = (res: ServerResponse, rewrite: IdTokenRewrite, sign: IdTokenSigner): void => {
+  const end = res.end.bind(res)
+  const setHeader = res.setHeader.bind(res)
+  res.setHeader = (name, value) => (name.toLowerCase() === "content-length" ? res : setHeader(name, value))
+  res.end = ((body?: unknown) => {
+    const text = typeof body === "string" ? body : Buffer.isBuffer(body) ? body.toString("utf8") : ""
+    const answer = JSON.parse(text === "" ? "{}" : text) as Record<string, unknown>
+    if (typeof answer["id_token"] !== "string") return end(body as string)
+    rewrite(decodeJwt(answer["id_token"]), sign).then((idToken) => {
+      const { id_token: _, ...rest } = answer
+      end(JSON.stringify(idToken === undefined ? rest : { ...rest, id_token: idToken }))
+    }, (error) => end(JSON.stringify({ error: "server_error", error_description: String(error) })))
+    return res
+  }) as typeof res.end
+}
+
 const formOf = (req: IncomingMessage): Promise<URLSearchParams> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
@@ -59,6 +91,7 @@ export const startKeycloakIdp = async (options: {
   const clientId = "gatehouse"
   const clientSecret = "idp-client-secret"
   const requests: Array<{ method: string; url: string }> = []
+  let rewrite: IdTokenRewrite | null = null
   let provider: any
   let handler: (req: IncomingMessage, res: ServerResponse) => void = () => undefined
 
@@ -96,6 +129,9 @@ export const startKeycloakIdp = async (options: {
       }
       return
     }
+    if (rewrite !== null && req.method === "POST" && url === `${REALM}/protocol/openid-connect/token`) {
+      withIdTokenRewritten(res, rewrite, sign)
+    }
     // Mounted below the realm path as Express would mount it: oidc-provider reads the prefix from originalUrl.
     ;(req as any).originalUrl = url
     req.url = url.slice(REALM.length) || "/"
@@ -107,6 +143,10 @@ export const startKeycloakIdp = async (options: {
   const realmUrl = `http://127.0.0.1:${address.port}${REALM}`
 
   const { privateKey } = await generateKeyPair("RS256", { extractable: true })
+  const foreignKey = (await generateKeyPair("RS256")).privateKey
+  // The realm's kid on both: a verifier finds the key by it, and only the realm's key matches the signature.
+  const sign: IdTokenSigner = (claims, key = "realm") =>
+    new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "test-realm-key", typ: "JWT" }).sign(key === "realm" ? privateKey : foreignKey)
   const Provider = await loadProvider()
   provider = new Provider(realmUrl, {
     // The in-memory store and the token lifetimes chosen here (a test's provider lives as long as its test): left to
@@ -148,6 +188,9 @@ export const startKeycloakIdp = async (options: {
     clientId,
     clientSecret,
     requests,
+    rewriteIdToken: (next) => {
+      rewrite = next
+    },
     close: () => new Promise((resolve) => server.close(() => resolve()))
   }
 }

@@ -1,8 +1,11 @@
+import { HttpServerRequest } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import type { UserRow } from "../../../src/auth/domain/UserRow.js"
 import { adminActor, AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
+import { AppConfig } from "../../../src/config/AppConfig.js"
+import { testConfig } from "../../support/TestServer.js"
 
 /*
  * What AuditLog.record writes, over the in-memory repo and TestClock (so every entry is written in the same
@@ -18,7 +21,33 @@ const user = (fields: Partial<UserRow>): UserRow => ({
   ...fields
 }) as UserRow
 
-layer(AuditLog.DefaultWithoutDependencies.pipe(Layer.provideMerge(AuditLogRepo.Test)))("AuditLog.record", (it) => {
+const auditOver = (env: Record<string, string> = {}) =>
+  AuditLog.DefaultWithoutDependencies.pipe(Layer.provideMerge(AuditLogRepo.Test), Layer.provide(Layer.succeed(AppConfig, testConfig(env))))
+
+/** Runs `effect` as if serving a request with these headers (a Web request has no socket peer). */
+const serving = (headers: Record<string, string>) =>
+  Effect.provideService(HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(new Request("http://auth.test/token", { method: "POST", headers })))
+
+layer(auditOver({ AUTH_RATE_LIMIT_HEADER: "X-Real-IP" }))("AuditLog ip_address", (it) => {
+  it.effect("is the request's client by the rate limits' rule: RATE_LIMIT_HEADER's first value; empty outside a request or without one", () =>
+    Effect.gen(function*() {
+      const audit = yield* AuditLog
+      const repo = yield* AuditLogRepo
+      const login = (username: string) => audit.record("login", { actor: user({ email: username }) })
+      yield* login("header@example.com").pipe(serving({ "x-real-ip": " 203.0.113.7 , 10.0.0.1" }))
+      yield* login("unnamed@example.com").pipe(serving({ "x-forwarded-for": "198.51.100.1" }))
+      yield* login("no-request@example.com")
+      yield* audit.record("user_deleted", { actor: user({ email: "given@example.com" }), ip: "192.0.2.9" }).pipe(serving({ "x-real-ip": "203.0.113.7" }))
+      const ipOf = (author: string) => Effect.map(repo.page(1, 1, { field: "author", value: author }), ({ entries }) => entries[0]!.ip_address)
+      expect(yield* ipOf("header@")).toBe("203.0.113.7")
+      // No X-Real-IP and no socket: nothing to record (over HTTP the connection's peer would be).
+      expect(yield* ipOf("unnamed@")).toBe("")
+      expect(yield* ipOf("no-request@")).toBe("")
+      expect(yield* ipOf("given@")).toBe("192.0.2.9")
+    }))
+})
+
+layer(auditOver())("AuditLog.record", (it) => {
   it.effect("writes GoTrue's payload: phone over email as the username, full_name as the name, the log type, the traits", () =>
     Effect.gen(function*() {
       const audit = yield* AuditLog

@@ -6,8 +6,10 @@ import { AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
 import { type ExternalProfile, ExternalAccounts } from "../../../src/auth/users/ExternalAccounts.js"
 import { IdentitiesRepo } from "../../../src/auth/users/IdentitiesRepo.js"
+import { PendingTokens } from "../../../src/auth/users/PendingTokens.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
+import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { Transactions } from "../../../src/platform/sql/Transactions.js"
 import { migrate } from "../../../src/platform/Migrator.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
@@ -19,7 +21,9 @@ const Over = (env: Record<string, string> = {}) =>
   ExternalAccounts.DefaultWithoutDependencies.pipe(
     Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
     Layer.provideMerge(AccountReclaim.DefaultWithoutDependencies),
+    Layer.provideMerge(PendingTokens.DefaultWithoutDependencies),
     Layer.provideMerge(MemoryRepos()),
+    Layer.provide(SecureRandom.Test),
     Layer.provide(Transactions.Test),
     Layer.provide(Layer.succeed(AppConfig, testConfig(env)))
   )
@@ -28,6 +32,7 @@ const Over = (env: Record<string, string> = {}) =>
 const Live = () =>
   Layer.mergeAll(ExternalAccounts.Default, UsersRepo.Default, IdentitiesRepo.Default, AuditLogRepo.Default).pipe(
     Layer.provideMerge(Layer.succeed(AppConfig, testConfig())),
+    Layer.provideMerge(SecureRandom.Live),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
     Layer.provideMerge(TestDatabase),
     Layer.orDie

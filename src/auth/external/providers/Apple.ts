@@ -1,4 +1,4 @@
-import { Effect, type Either, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
 import { APPLE_ISSUER, profileFromIdToken } from "../../domain/IdToken.js"
 import type { AuthorizationRequest, OAuthProvider, ProviderProfile } from "../OAuthProvider.js"
@@ -21,10 +21,44 @@ export const APPLE_SCOPES: ReadonlyArray<string> = ["name", "email"]
 /**
  * The verified ID token's claims as a profile, by the ID-token grant's rules: Apple's `email_verified` and
  * `is_private_email` come as the strings "true"/"false" (or booleans); a relay address (is_private_email) is kept as
- * a custom claim. The name is not in the token: Apple posts it once, on the first consent, in the form's `user`.
+ * a custom claim. The name is not in the token: Apple posts it once, on the first consent, in the form's `user`
+ * (withApplePostedUser).
  */
 export const appleProfile = (claims: Readonly<Record<string, unknown>>): Either.Either<ProviderProfile, string> =>
   asProviderProfile(profileFromIdToken("apple", claims))
+
+/**
+ * The name in the `user` field Apple posts to the callback with the code, on the user's first consent only (it is
+ * in no token, and Apple never sends it again): `{"name":{"firstName":"…","lastName":"…"},"email":"…"}`. Joined as
+ * GoTrue joins it, first name first; None when both parts are blank. Text that is not a JSON object is no answer of
+ * Apple's, and the sign-in fails (GoTrue's fails on text that is not JSON).
+ */
+export const applePostedName = (posted: string): Either.Either<Option.Option<string>, string> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(posted)
+  } catch {
+    return Either.left("the posted user is not JSON")
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return Either.left("the posted user is not an object")
+  const name = (parsed as Record<string, unknown>)["name"]
+  const part = (key: string): string => {
+    const value = typeof name === "object" && name !== null ? (name as Record<string, unknown>)[key] : undefined
+    return typeof value === "string" ? value : ""
+  }
+  const joined = `${part("firstName")} ${part("lastName")}`.trim()
+  return Either.right(joined === "" ? Option.none() : Option.some(joined))
+}
+
+/**
+ * The profile with the first callback's name in it, as `name` and `full_name` (GoTrue's claims), so the new identity
+ * and the user's metadata keep it; a later sign-in, which brings no name, leaves the user's metadata as it is.
+ */
+export const withApplePostedUser = (profile: ProviderProfile, posted: string): Either.Either<ProviderProfile, string> =>
+  Either.map(applePostedName(posted), Option.match({
+    onNone: () => profile,
+    onSome: (name) => ({ ...profile, name, claims: { ...profile.claims, name, full_name: name } })
+  }))
 
 /**
  * Sign in with Apple. EXTERNAL_APPLE_CLIENT_ID is the Services ID; EXTERNAL_APPLE_SECRET is the client secret JWT
@@ -48,6 +82,7 @@ export const apple = (config: OAuthProviderConfig): OAuthProvider => {
       Effect.flatMap(
         verifiedIdToken(tokens.idToken, { jwksUrl: endpoints.jwks, audience: redirectClientId(config), issuer: endpoints.issuer }),
         (claims) => mapped(appleProfile(claims))
-      )
+      ),
+    withPostedUser: withApplePostedUser
   }
 }

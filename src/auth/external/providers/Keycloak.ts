@@ -1,14 +1,17 @@
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import type { OAuthProvider } from "../OAuthProvider.js"
-import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
-import { Either } from "effect"
-import { booleanClaim, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import { booleanClaim, type OAuthProvider, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import { verifiedIdToken } from "../ProviderIdToken.js"
+import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped, redirectClientId } from "../ProviderKit.js"
 
-/** Keycloak's OpenID Connect endpoints under a realm URL (`https://sso.example.com/realms/main`). */
+/**
+ * Keycloak's OpenID Connect endpoints under a realm URL (`https://sso.example.com/realms/main`), and the issuer its
+ * ID tokens name: the realm URL itself.
+ */
 export const keycloakEndpoints = (realmUrl: string) => {
-  const base = `${realmUrl.replace(/\/+$/, "")}/protocol/openid-connect`
-  return { authorization: `${base}/auth`, token: `${base}/token`, userinfo: `${base}/userinfo`, jwks: `${base}/certs` }
+  const issuer = realmUrl.replace(/\/+$/, "")
+  const base = `${issuer}/protocol/openid-connect`
+  return { authorization: `${base}/auth`, token: `${base}/token`, userinfo: `${base}/userinfo`, jwks: `${base}/certs`, issuer }
 }
 
 /**
@@ -17,10 +20,19 @@ export const keycloakEndpoints = (realmUrl: string) => {
  */
 export const KEYCLOAK_SCOPES: ReadonlyArray<string> = ["openid", "profile", "email"]
 
-/** A userinfo answer as a profile, with GoTrue's identity_data claim names; without a `sub` there is no user. */
-export const keycloakProfile = (userinfo: Readonly<Record<string, unknown>>, issuer: string): Either.Either<ProviderProfile, string> => {
+/**
+ * A userinfo answer as a profile, with GoTrue's identity_data claim names. Its `sub` must be the verified ID token's
+ * (OpenID Connect Core §5.3.2): userinfo is only as good as the access token it was asked with, and the ID token is
+ * what the realm signed for this client. Without a `sub` there is no user.
+ */
+export const keycloakProfile = (
+  userinfo: Readonly<Record<string, unknown>>,
+  idTokenSubject: unknown,
+  issuer: string
+): Either.Either<ProviderProfile, string> => {
   const sub = stringClaim(userinfo, "sub")
   if (sub === null) return Either.left("userinfo has no sub")
+  if (sub !== idTokenSubject) return Either.left("userinfo's sub is not the id_token's")
   const email = stringClaim(userinfo, "email")
   const emailVerified = email !== null && booleanClaim(userinfo, "email_verified")
   const name = stringClaim(userinfo, "name")
@@ -42,7 +54,12 @@ export const keycloakProfile = (userinfo: Readonly<Record<string, unknown>>, iss
   return Either.right({ providerId: sub, email, emailVerified, name, avatarUrl: picture, claims })
 }
 
-/** Keycloak (OIDC) at the realm URL EXTERNAL_KEYCLOAK_URL. */
+/**
+ * Keycloak (OIDC) at the realm URL EXTERNAL_KEYCLOAK_URL. The ID token the token endpoint answers (`openid` is always
+ * asked for) is verified first, by the verifier apple and azure use: signed by a key of the realm's set, issued by
+ * the realm to our client, unexpired. GoTrue reads userinfo alone; a forged or misdirected token ends the sign-in
+ * here before userinfo is asked.
+ */
 export const keycloak = (config: OAuthProviderConfig): OAuthProvider => {
   const realm = Option.getOrElse(config.url, () => "")
   const endpoints = keycloakEndpoints(realm)
@@ -53,6 +70,14 @@ export const keycloak = (config: OAuthProviderConfig): OAuthProvider => {
     authorizationUrl: authorizationUrl(client, endpoints.authorization, KEYCLOAK_SCOPES),
     exchange: exchangeWith(config, endpoints.token),
     profile: (tokens) =>
-      Effect.flatMap(getJson(endpoints.userinfo, tokens.accessToken), (userinfo) => mapped(keycloakProfile(asObject(userinfo), realm)))
+      Effect.gen(function*() {
+        const claims = yield* verifiedIdToken(tokens.idToken, {
+          jwksUrl: endpoints.jwks,
+          audience: redirectClientId(config),
+          issuer: endpoints.issuer
+        })
+        const userinfo = yield* getJson(endpoints.userinfo, tokens.accessToken)
+        return yield* mapped(keycloakProfile(asObject(userinfo), claims["sub"], realm))
+      })
   }
 }
