@@ -76,7 +76,7 @@ layer(IamTestServer(), { timeout: 120_000 })("IAM transports", (it) => {
         post(`${http}/auth/login`, { username: "rest", password: "wrong password" }),
         post(`${http}/auth/roles`, { name: "x" }),
         post(`${http}/auth/roles`, { name: "x" }, body.token.access_token),
-        // A guarded route checks the credentials before the form: a malformed id is 401 without them, 400 with them.
+        // A guarded route checks the credentials before the path: a malformed id is 401 without them, 400 with them.
         fetch(`${http}/auth/roles/abc`, { method: "DELETE" }),
         fetch(`${http}/auth/roles/abc`, { method: "DELETE", headers: { authorization: `Bearer ${body.token.access_token}` } }),
         post(`${http}/auth/register`, { username: "u".repeat(101), password: "secret-value-123", email: "a@b.c" }),

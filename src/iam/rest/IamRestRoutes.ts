@@ -161,20 +161,18 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys 
       const app = Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const params = yield* HttpRouter.params
-        const decoded = Effect.gen(function*() {
-          const body = yield* readBody(request, limitBytes)
-          const ids = yield* pathIds(params, Effect.map(sessions.authenticate(request.headers["authorization"]), (caller) => caller.userId))
-          return yield* Effect.try({
-            try: () => fromJson(method.input, acceptShortEnumNames(method.input, { ...body, ...ids })),
-            catch: (error) => IamError.invalid(jsonInputProblem(method.input, error))
-          })
+        const authenticate = sessions.authenticate(request.headers["authorization"])
+        const body = yield* readBody(request, limitBytes)
+        // The path names what a guarded operation acts on, so a caller without valid credentials is UNAUTHENTICATED
+        // whatever it names (as for `me`): a malformed id is refused after that check. A malformed body is refused
+        // first, as on every other transport, which read the message before the handler runs.
+        const ids = yield* pathIds(params, Effect.map(authenticate, (caller) => caller.userId)).pipe(
+          Effect.catchAll((error) => guarded ? Effect.zipRight(authenticate, Effect.fail(error)) : Effect.fail(error))
+        )
+        const input = yield* Effect.try({
+          try: () => fromJson(method.input, acceptShortEnumNames(method.input, { ...body, ...ids })),
+          catch: (error) => IamError.invalid(jsonInputProblem(method.input, error))
         })
-        // A guarded operation answers a caller without valid credentials UNAUTHENTICATED whatever the request
-        // carries, as the handler does once the request is decoded: a malformed one is refused after that check.
-        const input = yield* guarded
-          ? Effect.catchIf(decoded, (error) => error._tag === "IamError", (error) =>
-            Effect.zipRight(sessions.authenticate(request.headers["authorization"]), Effect.fail(error)))
-          : decoded
         const client = clientAddress(
           clientHeader === undefined ? undefined : request.headers[clientHeader],
           Option.getOrUndefined(request.remoteAddress)
