@@ -464,7 +464,8 @@ export class TokenGroup extends HttpApiGroup.make("token")
       .addError(AuthErrors.oauth(["invalid request", "invalid nonce"], "The id_token grant refuses a token as GoTrue's OAuthError does."))
       .addError(AuthErrors.refused(403, ["user_banned"]))
       .addError(AuthErrors.refused(404, ["flow_state_not_found"]))
-      .addError(AuthErrors.refused(422, ["flow_state_expired", "email_provider_disabled", "phone_provider_disabled", "signup_disabled", "email_exists"]))
+      .addError(AuthErrors.refused(422, ["flow_state_expired", "email_provider_disabled", "phone_provider_disabled", "signup_disabled", "email_exists", "web3_provider_disabled"],
+        "`web3_provider_disabled`: grant_type=web3, with Web3 sign-in off (GoTrue's answer)."))
       .addError(RateLimited)
       .annotate(OpenApi.Description, "The grant is the query's `grant_type`; the body carries that grant's fields.")
   )
@@ -480,6 +481,7 @@ export class SsoGroup extends HttpApiGroup.make("sso")
   .add(HttpApiEndpoint.post("sso", "/sso").addSuccess(Schema.Struct({ url: Schema.String })))
   .add(HttpApiEndpoint.get("samlMetadata", "/sso/saml/metadata").addSuccess(Schema.String))
   .add(HttpApiEndpoint.post("samlAcs", "/sso/saml/acs").addSuccess(Schema.Struct({})))
+  .addError(AuthErrors.refused(404, ["saml_provider_disabled"], "SAML is off: every /sso route answers this, as GoTrue does."))
   .annotate(OpenApi.Title, "SSO")
   .annotate(OpenApi.Description, "SAML 2.0 single sign-on: disabled, every route answers 404 saml_provider_disabled") {}
 
