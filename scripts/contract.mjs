@@ -217,6 +217,10 @@ try {
     AUTH_DB_DRIVER: "postgres",
     PORT: String(port),
     AUTH_API_HOST: "127.0.0.1",
+    // The IAM gRPC port is not under test here: loopback, on a port the system picks, so it never takes 50051 from
+    // a server someone is running.
+    AUTH_IAM_GRPC_HOST: "127.0.0.1",
+    AUTH_IAM_GRPC_PORT: "0",
     API_EXTERNAL_URL: base,
     // The server itself, so the landing page at / is served and described too.
     AUTH_SITE_URL: base,
