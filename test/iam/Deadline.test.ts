@@ -1,4 +1,4 @@
-import { connect, createServer, type Http2Server } from "node:http2"
+import { createServer, type Http2Server } from "node:http2"
 import type { AddressInfo } from "node:net"
 import { connectNodeAdapter } from "@connectrpc/connect-node"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -7,6 +7,7 @@ import { runForConnect } from "../../src/iam/grpc/ConnectFailure.js"
 import { iamConnectRoutes } from "../../src/iam/grpc/GrpcServer.js"
 import { ServingStatus } from "../../src/iam/grpc/Health.js"
 import type { IamHandlers } from "../../src/iam/IamHandlers.js"
+import { http2Post } from "../support/Http2Call.js"
 
 // A call whose deadline passes while its handler runs ends DEADLINE_EXCEEDED, not CANCELLED, over gRPC and Connect.
 // The handlers never finish, so the deadline is sure to pass during the call; the routes, connect's deadline and
@@ -33,27 +34,7 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
 
 /** One h2 request with the deadline as a header and no deadline of the client's own: what the server answers. */
 const h2Call = (headers: Record<string, string>, body: Uint8Array) =>
-  new Promise<{ status: number; headers: Record<string, unknown>; trailers: Record<string, unknown>; body: string }>((resolve, reject) => {
-    const session = connect(origin)
-    session.on("error", reject)
-    const stream = session.request({ ":method": "POST", ":path": "/gatehouse.iam.v1.AuthService/ValidateToken", ...headers })
-    let status = 0
-    let responseHeaders: Record<string, unknown> = {}
-    let trailers: Record<string, unknown> = {}
-    const chunks: Array<Buffer> = []
-    stream.on("response", (h) => {
-      status = Number(h[":status"])
-      responseHeaders = h
-    })
-    stream.on("trailers", (t) => void (trailers = t))
-    stream.on("data", (chunk: Buffer) => chunks.push(chunk))
-    stream.on("end", () => {
-      session.close()
-      resolve({ status, headers: responseHeaders, trailers, body: Buffer.concat(chunks).toString() })
-    })
-    stream.on("error", reject)
-    stream.end(body)
-  })
+  http2Post(origin, "/gatehouse.iam.v1.AuthService/ValidateToken", headers, body)
 
 describe("a call past its deadline", () => {
   it("is DEADLINE_EXCEEDED over gRPC (grpc-timeout)", async () => {
@@ -71,6 +52,6 @@ describe("a call past its deadline", () => {
       { "content-type": "application/json", "connect-protocol-version": "1", "connect-timeout-ms": "50" },
       new TextEncoder().encode("{}")
     )
-    expect(JSON.parse(answer.body)).toMatchObject({ code: "deadline_exceeded" })
+    expect(JSON.parse(answer.body.toString())).toMatchObject({ code: "deadline_exceeded" })
   })
 })

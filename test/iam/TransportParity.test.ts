@@ -9,6 +9,7 @@ import { bootstrapAdmin } from "../../src/iam/accounts/BootstrapAdmin.js"
 import { tooLargeMessage } from "../../src/iam/domain/Refusals.js"
 import { grpc } from "./support/GrpcJs.js"
 import { IamEndpoints, IamTestServer } from "./support/IamTestServer.js"
+import { http2Post } from "../support/Http2Call.js"
 
 // The same call gets the same answer over gRPC, gRPC-Web, Connect and REST: the bearer header's surrounding
 // whitespace, `me` on REST, a wrong method, the one size limit, malformed protobuf, and the one log line a refused
@@ -49,29 +50,7 @@ const http1 = (url: string, method: string, headers: Record<string, string>, bod
 
 /** An HTTP/2 request with the headers exactly as given. */
 const http2 = (origin: string, path: string, headers: Record<string, string>, body?: Uint8Array | string) =>
-  Effect.promise(() =>
-    new Promise<Answer>((resolve, reject) => {
-      const session = connect(origin)
-      session.on("error", reject)
-      const stream = session.request({ ":method": "POST", ":path": path, ...headers })
-      let status = 0
-      let responseHeaders: Record<string, unknown> = {}
-      let trailers: Record<string, unknown> = {}
-      const chunks: Array<Buffer> = []
-      stream.on("response", (h) => {
-        status = Number(h[":status"])
-        responseHeaders = h
-      })
-      stream.on("trailers", (t) => void (trailers = t))
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk))
-      stream.on("end", () => {
-        session.close()
-        resolve({ status, headers: responseHeaders, trailers, body: Buffer.concat(chunks) })
-      })
-      stream.on("error", reject)
-      stream.end(body)
-    })
-  )
+  Effect.promise(() => http2Post(origin, path, headers, body))
 
 const json = (answer: Answer): any => JSON.parse(answer.body.toString("utf8"))
 

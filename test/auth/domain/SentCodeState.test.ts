@@ -2,46 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, FastCheck } from "effect"
 import { CODE_COLUMN_OF, type CodeColumn, SENT_AT_OF_CODE, sentCodeState } from "../../../src/auth/domain/SentCodeState.js"
 import type { UserRow } from "../../../src/auth/domain/UserRow.js"
+import { userWith } from "../../support/UserRows.js"
 
 const T0 = Date.UTC(2030, 0, 1)
 
-/** A user with nothing pending but what `fields` sets. */
-const userWith = (fields: Partial<UserRow>): UserRow => ({
-  id: "00000000-0000-4000-8000-000000000001",
-  aud: "authenticated",
-  role: "authenticated",
-  email: "a@example.com",
-  encrypted_password: null,
-  email_confirmed_at: null,
-  invited_at: null,
-  confirmation_token: null,
-  confirmation_sent_at: null,
-  recovery_token: null,
-  recovery_sent_at: null,
-  email_change_token_new: null,
-  email_change: null,
-  email_change_token_current: null,
-  email_change_confirm_status: 0,
-  email_change_sent_at: null,
-  last_sign_in_at: null,
-  raw_app_meta_data: {},
-  raw_user_meta_data: {},
-  created_at: null,
-  updated_at: null,
-  phone: null,
-  phone_confirmed_at: null,
-  phone_change: null,
-  phone_change_token: null,
-  phone_change_sent_at: null,
-  confirmed_at: null,
-  banned_until: null,
-  reauthentication_token: null,
-  reauthentication_sent_at: null,
-  is_sso_user: false,
-  deleted_at: null,
-  is_anonymous: false,
-  ...fields
-})
 
 const column = FastCheck.constantFrom(...(Object.keys(SENT_AT_OF_CODE) as Array<CodeColumn>))
 const hash = FastCheck.stringMatching(/^(pkce_)?[0-9a-f]{56}$/)
