@@ -8,9 +8,14 @@ import { Effect } from "effect"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, adminJwt, authClient, call, nowSeconds, PASSWORD, raw, signHs256, uniqueEmail, versionedError } from "./AcceptanceKit.js"
 
-const factors = (bearer?: string) =>
+/** A user to ask about: the route looks the user up before anything else it does. */
+const someUser = Effect.flatMap(ServerUrl, (url) =>
+  Effect.map(raw(url, "/admin/users", { bearer: adminJwt(), body: { email: uniqueEmail("factors") } }), (created) => created.json.id as string))
+
+const factors = (bearer?: string, userId?: string) =>
   Effect.flatMap(ServerUrl, (url) =>
-    raw(url, `/admin/users/${randomUUID()}/factors`, { apiVersion: true, ...(bearer === undefined ? {} : { bearer }) }))
+    Effect.flatMap(userId === undefined ? someUser : Effect.succeed(userId), (id) =>
+      raw(url, `/admin/users/${id}/factors`, { apiVersion: true, ...(bearer === undefined ? {} : { bearer }) })))
 
 describe("admin credentials", () => {
   acceptance({ AUTH_JWT_ADMIN_ROLES: "service_role,supabase_admin,ops", AUTH_MAILER_AUTOCONFIRM: "true" })((it) => {
@@ -22,8 +27,11 @@ describe("admin credentials", () => {
         }
         // Also under /auth/v1, where supabase-js calls it.
         const url = yield* ServerUrl
-        const prefixed = yield* raw(url, `/auth/v1/admin/users/${randomUUID()}/factors`, { bearer: adminJwt() })
-        expect(prefixed.status).toBe(200)
+        const prefixed = yield* raw(url, `/auth/v1/admin/users/${yield* someUser}/factors`, { bearer: adminJwt() })
+        expect([prefixed.status, prefixed.json]).toEqual([200, []])
+        // A user that does not exist (or no longer does) has no factors to list: 404, as GoTrue's loadUser answers.
+        const unknown = yield* factors(adminJwt(), randomUUID())
+        expect([unknown.status, unknown.json]).toEqual([404, versionedError("user_not_found", "User not found")])
       }))
 
     it.effect("no token is 401 no_authorization; a bad or expired one 403 bad_jwt; another role 403 not_admin", () =>

@@ -210,6 +210,8 @@ describe("admin users", () => {
         expect([deleted.status, deleted.json]).toEqual([200, {}])
         const gone = yield* call(() => admin.admin.getUserById(id))
         expect([gone.error?.status, gone.error?.code]).toEqual([404, "user_not_found"])
+        const factors = yield* call(() => admin.admin.mfa.listFactors({ userId: id }))
+        expect([factors.error?.status, factors.error?.code]).toEqual([404, "user_not_found"])
         const signIn = yield* call(() => client.signInWithPassword({ email, password: PASSWORD }))
         expect(signIn.error?.code).toBe("invalid_credentials")
         const refreshed = yield* call(() => client.refreshSession({ refresh_token: session.refresh_token }))
