@@ -178,7 +178,7 @@ export const SignupPayload = requiring(
     password: OptionalString,
     data: OptionalObject,
     channel: Schema.optional(Schema.NullOr(InputString.annotations({
-      description: "Not read: a phone sign-up's code goes by SMS (auth-js sends `sms` or `whatsapp`)"
+      description: "How a phone sign-up's code is sent: `sms` (also when empty or absent) or `whatsapp` (Twilio only; otherwise 400 validation_failed). Not read for an email or anonymous sign-up"
     }))),
     code_challenge: OptionalString,
     code_challenge_method: OptionalString,
@@ -201,7 +201,7 @@ export const OtpPayload = requiring(
     phone: OptionalPhone,
     create_user: Schema.optional(Schema.NullOr(Schema.Boolean)),
     data: OptionalObject,
-    channel: Schema.optional(Schema.NullOr(OneOf(["sms", "whatsapp"]))),
+    channel: Schema.optional(Schema.NullOr(OneOf(["sms", "whatsapp", ""], "How a phone code is sent; empty or absent means sms (GoTrue's default)"))),
     code_challenge: CodeChallenge,
     code_challenge_method: CodeChallengeMethod,
     gotrue_meta_security: MetaSecurity
@@ -321,7 +321,7 @@ export const UserUpdatePayload = requiring(Schema.Struct({
   data: OptionalObject,
   app_metadata: OptionalObject,
   channel: Schema.optional(Schema.NullOr(InputString.annotations({
-    description: "Not read: a phone change's code goes by SMS (auth-js sends `sms` or `whatsapp`)"
+    description: "How a phone change's code is sent: `sms` (also when empty or absent) or `whatsapp` (Twilio only; otherwise 400 validation_failed). Not read without a new phone"
   }))),
   code_challenge: OptionalString,
   code_challenge_method: OptionalString
