@@ -226,7 +226,7 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(yield* attempts.recordMiss(user.id, "confirmation", "a", at(2))).toBe(2)
         expect(yield* attempts.recordMiss(user.id, "phone_change", "a", at(3))).toBe(1)
         expect(yield* attempts.recordMiss(user.id, "confirmation", "b", at(4))).toBe(1)
-        yield* attempts.clear(user.id, "confirmation")
+        yield* attempts.clear(user.id, ["confirmation"])
         expect(yield* attempts.recordMiss(user.id, "confirmation", "b", at(5))).toBe(1)
         expect(yield* attempts.recordMiss(user.id, "phone_change", "a", at(6))).toBe(2)
       }))

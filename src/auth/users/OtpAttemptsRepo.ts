@@ -9,8 +9,8 @@ import { failuresAfterMiss, type OtpFailures } from "../domain/Verification.js"
 export interface OtpAttemptsRepoShape {
   /** Counts one more wrong code against the stored `tokenHash` (see failuresAfterMiss) and returns the count. */
   readonly recordMiss: (userId: string, kind: TokenKind, tokenHash: string, now: Date) => Effect.Effect<number>
-  /** Forgets the count, after the token was used. */
-  readonly clear: (userId: string, kind: TokenKind) => Effect.Effect<void>
+  /** Forgets the counts of these kinds, after their tokens were used. */
+  readonly clear: (userId: string, kinds: ReadonlyArray<TokenKind>) => Effect.Effect<void>
 }
 
 /** The otp_attempts table (migration 0003): failed verifications per user and kind of token. */
@@ -37,8 +37,9 @@ export class OtpAttemptsRepo extends Effect.Service<OtpAttemptsRepo>()("auth/Otp
       return row!.failures
     }, Effect.orDie)
 
-    const clear = Effect.fn("OtpAttemptsRepo.clear")(function*(userId: string, kind: TokenKind) {
-      yield* sql`DELETE FROM ${sql(t.otp_attempts)} WHERE user_id = ${userId} AND token_kind = ${kind}`
+    const clear = Effect.fn("OtpAttemptsRepo.clear")(function*(userId: string, kinds: ReadonlyArray<TokenKind>) {
+      if (kinds.length === 0) return
+      yield* sql`DELETE FROM ${sql(t.otp_attempts)} WHERE user_id = ${userId} AND ${sql.in("token_kind", kinds)}`
     }, Effect.orDie)
 
     return { recordMiss, clear } satisfies OtpAttemptsRepoShape
@@ -53,10 +54,10 @@ export class OtpAttemptsRepo extends Effect.Service<OtpAttemptsRepo>()("auth/Otp
             const failures = failuresAfterMiss(map.get(`${userId}/${kind}`), tokenHash)
             return [failures, new Map(map).set(`${userId}/${kind}`, { tokenHash, failures })]
           }),
-        clear: (userId, kind) =>
+        clear: (userId, kinds) =>
           Ref.update(rows, (map) => {
             const next = new Map(map)
-            next.delete(`${userId}/${kind}`)
+            for (const kind of kinds) next.delete(`${userId}/${kind}`)
             return next
           })
       }))

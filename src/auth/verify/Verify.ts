@@ -459,7 +459,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         if (isBanned(user, at)) return Either.left(AuthError.of(403, "user_banned", "User is banned"))
         const completed = !isFirstOfTwo(user, request)
         const spent = spentByVerification(request.type, kind, completed)
-        for (const other of spent) yield* attempts.clear(user.id, other)
+        yield* attempts.clear(user.id, spent)
         const applied = yield* clearSpent(yield* apply(user, request, target.value, at), spent, at)
         yield* bookkeeping.forgetCleared(applied)
         if (!completed) return Either.right(new EmailChangeAccepted({ msg: FIRST_HALF_MESSAGE, code: "200" }))
