@@ -13,7 +13,7 @@ import {
   captchaUnavailable,
   grantNeedsCaptcha
 } from "../domain/CaptchaRules.js"
-import { clientAddress } from "../../platform/http/RateLimitKey.js"
+import { requestClient } from "../../platform/http/RateLimitKey.js"
 import { adminCheck } from "./AdminAuthenticatedLive.js"
 
 type SearchParams = Readonly<Record<string, string | ReadonlyArray<string>>>
@@ -40,10 +40,7 @@ const captchaGuard = (applies: (params: SearchParams) => boolean) =>
       if (bearerToken(request.headers["authorization"]) !== undefined && (yield* Effect.isSuccess(isAdmin))) return
       const token = captchaTokenOf(yield* Effect.orDie(request.json))
       if (token === undefined) return yield* refuse(captchaMissing())
-      const remoteIp = clientAddress(
-        addressHeader === undefined ? undefined : request.headers[addressHeader],
-        Option.getOrUndefined(request.remoteAddress)
-      )
+      const remoteIp = requestClient(request, addressHeader)
       const verdict = yield* captcha.verify({ token, remoteIp }).pipe(
         Effect.catchAll((unavailable) =>
           Effect.logWarning("captcha verification unavailable").pipe(

@@ -3,7 +3,7 @@ import { Clock, Duration, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
 import type { AuthError } from "../domain/AuthError.js"
-import { clientAddress, rateLimitKey } from "../../platform/http/RateLimitKey.js"
+import { rateLimitKey, requestClient } from "../../platform/http/RateLimitKey.js"
 import { type RequestRate, requestRate } from "../../platform/RequestRate.js"
 import { overRequestRate } from "../domain/OverRequestRate.js"
 import { RateLimitsRepo } from "./RateLimitsRepo.js"
@@ -119,7 +119,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
      */
     const chargeGuess = Effect.fn("RateLimits.chargeGuess")(function*(): Effect.fn.Return<void, AuthError, HttpServerRequest.HttpServerRequest> {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const key = clientAddress(Option.isSome(header) ? request.headers[header.value] : undefined, Option.getOrUndefined(request.remoteAddress))
+      const key = requestClient(request, Option.getOrUndefined(header))
       // Only a request with no socket (never over HTTP) has no peer; nothing can be counted against it.
       if (key !== undefined) yield* admit("verify_guess", key)
     })

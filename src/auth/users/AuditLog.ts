@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto"
 import { HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option, Ref } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { clientAddress } from "../../platform/http/RateLimitKey.js"
+import { requestClient } from "../../platform/http/RateLimitKey.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuditLogRepo, type AuditPayload } from "./AuditLogRepo.js"
 
@@ -122,11 +122,10 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
 
     // Read from the fiber's context, where the HTTP server put the request: a flow records entries deep in its
     // services, none of which needs to carry the address for this.
-    const requestClient = Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) =>
+    const currentClient = Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) =>
       Option.match(request, {
         onNone: () => "",
-        onSome: (request) =>
-          clientAddress(header === undefined ? undefined : request.headers[header], Option.getOrUndefined(request.remoteAddress)) ?? ""
+        onSome: (request) => requestClient(request, header) ?? ""
       }))
 
     const nextId = (now: number) =>
@@ -147,7 +146,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
       entries: ReadonlyArray<readonly [AuditAction, AuditRecord]>
     ): Effect.fn.Return<void> {
       const now = yield* Clock.currentTimeMillis
-      const client = yield* requestClient
+      const client = yield* currentClient
       yield* repo.insert(yield* Effect.forEach(entries, ([action, record]) =>
         Effect.map(nextId(now), (id) => ({
           id,

@@ -1,3 +1,6 @@
+import type { HttpServerRequest } from "@effect/platform"
+import { Option } from "effect"
+
 /** Longer values are cut: an address is far shorter, and a key must fit the table's index whatever is sent. */
 export const MAX_RATE_LIMIT_KEY_LENGTH = 255
 
@@ -20,3 +23,7 @@ export const rateLimitKey = (headerValue: string | undefined): string | undefine
  */
 export const clientAddress = (forwarded: string | undefined, peer: string | undefined): string | undefined =>
   rateLimitKey(forwarded) ?? rateLimitKey(peer)
+
+/** clientAddress of a request: by `header` (RATE_LIMIT_HEADER, lower-cased) when it is set, else by the connection's peer. */
+export const requestClient = (request: HttpServerRequest.HttpServerRequest, header: string | undefined): string | undefined =>
+  clientAddress(header === undefined ? undefined : request.headers[header], Option.getOrUndefined(request.remoteAddress))
