@@ -16,13 +16,13 @@ export const SENT_AT_OF_CODE = {
 export type CodeColumn = keyof typeof SENT_AT_OF_CODE
 
 /** The column each kind of pending token waits in. */
-export const CODE_COLUMN_OF: Readonly<Record<TokenKind, CodeColumn>> = {
+export const CODE_COLUMN_OF = {
   confirmation: "confirmation_token",
   recovery: "recovery_token",
   email_change_new: "email_change_token_new",
   email_change_current: "email_change_token_current",
   phone_change: "phone_change_token"
-}
+} as const satisfies Readonly<Record<TokenKind, CodeColumn>>
 
 export const isCodeColumn = (column: string): column is CodeColumn => Object.hasOwn(SENT_AT_OF_CODE, column)
 

@@ -16,6 +16,7 @@ import {
   type TokenKind
 } from "../domain/LinkToken.js"
 import { matchesOtp, sameSecret } from "../domain/OtpToken.js"
+import { CODE_COLUMN_OF } from "../domain/SentCodeState.js"
 import { EMAIL_CHANGE_FLOW, isPkceToken, withoutPkcePrefix } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
@@ -54,14 +55,6 @@ interface Slot {
   readonly recipient: string
   readonly sentAt: Date | null
   readonly validity: Duration.Duration
-}
-
-const COLUMN_OF: Readonly<Record<TokenKind, TokenColumn>> = {
-  confirmation: "confirmation_token",
-  recovery: "recovery_token",
-  email_change_new: "email_change_token_new",
-  email_change_current: "email_change_token_current",
-  phone_change: "phone_change_token"
 }
 
 const SENT_AT_OF: Readonly<Record<TokenKind, SentAtColumn>> = {
@@ -151,8 +144,8 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
 
     const slot = (user: UserRow, kind: TokenKind, recipient: string, texted: boolean): Slot => ({
       kind,
-      column: COLUMN_OF[kind],
-      stored: user[COLUMN_OF[kind]],
+      column: CODE_COLUMN_OF[kind],
+      stored: user[CODE_COLUMN_OF[kind]],
       recipient,
       sentAt: user[SENT_AT_OF[kind]],
       validity: texted ? config.sms.otpExp : config.mailer.otpExp
@@ -223,9 +216,9 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         }
         yield* guess
         if (!legacyLinksPossible(yield* pending.linkTokensSince, config.mailer.otpExp, at)) return Option.none<HashMatch>()
-        const user = yield* users.findByToken(kinds.map((kind) => COLUMN_OF[kind]), request.tokenHash)
+        const user = yield* users.findByToken(kinds.map((kind) => CODE_COLUMN_OF[kind]), request.tokenHash)
         if (Option.isNone(user)) return Option.none<HashMatch>()
-        const kind = kinds.find((candidate) => sameSecret(user.value[COLUMN_OF[candidate]], request.tokenHash))
+        const kind = kinds.find((candidate) => sameSecret(user.value[CODE_COLUMN_OF[candidate]], request.tokenHash))
         return kind === undefined ? Option.none<HashMatch>() : Option.some<HashMatch>({ userId: user.value.id, kind, linkDigest: Option.none() })
       })
 
@@ -407,7 +400,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
      * emailed codes an `email` code may name.
      */
     const clearSpent = (user: UserRow, spent: ReadonlyArray<TokenKind>, at: Date): Effect.Effect<UserRow> => {
-      const left = spent.map((kind) => COLUMN_OF[kind]).filter((column) => (user[column] ?? "") !== "")
+      const left = spent.map((kind) => CODE_COLUMN_OF[kind]).filter((column) => (user[column] ?? "") !== "")
       return left.length === 0
         ? Effect.succeed(user)
         : users.update(user.id, Object.fromEntries(left.map((column) => [column, ""])) as UserPatch, at).pipe(Effect.orDie)
