@@ -10,7 +10,7 @@ import {
   checkDescription, checkId, checkLoginUsername, checkPermissionName, checkRegistration, checkRoleName, normalizeEmail,
   PASSWORD_MAX_BYTES
 } from "./domain/AccountRules.js"
-import { accessStep, type Guard, GUARDS, type Operation, OPERATIONS } from "./domain/Guards.js"
+import { accessStep, type Guard, GUARDS, needsCredentials, type Operation, OPERATIONS } from "./domain/Guards.js"
 import { IamError } from "./domain/IamError.js"
 import { actionEnum, actionOf, resourceEnum, resourceOf } from "./ProtoEnums.js"
 import { bearerToken, type Caller, type IssuedTokens, Sessions } from "./tokens/Sessions.js"
@@ -175,7 +175,7 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Session
       const guard = GUARDS[op]
       return (request, meta) =>
         Effect.gen(function*() {
-          const authenticated = guard._tag === "Public" ? undefined : yield* sessions.authenticate(meta.authorization)
+          const authenticated = needsCredentials(guard) ? yield* sessions.authenticate(meta.authorization) : undefined
           const targetUserId = operation.about === undefined ? 0 : yield* operation.about(request)
           const caller = authenticated === undefined ? undefined : yield* authorize(guard, authenticated, targetUserId)
           return yield* operation.handle(request, { meta, caller })

@@ -48,6 +48,9 @@ export const GUARDS: Readonly<Record<Operation, Guard>> = {
   CheckPermission: selfOr("PERMISSION", "READ")
 }
 
+/** Whether a call under `guard` must carry valid credentials: every guard but Public. */
+export const needsCredentials = (guard: Guard): boolean => guard._tag !== "Public"
+
 export type AccessStep =
   | { readonly _tag: "Allow" }
   | { readonly _tag: "Unauthenticated" }

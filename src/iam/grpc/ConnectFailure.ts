@@ -4,6 +4,7 @@ import { Cause, Clock, Effect, Exit, Option, Runtime } from "effect"
 import { requestIdFrom } from "../../platform/http/RequestId.js"
 import type { IamError } from "../domain/IamError.js"
 import { grpcCodeOf } from "../domain/IamStatus.js"
+import { connectCodeName } from "../domain/Refusals.js"
 
 /**
  * The gRPC status for how an Effect ended. A typed failure keeps its code, client-safe message and retry hint; an
@@ -32,7 +33,7 @@ export type GrpcStatus = Code | 0
 
 /** A status as gRPC spells it (OK, INVALID_ARGUMENT, CANCELLED), for logs. */
 export const grpcStatusName = (status: GrpcStatus): string =>
-  status === 0 ? "OK" : status === Code.Canceled ? "CANCELLED" : Code[status].replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase()
+  status === 0 ? "OK" : status === Code.Canceled ? "CANCELLED" : connectCodeName(status).toUpperCase()
 
 const statusOf = (exit: Exit.Exit<unknown, IamError>, signal: AbortSignal): GrpcStatus =>
   Exit.isSuccess(exit) ? 0 : toConnectError(exit.cause, signal.reason).code

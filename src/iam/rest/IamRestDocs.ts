@@ -1,6 +1,5 @@
 import { type DescEnum, type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf"
-import type { Operation } from "../domain/Guards.js"
-import { GUARDS } from "../domain/Guards.js"
+import { GUARDS, needsCredentials, type Operation } from "../domain/Guards.js"
 import type { IamCode } from "../domain/IamError.js"
 import { httpStatusOf, IAM_CODES } from "../domain/IamStatus.js"
 import { IAM_SERVICES, methodOf } from "../IamContract.js"
@@ -141,7 +140,7 @@ const idParameter = (name: string): JsonObject =>
     }
 
 const securityOf = (operation: Operation): Array<JsonObject> =>
-  GUARDS[operation]._tag !== "Public" ? [{ [IAM_BEARER]: [] }]
+  needsCredentials(GUARDS[operation]) ? [{ [IAM_BEARER]: [] }]
   : TOKEN_OR_BEARER.has(operation) ? [{}, { [IAM_BEARER]: [] }]
   : []
 
@@ -153,7 +152,7 @@ const securityOf = (operation: Operation): Array<JsonObject> =>
  */
 const codesOf = (operation: Operation): ReadonlyArray<IamCode> =>
   IAM_CODES.filter((code) =>
-    code !== "internal" && (code !== "permission_denied" || GUARDS[operation]._tag !== "Public"))
+    code !== "internal" && (code !== "permission_denied" || needsCredentials(GUARDS[operation])))
 
 /** Connect's error body at one status, with the codes that travel with it. */
 const errorResponses = (codes: ReadonlyArray<IamCode>): JsonObject => {

@@ -4,7 +4,7 @@ import { Effect, Layer, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import { bodyErrorOf, parseJsonBody, RequestBodyError } from "../../platform/http/RequestBody.js"
-import { GUARDS, type Operation } from "../domain/Guards.js"
+import { GUARDS, needsCredentials, type Operation } from "../domain/Guards.js"
 import { IamError } from "../domain/IamError.js"
 import { httpStatusOf } from "../domain/IamStatus.js"
 import { tooLargeMessage } from "../domain/Refusals.js"
@@ -157,7 +157,7 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys 
     for (const route of REST_ROUTES) {
       const method = methodOf(route.operation)
       const handler = anyHandler(handlers, route.operation)
-      const guarded = GUARDS[route.operation]._tag !== "Public"
+      const guarded = needsCredentials(GUARDS[route.operation])
       const app = Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const params = yield* HttpRouter.params
