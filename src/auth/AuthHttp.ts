@@ -8,86 +8,58 @@ import { AuthApi } from "./Api.js"
 import { AuthError } from "./domain/AuthError.js"
 import { documentAuthApi } from "./http/AuthApiDocs.js"
 import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
-import { AdminAuthenticatedLive, InviterAuthenticatedLive } from "./http/AdminAuthenticatedLive.js"
-import { AuthenticatedLive } from "./http/AuthenticatedLive.js"
-import { CaptchaProtectedLive, TokenCaptchaProtectedLive } from "./http/CaptchaProtectedLive.js"
-import { AdminUsers } from "./admin/AdminUsers.js"
-import { AdminUsersHttpLive } from "./admin/AdminUsersHttp.js"
-import { GenerateLink } from "./admin/GenerateLink.js"
-import { GenerateLinkHttpLive } from "./admin/GenerateLinkHttp.js"
-import { AuditHttpLive } from "./admin/AuditHttp.js"
 import { authPrefix } from "./http/AuthPrefix.js"
-import { External } from "./external/External.js"
-import { ExternalHttpLive } from "./external/ExternalHttp.js"
-import { IdentitiesHttpLive } from "./external/IdentitiesHttp.js"
-import { OAuthProvidersLive } from "./external/OAuthProviders.js"
-import { Invite } from "./invite/Invite.js"
-import { InviteHttpLive } from "./invite/InviteHttp.js"
+import { AdminLive } from "./admin/AdminLive.js"
+import { ExternalLive } from "./external/ExternalLive.js"
+import { InviteLive } from "./invite/InviteLive.js"
 import { RateLimits } from "./limits/RateLimits.js"
-import { LogoutHttpLive } from "./logout/LogoutHttp.js"
-import { Profile } from "./profile/Profile.js"
-import { Otp } from "./otp/Otp.js"
-import { OtpHttpLive } from "./otp/OtpHttp.js"
-import { ProfileHttpLive } from "./profile/ProfileHttp.js"
-import { Recover } from "./recover/Recover.js"
-import { RecoverHttpLive } from "./recover/RecoverHttp.js"
-import { Resend } from "./resend/Resend.js"
-import { ResendHttpLive } from "./resend/ResendHttp.js"
+import { LogoutLive } from "./logout/LogoutLive.js"
+import { OtpLive } from "./otp/OtpLive.js"
+import { ProfileLive } from "./profile/ProfileLive.js"
+import { RecoverLive } from "./recover/RecoverLive.js"
+import { ResendLive } from "./resend/ResendLive.js"
 import { AccessTokens } from "./sessions/AccessTokens.js"
 import { ExpiredFlows } from "./sessions/ExpiredFlows.js"
 import { Sessions } from "./sessions/Sessions.js"
 import { SessionsRepo } from "./sessions/SessionsRepo.js"
+import { SettingsLive } from "./settings/SettingsLive.js"
+import { SignupLive } from "./signup/SignupLive.js"
+import { SsoLive } from "./sso/SsoLive.js"
+import { TokenLive } from "./token/TokenLive.js"
 import { AuditLog } from "./users/AuditLog.js"
 import { AuditLogRepo } from "./users/AuditLogRepo.js"
-import { IdentityLinks } from "./users/IdentityLinks.js"
-import { SettingsHttpLive } from "./settings/SettingsHttp.js"
-import { SsoHttpLive } from "./sso/SsoHttp.js"
-import { Signup } from "./signup/Signup.js"
-import { SignupHttpLive } from "./signup/SignupHttp.js"
-import { PasswordGrant } from "./token/PasswordGrant.js"
-import { IdTokenGrant } from "./token/IdTokenGrant.js"
-import { PkceGrant } from "./token/PkceGrant.js"
-import { TokenHttpLive } from "./token/TokenHttp.js"
-import { Verify } from "./verify/Verify.js"
-import { VerifyHttpLive } from "./verify/VerifyHttp.js"
+import { VerifyLive } from "./verify/VerifyLive.js"
 
-/** The auth API's handlers over its services; the ports, database and config come from the caller. */
+/**
+ * The auth API's handlers: one layer per feature, each with its own services and middleware, and below them the
+ * shared floors several features use (each built once: a layer is memoized by reference within one build). The
+ * ports, database and config come from the caller.
+ */
 const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
   Layer.provide([
-    SettingsHttpLive,
-    SignupHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
-    TokenHttpLive.pipe(Layer.provide(TokenCaptchaProtectedLive)),
-    VerifyHttpLive,
-    ExternalHttpLive,
-    OtpHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
-    SsoHttpLive,
-    RecoverHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
-    ResendHttpLive.pipe(Layer.provide(CaptchaProtectedLive)),
-    ProfileHttpLive.pipe(Layer.provide(AuthenticatedLive)),
-    IdentitiesHttpLive.pipe(Layer.provide(AuthenticatedLive)),
-    LogoutHttpLive.pipe(Layer.provide(AuthenticatedLive)),
-    AdminUsersHttpLive.pipe(Layer.provide(AdminAuthenticatedLive)),
-    GenerateLinkHttpLive.pipe(Layer.provide(AdminAuthenticatedLive)),
-    InviteHttpLive.pipe(Layer.provide(InviterAuthenticatedLive)),
-    AuditHttpLive.pipe(Layer.provide(AdminAuthenticatedLive))
+    SettingsLive,
+    SignupLive,
+    TokenLive,
+    VerifyLive,
+    ExternalLive,
+    OtpLive,
+    SsoLive,
+    RecoverLive,
+    ResendLive,
+    ProfileLive,
+    LogoutLive,
+    AdminLive,
+    InviteLive
   ]),
   Layer.provide([
-    AdminUsers.Default,
-    Signup.Default,
-    PasswordGrant.Default,
-    PkceGrant.Default,
-    IdTokenGrant.Default,
-    Verify.Default,
-    External.Default.pipe(Layer.provide(OAuthProvidersLive)),
-    IdentityLinks.Default,
-    Otp.Default,
-    Recover.Default,
-    Resend.Default,
-    GenerateLink.Default,
-    Invite.Default,
     RateLimits.Default,
     ExpiredFlows.Default,
-    AccessTokens.Default, Profile.Default, Sessions.Default, SessionsRepo.Default, AuditLog.Default, AuditLogRepo.Default])
+    AccessTokens.Default,
+    Sessions.Default,
+    SessionsRepo.Default,
+    AuditLog.Default,
+    AuditLogRepo.Default
+  ])
 )
 
 /** What routes added beside the auth API on its port add to its OpenAPI document. */

@@ -5,7 +5,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
-import { CaptchaProtected, TokenCaptchaProtected } from "../../src/auth/Api.js"
+import { CaptchaProtected, TokenCaptchaProtected } from "../../src/auth/contract/CaptchaProtected.js"
 import type { AuthError } from "../../src/auth/domain/AuthError.js"
 import { CaptchaProtectedLive, TokenCaptchaProtectedLive } from "../../src/auth/http/CaptchaProtectedLive.js"
 import { AppConfig } from "../../src/config/AppConfig.js"

@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { AdminUserList, AuthApi, CurrentAdmin } from "../Api.js"
+import { CurrentAdmin } from "../contract/CurrentAdmin.js"
+import { AdminUserList, AdminUsersApi } from "./AdminUsersApi.js"
 import { adminActor } from "../users/AuditLog.js"
 import { pagingHeaders } from "../domain/Pagination.js"
 import { AdminUsers } from "./AdminUsers.js"
@@ -11,7 +12,7 @@ const requestAud = Effect.map(HttpServerRequest.HttpServerRequest, (request) => 
 /** Who the audit log says acted: the admin token's role, as GoTrue records it. */
 const actor = Effect.map(CurrentAdmin, ({ claims }) => adminActor(claims))
 
-export const AdminUsersHttpLive = HttpApiBuilder.group(AuthApi, "adminUsers", (handlers) =>
+export const AdminUsersHttpLive = HttpApiBuilder.group(AdminUsersApi, "adminUsers", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* AdminUsers
     return handlers

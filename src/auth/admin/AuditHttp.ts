@@ -1,12 +1,12 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either } from "effect"
-import { AuditEntry, AuthApi } from "../Api.js"
+import { AuditEntry, AdminAuditApi } from "./AdminAuditApi.js"
 import { AuthError } from "../domain/AuthError.js"
 import { pagingHeaders, parsePage } from "../domain/Pagination.js"
 import { AuditLogRepo, parseAuditQuery } from "../users/AuditLogRepo.js"
 
 /** GET /admin/audit (GoTrue's adminAuditLog): a page of the audit log as a bare array, newest first. */
-export const AuditHttpLive = HttpApiBuilder.group(AuthApi, "adminAudit", (handlers) =>
+export const AuditHttpLive = HttpApiBuilder.group(AdminAuditApi, "adminAudit", (handlers) =>
   Effect.gen(function*() {
     const repo = yield* AuditLogRepo
     return handlers.handle("auditLog", ({ urlParams }) =>

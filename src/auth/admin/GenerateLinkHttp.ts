@@ -1,9 +1,9 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { AuthApi } from "../Api.js"
+import { AdminLinksApi } from "./AdminLinksApi.js"
 import { GenerateLink } from "./GenerateLink.js"
 
-export const GenerateLinkHttpLive = HttpApiBuilder.group(AuthApi, "adminLinks", (handlers) =>
+export const GenerateLinkHttpLive = HttpApiBuilder.group(AdminLinksApi, "adminLinks", (handlers) =>
   Effect.gen(function*() {
     const links = yield* GenerateLink
     return handlers.handle("generateLink", ({ payload, urlParams }) =>

@@ -1,9 +1,9 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { AuthApi } from "../Api.js"
 import { browserBindingCookie } from "../domain/BrowserBinding.js"
 import { type BrowserRedirect, type CallbackQuery, External } from "./External.js"
+import { ExternalApi } from "./ExternalApi.js"
 
 interface CallbackParams {
   readonly state?: string | undefined
@@ -41,7 +41,7 @@ export const passThrough = (url: string): ReadonlyArray<readonly [string, string
 // GoTrue answers 302 Found on all three.
 const found = (location: string) => HttpServerResponse.redirect(location, { status: 302 })
 
-export const ExternalHttpLive = HttpApiBuilder.group(AuthApi, "external", (handlers) =>
+export const ExternalHttpLive = HttpApiBuilder.group(ExternalApi, "external", (handlers) =>
   Effect.gen(function*() {
     const external = yield* External
     const cookie = browserBindingCookie((yield* AppConfig).api.externalUrl)

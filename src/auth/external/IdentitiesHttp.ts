@@ -1,18 +1,19 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { AuthApi, CurrentUser } from "../Api.js"
+import { CurrentUser } from "../contract/CurrentUser.js"
 import { AuthError } from "../domain/AuthError.js"
 import { IdentityLinks } from "../users/IdentityLinks.js"
 import { External } from "./External.js"
 import { passThrough } from "./ExternalHttp.js"
+import { IdentitiesApi } from "./IdentitiesApi.js"
 
 /** GoTrue's requireManualLinkingEnabled: it runs after authentication, so an anonymous caller still gets 401. */
 const manualLinkingDisabled = () => AuthError.of(404, "manual_linking_disabled", "Manual linking is disabled")
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-export const IdentitiesHttpLive = HttpApiBuilder.group(AuthApi, "identities", (handlers) =>
+export const IdentitiesHttpLive = HttpApiBuilder.group(IdentitiesApi, "identities", (handlers) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const external = yield* External

@@ -3,7 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { bearerToken } from "../../platform/http/Bearer.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
-import { AdminAuthenticated, InviterAuthenticated } from "../Api.js"
+import { AdminAuthenticated, InviterAuthenticated } from "../contract/AdminAuthenticated.js"
 import { AuthError } from "../domain/AuthError.js"
 import { SessionsRepo } from "../sessions/SessionsRepo.js"
 

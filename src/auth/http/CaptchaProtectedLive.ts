@@ -4,7 +4,7 @@ import { AppConfig } from "../../config/AppConfig.js"
 import { AuthMetrics } from "../../platform/AuthMetrics.js"
 import { Captcha } from "../../platform/Captcha.js"
 import { bearerToken } from "../../platform/http/Bearer.js"
-import { CaptchaProtected, TokenCaptchaProtected } from "../Api.js"
+import { CaptchaProtected, TokenCaptchaProtected } from "../contract/CaptchaProtected.js"
 import type { AuthError } from "../domain/AuthError.js"
 import {
   captchaMissing,

@@ -1,5 +1,6 @@
 import { HttpServerResponse } from "@effect/platform"
-import type { Session, User } from "../Api.js"
+import type { Session } from "../contract/Session.js"
+import type { User } from "../contract/User.js"
 
 /**
  * A User or Session answered as it is, without HttpApi's Schema encode of the success value. Both classes hold

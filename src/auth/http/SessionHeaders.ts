@@ -1,7 +1,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import * as Jwt from "../../platform/Jwt.js"
-import type { Session } from "../Api.js"
+import type { Session } from "../contract/Session.js"
 import { encodedResponse } from "./EncodedResponse.js"
 
 /**

@@ -1,10 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { AuthApi, CurrentAdmin } from "../Api.js"
+import { CurrentAdmin } from "../contract/CurrentAdmin.js"
 import { adminActor } from "../users/AuditLog.js"
 import { Invite } from "./Invite.js"
+import { InviteApi } from "./InviteApi.js"
 
-export const InviteHttpLive = HttpApiBuilder.group(AuthApi, "invite", (handlers) =>
+export const InviteHttpLive = HttpApiBuilder.group(InviteApi, "invite", (handlers) =>
   Effect.gen(function*() {
     const invite = yield* Invite
     return handlers.handle("invite", ({ payload, urlParams }) =>

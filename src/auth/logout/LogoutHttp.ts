@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { AuthApi, CurrentUser } from "../Api.js"
+import { CurrentUser } from "../contract/CurrentUser.js"
+import { LogoutApi } from "./LogoutApi.js"
 import { AuthError } from "../domain/AuthError.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { AuditLog } from "../users/AuditLog.js"
@@ -10,7 +11,7 @@ type Scope = (typeof SCOPES)[number]
 const isScope = (value: string): value is Scope => (SCOPES as ReadonlyArray<string>).includes(value)
 
 /** POST /logout: ending sessions is the sessions floor's job, so this feature is its handler alone. */
-export const LogoutHttpLive = HttpApiBuilder.group(AuthApi, "logout", (handlers) =>
+export const LogoutHttpLive = HttpApiBuilder.group(LogoutApi, "logout", (handlers) =>
   Effect.gen(function*() {
     const sessions = yield* Sessions
     const audit = yield* AuditLog

@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { AuthApi } from "../Api.js"
 import { RateLimits } from "../limits/RateLimits.js"
 import { Otp } from "./Otp.js"
+import { OtpApi } from "./OtpApi.js"
 
-export const OtpHttpLive = HttpApiBuilder.group(AuthApi, "otp", (handlers) =>
+export const OtpHttpLive = HttpApiBuilder.group(OtpApi, "otp", (handlers) =>
   Effect.gen(function*() {
     const otp = yield* Otp
     const limits = yield* RateLimits

@@ -1,13 +1,14 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { AuthApi, CurrentUser } from "../Api.js"
+import { CurrentUser } from "../contract/CurrentUser.js"
+import { ProfileApi } from "./ProfileApi.js"
 import { AuthError } from "../domain/AuthError.js"
 import { encodedResponse } from "../http/EncodedResponse.js"
 import { RateLimits } from "../limits/RateLimits.js"
 import { Profile } from "./Profile.js"
 
-export const ProfileHttpLive = HttpApiBuilder.group(AuthApi, "profile", (handlers) =>
+export const ProfileHttpLive = HttpApiBuilder.group(ProfileApi, "profile", (handlers) =>
   Effect.gen(function*() {
     const profile = yield* Profile
     const config = yield* AppConfig

@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { AuthApi } from "../Api.js"
 import { RateLimits } from "../limits/RateLimits.js"
 import { Recover } from "./Recover.js"
+import { RecoverApi } from "./RecoverApi.js"
 
-export const RecoverHttpLive = HttpApiBuilder.group(AuthApi, "recover", (handlers) =>
+export const RecoverHttpLive = HttpApiBuilder.group(RecoverApi, "recover", (handlers) =>
   Effect.gen(function*() {
     const recover = yield* Recover
     const limits = yield* RateLimits

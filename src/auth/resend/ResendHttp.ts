@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { AuthApi } from "../Api.js"
+import { ResendApi } from "./ResendApi.js"
 import { RateLimits } from "../limits/RateLimits.js"
 import { Resend } from "./Resend.js"
 
-export const ResendHttpLive = HttpApiBuilder.group(AuthApi, "resend", (handlers) =>
+export const ResendHttpLive = HttpApiBuilder.group(ResendApi, "resend", (handlers) =>
   Effect.gen(function*() {
     const resend = yield* Resend
     const limits = yield* RateLimits

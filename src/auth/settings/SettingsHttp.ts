@@ -5,8 +5,8 @@ import { AppConfig } from "../../config/AppConfig.js"
 import { OAUTH_PROVIDERS } from "../../config/OAuthProviders.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { VERSION } from "../../Version.js"
-import { AuthApi, Health, Settings } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
+import { Health, Settings, SettingsApi } from "./SettingsApi.js"
 
 export const settingsFor = (config: AppConfig): Settings =>
   new Settings({
@@ -32,7 +32,7 @@ const health = new Health({
   description: "Gatehouse is a user registration and authentication API compatible with Supabase Auth"
 })
 
-export const SettingsHttpLive = HttpApiBuilder.group(AuthApi, "settings", (handlers) =>
+export const SettingsHttpLive = HttpApiBuilder.group(SettingsApi, "settings", (handlers) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     // Settings cannot change while the process runs, so the response is built once.

@@ -1,11 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { AuthApi } from "../Api.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
 import { RateLimits } from "../limits/RateLimits.js"
 import { Signup } from "./Signup.js"
+import { SignupApi } from "./SignupApi.js"
 
-export const SignupHttpLive = HttpApiBuilder.group(AuthApi, "signup", (handlers) =>
+export const SignupHttpLive = HttpApiBuilder.group(SignupApi, "signup", (handlers) =>
   Effect.gen(function*() {
     const signup = yield* Signup
     const limits = yield* RateLimits

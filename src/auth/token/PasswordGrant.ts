@@ -1,7 +1,7 @@
 import { Clock, Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
-import { Session } from "../Api.js"
+import { Session } from "../contract/Session.js"
 import { AuthError } from "../domain/AuthError.js"
 import { checkPassword } from "../domain/PasswordPolicy.js"
 import { formatPhoneNumber } from "../domain/Phone.js"

@@ -1,5 +1,5 @@
 import { Clock, Effect, Option } from "effect"
-import { Session } from "../Api.js"
+import { Session } from "../contract/Session.js"
 import { AuthError } from "../domain/AuthError.js"
 import { isFlowStateExpired, verifierMatches } from "../domain/Pkce.js"
 import { isBanned } from "../domain/UserRow.js"

@@ -1,7 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
-import { AuthApi } from "../Api.js"
 import { AuthError } from "../domain/AuthError.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
 import { RateLimits } from "../limits/RateLimits.js"
@@ -10,8 +9,9 @@ import { Sessions } from "../sessions/Sessions.js"
 import { PasswordGrant } from "./PasswordGrant.js"
 import { IdTokenGrant } from "./IdTokenGrant.js"
 import { PkceGrant } from "./PkceGrant.js"
+import { TokenApi } from "./TokenApi.js"
 
-export const TokenHttpLive = HttpApiBuilder.group(AuthApi, "token", (handlers) =>
+export const TokenHttpLive = HttpApiBuilder.group(TokenApi, "token", (handlers) =>
   Effect.gen(function*() {
     const password = yield* PasswordGrant
     const pkce = yield* PkceGrant

@@ -1,4 +1,5 @@
-import { Identity, User } from "../Api.js"
+import { Identity } from "../contract/Identity.js"
+import { User } from "../contract/User.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 
 const iso = (date: Date | null): string | undefined => (date === null ? undefined : date.toISOString())

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.js"
 import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
-import { EmailChangeAccepted, type Session } from "../Api.js"
+import type { Session } from "../contract/Session.js"
 import { AuthError } from "../domain/AuthError.js"
 import {
   acceptsLegacyLink,
@@ -46,6 +46,7 @@ import { OtpAttemptsRepo } from "../users/OtpAttemptsRepo.js"
 import { PendingTokens } from "../users/PendingTokens.js"
 import { type PendingTokenRow, PendingTokensRepo } from "../users/PendingTokensRepo.js"
 import { type SentAtColumn, type TokenColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
+import { EmailChangeAccepted } from "./VerifyApi.js"
 
 /** One of a user's pending tokens: where it is stored, whom it was sent to, and how long it lasts. */
 interface Slot {

@@ -1,11 +1,11 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { AuthApi } from "../Api.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
 import { RateLimits } from "../limits/RateLimits.js"
 import { Verify } from "./Verify.js"
+import { VerifyApi } from "./VerifyApi.js"
 
-export const VerifyHttpLive = HttpApiBuilder.group(AuthApi, "verify", (handlers) =>
+export const VerifyHttpLive = HttpApiBuilder.group(VerifyApi, "verify", (handlers) =>
   Effect.gen(function*() {
     const verify = yield* Verify
     const limits = yield* RateLimits

@@ -1,6 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, Option } from "effect"
-import { Session, User } from "../../../src/auth/Api.js"
+import { Session } from "../../../src/auth/contract/Session.js"
+import { User } from "../../../src/auth/contract/User.js"
 import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
 import { MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
 import { AccessTokens } from "../../../src/auth/sessions/AccessTokens.js"

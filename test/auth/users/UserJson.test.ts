@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck, Schema } from "effect"
-import { Session, User } from "../../../src/auth/Api.js"
+import { Session } from "../../../src/auth/contract/Session.js"
+import { User } from "../../../src/auth/contract/User.js"
 import type { IdentityRow, UserRow } from "../../../src/auth/domain/UserRow.js"
 import { encodedResponse } from "../../../src/auth/http/EncodedResponse.js"
 import { userJson } from "../../../src/auth/users/UserJson.js"

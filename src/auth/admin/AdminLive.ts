@@ -1,0 +1,15 @@
+import { Layer } from "effect"
+import { AdminAuthenticatedLive } from "../http/AdminAuthenticatedLive.js"
+import { AdminUsers } from "./AdminUsers.js"
+import { AdminUsersHttpLive } from "./AdminUsersHttp.js"
+import { AuditHttpLive } from "./AuditHttp.js"
+import { GenerateLink } from "./GenerateLink.js"
+import { GenerateLinkHttpLive } from "./GenerateLinkHttp.js"
+
+/**
+ * The admin API (users, generated links, the audit log): its handlers behind the admin JWT check, over its services;
+ * the shared floors come from AuthHttp.
+ */
+export const AdminLive = Layer.mergeAll(AdminUsersHttpLive, GenerateLinkHttpLive, AuditHttpLive).pipe(
+  Layer.provide([AdminAuthenticatedLive, AdminUsers.Default, GenerateLink.Default])
+)

@@ -1,0 +1,11 @@
+import { Schema } from "effect"
+import { AuthErrors } from "../http/AuthErrors.js"
+
+/*
+ * What the flows that send mail or texts can answer besides their own errors: the send quotas and windows, and a
+ * text that could not go out.
+ */
+export const SendsMail = AuthErrors.refused(429, ["over_email_send_rate_limit"])
+export const SendsText = Schema.Union(AuthErrors.refused(429, ["over_sms_send_rate_limit"]), AuthErrors.refused(422, ["sms_send_failed"]))
+/** The per-IP request limits (RATE_LIMIT_*, with RATE_LIMIT_HEADER). */
+export const RateLimited = AuthErrors.refused(429, ["over_request_rate_limit"])

@@ -1,0 +1,6 @@
+import { Context } from "effect"
+
+/** The caller of an admin route, established by AdminAuthenticated: its verified claims. */
+export class CurrentAdmin extends Context.Tag("auth/CurrentAdmin")<CurrentAdmin, {
+  readonly claims: Readonly<Record<string, unknown>>
+}>() {}

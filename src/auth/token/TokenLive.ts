@@ -1,0 +1,11 @@
+import { Layer } from "effect"
+import { TokenCaptchaProtectedLive } from "../http/CaptchaProtectedLive.js"
+import { IdTokenGrant } from "./IdTokenGrant.js"
+import { PasswordGrant } from "./PasswordGrant.js"
+import { PkceGrant } from "./PkceGrant.js"
+import { TokenHttpLive } from "./TokenHttp.js"
+
+/** POST /token: its handler behind the grant-aware captcha check, over its grants; the shared floors come from AuthHttp. */
+export const TokenLive = TokenHttpLive.pipe(
+  Layer.provide([TokenCaptchaProtectedLive, PasswordGrant.Default, PkceGrant.Default, IdTokenGrant.Default])
+)
