@@ -1,5 +1,5 @@
 import { Duration, Option, Redacted } from "effect"
-import { parseDurationSetting } from "./GoDuration.js"
+import { parseDurationSetting } from "../domain/GoDuration.js"
 
 /** One broken setting: the variable name as the operator would write it, and the rule it broke. */
 export interface ConfigIssue {

@@ -52,6 +52,8 @@ export const embeddedJwtSecret = (dataDir: string): Effect.Effect<Redacted.Redac
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
       }
       mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+      // The one draw of randomness outside platform/SecureRandom.ts: config sits below the platform and runs before
+      // any layer exists.
       const secret = randomBytes(48).toString("base64url")
       writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: "wx" })
       return Redacted.make(secret)

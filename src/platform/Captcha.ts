@@ -1,5 +1,5 @@
 import { Context, Data, Duration, Effect, Layer, Option, Redacted, Ref } from "effect"
-import { type CaptchaVerdict, verdictOf } from "./CaptchaVerdict.js"
+import { type CaptchaOutage, type CaptchaVerdict, verdictOf } from "../domain/CaptchaVerdict.js"
 
 export type CaptchaProvider = "hcaptcha" | "turnstile"
 
@@ -23,7 +23,7 @@ export interface CaptchaCheck {
  */
 export class CaptchaUnavailable extends Data.TaggedError("CaptchaUnavailable")<{
   readonly provider: CaptchaProvider
-  readonly reason: "timeout" | "unreachable" | "unexpected_answer"
+  readonly reason: CaptchaOutage
   readonly message: string
 }> {}
 

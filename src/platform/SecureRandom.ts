@@ -2,7 +2,14 @@ import { randomBytes, randomInt, randomUUID } from "node:crypto"
 import { Context, Effect, Layer, Ref } from "effect"
 
 /**
- * Unpredictable values: one-time codes and identifiers a client sees. Codes are secrets, so Live draws from the
+ * A random (version 4) UUID, drawn at once, for what runs outside any Effect context and that no test needs to
+ * predict: a request's id, the process's telemetry instance id. Everything else asks the SecureRandom port.
+ */
+export const drawUuid = (): string => randomUUID()
+
+/**
+ * Randomness is drawn in this file only (the one exception, the development JWT secret in config/loadConfig.ts, is
+ * drawn before any layer exists). Unpredictable values: one-time codes and identifiers a client sees. Codes are secrets, so Live draws from the
  * operating system's CSPRNG (node:crypto), not from Effect's seedable Random. Test is deterministic, so a test
  * can know the code a flow will send.
  */
@@ -16,7 +23,7 @@ export class SecureRandom extends Context.Tag("platform/SecureRandom")<SecureRan
 }>() {
   static readonly Live: Layer.Layer<SecureRandom> = Layer.succeed(SecureRandom, {
     digits: (length) => Effect.sync(() => Array.from({ length }, () => String(randomInt(10))).join("")),
-    uuid: () => Effect.sync(() => randomUUID()),
+    uuid: () => Effect.sync(drawUuid),
     bytes: (count) => Effect.sync(() => randomBytes(count))
   })
 

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto"
 import { Metrics, NodeSdk, Resource, Tracer as OtelTracer } from "@effect/opentelemetry"
 import { Metadata } from "@grpc/grpc-js"
 import { type DiagLogger, diag, DiagLogLevel } from "@opentelemetry/api"
@@ -15,6 +14,7 @@ import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from "@open
 import { Data, Effect, Layer, Option, Redacted, Runtime } from "effect"
 import type { AppConfig } from "../config/AppConfig.js"
 import { VERSION } from "../Version.js"
+import { drawUuid } from "./SecureRandom.js"
 import { answerMetricsRequests, CollectingReader, workersMetricProducer } from "./ClusterMetrics.js"
 
 /** Which process this is: alone, a cluster worker (serves requests), or the cluster's primary (serves none). */
@@ -67,7 +67,7 @@ const ResourceLive = (config: AppConfig) =>
       ...config.observability.resourceAttributes,
       "auth.version": VERSION,
       // Every process exports its own series (a cluster's workers too): the instance id tells them apart.
-      "service.instance.id": randomUUID()
+      "service.instance.id": drawUuid()
     }
   })
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, Queue, Redacted, TestClock } from "effect"
 import { Captcha, type CaptchaCheck, CaptchaLive, type CaptchaOptions, type CaptchaProvider, CAPTCHA_VERIFY_URLS } from "../../src/platform/Captcha.js"
-import { CaptchaVerdict } from "../../src/platform/CaptchaVerdict.js"
+import { CaptchaVerdict } from "../../src/domain/CaptchaVerdict.js"
 import { fakeCaptchaProvider } from "./FakeCaptchaProvider.js"
 import { formFields, startHttpStub, unusedPort } from "./LocalServers.js"
 

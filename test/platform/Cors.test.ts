@@ -2,7 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { API_VERSION_HEADER_NAME, DEFAULT_HEADERS } from "@supabase/auth-js/dist/module/lib/constants.js"
 import { corsHeaders } from "@supabase/supabase-js/cors"
 import { FastCheck } from "effect"
-import { compileCorsOrigins, corsOriginProblem, type CorsRequest, decideCors, gotrueCorsPolicy, isAllowedOrigin, isPreflight } from "../../src/platform/http/Cors.js"
+import { compileCorsOrigins, corsOriginProblem, isAllowedOrigin } from "../../src/domain/CorsOrigins.js"
+import { type CorsRequest, decideCors, gotrueCorsPolicy, isPreflight } from "../../src/platform/http/Cors.js"
 
 const policy = gotrueCorsPolicy(["X-Custom-Header"])
 const allowedHeaderNames = [...policy.allowedHeaders, "Origin"]

@@ -1,7 +1,7 @@
-import { randomBytes, randomUUID } from "node:crypto"
 import { Clock, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import type { User } from "../contract/User.js"
 import type { AdminUserPayload } from "./AdminUsersApi.js"
@@ -60,6 +60,7 @@ const given = (value: string | null | undefined): string => value ?? ""
  */
 export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", {
   effect: Effect.gen(function*() {
+    const random = yield* SecureRandom
     const config = yield* AppConfig
     const transactions = yield* Transactions
     const users = yield* UsersRepo
@@ -115,7 +116,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
         }
         if (password !== "") yield* enforcePasswordPolicy(password, config.password)
         // No password given: one nobody knows, as GoTrue does, so the account is reachable only by other means.
-        return yield* hasher.hash(Redacted.make(password !== "" ? password : randomBytes(48).toString("base64url")))
+        return yield* hasher.hash(Redacted.make(password !== "" ? password : (yield* random.bytes(48)).toString("base64url")))
       })
 
     const list = Effect.fn("AdminUsers.list")(function*(request: UserListRequest): Effect.fn.Return<UserPage, AuthError> {
@@ -259,14 +260,14 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
               provider: base["provider"] ?? provider,
               providers: listed.includes(provider) ? listed : [...listed, provider]
             }
-            return identities.insert({
-              id: randomUUID(),
+            return Effect.flatMap(random.uuid(), (id) => identities.insert({
+              id,
               provider_id: user.id,
               user_id: user.id,
               identity_data: { sub: user.id, [provider]: value, email_verified: false, phone_verified: false },
               provider,
               now: at
-            })
+            }))
           }
           if (typeof patch["email"] === "string") yield* upsert("email", patch["email"])
           if (typeof patch["phone"] === "string") yield* upsert("phone", patch["phone"])

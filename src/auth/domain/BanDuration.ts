@@ -1,5 +1,5 @@
 import { Either, Option } from "effect"
-import { parseGoDurationNanos } from "../../config/GoDuration.js"
+import { parseGoDurationNanos } from "../../domain/GoDuration.js"
 
 /**
  * An admin's `ban_duration` (reference §2.16, §8): a Go duration such as "24h" or "876000h", or "none" to lift the

@@ -1,4 +1,4 @@
-import type { CaptchaUnavailable } from "../../platform/Captcha.js"
+import type { CaptchaOutage } from "../../domain/CaptchaVerdict.js"
 import { AuthError } from "./AuthError.js"
 
 /**
@@ -39,7 +39,7 @@ export const captchaMissing = (): AuthError => disallowed("no captcha_token")
 export const captchaRejected = (errorCodes: ReadonlyArray<string>): AuthError =>
   disallowed(errorCodes.length > 0 ? errorCodes.join(", ") : "no error codes")
 
-const UNAVAILABLE: Readonly<Record<CaptchaUnavailable["reason"], string>> = {
+const UNAVAILABLE: Readonly<Record<CaptchaOutage, string>> = {
   timeout: "the captcha provider did not answer in time",
   unreachable: "the captcha provider could not be reached",
   unexpected_answer: "the captcha provider's answer could not be read"
@@ -49,5 +49,5 @@ const UNAVAILABLE: Readonly<Record<CaptchaUnavailable["reason"], string>> = {
  * The provider said nothing about the token: 503, since trying again later can succeed (auth-js reports it as an
  * AuthRetryableFetchError). GoTrue answers 500 there; the request is refused either way.
  */
-export const captchaUnavailable = (reason: CaptchaUnavailable["reason"]): AuthError =>
+export const captchaUnavailable = (reason: CaptchaOutage): AuthError =>
   AuthError.of(503, "captcha_failed", `captcha protection: verification unavailable (${UNAVAILABLE[reason]})`)

@@ -1,5 +1,5 @@
-import { isAllowedRedirect, type RedirectAllowList } from "../../platform/http/RedirectAllowList.js"
-import { parseRedirectUrl, type RedirectUrl } from "../../platform/http/RedirectUrl.js"
+import { isAllowedRedirect, type RedirectAllowList } from "../../domain/RedirectAllowList.js"
+import { parseRedirectUrl, type RedirectUrl } from "../../domain/RedirectUrl.js"
 
 /**
  * Where an emailed link may send the user afterwards: the requested URL, normalised, when it shares scheme, host

@@ -1,9 +1,7 @@
-import { generateCodeVerifier } from "arctic"
 import { Clock, Effect, Either, Option } from "effect"
-import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
-import { randomUUID } from "node:crypto"
+import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import { AppConfig } from "../../config/AppConfig.js"
-import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
+import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { AuthError } from "../domain/AuthError.js"
 import { BROWSER_BINDING_BYTES, browserBindingFor, digestBrowserBinding, isBrowserBinding } from "../domain/BrowserBinding.js"
 import { isFlowStateExpired, requestedPkce } from "../domain/Pkce.js"
@@ -112,11 +110,13 @@ export class External extends Effect.Service<External>()("auth/External", {
             why._tag === "Unknown" ? `Unsupported provider: Provider ${why.name} could not be found` : "Unsupported provider: provider is not enabled"
           ))
         const pkce = yield* requestedPkce(query.codeChallenge, query.codeChallengeMethod)
-        const state = randomUUID()
+        const state = yield* random.uuid()
+        // RFC 7636 §4.1: 32 octets, base64url, a 43-character verifier.
+        const codeVerifier = provider.usesPkce ? (yield* random.bytes(32)).toString("base64url") : null
         const request = {
           state,
           extraScopes: parseScopes(query.scopes),
-          codeVerifier: provider.usesPkce ? generateCodeVerifier() : null,
+          codeVerifier,
           passThrough: query.others ?? []
         }
         const started = provider.begin === undefined
@@ -128,10 +128,7 @@ export class External extends Effect.Service<External>()("auth/External", {
         yield* flows.startOAuth({
           id: state,
           providerType: provider.name,
-          pkce: Option.match(pkce, {
-            onNone: () => null,
-            onSome: ({ challenge, method }) => ({ challenge, method, authCode: randomUUID() })
-          }),
+          pkce: Option.isSome(pkce) ? { ...pkce.value, authCode: yield* random.uuid() } : null,
           referrer: chooseRedirect(query.redirectTo, config.siteUrl, allowList),
           providerCodeVerifier: started.verifier,
           providerRequestToken: started.handle,
@@ -238,7 +235,7 @@ export class External extends Effect.Service<External>()("auth/External", {
         const target = flow.referrer ?? config.siteUrl
         if (flow.auth_code !== null && flow.code_challenge !== null && flow.code_challenge_method !== null) {
           yield* flows.insertOAuthCode({
-            id: randomUUID(),
+            id: yield* random.uuid(),
             userId: user.id,
             providerType: provider.name,
             authCode: flow.auth_code,

@@ -1,7 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Metric, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { AuthMetrics } from "../../platform/AuthMetrics.js"
+import { AuthMetrics } from "../metrics/AuthMetrics.js"
 import { Captcha } from "../../platform/Captcha.js"
 import { bearerToken } from "../../platform/http/Bearer.js"
 import { CaptchaProtected, TokenCaptchaProtected } from "../contract/CaptchaProtected.js"

@@ -1,6 +1,6 @@
 import { Clock, Effect, Either, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
+import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import type { User } from "../contract/User.js"

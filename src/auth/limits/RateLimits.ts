@@ -1,7 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Clock, Duration, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
+import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import type { AuthError } from "../domain/AuthError.js"
 import { rateLimitKey, requestClient } from "../../platform/http/RateLimitKey.js"
 import { type RequestRate, requestRate } from "../../platform/RequestRate.js"

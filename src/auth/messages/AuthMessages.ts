@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect, FiberSet, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
+import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import { Mailer } from "../../platform/Mailer.js"
 import type { MessageFacts } from "../../platform/Outbox.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"

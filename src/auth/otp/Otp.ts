@@ -1,6 +1,6 @@
 import { Clock, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
+import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"

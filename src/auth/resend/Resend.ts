@@ -1,6 +1,6 @@
 import { Clock, Effect, Either, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
+import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"

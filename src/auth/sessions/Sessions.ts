@@ -1,15 +1,15 @@
-import { randomUUID } from "node:crypto"
 import { Duration, Effect, Metric, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { type IdentityRow, isBanned, type UserRow } from "../domain/UserRow.js"
 import { AuditLog } from "../users/AuditLog.js"
-import { decideRefresh, type RotationPolicy } from "./RefreshRules.js"
+import { decideRefresh, type RotationPolicy } from "../domain/RefreshRules.js"
 import { deriveRefreshToken, digestRefreshToken, isWellFormedRefreshToken, refreshTokenKey } from "./RefreshTokenCodec.js"
 import { RefreshTokensRepo } from "./RefreshTokensRepo.js"
 import { type AmrEntry, SessionsRepo } from "./SessionsRepo.js"
-import { AuthMetrics } from "../../platform/AuthMetrics.js"
+import { AuthMetrics } from "../metrics/AuthMetrics.js"
 
 /** amr methods (GoTrue's names) a session can be started or extended with. */
 export type AuthMethod =
@@ -49,6 +49,7 @@ const alreadyUsed = AuthError.of(400, "refresh_token_already_used", "Invalid Ref
  */
 export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
   effect: Effect.gen(function*() {
+    const random = yield* SecureRandom
     const config = yield* AppConfig
     const sessionsRepo = yield* SessionsRepo
     const tokens = yield* RefreshTokensRepo
@@ -74,7 +75,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       method: AuthMethod,
       now: Date
     ): Effect.fn.Return<StartedSession> {
-      const sessionId = randomUUID()
+      const sessionId = yield* random.uuid()
       yield* sessionsRepo.insert({ id: sessionId, userId, now })
       const refreshToken = yield* insertToken(sessionId, userId, null, now)
       yield* sessionsRepo.addAmr(sessionId, method, now)

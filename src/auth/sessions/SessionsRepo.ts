@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Ref } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
@@ -117,7 +116,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
           UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now} WHERE id = ${id}
         ), claimed AS (
           INSERT INTO ${sql(t.mfa_amr_claims)} (session_id, created_at, updated_at, authentication_method, id)
-          VALUES (${id}, ${now}, ${now}, ${REFRESH_METHOD}, ${randomUUID()})
+          VALUES (${id}, ${now}, ${now}, ${REFRESH_METHOD}, gen_random_uuid())
           ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at
         )
         SELECT authentication_method, updated_at FROM ${sql(t.mfa_amr_claims)}
@@ -128,13 +127,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     }, Effect.orDie)
 
     const addAmr = Effect.fn("SessionsRepo.addAmr")(function*(sessionId: string, method: string, now: Date) {
-      yield* sql`INSERT INTO ${sql(t.mfa_amr_claims)} ${sql.insert({
-        session_id: sessionId,
-        created_at: now,
-        updated_at: now,
-        authentication_method: method,
-        id: randomUUID()
-      })}
+      yield* sql`INSERT INTO ${sql(t.mfa_amr_claims)} (session_id, created_at, updated_at, authentication_method, id)
+      VALUES (${sessionId}, ${now}, ${now}, ${method}, gen_random_uuid())
       ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at`
     }, Effect.orDie)
 

@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
-import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
+import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import { AuthError } from "../domain/AuthError.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
 import { RateLimits } from "../limits/RateLimits.js"

@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto"
 import { HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option, Ref } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import { requestClient } from "../../platform/http/RateLimitKey.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuditLogRepo, type AuditPayload } from "./AuditLogRepo.js"
@@ -117,6 +117,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const repo = yield* AuditLogRepo
+    const random = yield* SecureRandom
     const last = yield* Ref.make({ ms: 0, seq: 0 })
     const header = Option.getOrUndefined(Option.map(config.rateLimit.header, (name) => name.toLowerCase()))
 
@@ -132,8 +133,10 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
       Effect.gen(function*() {
         const { ms, seq } = yield* Ref.updateAndGet(last, (prev) =>
           now > prev.ms ? { ms: now, seq: 0 } : prev.seq < 0xfff ? { ms: prev.ms, seq: prev.seq + 1 } : { ms: prev.ms + 1, seq: 0 })
-        // Row ids, like the users' and sessions', are not secrets a client must not guess: node's UUIDs will do.
-        const [, , , variant, node] = randomUUID().split("-")
+        // The UUID's last 62 bits are random: the variant (10) and 14 bits, then the 48-bit node.
+        const bytes = yield* random.bytes(8)
+        const variant = ((bytes[0]! & 0x3f) | 0x80).toString(16) + bytes[1]!.toString(16).padStart(2, "0")
+        const node = bytes.subarray(2).toString("hex")
         const time = ms.toString(16).padStart(12, "0")
         return `${time.slice(0, 8)}-${time.slice(8)}-7${seq.toString(16).padStart(3, "0")}-${variant}-${node}`
       })

@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto"
 import { Clock, Data, Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -84,6 +84,7 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
     const transactions = yield* Transactions
     const audit = yield* AuditLog
     const reclaim = yield* AccountReclaim
+    const random = yield* SecureRandom
 
     const mustFind = (id: string) =>
       Effect.flatMap(users.lockById(id), Option.match({
@@ -142,12 +143,13 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
           }
           case "Link": {
             user = emailOwner!
-            yield* identities.insert({ id: randomUUID(), provider_id: profile.providerId, user_id: user.id, identity_data: data, provider, now: at })
+            const identityId = yield* random.uuid()
+            yield* identities.insert({ id: identityId, provider_id: profile.providerId, user_id: user.id, identity_data: data, provider, now: at })
             outcome = "linked"
             break
           }
           case "Create": {
-            const id = randomUUID()
+            const id = yield* random.uuid()
             user = yield* users.insert({
               id,
               aud: config.jwt.aud,
@@ -162,7 +164,8 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
               is_anonymous: false,
               now: at
             }).pipe(Effect.orDie)
-            yield* identities.insert({ id: randomUUID(), provider_id: profile.providerId, user_id: id, identity_data: data, provider, now: at })
+            const identityId = yield* random.uuid()
+            yield* identities.insert({ id: identityId, provider_id: profile.providerId, user_id: id, identity_data: data, provider, now: at })
             outcome = "created"
             break
           }

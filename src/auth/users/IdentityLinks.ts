@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto"
 import { Clock, Effect, Option } from "effect"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -24,6 +24,7 @@ export class IdentityLinks extends Effect.Service<IdentityLinks>()("auth/Identit
     const identities = yield* IdentitiesRepo
     const transactions = yield* Transactions
     const audit = yield* AuditLog
+    const random = yield* SecureRandom
 
     const providersAfter = (user: UserRow) =>
       Effect.map(identities.forUser(user.id), (rows) => ({
@@ -44,7 +45,7 @@ export class IdentityLinks extends Effect.Service<IdentityLinks>()("auth/Identit
         const known = yield* identities.findByProvider(provider, profile.providerId)
         if (Option.isSome(known)) return yield* alreadyLinked(known.value.user_id === user.id)
         yield* identities.insert({
-          id: randomUUID(),
+          id: yield* random.uuid(),
           provider_id: profile.providerId,
           user_id: user.id,
           identity_data: externalIdentityData(profile),

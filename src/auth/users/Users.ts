@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { IdentitiesRepo } from "./IdentitiesRepo.js"
 import { UniqueViolation, UsersRepo } from "./UsersRepo.js"
@@ -34,6 +34,7 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
   effect: Effect.gen(function*() {
     const users = yield* UsersRepo
     const identities = yield* IdentitiesRepo
+    const random = yield* SecureRandom
 
     /**
      * Inserts a user and its identity; run inside the caller's transaction. For a sign-up, as in GoTrue, the
@@ -42,7 +43,7 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
      * keeps its metadata as given (see NewUser.madeBy).
      */
     const create = Effect.fn("Users.create")(function*(user: NewUser): Effect.fn.Return<UserRow, UniqueViolation> {
-      const id = user.id ?? randomUUID()
+      const id = user.id ?? (yield* random.uuid())
       const providers = user.providers ?? (user.provider === null ? [] : [user.provider])
       const appMetadata = providers.length === 0 ? {} : { provider: providers[0], providers }
       const claims = {
@@ -82,7 +83,7 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
         // With two identities each carries only its own address, as GoTrue's admin create gives them.
         const own = providers.length === 1 ? claims : provider === "email" ? { sub: id, email: user.email } : { sub: id, phone: user.phone }
         yield* identities.insert({
-          id: randomUUID(),
+          id: yield* random.uuid(),
           provider_id: id,
           user_id: id,
           identity_data: { ...(user.madeBy === "signup" ? user.userMetadata : {}), ...own, email_verified: false, phone_verified: false },

@@ -1,8 +1,8 @@
 import { Clock, Duration, Effect, Either, Option } from "effect"
-import { AuthMetrics, countTagged } from "../../platform/AuthMetrics.js"
-import { randomUUID } from "node:crypto"
+import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import { AppConfig } from "../../config/AppConfig.js"
-import { compileAllowList } from "../../platform/http/RedirectAllowList.js"
+import { compileAllowList } from "../../domain/RedirectAllowList.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import type { Session } from "../contract/Session.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -129,6 +129,7 @@ const flowMethod = (type: VerifyType, slot: Slot): string =>
  */
 export class Verify extends Effect.Service<Verify>()("auth/Verify", {
   effect: Effect.gen(function*() {
+    const random = yield* SecureRandom
     const config = yield* AppConfig
     const transactions = yield* Transactions
     const users = yield* UsersRepo
@@ -258,7 +259,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         if (existing !== undefined) return yield* identities.updateData(existing.id, { ...existing.identity_data, ...claims }, at)
         if (!create) return
         yield* identities.insert({
-          id: randomUUID(),
+          id: yield* random.uuid(),
           provider_id: user.id,
           user_id: user.id,
           identity_data: { sub: user.id, email_verified: false, phone_verified: false, ...claims },
@@ -289,7 +290,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         const verified = { email_verified: channel === "email", phone_verified: channel === "phone" }
         const own = (yield* identities.forUser(user.id)).find((identity) => identity.provider === channel)
         const identityData = { sub: user.id, ...address, ...verified }
-        const keep = own?.id ?? randomUUID()
+        const keep = own?.id ?? (yield* random.uuid())
         if (own === undefined) {
           yield* identities.insert({ id: keep, provider_id: user.id, user_id: user.id, identity_data: identityData, provider: channel, now: at })
         } else {

@@ -1,5 +1,6 @@
 import { cors } from "@connectrpc/connect"
-import { compileCorsOrigins, type CorsPolicy } from "../../platform/http/Cors.js"
+import { compileCorsOrigins } from "../../domain/CorsOrigins.js"
+import type { CorsPolicy } from "../../platform/http/Cors.js"
 
 /**
  * The gRPC port's CORS policy, for Connect and gRPC-Web from browser pages on other origins. It follows the HTTP

@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto"
 import { Context } from "effect"
+import { drawUuid } from "../SecureRandom.js"
 
 /** The current request's id: inherited from REQUEST_ID_HEADER when the proxy sends one, otherwise generated. */
 export class RequestId extends Context.Reference<RequestId>()("platform/http/RequestId", {
@@ -14,5 +14,5 @@ export const requestIdFrom = (
   headerName: string | undefined
 ): string => {
   const inherited = headerName === undefined ? undefined : headers[headerName.toLowerCase()]
-  return inherited !== undefined && SAFE_ID.test(inherited) ? inherited : randomUUID()
+  return inherited !== undefined && SAFE_ID.test(inherited) ? inherited : drawUuid()
 }

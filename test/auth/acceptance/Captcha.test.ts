@@ -4,7 +4,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, LogLevel, Metric, Queue } from "effect"
-import { AuthMetrics } from "../../../src/platform/AuthMetrics.js"
+import { AuthMetrics } from "../../../src/auth/metrics/AuthMetrics.js"
 import type { CaptchaProvider } from "../../../src/platform/Captcha.js"
 import { formatLogLine } from "../../../src/platform/Logging.js"
 import { ServerUrl, TestServer } from "../../support/TestServer.js"

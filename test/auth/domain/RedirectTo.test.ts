@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { compileAllowList } from "../../../src/platform/http/RedirectAllowList.js"
+import { compileAllowList } from "../../../src/domain/RedirectAllowList.js"
 import { allowedRedirect, chooseRedirect } from "../../../src/auth/domain/RedirectTo.js"
 
 const SITE = "https://app.example.com"

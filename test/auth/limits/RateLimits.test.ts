@@ -5,7 +5,7 @@ import type { AuthError } from "../../../src/auth/domain/AuthError.js"
 import { RateLimits } from "../../../src/auth/limits/RateLimits.js"
 import { RateLimitsRepo } from "../../../src/auth/limits/RateLimitsRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
-import { AuthMetrics } from "../../../src/platform/AuthMetrics.js"
+import { AuthMetrics } from "../../../src/auth/metrics/AuthMetrics.js"
 import { testConfig } from "../../support/TestServer.js"
 
 /**

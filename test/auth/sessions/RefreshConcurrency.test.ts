@@ -8,6 +8,7 @@ import { digestRefreshToken } from "../../../src/auth/sessions/RefreshTokenCodec
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
 import { Users } from "../../../src/auth/users/Users.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
+import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { externalDatabaseUrl, withDatabase } from "../../support/TestDatabase.js"
 import { ServerUrl, TestServer } from "../../support/TestServer.js"
 
@@ -89,6 +90,7 @@ const expectOneRotation = (sessionId: string, presented: string, handedOut: Read
 
 // Without the access log of every request the test makes; a warning or an error still shows.
 const Setup = Layer.mergeAll(Sessions.Default, Users.Default).pipe(
+  Layer.provideMerge(SecureRandom.Live),
   Layer.provideMerge(TestServer({ AUTH_MAILER_AUTOCONFIRM: "true" }).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))))
 )
 

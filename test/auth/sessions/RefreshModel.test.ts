@@ -8,6 +8,7 @@ import { type LogoutScope, Sessions } from "../../../src/auth/sessions/Sessions.
 import { Users } from "../../../src/auth/users/Users.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
 import { migrate } from "../../../src/platform/Migrator.js"
+import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { testConfig } from "../../support/TestServer.js"
 
@@ -311,6 +312,7 @@ const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Com
 // ---------------------------------------------------------------------------------------------------------------
 
 const Setup = Users.Default.pipe(
+  Layer.provideMerge(SecureRandom.Live),
   Layer.provideMerge(Layer.succeed(AppConfig, testConfig())),
   Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
   Layer.provideMerge(TestDatabase)

@@ -8,6 +8,7 @@ import { AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
+import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { Transactions } from "../../../src/platform/sql/Transactions.js"
 import { testConfig } from "../../support/TestServer.js"
 import { MemoryRepos } from "../support/MemoryRepos.js"
@@ -26,6 +27,7 @@ const SessionsOverMemory = (env: Record<string, string> = {}) =>
     Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
     Layer.provideMerge(MemoryRepos()),
     Layer.provide(Transactions.Test),
+    Layer.provide(SecureRandom.Live),
     Layer.provide(Layer.succeed(AppConfig, testConfig({ AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: String(INTERVAL_S), ...env })))
   )
 

@@ -5,6 +5,7 @@ import type { UserRow } from "../../../src/auth/domain/UserRow.js"
 import { adminActor, AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
+import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { testConfig } from "../../support/TestServer.js"
 
 /*
@@ -22,7 +23,11 @@ const user = (fields: Partial<UserRow>): UserRow => ({
 }) as UserRow
 
 const auditOver = (env: Record<string, string> = {}) =>
-  AuditLog.DefaultWithoutDependencies.pipe(Layer.provideMerge(AuditLogRepo.Test), Layer.provide(Layer.succeed(AppConfig, testConfig(env))))
+  AuditLog.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(AuditLogRepo.Test),
+    Layer.provide(SecureRandom.Live),
+    Layer.provide(Layer.succeed(AppConfig, testConfig(env)))
+  )
 
 /** Runs `effect` as if serving a request with these headers (a Web request has no socket peer). */
 const serving = (headers: Record<string, string>) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { parseRedirectUrl } from "../../src/platform/http/RedirectUrl.js"
+import { parseRedirectUrl } from "../../src/domain/RedirectUrl.js"
 
 describe("parseRedirectUrl", () => {
   it("normalises what the browser normalises", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { allowListEntryProblem, compileAllowList, isAllowedRedirect } from "../../src/platform/http/RedirectAllowList.js"
-import { parseRedirectUrl } from "../../src/platform/http/RedirectUrl.js"
+import { allowListEntryProblem, compileAllowList, isAllowedRedirect } from "../../src/domain/RedirectAllowList.js"
+import { parseRedirectUrl } from "../../src/domain/RedirectUrl.js"
 
 const allowed = (entries: ReadonlyArray<string>, raw: string): boolean => {
   const url = parseRedirectUrl(raw)

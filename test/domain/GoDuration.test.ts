@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, FastCheck, Option } from "effect"
-import { parseDurationSetting, parseGoDuration, parseGoDurationNanos } from "../../src/config/GoDuration.js"
+import { parseDurationSetting, parseGoDuration, parseGoDurationNanos } from "../../src/domain/GoDuration.js"
 
 const NS = 1n
 const US = 1_000n * NS

@@ -9,6 +9,12 @@ export type CaptchaVerdict = Data.TaggedEnum<{
 
 export const CaptchaVerdict = Data.taggedEnum<CaptchaVerdict>()
 
+/**
+ * Why the provider said nothing about the token: it did not answer in time, could not be reached, or answered with
+ * something that is not a verdict.
+ */
+export type CaptchaOutage = "timeout" | "unreachable" | "unexpected_answer"
+
 // hCaptcha's and Turnstile's codes are short words joined by hyphens. The list is shown to the client, so anything
 // else in it (a proxy's page that happens to parse as JSON, an echo of the input) is dropped rather than passed on.
 const ERROR_CODE = /^[a-z0-9][a-z0-9_-]{0,63}$/i

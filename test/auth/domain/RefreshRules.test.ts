@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { decideRefresh, RefreshDecision, type RotationPolicy } from "../../../src/auth/sessions/RefreshRules.js"
+import { decideRefresh, RefreshDecision, type RotationPolicy } from "../../../src/auth/domain/RefreshRules.js"
 
 const interval = 10_000
 const rotating: RotationPolicy = { rotationEnabled: true, reuseIntervalMillis: interval }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck, Option } from "effect"
-import { CaptchaVerdict, verdictOf } from "../../src/platform/CaptchaVerdict.js"
+import { CaptchaVerdict, verdictOf } from "../../src/domain/CaptchaVerdict.js"
 
 // The codes hCaptcha and Turnstile document, which must reach the client unchanged.
 const KNOWN_CODES = [

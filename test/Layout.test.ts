@@ -1,0 +1,63 @@
+import { dirname, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "@effect/vitest"
+import { importsOf, layoutViolations, readTree, type SourceTree } from "./support/LayoutPlan.js"
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../src")
+const tree = readTree(SRC)
+
+/** The real tree with one file added or replaced. */
+const planted = (path: string, source: string): SourceTree => new Map([...tree, [path, source]])
+
+/** What the plan says of `path` after planting it, beyond what it says of the real tree. */
+const newViolations = (path: string, source: string): ReadonlyArray<string> =>
+  layoutViolations(planted(path, source)).filter((line) => line.startsWith(`${path}:`))
+
+describe("the layout of src/", () => {
+  it("follows the floor plan: no sideways imports, no arrow up a floor, domain pure, SQL only in repos", () => {
+    expect(layoutViolations(tree)).toEqual([])
+  })
+
+  it("the scan sees the imports it judges", () => {
+    expect(importsOf(tree.get("auth/sessions/Sessions.ts")!).map((edge) => edge.specifier)).toContain("../domain/RefreshRules.js")
+  })
+
+  it("catches a domain file importing the platform", () => {
+    expect(newViolations("auth/domain/Planted.ts", `import { SecureRandom } from "../../platform/SecureRandom.js"\n`))
+      .toEqual(["auth/domain/Planted.ts: domain imports platform/SecureRandom.ts"])
+    expect(newViolations("domain/Planted.ts", `import { readFileSync } from "node:fs"\n`))
+      .toEqual(["domain/Planted.ts: domain imports the package node:fs"])
+  })
+
+  it("catches one auth feature importing another", () => {
+    expect(newViolations("auth/signup/Planted.ts", `import { Verify } from "../verify/Verify.js"\n`))
+      .toEqual(["auth/signup/Planted.ts: imports auth/verify/Verify.ts, another feature"])
+  })
+
+  it("catches one IAM feature importing another", () => {
+    expect(newViolations("iam/access/Planted.ts", `import { Accounts } from "../accounts/Accounts.js"\n`))
+      .toEqual(["iam/access/Planted.ts: imports iam/accounts/Accounts.ts, another feature"])
+  })
+
+  it("catches config importing the platform, and a floor importing a feature", () => {
+    expect(newViolations("config/Planted.ts", `import { Cors } from "../platform/http/Cors.js"\n`))
+      .toEqual(["config/Planted.ts: imports platform/http/Cors.ts, a higher floor"])
+    expect(newViolations("auth/users/Planted.ts", `import type { Signup } from "../signup/Signup.js"\n`))
+      .toEqual(["auth/users/Planted.ts: imports auth/signup/Signup.ts, a feature above its floor"])
+  })
+
+  it("catches one product importing the other", () => {
+    expect(newViolations("iam/accounts/Planted.ts", `import { Users } from "../../auth/users/Users.js"\n`))
+      .toEqual(["iam/accounts/Planted.ts: imports auth/users/Users.ts, another product"])
+  })
+
+  it("catches a feature running SQL itself", () => {
+    expect(newViolations("auth/signup/Planted.ts", `import { SqlClient } from "@effect/sql"\n`))
+      .toEqual(["auth/signup/Planted.ts: imports SQL outside a *Repo.ts and platform/sql"])
+  })
+
+  it("catches a folder that is on no plan", () => {
+    expect(newViolations("auth/mystery/Planted.ts", `export const x = 1\n`))
+      .toEqual(["auth/mystery/Planted.ts: auth/mystery is neither a feature nor a floor"])
+  })
+})
