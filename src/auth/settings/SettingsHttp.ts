@@ -1,8 +1,8 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { OAUTH_PROVIDERS } from "../../config/OAuthProviders.js"
+import { databaseProbe } from "../../platform/sql/DatabaseProbe.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { VERSION } from "../../Version.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -38,11 +38,11 @@ export const SettingsHttpLive = HttpApiBuilder.group(SettingsApi, "settings", (h
     // Settings cannot change while the process runs, so the response is built once.
     const settings = settingsFor(config)
     const signer = yield* TokenSigner
-    const sql = yield* SqlClient.SqlClient
     // A load balancer takes an instance out when its health fails: an instance that cannot reach the database
     // can answer nothing but errors. The probe is bounded, so a hung connection fails the check instead of
     // holding it; what went wrong is the server's to log, never the prober's to read.
-    const databaseReachable = sql`SELECT 1`.pipe(
+    const probe = yield* databaseProbe
+    const databaseReachable = probe.pipe(
       Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "timeout" as const }),
       Effect.tapError((error) => Effect.logWarning("health: the database did not answer").pipe(
         Effect.annotateLogs("reason", error === "timeout" ? "no answer within 2s" : error.message)

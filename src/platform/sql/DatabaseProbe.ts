@@ -1,0 +1,12 @@
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Effect } from "effect"
+
+/**
+ * A probe of the database, one round trip: the health checks of both products (GET /health, gRPC's Health service)
+ * ask whether this instance can reach it, without holding SQL of their own. Built once, where the layer has the
+ * client; run per check.
+ */
+export const databaseProbe: Effect.Effect<Effect.Effect<void, SqlError.SqlError>, never, SqlClient.SqlClient> = Effect.map(
+  SqlClient.SqlClient,
+  (sql) => Effect.asVoid(sql`SELECT 1`)
+)
