@@ -22,7 +22,7 @@ const UNIT = [
   "test/auth/signup/SignupDuplicates.test.ts",
   "test/auth/users/{AuditLog,UserJson}.test.ts",
   "test/platform/{Cors,DataDirLock,JsonDepth,LatencyFloor,ListenFailure,Logging,OperatorSignature}.test.ts",
-  "test/platform/{PasswordHasher,Policy,RateLimitKey,RequestRate,SecureRandom}.test.ts",
+  "test/platform/{PasswordHasher,Policy,RateLimitKey,SecureRandom}.test.ts",
   "test/platform/{SmsSender,SqlErrors,TelemetryRules,TokenSigner,WorkerRestarts}.test.ts"
 ]
 

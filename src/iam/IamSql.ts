@@ -1,7 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
-import { tablePrefix } from "../platform/Migrator.js"
+import { tablePrefix } from "../platform/sql/Migrator.js"
 import { isUnavailable, sqlState } from "../platform/sql/SqlErrors.js"
 import { qualifiedTables } from "../platform/sql/Tables.js"
 import { IamError } from "./domain/IamError.js"

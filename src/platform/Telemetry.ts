@@ -15,7 +15,7 @@ import { Data, Effect, Layer, Option, Redacted, Runtime } from "effect"
 import type { AppConfig } from "../config/AppConfig.js"
 import { VERSION } from "../Version.js"
 import { drawUuid } from "./SecureRandom.js"
-import { answerMetricsRequests, CollectingReader, workersMetricProducer } from "./ClusterMetrics.js"
+import { answerMetricsRequests, CollectingReader, workersMetricProducer } from "./process/ClusterMetrics.js"
 
 /** Which process this is: alone, a cluster worker (serves requests), or the cluster's primary (serves none). */
 export type ProcessRole = "single" | "worker" | "primary"

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { migrate, readMigrations } from "../../src/platform/Migrator.js"
+import { migrate, readMigrations } from "../../src/platform/sql/Migrator.js"
 import { sqlState } from "../../src/platform/sql/SqlErrors.js"
 import { TestDatabase } from "../support/TestDatabase.js"
 

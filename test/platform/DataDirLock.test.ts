@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
-import { lockDataDir } from "../../src/platform/DataDirLock.js"
+import { lockDataDir } from "../../src/platform/process/DataDirLock.js"
 
 const withDir = <A, E>(f: (dir: string) => Effect.Effect<A, E>) =>
   Effect.acquireUseRelease(

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer, Option, Redacted, Schedule } from "effect"
 import { parseAppConfig } from "../../src/config/AppConfig.js"
-import { PostgresDatabase } from "../../src/platform/Database.js"
+import { PostgresDatabase } from "../../src/platform/sql/Database.js"
 import { externalDatabaseUrl, freshDatabaseUrl, TestDatabase } from "../support/TestDatabase.js"
 
 const LOCK = 4242

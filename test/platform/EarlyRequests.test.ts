@@ -1,7 +1,7 @@
 import { createServer, request, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { holdEarlyRequests } from "../../src/platform/EarlyRequests.js"
+import { holdEarlyRequests } from "../../src/platform/http/EarlyRequests.js"
 
 const servers: Array<Server> = []
 afterEach(() => {

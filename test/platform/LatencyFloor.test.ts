@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { LATENCY_SAMPLES, latencyFloor, MAX_LATENCY_FLOOR_MS, medianOf, paddingFor, slowestBranch, withSample } from "../../src/platform/LatencyFloor.js"
+import { LATENCY_SAMPLES, latencyFloor, MAX_LATENCY_FLOOR_MS, medianOf, paddingFor, slowestBranch, withSample } from "../../src/platform/http/LatencyFloor.js"
 
 const durations = FastCheck.array(FastCheck.double({ min: 0, max: 5000, noNaN: true }), { minLength: 1, maxLength: 200 })
 const draw = FastCheck.double({ min: 0, max: 1, maxExcluded: true, noNaN: true })

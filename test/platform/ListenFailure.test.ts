@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { listenFailure } from "../../src/platform/ListenFailure.js"
+import { listenFailure } from "../../src/platform/process/ListenFailure.js"
 
 const errno = (code: string, message: string): NodeJS.ErrnoException => Object.assign(new Error(message), { code })
 

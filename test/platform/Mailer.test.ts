@@ -2,8 +2,8 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Logger, Queue, Redacted, Ref } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer, type SMTPServerOptions } from "smtp-server"
-import { type Mail, Mailer, MemoryMailer, OutboxMailer, SentMail, SmtpMailer } from "../../src/platform/Mailer.js"
-import { type MessageFacts, Outbox, type OutboxMessage } from "../../src/platform/Outbox.js"
+import { type Mail, Mailer, MemoryMailer, OutboxMailer, SentMail, SmtpMailer } from "../../src/platform/mail/Mailer.js"
+import { type MessageFacts, Outbox, type OutboxMessage } from "../../src/platform/mail/Outbox.js"
 import { unusedPort } from "./LocalServers.js"
 
 interface Received {

@@ -1,8 +1,8 @@
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Queue, Redacted, TestClock } from "effect"
-import { MessagebirdSmsSender, type MessagebirdSmsSenderOptions } from "../../src/platform/MessagebirdSmsSender.js"
-import { type Sms, SmsSender } from "../../src/platform/SmsSender.js"
+import { MessagebirdSmsSender, type MessagebirdSmsSenderOptions } from "../../src/platform/sms/MessagebirdSmsSender.js"
+import { type Sms, SmsSender } from "../../src/platform/sms/SmsSender.js"
 import { formFields, startHttpStub, unusedPort } from "./LocalServers.js"
 
 const accessKey = "live_mb_access_key_5c4b3a"

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { type Migration, migrate, MigrationFailed, readMigrations, renderMigration } from "../../src/platform/Migrator.js"
+import { type Migration, migrate, MigrationFailed, readMigrations, renderMigration } from "../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../support/TestDatabase.js"
 
 const migration = (version: number, name: string, sql: string, product: "auth" | "iam" = "auth"): Migration => ({

@@ -6,7 +6,7 @@ import { parseAppConfig } from "../../src/config/AppConfig.js"
 import { mailToOutbox, outboxEnabled, textsToOutbox } from "../../src/platform/PortsLive.js"
 import { outboxFor } from "../../src/Server.js"
 import { isLoopback, outboxPageUrl } from "../../src/platform/http/OutboxHttp.js"
-import { Outbox } from "../../src/platform/Outbox.js"
+import { Outbox } from "../../src/platform/mail/Outbox.js"
 import { authClient, call, PASSWORD, raw, uniqueEmail, uniquePhone } from "../auth/acceptance/AcceptanceKit.js"
 import { ServerUrl, TestServer, TestServerOver } from "../support/TestServer.js"
 

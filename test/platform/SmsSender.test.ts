@@ -1,7 +1,7 @@
 import { expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, Ref } from "effect"
-import { Outbox, type OutboxMessage } from "../../src/platform/Outbox.js"
-import { MemorySmsSender, OutboxSmsSender, SentSms, SmsSender } from "../../src/platform/SmsSender.js"
+import { Outbox, type OutboxMessage } from "../../src/platform/mail/Outbox.js"
+import { MemorySmsSender, OutboxSmsSender, SentSms, SmsSender } from "../../src/platform/sms/SmsSender.js"
 
 layer(MemorySmsSender)("MemorySmsSender", (it) => {
   it.effect("records messages in order and numbers the receipts", () =>

@@ -6,7 +6,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-tr
 import { Effect, FastCheck as fc, Layer, Logger, LogLevel, Option, Schedule } from "effect"
 import { parseKeyValueList } from "../../src/config/KeyValueList.js"
 import { grpcStatusName } from "../../src/iam/grpc/ConnectFailure.js"
-import { mergeWorkerMetrics } from "../../src/platform/ClusterMetrics.js"
+import { mergeWorkerMetrics } from "../../src/platform/process/ClusterMetrics.js"
 import { routeParams, routeTemplate } from "../../src/platform/http/RouteTemplate.js"
 import { TelemetryLive } from "../../src/platform/Telemetry.js"
 import { testConfig } from "../support/TestServer.js"

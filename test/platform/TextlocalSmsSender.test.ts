@@ -1,8 +1,8 @@
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Queue, Redacted, TestClock } from "effect"
-import { type Sms, SmsSender } from "../../src/platform/SmsSender.js"
-import { TextlocalSmsSender, type TextlocalSmsSenderOptions } from "../../src/platform/TextlocalSmsSender.js"
+import { type Sms, SmsSender } from "../../src/platform/sms/SmsSender.js"
+import { TextlocalSmsSender, type TextlocalSmsSenderOptions } from "../../src/platform/sms/TextlocalSmsSender.js"
 import { formFields, startHttpStub, unusedPort } from "./LocalServers.js"
 
 const apiKey = "textlocal-api-key-7a6b5c"

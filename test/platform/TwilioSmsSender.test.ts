@@ -1,8 +1,8 @@
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Queue, Redacted, TestClock } from "effect"
-import { type Sms, SmsSender } from "../../src/platform/SmsSender.js"
-import { TwilioSmsSender, type TwilioSmsSenderOptions } from "../../src/platform/TwilioSmsSender.js"
+import { type Sms, SmsSender } from "../../src/platform/sms/SmsSender.js"
+import { TwilioSmsSender, type TwilioSmsSenderOptions } from "../../src/platform/sms/TwilioSmsSender.js"
 import { formFields, startHttpStub, unusedPort } from "./LocalServers.js"
 
 const authToken = "twilio-auth-token-9f8e7d"

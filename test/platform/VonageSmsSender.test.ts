@@ -1,8 +1,8 @@
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Queue, Redacted, TestClock } from "effect"
-import { type Sms, SmsSender } from "../../src/platform/SmsSender.js"
-import { VonageSmsSender, type VonageSmsSenderOptions } from "../../src/platform/VonageSmsSender.js"
+import { type Sms, SmsSender } from "../../src/platform/sms/SmsSender.js"
+import { VonageSmsSender, type VonageSmsSenderOptions } from "../../src/platform/sms/VonageSmsSender.js"
 import { formFields, startHttpStub, unusedPort } from "./LocalServers.js"
 
 const apiSecret = "vonage-api-secret-3d2c1b"

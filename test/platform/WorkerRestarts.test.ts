@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck, Option } from "effect"
 import {
   decideRestart, NO_EXITS, RESTART_POLICY, type RestartDecision, type RestartHistory, type RestartPolicy
-} from "../../src/platform/WorkerRestarts.js"
+} from "../../src/platform/process/WorkerRestarts.js"
 
 const policy: RestartPolicy = { firstDelayMillis: 500, maxDelayMillis: 30_000, stableAfterMillis: 60_000, maxStartFailures: 5 }
 const served = (ms: number) => Option.some(ms)

@@ -1,7 +1,7 @@
 import { type AddressInfo, connect, createServer, type Socket } from "node:net"
 import { Effect, Option, Redacted, type Scope } from "effect"
-import { PostgresDatabase } from "../../src/platform/Database.js"
-import { migrate } from "../../src/platform/Migrator.js"
+import { PostgresDatabase } from "../../src/platform/sql/Database.js"
+import { migrate } from "../../src/platform/sql/Migrator.js"
 import { externalDatabaseUrl, freshDatabaseUrl } from "./TestDatabase.js"
 
 /**

@@ -4,7 +4,7 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { inject } from "vitest"
-import { type Database, EmbeddedDatabase, PostgresDatabase } from "../../src/platform/Database.js"
+import { type Database, EmbeddedDatabase, PostgresDatabase } from "../../src/platform/sql/Database.js"
 
 /** The real PostgreSQL the suite was pointed at (CI sets DATABASE_URL), if any. */
 export const externalDatabaseUrl: Option.Option<string> = Option.fromNullable(process.env["DATABASE_URL"]).pipe(

@@ -4,7 +4,7 @@ import { AppConfig } from "../../config/AppConfig.js"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import type { AuthError } from "../domain/AuthError.js"
 import { rateLimitKey, requestClient } from "../../platform/http/RateLimitKey.js"
-import { type RequestRate, requestRate } from "../../platform/RequestRate.js"
+import { type RequestRate, requestRate } from "../../domain/RequestRate.js"
 import { overRequestRate } from "../domain/OverRequestRate.js"
 import { RateLimitsRepo } from "./RateLimitsRepo.js"
 

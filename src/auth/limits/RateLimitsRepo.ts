@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Ref } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { authTables } from "../AuthTables.js"
-import { type Admission, admitRequest, admitsAny, isRefilled, type RequestRate } from "../../platform/RequestRate.js"
+import { type Admission, admitRequest, admitsAny, isRefilled, type RequestRate } from "../../domain/RequestRate.js"
 
 export interface RateLimitsRepoShape {
   /**

@@ -1,4 +1,4 @@
-import { escapeHtml } from "../../platform/Html.js"
+import { escapeHtml } from "../../platform/http/Html.js"
 
 /**
  * The variables an email template may use, named as GoTrue names them. Each is set only by the messages it makes

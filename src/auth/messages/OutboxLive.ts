@@ -1,6 +1,6 @@
 import { Clock, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { type KeptMessage, OUTBOX_CAPACITY, Outbox, type OutboxMessage } from "../../platform/Outbox.js"
+import { type KeptMessage, OUTBOX_CAPACITY, Outbox, type OutboxMessage } from "../../platform/mail/Outbox.js"
 import { sentCodeState } from "../domain/SentCodeState.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { UsersRepo } from "../users/UsersRepo.js"

@@ -1,7 +1,7 @@
 import { Clock, Effect, Either, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { compileAllowList } from "../../domain/RedirectAllowList.js"
-import { EvenTiming } from "../../platform/EvenTiming.js"
+import { EvenTiming } from "../../platform/http/EvenTiming.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"

@@ -1,7 +1,7 @@
 import { Clock, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
-import { EvenTiming } from "../../platform/EvenTiming.js"
+import { EvenTiming } from "../../platform/http/EvenTiming.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import type { Session } from "../contract/Session.js"

@@ -1,6 +1,6 @@
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { AppConfig, type IamLoginThrottle } from "../../config/AppConfig.js"
-import { requestRate } from "../../platform/RequestRate.js"
+import { requestRate } from "../../domain/RequestRate.js"
 import { IamError } from "../domain/IamError.js"
 import type { LoginBackoff } from "../domain/LoginBackoff.js"
 import { LoginThrottleRepo } from "./LoginThrottleRepo.js"
@@ -26,7 +26,7 @@ const tooMany = (retryAfterMs: number): IamError =>
 
 /**
  * IAM Login's throttle, shared by every instance through the database: per account a backoff after failures in a
- * row (domain/LoginBackoff), per client a bucket of failures (platform/RequestRate). An attempt is admitted before
+ * row (domain/LoginBackoff), per client a bucket of failures (domain/RequestRate). An attempt is admitted before
  * its password is checked and counted as a failure of both at once, so guesses sent together cannot all find the
  * door open; a success then takes the count back.
  */

@@ -1,6 +1,6 @@
 import type { Statement } from "@effect/sql"
 import { Effect, Layer, Ref } from "effect"
-import { type Admission, admitRequest, isRefilled, refundRequest, type RequestRate } from "../../platform/RequestRate.js"
+import { type Admission, admitRequest, isRefilled, refundRequest, type RequestRate } from "../../domain/RequestRate.js"
 import type { IamError } from "../domain/IamError.js"
 import { admitLogin, type FailureCount, isForgotten, type LoginAdmission, type LoginBackoff } from "../domain/LoginBackoff.js"
 import { catchSql, IamSql, SqlClient } from "../IamSql.js"
@@ -8,7 +8,7 @@ import { catchSql, IamSql, SqlClient } from "../IamSql.js"
 /**
  * The login throttle's two tables (migration iam/0003), which every instance shares: `login_failures`, an account's
  * failures in a row and until when its next attempt waits (domain/LoginBackoff), and `login_clients`, a client's
- * bucket of failures as a theoretical arrival time (platform/RequestRate). Each decision is one statement whose
+ * bucket of failures as a theoretical arrival time (domain/RequestRate). Each decision is one statement whose
  * row lock orders concurrent attempts from any number of instances, and whose WHERE is the pure rule's test.
  */
 export class LoginThrottleRepo extends Effect.Service<LoginThrottleRepo>()("iam/LoginThrottleRepo", {

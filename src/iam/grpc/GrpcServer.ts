@@ -18,7 +18,7 @@ import { file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflecti
 import { type CorsPolicy, decideCors } from "../../platform/http/Cors.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import { requestIdFrom } from "../../platform/http/RequestId.js"
-import { listenFailure } from "../../platform/ListenFailure.js"
+import { listenFailure } from "../../platform/process/ListenFailure.js"
 import type { Operation } from "../domain/Guards.js"
 import type { IamError } from "../domain/IamError.js"
 import type { Refusal } from "../domain/Refusals.js"

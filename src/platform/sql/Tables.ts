@@ -1,4 +1,4 @@
-import { tablePrefix } from "../Migrator.js"
+import { tablePrefix } from "./Migrator.js"
 
 /**
  * A product's tables by their qualified names: `<schema>.<DB_NAMESPACE prefix><table>`, as the migrator creates

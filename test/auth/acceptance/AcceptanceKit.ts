@@ -9,7 +9,7 @@ import { layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Metric, Ref, Schedule } from "effect"
 import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
 import { AuthMetrics } from "../../../src/auth/metrics/AuthMetrics.js"
-import { type Mail, SentMail } from "../../../src/platform/Mailer.js"
+import { type Mail, SentMail } from "../../../src/platform/mail/Mailer.js"
 import { baseTestEnv, RefusedMail, TestServer } from "../../support/TestServer.js"
 
 /**

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect, Ref } from "effect"
 import { otpTokenHash } from "../../../src/auth/domain/OtpToken.js"
-import { SentSms } from "../../../src/platform/SmsSender.js"
+import { SentSms } from "../../../src/platform/sms/SmsSender.js"
 import { MailOutage, ServerUrl } from "../../support/TestServer.js"
 import {
   acceptance,

@@ -8,7 +8,7 @@
  */
 import { expect } from "@effect/vitest"
 import { Context, Effect, Layer, Ref } from "effect"
-import { SentSms } from "../../../src/platform/SmsSender.js"
+import { SentSms } from "../../../src/platform/sms/SmsSender.js"
 import { MailOutage, ServerUrl, SmsOutage, TestServerOver } from "../../support/TestServer.js"
 import {
   acceptance,

@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { AuthApiError } from "@supabase/auth-js"
 import { Effect, Ref } from "effect"
-import { SentSms } from "../../../src/platform/SmsSender.js"
+import { SentSms } from "../../../src/platform/sms/SmsSender.js"
 import { MailOutage, ServerUrl } from "../../support/TestServer.js"
 import {
   acceptance,

@@ -4,7 +4,7 @@
  */
 import { expect } from "@effect/vitest"
 import { Effect, Ref } from "effect"
-import { SentSms } from "../../../src/platform/SmsSender.js"
+import { SentSms } from "../../../src/platform/sms/SmsSender.js"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, authClient, call, PASSWORD, raw, uniquePhone } from "./AcceptanceKit.js"
 

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, FastCheck, Layer } from "effect"
-import { type Admission, admitRequest, requestRate } from "../../../src/platform/RequestRate.js"
+import { type Admission, admitRequest, requestRate } from "../../../src/domain/RequestRate.js"
 import { RateLimitsRepo } from "../../../src/auth/limits/RateLimitsRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
-import { migrate } from "../../../src/platform/Migrator.js"
+import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { testConfig } from "../../support/TestServer.js"
 

@@ -5,9 +5,9 @@ import { AuthMessages, type MessageToken } from "../../../src/auth/messages/Auth
 import { type MailTemplateName, MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
 import { SendQuotaRepo } from "../../../src/auth/messages/SendQuotaRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
-import { MemoryMailer, SentMail } from "../../../src/platform/Mailer.js"
+import { MemoryMailer, SentMail } from "../../../src/platform/mail/Mailer.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
-import { MemorySmsSender, SentSms } from "../../../src/platform/SmsSender.js"
+import { MemorySmsSender, SentSms } from "../../../src/platform/sms/SmsSender.js"
 import { testConfig } from "../../support/TestServer.js"
 
 const messagesWith = (templates: Partial<Record<MailTemplateName, string>>) =>

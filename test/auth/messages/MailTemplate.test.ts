@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 import { type MailTemplateVariables, renderMailTemplate } from "../../../src/auth/messages/MailTemplate.js"
-import { escapeHtml } from "../../../src/platform/Html.js"
+import { escapeHtml } from "../../../src/platform/http/Html.js"
 
 const NAMES = ["SiteURL", "Email", "ConfirmationURL", "NewEmail", "Token", "TokenHash", "RedirectTo"] as const
 

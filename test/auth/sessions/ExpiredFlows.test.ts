@@ -6,7 +6,7 @@ import { authTables } from "../../../src/auth/AuthTables.js"
 import { ExpiredFlows, FLOW_RETENTION, SWEEP_EVERY } from "../../../src/auth/sessions/ExpiredFlows.js"
 import { FlowStateRepo } from "../../../src/auth/sessions/FlowStateRepo.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
-import { migrate } from "../../../src/platform/Migrator.js"
+import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { testConfig } from "../../support/TestServer.js"
 

@@ -7,7 +7,7 @@ import { digestRefreshToken } from "../../../src/auth/sessions/RefreshTokenCodec
 import { type LogoutScope, Sessions } from "../../../src/auth/sessions/Sessions.js"
 import { Users } from "../../../src/auth/users/Users.js"
 import { AppConfig } from "../../../src/config/AppConfig.js"
-import { migrate } from "../../../src/platform/Migrator.js"
+import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { testConfig } from "../../support/TestServer.js"

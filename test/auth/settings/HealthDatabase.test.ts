@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import { PostgresDatabase } from "../../../src/platform/Database.js"
+import { PostgresDatabase } from "../../../src/platform/sql/Database.js"
 import { recordFigure } from "../../reliability/Figures.js"
 import { type CuttableProxy, migratedBehindProxy } from "../../support/CuttableProxy.js"
 import { externalDatabaseUrl } from "../../support/TestDatabase.js"

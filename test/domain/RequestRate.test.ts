@@ -8,7 +8,7 @@ import {
   refundRequest,
   type RequestRate,
   requestRate
-} from "../../src/platform/RequestRate.js"
+} from "../../src/domain/RequestRate.js"
 
 // Rates as GoTrue's settings make them: a number of requests (fractions too) per period, in bursts.
 const events = FastCheck.oneof(FastCheck.integer({ min: 1, max: 1000 }), FastCheck.double({ min: 0.01, max: 1000, noNaN: true }))

@@ -1,6 +1,6 @@
 import { HttpClient, HttpClientRequest, type UrlParams } from "@effect/platform"
 import { Context, Data, Duration, Effect, identity, Layer, Ref } from "effect"
-import { type MessageFacts, Outbox } from "./Outbox.js"
+import { type MessageFacts, Outbox } from "../mail/Outbox.js"
 
 /** How a message reaches the phone: a text, or WhatsApp (through the providers that offer it). */
 export type SmsChannel = "sms" | "whatsapp"

@@ -6,7 +6,7 @@ import { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Data, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { type LockHolder, lockDataDir } from "./DataDirLock.js"
+import { type LockHolder, lockDataDir } from "../process/DataDirLock.js"
 import type { ConfigError } from "effect/ConfigError"
 
 /**

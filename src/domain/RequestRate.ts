@@ -6,7 +6,7 @@ import { Duration } from "effect"
  * per client instead of two (tokens and last refill): the theoretical arrival time (TAT), the moment the bucket
  * would be full again. A request at `now` passes when TAT - now <= (burst - 1) intervals, and moves TAT one
  * interval past max(TAT, now); a refused request changes nothing. With whole milliseconds this is exactly the
- * bucket (test/platform/RequestRate.test.ts checks it against one), and it is one comparison and one
+ * bucket (test/domain/RequestRate.test.ts checks it against one), and it is one comparison and one
  * addition, which a repo's single SQL statement can repeat (the auth product's RateLimitsRepo does). It lives in
  * the platform because both products count clients this way.
  */
