@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
  */
 
 const FEATURES = ["signup", "token", "verify", "otp", "recover", "resend", "profile", "logout", "admin", "invite", "settings", "external", "landing", "sso"]
-const FLOORS = ["users", "sessions", "messages", "limits", "domain", "http"]
+const FLOORS = ["users", "sessions", "messages", "limits", "domain", "http", "oauth"]
 
 const AUTH = resolve(dirname(fileURLToPath(import.meta.url)), "../../src/auth")
 

@@ -2,11 +2,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck, Option } from "effect"
 import { resolveIdTokenProvider } from "../../../src/auth/domain/IdToken.js"
-import { appleEndpoints, applePostedName, appleProfile, withApplePostedUser } from "../../../src/auth/external/providers/Apple.js"
-import { azureEndpoints, azureIssuerMatches, azureProfile } from "../../../src/auth/external/providers/Azure.js"
-import { bitbucketEmails, bitbucketEndpoints, bitbucketProfile } from "../../../src/auth/external/providers/Bitbucket.js"
-import { gitlabEndpoints, gitlabProfile } from "../../../src/auth/external/providers/GitLab.js"
-import { googleEndpoints, googleProfile } from "../../../src/auth/external/providers/Google.js"
+import { appleEndpoints, applePostedName, appleProfile, withApplePostedUser } from "../../../src/auth/oauth/providers/Apple.js"
+import { azureEndpoints, azureIssuerMatches, azureProfile } from "../../../src/auth/oauth/providers/Azure.js"
+import { bitbucketEmails, bitbucketEndpoints, bitbucketProfile } from "../../../src/auth/oauth/providers/Bitbucket.js"
+import { gitlabEndpoints, gitlabProfile } from "../../../src/auth/oauth/providers/GitLab.js"
+import { googleEndpoints, googleProfile } from "../../../src/auth/oauth/providers/Google.js"
 
 describe("google", () => {
   it("Google's three hosts by default; one host with Google's paths under EXTERNAL_GOOGLE_URL", () => {
