@@ -1,7 +1,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
 import { VERSION } from "../Version.js"
-import { OAUTH_PROVIDERS } from "../config/OAuthProviders.js"
+import { OAUTH_PROVIDERS } from "./oauth/OAuthProviders.js"
 import { EMAIL_PATTERN, MAX_EMAIL_LENGTH } from "./domain/Email.js"
 import { PHONE_PATTERN } from "./domain/Phone.js"
 import { CODE_CHALLENGE_PATTERN } from "./domain/Pkce.js"
