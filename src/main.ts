@@ -3,6 +3,7 @@ import { defaultTeardown, type Teardown } from "@effect/platform/Runtime"
 import { NodeRuntime } from "@effect/platform-node"
 import { HttpServer } from "@effect/platform"
 import { Clock, Context, type Duration, Effect, Exit, Layer, Option } from "effect"
+import { OAUTH_PROVIDER_SPECS } from "./auth/oauth/OAuthProviders.js"
 import { API_KEY_ROLES, apiKeyClaims, apiKeyIssuer } from "./auth/sessions/ApiKeys.js"
 import { AppConfig, type DatabaseSettings, formatConfigIssues } from "./config/AppConfig.js"
 import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "./config/loadConfig.js"
@@ -286,7 +287,7 @@ const main = async (argv: ReadonlyArray<string>): Promise<void> => {
     if (Option.isSome(settings)) NodeRuntime.runMain(migrateOnly(settings.value), runOptions)
     return
   }
-  const configured = await loadOrReport(loadConfig(sources))
+  const configured = await loadOrReport(loadConfig(sources, OAUTH_PROVIDER_SPECS))
   if (Option.isNone(configured)) return
   if (command === "multi" && Option.isNone(configured.value.config.operatorToken)) {
     process.stderr.write("Invalid configuration:\n  AUTH_OPERATOR_TOKEN: is required in multi-instance mode (the multi command)\n")

@@ -20,12 +20,6 @@ import { TokenGroup } from "./token/TokenApi.js"
 import { VerifyGroup } from "./verify/VerifyApi.js"
 
 /**
- * Session stays importable from here for token/IdTokenGrant.ts, which issue 26's move of the identity providers
- * rewrites; everything else imports it from contract/Session.ts.
- */
-export type { Session } from "./contract/Session.js"
-
-/**
  * The auth server's HTTP contract (Supabase Auth wire-compatible): every feature's slice, in the document's order.
  * Handlers implement it; OpenAPI comes from it.
  */

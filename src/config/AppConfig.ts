@@ -5,7 +5,6 @@ import { allowListEntryProblem } from "../domain/RedirectAllowList.js"
 import { defaultPoolSize } from "./DefaultPoolSize.js"
 import { parseDurationSetting } from "../domain/GoDuration.js"
 import { parseKeyValueList } from "./KeyValueList.js"
-import { OAUTH_PROVIDERS, type OAuthProviderName } from "./OAuthProviders.js"
 import { parseRequiredCharacters } from "./RequiredCharacters.js"
 import { type ConfigIssue, isAbsoluteUrl, SettingsReader } from "./SettingsReader.js"
 
@@ -86,6 +85,17 @@ export interface IamLoginThrottle {
   readonly forgetAfter: Duration.Duration
   /** Failures one client may make: a bucket of `burst`, refilled at `events` per `per` (AUTH_IAM_LOGIN_CLIENT_FAILURES per AUTH_IAM_LOGIN_CLIENT_PERIOD). */
   readonly clientFailures: RequestLimit
+}
+
+/**
+ * An external identity provider whose `EXTERNAL_<NAME>_*` variables are read. The config knows no provider by name:
+ * the registry in src/auth/oauth derives these from its descriptors, and the server's composition hands them in.
+ */
+export interface OAuthProviderSpec {
+  /** The lowercase name GoTrue uses (`linkedin_oidc`), upper-cased in its variables. */
+  readonly name: string
+  /** EXTERNAL_<NAME>_URL is required when the provider is enabled (a provider with no public instance, keycloak). */
+  readonly urlRequired: boolean
 }
 
 export interface OAuthProviderConfig {
@@ -243,7 +253,8 @@ export interface AppConfig {
     readonly defaultGroupName: string
     readonly adminRoles: ReadonlyArray<string>
   }
-  readonly external: Readonly<Record<OAuthProviderName, OAuthProviderConfig>>
+  /** EXTERNAL_<NAME>_*, for each provider the parse was given (ParseOptions.oauthProviders), by name. */
+  readonly external: Readonly<Partial<Record<string, OAuthProviderConfig>>>
   readonly smtp: {
     /** None in the embedded default: mail is kept in the outbox. */
     readonly host: Option.Option<string>
@@ -333,15 +344,14 @@ export interface ParseOptions {
   readonly embeddedJwtSecret?: Redacted.Redacted<string>
   /** The default of AUTH_WORKERS in production; os.availableParallelism() unless given. */
   readonly cores?: number
+  /** The providers whose EXTERNAL_<NAME>_* variables are read; none unless given. */
+  readonly oauthProviders?: ReadonlyArray<OAuthProviderSpec>
 }
 
 export const DEFAULT_PORT = 8081
 export const DEFAULT_DATA_DIR = "./.gatehouse"
 
 const NAMESPACE = /^[a-z_][a-z0-9_]{0,40}$/
-/** Providers with a public instance to fall back on when EXTERNAL_<NAME>_URL is unset (GoTrue's default for gitlab). */
-const DEFAULT_PROVIDER_URLS: Partial<Record<OAuthProviderName, string>> = { gitlab: "https://gitlab.com" }
-
 const SMS_PROVIDERS: ReadonlyArray<SmsProviderName> = ["twilio", "messagebird", "textlocal", "vonage"]
 const LOG_LEVELS: ReadonlyArray<LogLevelName | "warning"> = ["panic", "fatal", "error", "warn", "warning", "info", "debug", "trace"]
 const JWT_ALGORITHMS = ["HS256", "RS256", "RS512", "ES256", "ES512", "EdDSA"]
@@ -524,7 +534,8 @@ export const parseAppConfig = (
   const testOtp = r.parse("SMS_TEST_OTP", undefined, new Map<string, string>() as ReadonlyMap<string, string>,
     "must be comma-separated phone:code pairs, e.g. 15551234567:123456", parseTestOtp)
 
-  const external = Object.fromEntries(OAUTH_PROVIDERS.map((name) => {
+  const oauthProviders = options.oauthProviders ?? []
+  const external: Record<string, OAuthProviderConfig> = Object.fromEntries(oauthProviders.map(({ name }) => {
     const key = `EXTERNAL_${name.toUpperCase()}`
     const enabled = r.boolean(`${key}_ENABLED`, false)
     const clientId = r.string(`${key}_CLIENT_ID`)
@@ -542,12 +553,16 @@ export const parseAppConfig = (
       clientId: Option.getOrElse(clientId, () => ""),
       secret,
       redirectUri: Option.getOrElse(redirectUri, () => ""),
-      url: Option.orElse(r.url(`${key}_URL`), () => Option.fromNullable(DEFAULT_PROVIDER_URLS[name]))
+      // A provider's default hosts, when the variable is unset, are its descriptor's (src/auth/oauth).
+      url: r.url(`${key}_URL`)
     }
     return [name, provider]
-  })) as Record<OAuthProviderName, OAuthProviderConfig>
-  if (external.keycloak.enabled && Option.isNone(external.keycloak.url)) {
-    r.fail(r.canonical("EXTERNAL_KEYCLOAK_URL"), "is required when EXTERNAL_KEYCLOAK_ENABLED is true")
+  }))
+  for (const { name, urlRequired } of oauthProviders) {
+    const key = `EXTERNAL_${name.toUpperCase()}`
+    if (urlRequired && external[name]?.enabled === true && Option.isNone(external[name].url)) {
+      r.fail(r.canonical(`${key}_URL`), `is required when ${key}_ENABLED is true`)
+    }
   }
 
   const requiredCharacters = parseRequiredCharacters(Option.getOrElse(r.string("PASSWORD_REQUIRED_CHARACTERS"), () => ""))

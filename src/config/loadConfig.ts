@@ -3,7 +3,15 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseEnv } from "node:util"
 import { Data, Effect, Either, Option, Redacted } from "effect"
-import { type DatabaseSettings, type ParsedConfig, parseAppConfig, parseDatabaseSettings, readDataDir, readMode } from "./AppConfig.js"
+import {
+  type DatabaseSettings,
+  type OAuthProviderSpec,
+  type ParsedConfig,
+  parseAppConfig,
+  parseDatabaseSettings,
+  readDataDir,
+  readMode
+} from "./AppConfig.js"
 import type { ConfigIssue } from "./SettingsReader.js"
 
 export class ConfigInvalid extends Data.TaggedError("ConfigInvalid")<{ readonly issues: ReadonlyArray<ConfigIssue> }> {}
@@ -61,14 +69,22 @@ export const embeddedJwtSecret = (dataDir: string): Effect.Effect<Redacted.Redac
     catch: () => new ConfigInvalid({ issues: [{ variable: "AUTH_DATA_DIR", rule: `must be a writable directory (${dataDir})` }] })
   })
 
-export const loadConfig = (sources: ConfigSources): Effect.Effect<LoadedConfig, ConfigInvalid> =>
+/**
+ * The whole configuration, every broken variable reported at once. `oauthProviders` are the identity providers
+ * whose EXTERNAL_<NAME>_* variables are read: the auth registry's, handed in by the composition, since the config
+ * sits below auth and names none itself.
+ */
+export const loadConfig = (
+  sources: ConfigSources,
+  oauthProviders: ReadonlyArray<OAuthProviderSpec>
+): Effect.Effect<LoadedConfig, ConfigInvalid> =>
   Effect.gen(function*() {
     const env = yield* mergeSources(sources)
     const jwtSecretSet = ["AUTH_JWT_SECRET", "GOTRUE_JWT_SECRET"].some((name) => (env[name] ?? "").trim() !== "")
     const secret = readMode(env) === "embedded" && !jwtSecretSet
       ? Option.some(yield* embeddedJwtSecret(readDataDir(env)))
       : Option.none()
-    const parsed = parseAppConfig(env, Option.isSome(secret) ? { embeddedJwtSecret: secret.value } : {})
+    const parsed = parseAppConfig(env, { oauthProviders, ...(Option.isSome(secret) ? { embeddedJwtSecret: secret.value } : {}) })
     return yield* Either.match(parsed, {
       onLeft: (issues) => Effect.fail(new ConfigInvalid({ issues })),
       onRight: Effect.succeed

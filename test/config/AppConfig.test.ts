@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Either, FastCheck, Option, Redacted } from "effect"
+import { OAUTH_PROVIDER_SPECS } from "../../src/auth/oauth/OAuthProviders.js"
 import { type AppConfig, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
 import type { ConfigIssue } from "../../src/config/SettingsReader.js"
 
@@ -7,8 +8,12 @@ type Env = Readonly<Record<string, string>>
 
 const GENERATED_SECRET = "generated-dev-secret-kept-in-the-data-dir"
 
-/** The embedded default as loadConfig runs it: the data directory supplied the JWT secret. */
-const embedded = (env: Env) => parseAppConfig(env, { embeddedJwtSecret: Redacted.make(GENERATED_SECRET) })
+/**
+ * The embedded default as loadConfig runs it: the data directory supplied the JWT secret, and the server's
+ * composition handed in the auth registry's identity providers.
+ */
+const embedded = (env: Env) =>
+  parseAppConfig(env, { embeddedJwtSecret: Redacted.make(GENERATED_SECRET), oauthProviders: OAUTH_PROVIDER_SPECS })
 
 const productionEnv: Env = {
   DATABASE_URL: "postgres://auth:pw@db.internal:5432/auth",
@@ -608,7 +613,7 @@ describe("external OAuth providers", () => {
       AUTH_EXTERNAL_GITHUB_CLIENT_ID: "client-id",
       AUTH_EXTERNAL_GITHUB_SECRET: "client-secret",
       AUTH_EXTERNAL_GITHUB_REDIRECT_URI: "https://auth.example.com/callback"
-    })).external.github
+    })).external["github"]!
     expect(github.enabled).toBe(true)
     expect(github.clientId).toBe("client-id")
     expect(Option.map(github.secret, Redacted.value)).toStrictEqual(Option.some("client-secret"))
@@ -618,7 +623,7 @@ describe("external OAuth providers", () => {
 
   it("does not require credentials of a disabled provider", () => {
     const c = config(embedded({ AUTH_EXTERNAL_GOOGLE_CLIENT_ID: "half-configured" }))
-    expect(c.external.google.enabled).toBe(false)
+    expect(c.external["google"]?.enabled).toBe(false)
   })
 
   it("checks the redirect URI is a URL", () => {
@@ -636,13 +641,18 @@ describe("external OAuth providers", () => {
     }
     expect(variables(embedded(keycloak))).toStrictEqual(["AUTH_EXTERNAL_KEYCLOAK_URL"])
     const c = config(embedded({ ...keycloak, AUTH_EXTERNAL_KEYCLOAK_URL: "https://sso.example.com/realms/main" }))
-    expect(c.external.keycloak.url).toStrictEqual(Option.some("https://sso.example.com/realms/main"))
+    expect(c.external["keycloak"]?.url).toStrictEqual(Option.some("https://sso.example.com/realms/main"))
   })
 
-  it("gives gitlab its public instance unless another is set", () => {
-    expect(config(embedded({})).external.gitlab.url).toStrictEqual(Option.some("https://gitlab.com"))
-    expect(config(embedded({ AUTH_EXTERNAL_GITLAB_URL: "https://git.example.com" })).external.gitlab.url)
+  it("leaves an unset URL unset: a provider's default hosts are its descriptor's (gitlab's public instance)", () => {
+    expect(config(embedded({})).external["gitlab"]?.url).toStrictEqual(Option.none())
+    expect(config(embedded({ AUTH_EXTERNAL_GITLAB_URL: "https://git.example.com" })).external["gitlab"]?.url)
       .toStrictEqual(Option.some("https://git.example.com"))
+  })
+
+  it("reads no provider it is not given", () => {
+    expect(config(parseAppConfig({ AUTH_EXTERNAL_GITHUB_ENABLED: "true" }, { embeddedJwtSecret: Redacted.make(GENERATED_SECRET) })).external)
+      .toStrictEqual({})
   })
 })
 
@@ -745,7 +755,10 @@ describe("issue texts never contain the offending value", () => {
 
   it.prop("in production, with all of them wrong at once", { secret: secretLooking }, ({ secret }) => {
     const env = Object.fromEntries(targets.map((variable) => [variable, secret]))
-    const found = issues(parseAppConfig({ ...productionEnv, ...env, DATABASE_URL: `postgres://u:${secret}@db/auth` }))
+    const found = issues(parseAppConfig(
+      { ...productionEnv, ...env, DATABASE_URL: `postgres://u:${secret}@db/auth` },
+      { oauthProviders: OAUTH_PROVIDER_SPECS }
+    ))
     expect(found.length).toBeGreaterThanOrEqual(targets.length)
     expect(formatConfigIssues(found)).not.toContain(secret)
   })

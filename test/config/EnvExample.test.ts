@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs"
 import { parseEnv } from "node:util"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Redacted } from "effect"
-import { formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
-import { OAUTH_PROVIDERS } from "../../src/config/OAuthProviders.js"
+import { formatConfigIssues, type ParseOptions, parseAppConfig } from "../../src/config/AppConfig.js"
+import { OAUTH_PROVIDER_SPECS, OAUTH_PROVIDERS } from "../../src/auth/oauth/OAuthProviders.js"
 
 // .env.example and the parser must not drift: every variable documented is one the parser reads, and
 // every variable the parser reads is documented.
@@ -11,6 +11,10 @@ import { OAUTH_PROVIDERS } from "../../src/config/OAuthProviders.js"
 const example = readFileSync(new URL("../../.env.example", import.meta.url), "utf8")
 const lines = example.split("\n")
 const source = readFileSync(new URL("../../src/config/AppConfig.ts", import.meta.url), "utf8")
+
+/** The parser as the server runs it: reading the EXTERNAL_<NAME>_* variables of the auth registry's providers. */
+const parsed = (env: Readonly<Record<string, string | undefined>>, options: ParseOptions = {}) =>
+  parseAppConfig(env, { ...options, oauthProviders: OAUTH_PROVIDER_SPECS })
 
 const ASSIGNMENT = /^# ([A-Z][A-Z0-9_]*)=(.*)$/
 const PATTERN = /^# AUTH_EXTERNAL_<PROVIDER>_([A-Z_]+)=/
@@ -40,7 +44,7 @@ const documentedProviders = listAfter(/<PROVIDER> is one of:$/)
 const documentedUnprefixed = listAfter(/Also read without any prefix:$/)
 
 /**
- * What the parser actually reads: parseAppConfig runs over environments that record every name looked
+ * What the parser actually reads: it runs over environments that record every name looked
  * up. A lookup tries AUTH_X, then GOTRUE_X, then X's unprefixed names, so an unprefixed read belongs to
  * the AUTH_ read before it.
  */
@@ -55,7 +59,7 @@ const traceParser = () => {
         return typeof name === "string" ? target[name] : undefined
       }
     })
-    parseAppConfig(proxy, embedded ? { embeddedJwtSecret: Redacted.make("generated") } : {})
+    parsed(proxy, embedded ? { embeddedJwtSecret: Redacted.make("generated") } : {})
     let current = ""
     for (const name of reads) {
       if (name.startsWith("AUTH_")) {
@@ -145,7 +149,7 @@ describe(".env.example", () => {
   it("rejects junk in every typed variable it documents, so the name reaches the parser", () => {
     // A string setting accepts anything; a typed one must report its own spelling.
     const rejected = documented.filter((name) =>
-      Either.match(parseAppConfig({ [name]: "%%%" }, { embeddedJwtSecret: Redacted.make("generated") }), {
+      Either.match(parsed({ [name]: "%%%" }, { embeddedJwtSecret: Redacted.make("generated") }), {
         onLeft: (issues) => issues.some((issue) => issue.variable === name || issue.variable.startsWith(`${name} `)),
         onRight: () => false
       })
@@ -161,13 +165,13 @@ describe(".env.example", () => {
     const uncommented = lines.filter((line) => ASSIGNMENT.test(line)).map((line) => line.slice(2)).join("\n")
     const env = parseEnv(uncommented) as Record<string, string>
     expect(Object.keys(env).sort()).toStrictEqual([...documented].sort())
-    const result = parseAppConfig(env)
+    const result = parsed(env)
     if (Either.isLeft(result)) expect.fail(formatConfigIssues(result.left))
     const { config } = Either.getOrThrow(result)
     expect(config.mode).toBe("postgres")
     expect(config.password.requiredCharacters).toHaveLength(4)
     expect(config.password.requiredCharacters[3]).toContain(":")
     expect(config.password.requiredCharacters[3]).toContain("#")
-    expect(config.external.github.enabled).toBe(true)
+    expect(config.external["github"]?.enabled).toBe(true)
   })
 })

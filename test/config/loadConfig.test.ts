@@ -19,6 +19,8 @@ const envFile = () => join(dir, ".env")
 const dataDir = () => join(dir, "data")
 const secretFile = () => join(dataDir(), "jwt-secret")
 const writeEnvFile = (text: string) => writeFileSync(envFile(), text)
+/** Most cases here are about the sources, not the identity providers, whose variables are then not read. */
+const NO_PROVIDERS = [] as const
 
 describe("mergeSources", () => {
   it.effect("reads the .env file", () =>
@@ -73,7 +75,7 @@ describe("loadConfig", () => {
         "AUTH_JWT_EXP=600",
         "LOG_LEVEL=debug"
       ].join("\n"))
-      const { config } = yield* loadConfig({ env: { LOG_LEVEL: "error" }, envFile: envFile() })
+      const { config } = yield* loadConfig({ env: { LOG_LEVEL: "error" }, envFile: envFile() }, NO_PROVIDERS)
       expect(config.siteUrl).toBe("http://from-file:3000")
       expect(Redacted.value(config.jwt.secret)).toBe("secret-from-file")
       expect(config.jwt.exp).toBe(600)
@@ -82,7 +84,7 @@ describe("loadConfig", () => {
 
   it.effect("starts with neither a .env file nor any variable beyond the data directory", () =>
     Effect.gen(function*() {
-      const { config, defaulted } = yield* loadConfig({ env: { AUTH_DATA_DIR: dataDir() }, envFile: envFile() })
+      const { config, defaulted } = yield* loadConfig({ env: { AUTH_DATA_DIR: dataDir() }, envFile: envFile() }, NO_PROVIDERS)
       expect(config.mode).toBe("embedded")
       expect(config.dataDir).toBe(dataDir())
       expect(defaulted.some((line) => line.startsWith("AUTH_JWT_SECRET="))).toBe(true)
@@ -91,7 +93,7 @@ describe("loadConfig", () => {
   it.effect("generates the embedded JWT secret once, private to the owner, and reuses it", () =>
     Effect.gen(function*() {
       const sources = { env: { AUTH_DATA_DIR: dataDir() }, envFile: envFile() }
-      const first = yield* loadConfig(sources)
+      const first = yield* loadConfig(sources, NO_PROVIDERS)
       const secret = Redacted.value(first.config.jwt.secret)
       expect(secret.length).toBeGreaterThanOrEqual(32)
       expect(readFileSync(secretFile(), "utf8").trim()).toBe(secret)
@@ -99,7 +101,7 @@ describe("loadConfig", () => {
       expect(statSync(dataDir()).mode & 0o077).toBe(0)
       expect(first.defaulted.join("\n")).not.toContain(secret)
 
-      const second = yield* loadConfig(sources)
+      const second = yield* loadConfig(sources, NO_PROVIDERS)
       expect(Redacted.value(second.config.jwt.secret)).toBe(secret)
       expect(readFileSync(secretFile(), "utf8").trim()).toBe(secret)
     }))
@@ -107,7 +109,7 @@ describe("loadConfig", () => {
   it.effect("takes the data directory from the .env file too", () =>
     Effect.gen(function*() {
       writeEnvFile(`AUTH_DATA_DIR=${dataDir()}\n`)
-      const { config } = yield* loadConfig({ env: {}, envFile: envFile() })
+      const { config } = yield* loadConfig({ env: {}, envFile: envFile() }, NO_PROVIDERS)
       expect(readFileSync(secretFile(), "utf8").trim()).toBe(Redacted.value(config.jwt.secret))
     }))
 
@@ -116,7 +118,7 @@ describe("loadConfig", () => {
       const { config, defaulted } = yield* loadConfig({
         env: { AUTH_DATA_DIR: dataDir(), AUTH_JWT_SECRET: "explicit-secret" },
         envFile: envFile()
-      })
+      }, NO_PROVIDERS)
       expect(Redacted.value(config.jwt.secret)).toBe("explicit-secret")
       expect(defaulted.some((line) => line.startsWith("AUTH_JWT_SECRET="))).toBe(false)
       expect(existsSync(dataDir())).toBe(false)
@@ -127,10 +129,10 @@ describe("loadConfig", () => {
       const viaAlias = yield* loadConfig({
         env: { AUTH_DATA_DIR: dataDir(), GOTRUE_JWT_SECRET: "alias-secret" },
         envFile: envFile()
-      })
+      }, NO_PROVIDERS)
       expect(Redacted.value(viaAlias.config.jwt.secret)).toBe("alias-secret")
       writeEnvFile("AUTH_JWT_SECRET=file-secret\n")
-      const viaFile = yield* loadConfig({ env: { AUTH_DATA_DIR: dataDir() }, envFile: envFile() })
+      const viaFile = yield* loadConfig({ env: { AUTH_DATA_DIR: dataDir() }, envFile: envFile() }, NO_PROVIDERS)
       expect(Redacted.value(viaFile.config.jwt.secret)).toBe("file-secret")
       expect(existsSync(dataDir())).toBe(false)
     }))
@@ -140,7 +142,7 @@ describe("loadConfig", () => {
       const error = yield* Effect.flip(loadConfig({
         env: { AUTH_DATA_DIR: dataDir(), DATABASE_URL: "postgres://db/auth" },
         envFile: envFile()
-      }))
+      }, NO_PROVIDERS))
       expect(error).toBeInstanceOf(ConfigInvalid)
       expect(error.issues.map((issue) => issue.variable)).toContain("AUTH_JWT_SECRET")
       expect(existsSync(dataDir())).toBe(false)
@@ -152,15 +154,32 @@ describe("loadConfig", () => {
       const error = yield* Effect.flip(loadConfig({
         env: { AUTH_JWT_SECRET: "s", AUTH_DISABLE_SIGNUP: "maybe" },
         envFile: envFile()
-      }))
+      }, NO_PROVIDERS))
       expect(error.issues.map((issue) => issue.variable).sort()).toStrictEqual(["AUTH_DISABLE_SIGNUP", "AUTH_JWT_EXP"])
+    }))
+
+  it.effect("reads EXTERNAL_<NAME>_* for the identity providers it is given, and only those", () =>
+    Effect.gen(function*() {
+      const env = {
+        AUTH_DATA_DIR: dataDir(),
+        AUTH_EXTERNAL_ACME_ENABLED: "true",
+        AUTH_EXTERNAL_ACME_CLIENT_ID: "id",
+        AUTH_EXTERNAL_ACME_SECRET: "secret",
+        AUTH_EXTERNAL_ACME_REDIRECT_URI: "https://auth.example.com/callback",
+        AUTH_EXTERNAL_OTHER_ENABLED: "true"
+      }
+      const { config } = yield* loadConfig({ env, envFile: envFile() }, [{ name: "acme", urlRequired: false }])
+      expect(config.external["acme"]?.enabled).toBe(true)
+      expect(Object.keys(config.external)).toStrictEqual(["acme"])
+      const error = yield* Effect.flip(loadConfig({ env, envFile: envFile() }, [{ name: "acme", urlRequired: true }]))
+      expect(error.issues).toStrictEqual([{ variable: "AUTH_EXTERNAL_ACME_URL", rule: "is required when EXTERNAL_ACME_ENABLED is true" }])
     }))
 
   it.effect("reports a data directory it cannot use", () =>
     Effect.gen(function*() {
       const notADirectory = join(dir, "file")
       writeFileSync(notADirectory, "")
-      const error = yield* Effect.flip(loadConfig({ env: { AUTH_DATA_DIR: notADirectory }, envFile: envFile() }))
+      const error = yield* Effect.flip(loadConfig({ env: { AUTH_DATA_DIR: notADirectory }, envFile: envFile() }, NO_PROVIDERS))
       expect(error.issues.map((issue) => issue.variable)).toStrictEqual(["AUTH_DATA_DIR"])
     }))
 })

@@ -3,6 +3,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Either, Layer, Ref } from "effect"
 import { AuthMessages } from "../../src/auth/messages/AuthMessages.js"
+import { OAUTH_PROVIDER_SPECS } from "../../src/auth/oauth/OAuthProviders.js"
 import { AppConfig, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
 import type { Database } from "../../src/platform/sql/Database.js"
 import { migrate } from "../../src/platform/sql/Migrator.js"
@@ -37,8 +38,9 @@ export const baseTestEnv: Readonly<Record<string, string>> = {
   LOG_LEVEL: "warn"
 }
 
+/** The config as the server's composition reads it, with the auth registry's identity providers. */
 export const testConfig = (env: Readonly<Record<string, string>> = {}): AppConfig =>
-  Either.match(parseAppConfig({ ...baseTestEnv, ...env }), {
+  Either.match(parseAppConfig({ ...baseTestEnv, ...env }, { oauthProviders: OAUTH_PROVIDER_SPECS }), {
     onLeft: (issues) => {
       throw new Error(formatConfigIssues(issues))
     },

@@ -7,32 +7,9 @@ import type { ExternalProfile } from "./ExternalLink.js"
  * The rules of POST /token?grant_type=id_token (reference §2.6, GoTrue's token_oidc.go) that need no network:
  * which provider a request means, where its keys are, and the checks on a token whose signature, issuer and expiry
  * have been verified. Errors are GoTrue's: OAuth-style `invalid request` (with the space) for a bad token,
- * `validation_failed` for an unknown provider, `provider_disabled` for a known one that is off.
+ * `validation_failed` for an unknown provider, `provider_disabled` for a known one that is off. What each provider
+ * contributes (its issuer, its key URL, its claims) is in its descriptor under src/auth/oauth, as an IdTokenIssuer.
  */
-
-export const ID_TOKEN_PROVIDERS = ["apple", "google", "azure", "keycloak"] as const
-export type IdTokenProviderName = (typeof ID_TOKEN_PROVIDERS)[number]
-
-export const APPLE_ISSUER = "https://appleid.apple.com"
-export const GOOGLE_ISSUER = "https://accounts.google.com"
-const AZURE_ISSUER = /^https:\/\/login\.microsoftonline\.com\/[^/]+\/v2\.0$/
-
-/**
- * Where each provider publishes its signing keys; EXTERNAL_<P>_URL, when set, replaces the base: the host, or for
- * azure the tenant URL (`https://login.microsoftonline.com/<tenant>`), as the redirect flow reads it too.
- */
-const DEFAULT_KEY_BASES: Readonly<Record<Exclude<IdTokenProviderName, "keycloak">, string>> = {
-  apple: "https://appleid.apple.com",
-  google: "https://www.googleapis.com",
-  // Microsoft's common key set signs tokens of every tenant, so one URL serves any tenant's issuer.
-  azure: "https://login.microsoftonline.com/common"
-}
-const KEY_PATHS: Readonly<Record<IdTokenProviderName, string>> = {
-  apple: "/auth/keys",
-  google: "/oauth2/v3/certs",
-  azure: "/discovery/v2.0/keys",
-  keycloak: "/protocol/openid-connect/certs"
-}
 
 /** What the grant reads of a provider's EXTERNAL_<P>_* settings. */
 export interface IdTokenProviderSettings {
@@ -49,17 +26,37 @@ export interface IdTokenRequestTarget {
   readonly unverifiedIssuer: string | undefined
 }
 
+/**
+ * What the grant needs of one provider whose ID tokens it accepts: the provider's descriptor (src/auth/oauth)
+ * supplies it, so its issuer, where its keys are and how its claims read sit with the rest of its facts.
+ */
+export interface IdTokenIssuer {
+  /**
+   * Where the provider stands in GoTrue's order (token_oidc.go tries apple, google, azure, keycloak): the first
+   * provider a request names, by `provider` or by `issuer`, is the one meant.
+   */
+  readonly order: number
+  /** Whether a request's `issuer` names this provider (its `provider` name always does). */
+  readonly issuedBy: (issuer: string, settings: IdTokenProviderSettings) => boolean
+  /** The only issuer its token may have, or GoTrue's refusal; "" when the settings name none (keycloak without a URL). */
+  readonly expectedIssuer: (target: IdTokenRequestTarget, settings: IdTokenProviderSettings) => Either.Either<string, AuthError>
+  /** Where its signing keys are: under EXTERNAL_<P>_URL when set, as the redirect flow reads it, else its own hosts. */
+  readonly jwksUrl: (url: string | undefined) => string
+  /** The profile a verified token vouches for, shaped as GoTrue's parser for the provider shapes it. */
+  readonly profile: (payload: Readonly<Record<string, unknown>>) => Either.Either<ExternalProfile, AuthError>
+}
+
 export interface ResolvedIdTokenProvider {
-  readonly name: IdTokenProviderName
+  readonly name: string
   /** The only issuer the token may have; its signature is then checked against `jwksUrl`. */
   readonly issuer: string
   readonly jwksUrl: string
   readonly clientIds: ReadonlyArray<string>
+  /** The provider's reading of the token once verified. */
+  readonly profile: IdTokenIssuer["profile"]
 }
 
-const withoutTrailingSlash = (url: string): string => url.replace(/\/+$/, "")
-
-export const isAzureIssuer = (issuer: string): boolean => AZURE_ISSUER.test(withoutTrailingSlash(issuer))
+export const withoutTrailingSlash = (url: string): string => url.replace(/\/+$/, "")
 
 export const clientIdsOf = (clientId: string): ReadonlyArray<string> =>
   clientId.split(",").map((id) => id.trim()).filter((id) => id !== "")
@@ -72,32 +69,24 @@ export const clientIdsOf = (clientId: string): ReadonlyArray<string> =>
  */
 export const resolveIdTokenProvider = (
   target: IdTokenRequestTarget,
-  settings: (name: IdTokenProviderName) => IdTokenProviderSettings
+  providers: ReadonlyArray<readonly [name: string, issuer: IdTokenIssuer]>,
+  settings: (name: string) => IdTokenProviderSettings
 ): Either.Either<ResolvedIdTokenProvider, AuthError> => {
-  const { issuer, provider } = target
-  const keycloakUrl = Option.map(settings("keycloak").url, withoutTrailingSlash)
-  const pick = (): { name: IdTokenProviderName; issuer: string } | AuthError => {
-    if (provider === "apple" || issuer === APPLE_ISSUER) return { name: "apple", issuer: APPLE_ISSUER }
-    if (provider === "google" || issuer === GOOGLE_ISSUER) return { name: "google", issuer: GOOGLE_ISSUER }
-    if (provider === "azure" || isAzureIssuer(issuer)) {
-      const tenantIssuer = isAzureIssuer(issuer) ? issuer : target.unverifiedIssuer ?? ""
-      if (!isAzureIssuer(tenantIssuer)) return AuthError.validation("Unable to detect issuer in ID token for Azure provider")
-      return { name: "azure", issuer: withoutTrailingSlash(tenantIssuer) }
-    }
-    const keycloakIssuer = settings("keycloak").enabled && Option.isSome(keycloakUrl) && withoutTrailingSlash(issuer) === keycloakUrl.value
-    if (provider === "keycloak" || keycloakIssuer) return { name: "keycloak", issuer: Option.getOrElse(keycloakUrl, () => "") }
-    return AuthError.validation(`Custom OIDC provider "${issuer}" not allowed`)
-  }
-  const picked = pick()
-  if (picked instanceof AuthError) return Either.left(picked)
-  const config = settings(picked.name)
-  if (!config.enabled || (picked.name === "keycloak" && picked.issuer === "")) {
-    return Either.left(AuthError.of(400, "provider_disabled", `Provider (issuer "${picked.issuer}") is not enabled`))
-  }
-  const base = picked.name === "keycloak"
-    ? picked.issuer
-    : Option.getOrElse(Option.map(config.url, withoutTrailingSlash), () => DEFAULT_KEY_BASES[picked.name as Exclude<IdTokenProviderName, "keycloak">])
-  return Either.right({ name: picked.name, issuer: picked.issuer, jwksUrl: `${base}${KEY_PATHS[picked.name]}`, clientIds: clientIdsOf(config.clientId) })
+  const ordered = [...providers].sort(([, a], [, b]) => a.order - b.order)
+  const picked = ordered.find(([name, p]) => target.provider === name || p.issuedBy(target.issuer, settings(name)))
+  if (picked === undefined) return Either.left(AuthError.validation(`Custom OIDC provider "${target.issuer}" not allowed`))
+  const [name, provider] = picked
+  const config = settings(name)
+  return Either.flatMap(provider.expectedIssuer(target, config), (issuer) =>
+    !config.enabled || issuer === ""
+      ? Either.left(AuthError.of(400, "provider_disabled", `Provider (issuer "${issuer}") is not enabled`))
+      : Either.right({
+        name,
+        issuer,
+        jwksUrl: provider.jwksUrl(Option.getOrUndefined(config.url)),
+        clientIds: clientIdsOf(config.clientId),
+        profile: provider.profile
+      }))
 }
 
 export const badIdToken = (): AuthError => AuthError.oauth("invalid request", "Bad ID token")
@@ -148,67 +137,29 @@ export const checkAccessTokenHash = (alg: string, atHash: unknown, accessToken: 
   return digest.subarray(0, digest.length / 2).toString("base64url") === atHash ? Either.void : Either.left(badIdToken())
 }
 
-const str = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined)
+/** A claim that is a non-empty string, or undefined. */
+export const claimString = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined)
 
 /** Apple writes its booleans as strings ("true"); the others as booleans. */
-const truthy = (value: unknown): boolean => value === true || value === "true" || value === "1" || value === 1
+export const claimTruthy = (value: unknown): boolean => value === true || value === "true" || value === "1" || value === 1
 
-/** The OpenID Connect profile claims GoTrue's Claims struct keeps for a generic provider. */
-const STANDARD_CLAIMS = [
-  "given_name", "family_name", "middle_name", "nickname", "preferred_username", "profile", "website", "gender",
-  "birthdate", "zoneinfo", "locale", "updated_at", "phone"
-] as const
-
-const pickClaims = (payload: Readonly<Record<string, unknown>>, keys: ReadonlyArray<string>): Record<string, unknown> =>
+/** The given claims that are present and not empty, as they are. */
+export const pickClaims = (payload: Readonly<Record<string, unknown>>, keys: ReadonlyArray<string>): Record<string, unknown> =>
   Object.fromEntries(keys.filter((key) => payload[key] !== undefined && payload[key] !== "").map((key) => [key, payload[key]]))
 
 /**
- * The profile a verified ID token vouches for, shaped as GoTrue's parser for the provider shapes it. Keycloak (a
- * generic OpenID provider) must give an email, as GoTrue requires; Bad ID token otherwise.
+ * What every provider's ID token gives the same way: the subject (without one, no profile), the address and whether
+ * it is verified, and the issuer to keep among the claims. Each provider's profile builds on it.
  */
-export const profileFromIdToken = (
-  provider: IdTokenProviderName,
-  payload: Readonly<Record<string, unknown>>
-): Either.Either<ExternalProfile, AuthError> => {
-  const sub = str(payload["sub"])
+export const idTokenBase = (payload: Readonly<Record<string, unknown>>): Either.Either<{
+  readonly base: { readonly providerId: string; readonly email: string | undefined; readonly emailVerified: boolean }
+  readonly issuer: { readonly iss?: string }
+}, AuthError> => {
+  const sub = claimString(payload["sub"])
   if (sub === undefined) return Either.left(AuthError.oauth("invalid request", "Missing sub claim in id_token"))
-  const iss = str(payload["iss"])
-  const issuer = iss !== undefined ? { iss } : {}
-  const base = { providerId: sub, email: str(payload["email"]), emailVerified: truthy(payload["email_verified"]) }
-  switch (provider) {
-    case "google": {
-      const hd = str(payload["hd"])
-      return Either.right({
-        ...base,
-        name: str(payload["name"]),
-        avatarUrl: str(payload["picture"]),
-        claims: { ...issuer, ...(hd !== undefined ? { custom_claims: { hd } } : {}) }
-      })
-    }
-    case "apple": {
-      const privateEmail = payload["is_private_email"]
-      return Either.right({
-        ...base,
-        claims: { ...issuer, ...(privateEmail !== undefined ? { custom_claims: { is_private_email: truthy(privateEmail) } } : {}) }
-      })
-    }
-    case "azure": {
-      // Azure marks a verified address with xms_edov (the email's domain owner verified it) rather than email_verified.
-      const tid = str(payload["tid"])
-      return Either.right({
-        ...base,
-        emailVerified: base.emailVerified || truthy(payload["xms_edov"]),
-        name: str(payload["name"]),
-        claims: { ...issuer, ...pickClaims(payload, ["preferred_username"]), ...(tid !== undefined ? { custom_claims: { tid } } : {}) }
-      })
-    }
-    case "keycloak":
-      if (base.email === undefined) return Either.left(badIdToken())
-      return Either.right({
-        ...base,
-        name: str(payload["name"]),
-        avatarUrl: str(payload["picture"]),
-        claims: { ...issuer, ...pickClaims(payload, STANDARD_CLAIMS) }
-      })
-  }
+  const iss = claimString(payload["iss"])
+  return Either.right({
+    base: { providerId: sub, email: claimString(payload["email"]), emailVerified: claimTruthy(payload["email_verified"]) },
+    issuer: iss !== undefined ? { iss } : {}
+  })
 }

@@ -19,8 +19,8 @@ import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 import { IdentityLinks } from "../users/IdentityLinks.js"
 import { type CallbackFailure, codeRedirect, errorRedirect, sessionFragment } from "./CallbackRedirect.js"
-import { parseScopes, ProviderFailure, type ProviderProfile } from "./OAuthProvider.js"
-import { OAuthProviders } from "./OAuthProviders.js"
+import { parseScopes, ProviderFailure, type ProviderProfile } from "../oauth/OAuthProvider.js"
+import { OAuthProviders } from "../oauth/OAuthProviders.js"
 
 export interface AuthorizeQuery {
   readonly provider?: string | undefined

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { OAUTH_PROVIDERS } from "../../config/OAuthProviders.js"
+import { OAUTH_PROVIDERS } from "../oauth/OAuthProviders.js"
 import { AuthApiBase } from "../contract/AuthApiBase.js"
 import { CHALLENGE_METHOD_PATTERN, documented, InputString, OptionalParam, QueryParams } from "../contract/InputSchemas.js"
 import { CODE_CHALLENGE_PATTERN } from "../domain/Pkce.js"

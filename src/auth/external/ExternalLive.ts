@@ -4,7 +4,7 @@ import { IdentityLinks } from "../users/IdentityLinks.js"
 import { External } from "./External.js"
 import { ExternalHttpLive } from "./ExternalHttp.js"
 import { IdentitiesHttpLive } from "./IdentitiesHttp.js"
-import { OAuthProvidersLive } from "./OAuthProviders.js"
+import { OAuthProvidersLive } from "../oauth/OAuthProviders.js"
 
 /**
  * Sign-in with an external provider, and the signed-in user's linking of provider identities: both groups' handlers

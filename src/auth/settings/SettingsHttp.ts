@@ -1,18 +1,18 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
-import { OAUTH_PROVIDERS } from "../../config/OAuthProviders.js"
 import { databaseProbe } from "../../platform/sql/DatabaseProbe.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { VERSION } from "../../Version.js"
 import { AuthError } from "../domain/AuthError.js"
+import { OAUTH_PROVIDERS, providerSettings } from "../oauth/OAuthProviders.js"
 import { Health, Settings, SettingsApi } from "./SettingsApi.js"
 
 export const settingsFor = (config: AppConfig): Settings =>
   new Settings({
     external: {
       anonymous_users: config.anonymousUsersEnabled,
-      ...Object.fromEntries(OAUTH_PROVIDERS.map((name) => [name, config.external[name].enabled])),
+      ...Object.fromEntries(OAUTH_PROVIDERS.map((name) => [name, providerSettings(config, name).enabled])),
       email: config.externalEmailEnabled,
       phone: config.externalPhoneEnabled
     },

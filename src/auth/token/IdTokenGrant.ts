@@ -1,19 +1,13 @@
 import { Clock, Effect } from "effect"
-import { createRemoteJWKSet, decodeJwt, jwtVerify } from "jose"
+import { decodeJwt } from "jose"
 import { AppConfig } from "../../config/AppConfig.js"
-import type { Session } from "../Api.js"
+import type { Session } from "../contract/Session.js"
 import { AuthError } from "../domain/AuthError.js"
-import {
-  badIdToken,
-  checkAccessTokenHash,
-  checkAudience,
-  checkNonce,
-  type IdTokenProviderName,
-  profileFromIdToken,
-  resolveIdTokenProvider
-} from "../domain/IdToken.js"
+import { badIdToken, checkAccessTokenHash, checkAudience, checkNonce, resolveIdTokenProvider } from "../domain/IdToken.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
+import { verifyIdToken } from "../oauth/IdTokenVerifier.js"
+import { ID_TOKEN_PROVIDERS, providerSettings } from "../oauth/OAuthProviders.js"
 import { Confirmations } from "../messages/Confirmations.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
@@ -31,9 +25,6 @@ export interface IdTokenGrantRequest {
   readonly client_id?: string | null | undefined
   readonly issuer?: string | null | undefined
 }
-
-// Providers sign with asymmetric keys; a symmetric or unsigned token is never one of theirs.
-const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 
 const unverifiedIssuer = (token: string): string | undefined => {
   try {
@@ -55,16 +46,7 @@ export class IdTokenGrant extends Effect.Service<IdTokenGrant>()("auth/IdTokenGr
     const accounts = yield* ExternalAccounts
     const confirmations = yield* Confirmations
     const tokens = yield* AccessTokens
-    // One key set per URL, kept for the process: jose refetches it on an unknown kid (key rotation), with a cooldown.
-    const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>()
-    const keySet = (url: string) => {
-      const known = keySets.get(url)
-      if (known !== undefined) return known
-      const created = createRemoteJWKSet(new URL(url))
-      keySets.set(url, created)
-      return created
-    }
-    const settings = (name: IdTokenProviderName) => config.external[name]
+    const settings = (name: string) => providerSettings(config, name)
 
     const signIn = Effect.fn("IdTokenGrant.signIn")(function*(request: IdTokenGrantRequest): Effect.fn.Return<Session, AuthError> {
       const idToken = request.id_token ?? ""
@@ -76,25 +58,22 @@ export class IdTokenGrant extends Effect.Service<IdTokenGrant>()("auth/IdTokenGr
       }
       const provider = yield* resolveIdTokenProvider(
         { provider: providerName, issuer, unverifiedIssuer: unverifiedIssuer(idToken) },
+        ID_TOKEN_PROVIDERS,
         settings
       )
-      const nowMs = yield* Clock.currentTimeMillis
-      const verified = yield* Effect.tryPromise({
-        try: () =>
-          jwtVerify(idToken, keySet(provider.jwksUrl), {
-            issuer: provider.issuer,
-            algorithms: ALGORITHMS,
-            requiredClaims: ["exp"],
-            currentDate: new Date(nowMs)
-          }),
+      const { algorithm, claims } = yield* verifyIdToken(idToken, {
+        jwksUrl: provider.jwksUrl,
+        issuer: provider.issuer,
+        // The audience is checked below, against every client id, in GoTrue's words.
+        requiredClaims: ["exp"]
+      }).pipe(
         // Whatever went wrong (signature, issuer, expiry, a key set that would not load) the client hears one thing.
-        catch: badIdToken
-      })
-      const claims = verified.payload as Readonly<Record<string, unknown>>
-      const profile = yield* profileFromIdToken(provider.name, claims)
+        Effect.mapError(badIdToken)
+      )
+      const profile = yield* provider.profile(claims)
       yield* checkAudience(claims["aud"], provider.clientIds)
       yield* checkNonce(claims["nonce"], request.nonce ?? "")
-      yield* checkAccessTokenHash(verified.protectedHeader.alg, claims["at_hash"], request.access_token ?? "")
+      yield* checkAccessTokenHash(algorithm, claims["at_hash"], request.access_token ?? "")
       const at = new Date(yield* Clock.currentTimeMillis)
       const { user } = yield* accounts.signIn(provider.name, profile).pipe(
         Effect.catchTag("EmailNeedsVerification", (refused) =>

@@ -6,18 +6,28 @@ import {
   checkAudience,
   checkNonce,
   clientIdsOf,
-  type IdTokenProviderName,
   type IdTokenProviderSettings,
-  profileFromIdToken,
-  resolveIdTokenProvider,
+  type IdTokenRequestTarget,
+  resolveIdTokenProvider as resolveAmong,
   sha256Hex
 } from "../../../src/auth/domain/IdToken.js"
+import { ID_TOKEN_PROVIDERS } from "../../../src/auth/oauth/OAuthProviders.js"
 
 const on = (clientId: string, url?: string): IdTokenProviderSettings => ({ enabled: true, clientId, url: Option.fromNullable(url) })
 const off: IdTokenProviderSettings = { enabled: false, clientId: "", url: Option.none() }
 
-const settings = (overrides: Partial<Record<IdTokenProviderName, IdTokenProviderSettings>>) => (name: IdTokenProviderName) =>
-  overrides[name] ?? off
+type IdTokenProviderName = "apple" | "google" | "azure" | "keycloak"
+
+const settings = (overrides: Partial<Record<IdTokenProviderName, IdTokenProviderSettings>>) => (name: string) =>
+  overrides[name as IdTokenProviderName] ?? off
+
+/** The rule over the providers the registry gives it (their descriptors' issuers and key URLs), the profile left out. */
+const resolveIdTokenProvider = (target: IdTokenRequestTarget, providerSettings: (name: string) => IdTokenProviderSettings) =>
+  Either.map(resolveAmong(target, ID_TOKEN_PROVIDERS, providerSettings), ({ profile: _, ...resolved }) => resolved)
+
+/** A verified token's profile, by the rules of the named provider's descriptor. */
+const profileFromIdToken = (name: IdTokenProviderName, payload: Readonly<Record<string, unknown>>) =>
+  ID_TOKEN_PROVIDERS.find(([provider]) => provider === name)![1].profile(payload)
 
 const codeOf = <A>(result: Either.Either<A, { code: string; message: string }>) =>
   Either.isLeft(result) ? [result.left.code, result.left.message] : "ok"
@@ -63,6 +73,14 @@ describe("resolveIdTokenProvider", () => {
     expect(codeOf(resolveIdTokenProvider(target("keycloak"), none))[0]).toBe("provider_disabled")
     expect(codeOf(resolveIdTokenProvider(target("azure", "", "https://evil.example/v2.0"), settings({ azure: on("az") }))))
       .toEqual(["validation_failed", "Unable to detect issuer in ID token for Azure provider"])
+  })
+
+  it("tries the registry's providers in GoTrue's order: naming one provider and another's issuer means the earlier", () => {
+    expect([...ID_TOKEN_PROVIDERS].sort(([, a], [, b]) => a.order - b.order).map(([name]) => name))
+      .toEqual(["apple", "google", "azure", "keycloak"])
+    const all = settings({ apple: on("a"), google: on("g") })
+    expect(Either.map(resolveIdTokenProvider(target("google", "https://appleid.apple.com"), all), (p) => p.name)).toEqual(Either.right("apple"))
+    expect(Either.map(resolveIdTokenProvider(target("azure", "https://accounts.google.com"), all), (p) => p.name)).toEqual(Either.right("google"))
   })
 
   it("a disabled keycloak is not chosen by its issuer", () => {

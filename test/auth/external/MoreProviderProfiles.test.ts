@@ -2,23 +2,26 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck, Option } from "effect"
 import { resolveIdTokenProvider } from "../../../src/auth/domain/IdToken.js"
-import { appleEndpoints, applePostedName, appleProfile, withApplePostedUser } from "../../../src/auth/external/providers/Apple.js"
-import { azureEndpoints, azureIssuerMatches, azureProfile } from "../../../src/auth/external/providers/Azure.js"
-import { bitbucketEmails, bitbucketEndpoints, bitbucketProfile } from "../../../src/auth/external/providers/Bitbucket.js"
-import { gitlabEndpoints, gitlabProfile } from "../../../src/auth/external/providers/GitLab.js"
-import { googleEndpoints, googleProfile } from "../../../src/auth/external/providers/Google.js"
+import { ID_TOKEN_PROVIDERS } from "../../../src/auth/oauth/OAuthProviders.js"
+import { appleEndpoints, applePostedName, appleProfile, withApplePostedUser } from "../../../src/auth/oauth/providers/Apple.js"
+import { azureEndpoints, azureIssuerMatches, azureProfile } from "../../../src/auth/oauth/providers/Azure.js"
+import { bitbucketEmails, bitbucketEndpoints, bitbucketProfile } from "../../../src/auth/oauth/providers/Bitbucket.js"
+import { gitlabEndpoints, gitlabProfile } from "../../../src/auth/oauth/providers/GitLab.js"
+import { googleEndpoints, googleProfile } from "../../../src/auth/oauth/providers/Google.js"
 
 describe("google", () => {
-  it("Google's three hosts by default; one host with Google's paths under EXTERNAL_GOOGLE_URL", () => {
+  it("Google's four hosts by default; one host with Google's paths under EXTERNAL_GOOGLE_URL", () => {
     expect(googleEndpoints(undefined)).toEqual({
       authorization: "https://accounts.google.com/o/oauth2/v2/auth",
       token: "https://oauth2.googleapis.com/token",
-      userinfo: "https://openidconnect.googleapis.com/v1/userinfo"
+      userinfo: "https://openidconnect.googleapis.com/v1/userinfo",
+      jwks: "https://www.googleapis.com/oauth2/v3/certs"
     })
     expect(googleEndpoints("https://proxy.example.com/google/")).toEqual({
       authorization: "https://proxy.example.com/google/o/oauth2/v2/auth",
       token: "https://proxy.example.com/google/token",
-      userinfo: "https://proxy.example.com/google/v1/userinfo"
+      userinfo: "https://proxy.example.com/google/v1/userinfo",
+      jwks: "https://proxy.example.com/google/oauth2/v3/certs"
     })
   })
 
@@ -64,6 +67,7 @@ describe("azure", () => {
     const tenantUrl = "https://login.microsoftonline.com/contoso.onmicrosoft.com"
     const resolved = resolveIdTokenProvider(
       { provider: "azure", issuer: "", unverifiedIssuer: "https://login.microsoftonline.com/t-1/v2.0" },
+      ID_TOKEN_PROVIDERS,
       () => ({ enabled: true, clientId: "az", url: Option.some(tenantUrl) })
     )
     expect(Either.getOrThrow(resolved).jwksUrl).toBe(azureEndpoints(tenantUrl).jwks)

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck } from "effect"
-import { parseScopes, scopesWith, withPassThrough } from "../../../src/auth/external/OAuthProvider.js"
-import { githubEmails, githubEndpoints, githubProfile } from "../../../src/auth/external/providers/GitHub.js"
-import { keycloakEndpoints, keycloakProfile } from "../../../src/auth/external/providers/Keycloak.js"
+import { parseScopes, scopesWith, withPassThrough } from "../../../src/auth/oauth/OAuthProvider.js"
+import { githubEmails, githubEndpoints, githubProfile } from "../../../src/auth/oauth/providers/GitHub.js"
+import { keycloakEndpoints, keycloakProfile } from "../../../src/auth/oauth/providers/Keycloak.js"
 
 describe("keycloak", () => {
   it("endpoints are the realm's openid-connect routes, and the issuer the realm URL, whatever the trailing slash", () => {

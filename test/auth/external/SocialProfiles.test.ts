@@ -1,12 +1,12 @@
 /** The pure halves of discord, facebook, spotify, slack, linkedin and notion: endpoints and profile mappings. */
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { appSecretProof, facebookEndpoints, facebookProfile } from "../../../src/auth/external/providers/Facebook.js"
-import { linkedinEndpoints, linkedinProfile } from "../../../src/auth/external/providers/LinkedIn.js"
-import { notionEndpoints, notionProfile } from "../../../src/auth/external/providers/Notion.js"
-import { slackEndpoints, slackProfile } from "../../../src/auth/external/providers/Slack.js"
-import { spotifyEndpoints, spotifyProfile } from "../../../src/auth/external/providers/Spotify.js"
-import { discordAvatarUrl, discordEndpoints, discordProfile } from "../../../src/auth/external/providers/Discord.js"
+import { appSecretProof, facebookEndpoints, facebookProfile } from "../../../src/auth/oauth/providers/Facebook.js"
+import { linkedinEndpoints, linkedinProfile } from "../../../src/auth/oauth/providers/LinkedIn.js"
+import { notionEndpoints, notionProfile } from "../../../src/auth/oauth/providers/Notion.js"
+import { slackEndpoints, slackProfile } from "../../../src/auth/oauth/providers/Slack.js"
+import { spotifyEndpoints, spotifyProfile } from "../../../src/auth/oauth/providers/Spotify.js"
+import { discordAvatarUrl, discordEndpoints, discordProfile } from "../../../src/auth/oauth/providers/Discord.js"
 
 describe("discord", () => {
   it("discord.com by default; EXTERNAL_DISCORD_URL replaces the origin", () => {

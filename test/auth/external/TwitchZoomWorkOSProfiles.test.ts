@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { twitchEndpoints, twitchProfile } from "../../../src/auth/external/providers/Twitch.js"
-import { workosEndpoints, workosPassThrough, workosProfile } from "../../../src/auth/external/providers/WorkOS.js"
-import { zoomEndpoints, zoomProfile } from "../../../src/auth/external/providers/Zoom.js"
+import { twitchEndpoints, twitchProfile } from "../../../src/auth/oauth/providers/Twitch.js"
+import { workosEndpoints, workosPassThrough, workosProfile } from "../../../src/auth/oauth/providers/WorkOS.js"
+import { zoomEndpoints, zoomProfile } from "../../../src/auth/oauth/providers/Zoom.js"
 
 describe("twitch", () => {
   it("id.twitch.tv and api.twitch.tv by default; one host under EXTERNAL_TWITCH_URL", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { twitterEndpoints, twitterProfile } from "../../../src/auth/external/providers/Twitter.js"
+import { twitterEndpoints, twitterProfile } from "../../../src/auth/oauth/providers/Twitter.js"
 
 describe("twitter", () => {
   it("api.twitter.com by default, or EXTERNAL_TWITTER_URL", () => {

@@ -1,7 +1,7 @@
 import { connect } from "node:net"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { OAUTH_PROVIDERS } from "../../../src/config/OAuthProviders.js"
+import { OAUTH_PROVIDERS } from "../../../src/auth/oauth/OAuthProviders.js"
 import { ServerUrl, TestServer } from "../../support/TestServer.js"
 
 const get = (url: string, init: RequestInit = {}) => Effect.promise(() => fetch(url, init))

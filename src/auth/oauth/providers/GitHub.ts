@@ -1,6 +1,5 @@
 import { Effect, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import type { OAuthProvider } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 import { Either } from "effect"
 import { profileFromFields, type ProviderProfile } from "../OAuthProvider.js"
@@ -60,23 +59,25 @@ export const githubProfile = (
 }
 
 /** GitHub, or a GitHub Enterprise Server at EXTERNAL_GITHUB_URL. */
-export const github = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = githubEndpoints(Option.getOrUndefined(config.url))
-  const client = clientFor(config)
-  // GitHub refuses API calls without a User-Agent, and the media type pins the API version.
-  const api = { accept: "application/vnd.github+json", "user-agent": "gatehouse" }
-  return {
-    name: "github",
-    // GitHub accepts a PKCE challenge on OAuth apps and GitHub apps alike.
-    usesPkce: true,
-    authorizationUrl: authorizationUrl(client, endpoints.authorization, GITHUB_SCOPES),
-    exchange: exchangeWith(config, endpoints.token),
-    profile: (tokens) =>
-      Effect.flatMap(
-        Effect.all([getJson(endpoints.user, tokens.accessToken, api), getJson(endpoints.emails, tokens.accessToken, api)], {
-          concurrency: 2
-        }),
-        ([user, emails]) => mapped(githubProfile(asObject(user), githubEmails(emails), endpoints.issuer))
-      )
+export const github: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = githubEndpoints(Option.getOrUndefined(config.url))
+    const client = clientFor(config)
+    // GitHub refuses API calls without a User-Agent, and the media type pins the API version.
+    const api = { accept: "application/vnd.github+json", "user-agent": "gatehouse" }
+    return {
+      name: "github",
+      // GitHub accepts a PKCE challenge on OAuth apps and GitHub apps alike.
+      usesPkce: true,
+      authorizationUrl: authorizationUrl(client, endpoints.authorization, GITHUB_SCOPES),
+      exchange: exchangeWith(config, endpoints.token),
+      profile: (tokens) =>
+        Effect.flatMap(
+          Effect.all([getJson(endpoints.user, tokens.accessToken, api), getJson(endpoints.emails, tokens.accessToken, api)], {
+            concurrency: 2
+          }),
+          ([user, emails]) => mapped(githubProfile(asObject(user), githubEmails(emails), endpoints.issuer))
+        )
+    }
   }
 }

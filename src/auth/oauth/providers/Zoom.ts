@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 
 /**
@@ -43,16 +43,18 @@ export const zoomProfile = (user: Readonly<Record<string, unknown>>, issuer: str
 }
 
 /** Zoom, or a stand-in at EXTERNAL_ZOOM_URL. */
-export const zoom = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = zoomEndpoints(Option.getOrUndefined(config.url))
-  const client = clientFor(config)
-  return {
-    name: "zoom",
-    // Zoom's OAuth takes an S256 challenge on the authorization code flow.
-    usesPkce: true,
-    authorizationUrl: authorizationUrl(client, endpoints.authorization, ZOOM_SCOPES),
-    // Zoom wants the client credentials in Basic auth.
-    exchange: exchangeWith(config, endpoints.token),
-    profile: (tokens) => Effect.flatMap(getJson(endpoints.me, tokens.accessToken), (user) => mapped(zoomProfile(asObject(user), endpoints.issuer)))
+export const zoom: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = zoomEndpoints(Option.getOrUndefined(config.url))
+    const client = clientFor(config)
+    return {
+      name: "zoom",
+      // Zoom's OAuth takes an S256 challenge on the authorization code flow.
+      usesPkce: true,
+      authorizationUrl: authorizationUrl(client, endpoints.authorization, ZOOM_SCOPES),
+      // Zoom wants the client credentials in Basic auth.
+      exchange: exchangeWith(config, endpoints.token),
+      profile: (tokens) => Effect.flatMap(getJson(endpoints.me, tokens.accessToken), (user) => mapped(zoomProfile(asObject(user), endpoints.issuer)))
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, ProviderFailure, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { ProviderFailure, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, mapped } from "../ProviderKit.js"
 
 /**
@@ -50,21 +50,23 @@ export const workosPassThrough = (passThrough: ReadonlyArray<readonly [string, s
  * WorkOS SSO, or a stand-in at EXTERNAL_WORKOS_URL. Which connection to use comes from the app's `connection`,
  * `organization` or `workos_provider` /authorize parameter (auth-js `queryParams`).
  */
-export const workos = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = workosEndpoints(Option.getOrUndefined(config.url))
-  const client = clientFor(config)
-  return {
-    name: "workos",
-    // A confidential client; WorkOS's PKCE is for clients without a secret.
-    usesPkce: false,
-    // WorkOS SSO has no scopes; an app's `scopes` still go on, as GoTrue sends them.
-    authorizationUrl: (request) =>
-      authorizationUrl(client, endpoints.authorization, [])({ ...request, passThrough: workosPassThrough(request.passThrough) }),
-    // WorkOS reads client_id and client_secret from the form body.
-    exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
-    profile: (tokens) =>
-      tokens.raw === undefined
-        ? Effect.fail(new ProviderFailure({ step: "profile", reason: "no token answer to read the profile from" }))
-        : mapped(workosProfile(asObject(tokens.raw["profile"]), endpoints.issuer))
+export const workos: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = workosEndpoints(Option.getOrUndefined(config.url))
+    const client = clientFor(config)
+    return {
+      name: "workos",
+      // A confidential client; WorkOS's PKCE is for clients without a secret.
+      usesPkce: false,
+      // WorkOS SSO has no scopes; an app's `scopes` still go on, as GoTrue sends them.
+      authorizationUrl: (request) =>
+        authorizationUrl(client, endpoints.authorization, [])({ ...request, passThrough: workosPassThrough(request.passThrough) }),
+      // WorkOS reads client_id and client_secret from the form body.
+      exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
+      profile: (tokens) =>
+        tokens.raw === undefined
+          ? Effect.fail(new ProviderFailure({ step: "profile", reason: "no token answer to read the profile from" }))
+          : mapped(workosProfile(asObject(tokens.raw["profile"]), endpoints.issuer))
+    }
   }
 }

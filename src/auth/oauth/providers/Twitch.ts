@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped, redirectClientId } from "../ProviderKit.js"
 
 /**
@@ -41,21 +41,23 @@ export const twitchProfile = (body: Readonly<Record<string, unknown>>, issuer: s
 }
 
 /** Twitch, or a stand-in at EXTERNAL_TWITCH_URL. */
-export const twitch = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = twitchEndpoints(Option.getOrUndefined(config.url))
-  const client = clientFor(config)
-  return {
-    name: "twitch",
-    // Twitch documents no PKCE for its authorization code flow.
-    usesPkce: false,
-    authorizationUrl: authorizationUrl(client, endpoints.authorization, TWITCH_SCOPES),
-    // Twitch reads the client credentials from the form body only and refuses Basic auth.
-    exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
-    profile: (tokens) =>
-      Effect.flatMap(
-        // Helix refuses a user token without the Client-Id it was issued to.
-        getJson(endpoints.users, tokens.accessToken, { "client-id": redirectClientId(config) }),
-        (body) => mapped(twitchProfile(asObject(body), endpoints.issuer))
-      )
+export const twitch: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = twitchEndpoints(Option.getOrUndefined(config.url))
+    const client = clientFor(config)
+    return {
+      name: "twitch",
+      // Twitch documents no PKCE for its authorization code flow.
+      usesPkce: false,
+      authorizationUrl: authorizationUrl(client, endpoints.authorization, TWITCH_SCOPES),
+      // Twitch reads the client credentials from the form body only and refuses Basic auth.
+      exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
+      profile: (tokens) =>
+        Effect.flatMap(
+          // Helix refuses a user token without the Client-Id it was issued to.
+          getJson(endpoints.users, tokens.accessToken, { "client-id": redirectClientId(config) }),
+          (body) => mapped(twitchProfile(asObject(body), endpoints.issuer))
+        )
+    }
   }
 }

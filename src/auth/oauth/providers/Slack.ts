@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { booleanClaim, type OAuthProvider, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { booleanClaim, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 
 /** Sign in with Slack (OpenID Connect) under https://slack.com, or under EXTERNAL_SLACK(_OIDC)_URL, which replaces it. */
@@ -48,15 +48,17 @@ export const slackProfile = (userinfo: Readonly<Record<string, unknown>>, issuer
  * Slack" (identity.* scopes, users.identity) Slack has retired for new apps. The subject is the same Slack user id
  * either way.
  */
-export const slackOidc = (name: "slack" | "slack_oidc") => (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = slackEndpoints(Option.getOrUndefined(config.url))
-  return {
-    name,
-    usesPkce: false,
-    authorizationUrl: authorizationUrl(clientFor(config), endpoints.authorization, SLACK_SCOPES),
-    // openid.connect.token documents client_id and client_secret as arguments of the call.
-    exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
-    profile: (tokens) =>
-      Effect.flatMap(getJson(endpoints.userinfo, tokens.accessToken), (userinfo) => mapped(slackProfile(asObject(userinfo), endpoints.issuer)))
+export const slackOidc = (name: "slack" | "slack_oidc"): ProviderDescriptor => ({
+  make: (config) => {
+    const endpoints = slackEndpoints(Option.getOrUndefined(config.url))
+    return {
+      name,
+      usesPkce: false,
+      authorizationUrl: authorizationUrl(clientFor(config), endpoints.authorization, SLACK_SCOPES),
+      // openid.connect.token documents client_id and client_secret as arguments of the call.
+      exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
+      profile: (tokens) =>
+        Effect.flatMap(getJson(endpoints.userinfo, tokens.accessToken), (userinfo) => mapped(slackProfile(asObject(userinfo), endpoints.issuer)))
+    }
   }
-}
+})

@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 
 /**
@@ -44,14 +44,16 @@ export const spotifyProfile = (me: Readonly<Record<string, unknown>>, issuer: st
 }
 
 /** Spotify, against Spotify or EXTERNAL_SPOTIFY_URL. */
-export const spotify = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = spotifyEndpoints(Option.getOrUndefined(config.url))
-  return {
-    name: "spotify",
-    // Spotify's authorization code flow takes an S256 challenge, with or without a client secret.
-    usesPkce: true,
-    authorizationUrl: authorizationUrl(clientFor(config), endpoints.authorization, SPOTIFY_SCOPES),
-    exchange: exchangeWith(config, endpoints.token),
-    profile: (tokens) => Effect.flatMap(getJson(endpoints.me, tokens.accessToken), (me) => mapped(spotifyProfile(asObject(me), endpoints.issuer)))
+export const spotify: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = spotifyEndpoints(Option.getOrUndefined(config.url))
+    return {
+      name: "spotify",
+      // Spotify's authorization code flow takes an S256 challenge, with or without a client secret.
+      usesPkce: true,
+      authorizationUrl: authorizationUrl(clientFor(config), endpoints.authorization, SPOTIFY_SCOPES),
+      exchange: exchangeWith(config, endpoints.token),
+      profile: (tokens) => Effect.flatMap(getJson(endpoints.me, tokens.accessToken), (me) => mapped(spotifyProfile(asObject(me), endpoints.issuer)))
+    }
   }
 }

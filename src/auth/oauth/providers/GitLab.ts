@@ -1,11 +1,11 @@
 import { Effect, Either, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, profileFromFields, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { profileFromFields, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 
 /**
- * GitLab's OAuth and REST endpoints on one instance: EXTERNAL_GITLAB_URL, a self-managed GitLab or (the default
- * the config supplies) https://gitlab.com; the OAuth pages are at its root and the API under /api/v4.
+ * GitLab's OAuth and REST endpoints on one instance: EXTERNAL_GITLAB_URL, a self-managed GitLab, or else the public
+ * instance https://gitlab.com (GoTrue's default); the OAuth pages are at its root and the API under /api/v4.
  */
 export const gitlabEndpoints = (instanceUrl: string | undefined) => {
   const base = (instanceUrl ?? "https://gitlab.com").replace(/\/+$/, "")
@@ -32,14 +32,16 @@ export const gitlabProfile = (user: Readonly<Record<string, unknown>>, issuer: s
 }
 
 /** GitLab.com or a self-managed instance at EXTERNAL_GITLAB_URL. */
-export const gitlab = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = gitlabEndpoints(Option.getOrUndefined(config.url))
-  const client = clientFor(config)
-  return {
-    name: "gitlab",
-    usesPkce: true,
-    authorizationUrl: authorizationUrl(client, endpoints.authorization, GITLAB_SCOPES),
-    exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
-    profile: (tokens) => Effect.flatMap(getJson(endpoints.user, tokens.accessToken), (user) => mapped(gitlabProfile(asObject(user), endpoints.issuer)))
+export const gitlab: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = gitlabEndpoints(Option.getOrUndefined(config.url))
+    const client = clientFor(config)
+    return {
+      name: "gitlab",
+      usesPkce: true,
+      authorizationUrl: authorizationUrl(client, endpoints.authorization, GITLAB_SCOPES),
+      exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
+      profile: (tokens) => Effect.flatMap(getJson(endpoints.user, tokens.accessToken), (user) => mapped(gitlabProfile(asObject(user), endpoints.issuer)))
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { booleanClaim, type OAuthProvider, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { booleanClaim, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 
 /**
@@ -44,17 +44,19 @@ export const linkedinProfile = (userinfo: Readonly<Record<string, unknown>>, iss
  * LinkedIn's OpenID Connect sign-in, served under both names: `linkedin_oidc`, and `linkedin`, whose legacy "Sign In
  * with LinkedIn" product (r_liteprofile, /v2/me) LinkedIn has retired.
  */
-export const linkedinOidc = (name: "linkedin" | "linkedin_oidc") => (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = linkedinEndpoints(Option.getOrUndefined(config.url))
-  return {
-    name,
-    // LinkedIn takes PKCE only from native apps it has approved for it.
-    usesPkce: false,
-    authorizationUrl: authorizationUrl(clientFor(config), endpoints.authorization, LINKEDIN_SCOPES),
-    // LinkedIn takes the client credentials only in the body, not Basic auth.
-    exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
-    profile: (tokens) =>
-      Effect.flatMap(getJson(endpoints.userinfo, tokens.accessToken), (userinfo) =>
-        mapped(linkedinProfile(asObject(userinfo), endpoints.issuer)))
+export const linkedinOidc = (name: "linkedin" | "linkedin_oidc"): ProviderDescriptor => ({
+  make: (config) => {
+    const endpoints = linkedinEndpoints(Option.getOrUndefined(config.url))
+    return {
+      name,
+      // LinkedIn takes PKCE only from native apps it has approved for it.
+      usesPkce: false,
+      authorizationUrl: authorizationUrl(clientFor(config), endpoints.authorization, LINKEDIN_SCOPES),
+      // LinkedIn takes the client credentials only in the body, not Basic auth.
+      exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
+      profile: (tokens) =>
+        Effect.flatMap(getJson(endpoints.userinfo, tokens.accessToken), (userinfo) =>
+          mapped(linkedinProfile(asObject(userinfo), endpoints.issuer)))
+    }
   }
-}
+})

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto"
 import { Effect, Either, Option, Redacted } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 
 /** The Graph API version every call is pinned to: an unversioned call gets the app's oldest available version. */
@@ -58,19 +58,21 @@ export const facebookProfile = (me: Readonly<Record<string, unknown>>, issuer: s
 }
 
 /** Facebook Login, against Facebook or EXTERNAL_FACEBOOK_URL. */
-export const facebook = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = facebookEndpoints(Option.getOrUndefined(config.url))
-  const secret = Option.match(config.secret, { onNone: () => "", onSome: Redacted.value })
-  return {
-    name: "facebook",
-    usesPkce: false,
-    authorizationUrl: authorizationUrl(clientFor(config), endpoints.authorization, FACEBOOK_SCOPES),
-    // Facebook documents the app's id and secret as parameters of the token request, not Basic auth.
-    exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
-    profile: (tokens) => {
-      const query = new URLSearchParams({ fields: PROFILE_FIELDS, appsecret_proof: appSecretProof(tokens.accessToken, secret) })
-      return Effect.flatMap(getJson(`${endpoints.me}?${query}`, tokens.accessToken), (me) =>
-        mapped(facebookProfile(asObject(me), endpoints.issuer)))
+export const facebook: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = facebookEndpoints(Option.getOrUndefined(config.url))
+    const secret = Option.match(config.secret, { onNone: () => "", onSome: Redacted.value })
+    return {
+      name: "facebook",
+      usesPkce: false,
+      authorizationUrl: authorizationUrl(clientFor(config), endpoints.authorization, FACEBOOK_SCOPES),
+      // Facebook documents the app's id and secret as parameters of the token request, not Basic auth.
+      exchange: exchangeWith(config, endpoints.token, { credentials: "body" }),
+      profile: (tokens) => {
+        const query = new URLSearchParams({ fields: PROFILE_FIELDS, appsecret_proof: appSecretProof(tokens.accessToken, secret) })
+        return Effect.flatMap(getJson(`${endpoints.me}?${query}`, tokens.accessToken), (me) =>
+          mapped(facebookProfile(asObject(me), endpoints.issuer)))
+      }
     }
   }
 }

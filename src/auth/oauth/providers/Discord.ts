@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 
 /**
@@ -60,15 +60,17 @@ export const discordProfile = (user: Readonly<Record<string, unknown>>, issuer: 
 }
 
 /** Discord, at discord.com or at EXTERNAL_DISCORD_URL. */
-export const discord = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = discordEndpoints(Option.getOrUndefined(config.url))
-  return {
-    name: "discord",
-    // Discord takes an S256 challenge on the authorization URL and checks the verifier at the token endpoint.
-    usesPkce: true,
-    authorizationUrl: authorizationUrl(clientFor(config), endpoints.authorization, DISCORD_SCOPES),
-    exchange: exchangeWith(config, endpoints.token),
-    profile: (tokens) =>
-      Effect.flatMap(getJson(endpoints.user, tokens.accessToken), (user) => mapped(discordProfile(asObject(user), endpoints.issuer)))
+export const discord: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = discordEndpoints(Option.getOrUndefined(config.url))
+    return {
+      name: "discord",
+      // Discord takes an S256 challenge on the authorization URL and checks the verifier at the token endpoint.
+      usesPkce: true,
+      authorizationUrl: authorizationUrl(clientFor(config), endpoints.authorization, DISCORD_SCOPES),
+      exchange: exchangeWith(config, endpoints.token),
+      profile: (tokens) =>
+        Effect.flatMap(getJson(endpoints.user, tokens.accessToken), (user) => mapped(discordProfile(asObject(user), endpoints.issuer)))
+    }
   }
 }

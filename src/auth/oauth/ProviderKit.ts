@@ -1,7 +1,10 @@
 import { CodeChallengeMethod, OAuth2Client } from "arctic"
 import { Duration, Effect, Either, Option, Redacted } from "effect"
 import type { OAuthProviderConfig } from "../../config/AppConfig.js"
+import type { AuthError } from "../domain/AuthError.js"
+import type { ExternalProfile } from "../domain/ExternalLink.js"
 import { clientIdsOf } from "../domain/IdToken.js"
+import { type IdTokenExpectations, verifyIdToken } from "./IdTokenVerifier.js"
 import {
   type AuthorizationRequest,
   ProviderFailure,
@@ -13,7 +16,8 @@ import {
 
 /*
  * What every provider's wiring is made of: the code exchange, JSON fetches with the user's token, the
- * authorization URL. A provider module (providers/X.ts) combines them with its endpoints and profile mapping.
+ * authorization URL, the ID token its token endpoint sent. A provider's descriptor (providers/X.ts) combines them
+ * with its endpoints and profile mapping.
  */
 
 export const PROVIDER_TIMEOUT = Duration.seconds(10)
@@ -108,3 +112,35 @@ export const authorizationUrl = (client: OAuth2Client, endpoint: string, default
       passThrough
     )
   }
+
+/**
+ * The ID token a provider's token endpoint handed back: for providers whose profile is that token (apple, azure),
+ * and keycloak's, which vouches for the userinfo answer. Verified by the verifier POST /token?grant_type=id_token
+ * uses, to our client id; its claims, or a failure of the profile step.
+ */
+export const verifiedIdToken = (
+  idToken: string | null | undefined,
+  expect: Omit<IdTokenExpectations, "requiredClaims" | "audience"> & { readonly audience: string }
+): Effect.Effect<Readonly<Record<string, unknown>>, ProviderFailure> =>
+  idToken === null || idToken === undefined || idToken === ""
+    ? Effect.fail(new ProviderFailure({ step: "profile", reason: "the token endpoint sent no id_token" }))
+    : verifyIdToken(idToken, { ...expect, requiredClaims: ["exp", "sub"] }).pipe(
+      Effect.map(({ claims }) => claims),
+      Effect.mapError(({ reason }) => new ProviderFailure({ step: "profile", reason: `id_token: ${reason}` })),
+      Effect.timeoutFail({ duration: PROVIDER_TIMEOUT, onTimeout: () => new ProviderFailure({ step: "profile", reason: "timed out" }) })
+    )
+
+/** The ID-token grant's profile (absent fields) as a provider's profile (null fields). */
+export const asProviderProfile = (result: Either.Either<ExternalProfile, AuthError>): Either.Either<ProviderProfile, string> =>
+  Either.match(result, {
+    onLeft: (error) => Either.left(error.message),
+    onRight: (profile) =>
+      Either.right({
+        providerId: profile.providerId,
+        email: profile.email ?? null,
+        emailVerified: profile.email !== undefined && profile.emailVerified,
+        name: profile.name ?? null,
+        avatarUrl: profile.avatarUrl ?? null,
+        claims: profile.claims
+      })
+  })

@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, profileFromFields, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { profileFromFields, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
 
 /**
@@ -60,20 +60,22 @@ export const bitbucketProfile = (
 }
 
 /** Bitbucket Cloud. */
-export const bitbucket = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = bitbucketEndpoints(Option.getOrUndefined(config.url))
-  const client = clientFor(config)
-  return {
-    name: "bitbucket",
-    // Bitbucket Cloud documents no PKCE for its OAuth consumers.
-    usesPkce: false,
-    authorizationUrl: authorizationUrl(client, endpoints.authorization, BITBUCKET_SCOPES),
-    // Bitbucket documents the consumer's key and secret in Basic auth.
-    exchange: exchangeWith(config, endpoints.token),
-    profile: (tokens) =>
-      Effect.flatMap(
-        Effect.all([getJson(endpoints.user, tokens.accessToken), getJson(endpoints.emails, tokens.accessToken)], { concurrency: 2 }),
-        ([user, emails]) => mapped(bitbucketProfile(asObject(user), bitbucketEmails(emails), endpoints.issuer))
-      )
+export const bitbucket: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = bitbucketEndpoints(Option.getOrUndefined(config.url))
+    const client = clientFor(config)
+    return {
+      name: "bitbucket",
+      // Bitbucket Cloud documents no PKCE for its OAuth consumers.
+      usesPkce: false,
+      authorizationUrl: authorizationUrl(client, endpoints.authorization, BITBUCKET_SCOPES),
+      // Bitbucket documents the consumer's key and secret in Basic auth.
+      exchange: exchangeWith(config, endpoints.token),
+      profile: (tokens) =>
+        Effect.flatMap(
+          Effect.all([getJson(endpoints.user, tokens.accessToken), getJson(endpoints.emails, tokens.accessToken)], { concurrency: 2 }),
+          ([user, emails]) => mapped(bitbucketProfile(asObject(user), bitbucketEmails(emails), endpoints.issuer))
+        )
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { Data, type Effect, type Either } from "effect"
-import type { OAuthProviderName } from "../../config/OAuthProviders.js"
+import type { OAuthProviderName } from "./OAuthProviders.js"
 
 /** What a provider's token endpoint handed over for the user. */
 export interface ProviderTokens {

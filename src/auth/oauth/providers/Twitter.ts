@@ -1,9 +1,8 @@
 import { createHmac } from "node:crypto"
 import { Effect, Either, Option, Redacted } from "effect"
 import OAuth from "oauth-1.0a"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
 import {
-  type OAuthProvider,
   ProviderFailure,
   type ProviderProfile,
   type ProviderTokens,
@@ -81,67 +80,69 @@ const signedFetch = (
  * key and secret, so an existing GoTrue configuration keeps working. The sign-in starts with a request token
  * (`begin`), whose key names the flow when Twitter sends the browser back with `oauth_token` and `oauth_verifier`.
  */
-export const twitter = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = twitterEndpoints(Option.getOrUndefined(config.url))
-  const oauth = new OAuth({
-    consumer: { key: redirectClientId(config), secret: Option.match(config.secret, { onNone: () => "", onSome: Redacted.value }) },
-    signature_method: "HMAC-SHA1",
-    hash_function: (base, key) => createHmac("sha1", key).update(base).digest("base64")
-  })
-  const authenticateUrl = (requestToken: string, passThrough: ReadonlyArray<readonly [string, string]>) => {
-    const url = new URL(endpoints.authenticate)
-    url.searchParams.set("oauth_token", requestToken)
-    return withPassThrough(url, passThrough)
-  }
-  return {
-    name: "twitter",
-    usesPkce: false,
-    // Twitter's page needs a request token, which only `begin` has: without one this is the bare page.
-    authorizationUrl: ({ passThrough }) => withPassThrough(new URL(endpoints.authenticate), passThrough),
-    // OAuth 1.0a has no scopes (the app's permissions are set in Twitter's developer portal); `scopes` is not sent.
-    begin: ({ passThrough }) =>
-      Effect.flatMap(
-        signedFetch(oauth, "exchange", "POST", endpoints.requestToken, undefined, { oauth_callback: config.redirectUri }),
-        (text) => {
-          const answer = formOf(text)
-          const token = answer["oauth_token"] ?? ""
-          const secret = answer["oauth_token_secret"] ?? ""
-          if (token === "" || secret === "" || answer["oauth_callback_confirmed"] !== "true") {
-            return Effect.fail(new ProviderFailure({ step: "exchange", reason: "request_token answer unusable" }))
+export const twitter: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = twitterEndpoints(Option.getOrUndefined(config.url))
+    const oauth = new OAuth({
+      consumer: { key: redirectClientId(config), secret: Option.match(config.secret, { onNone: () => "", onSome: Redacted.value }) },
+      signature_method: "HMAC-SHA1",
+      hash_function: (base, key) => createHmac("sha1", key).update(base).digest("base64")
+    })
+    const authenticateUrl = (requestToken: string, passThrough: ReadonlyArray<readonly [string, string]>) => {
+      const url = new URL(endpoints.authenticate)
+      url.searchParams.set("oauth_token", requestToken)
+      return withPassThrough(url, passThrough)
+    }
+    return {
+      name: "twitter",
+      usesPkce: false,
+      // Twitter's page needs a request token, which only `begin` has: without one this is the bare page.
+      authorizationUrl: ({ passThrough }) => withPassThrough(new URL(endpoints.authenticate), passThrough),
+      // OAuth 1.0a has no scopes (the app's permissions are set in Twitter's developer portal); `scopes` is not sent.
+      begin: ({ passThrough }) =>
+        Effect.flatMap(
+          signedFetch(oauth, "exchange", "POST", endpoints.requestToken, undefined, { oauth_callback: config.redirectUri }),
+          (text) => {
+            const answer = formOf(text)
+            const token = answer["oauth_token"] ?? ""
+            const secret = answer["oauth_token_secret"] ?? ""
+            if (token === "" || secret === "" || answer["oauth_callback_confirmed"] !== "true") {
+              return Effect.fail(new ProviderFailure({ step: "exchange", reason: "request_token answer unusable" }))
+            }
+            // The token secret signs the access-token request; it is kept with the flow and comes back as the verifier.
+            const verifier = new URLSearchParams({ oauth_token: token, oauth_token_secret: secret }).toString()
+            return Effect.succeed({ url: authenticateUrl(token, passThrough), handle: token, verifier })
           }
-          // The token secret signs the access-token request; it is kept with the flow and comes back as the verifier.
-          const verifier = new URLSearchParams({ oauth_token: token, oauth_token_secret: secret }).toString()
-          return Effect.succeed({ url: authenticateUrl(token, passThrough), handle: token, verifier })
-        }
-      ),
-    exchange: (oauthVerifier, kept) => {
-      const request = formOf(kept ?? "")
-      const token = { key: request["oauth_token"] ?? "", secret: request["oauth_token_secret"] ?? "" }
-      return Effect.flatMap(
-        signedFetch(oauth, "exchange", "POST", endpoints.accessToken, token, { oauth_verifier: oauthVerifier }),
-        (text): Effect.Effect<ProviderTokens, ProviderFailure> => {
-          const answer = formOf(text)
-          const accessToken = answer["oauth_token"] ?? ""
-          if (accessToken === "" || (answer["oauth_token_secret"] ?? "") === "") {
-            return Effect.fail(new ProviderFailure({ step: "exchange", reason: "access_token answer unusable" }))
+        ),
+      exchange: (oauthVerifier, kept) => {
+        const request = formOf(kept ?? "")
+        const token = { key: request["oauth_token"] ?? "", secret: request["oauth_token_secret"] ?? "" }
+        return Effect.flatMap(
+          signedFetch(oauth, "exchange", "POST", endpoints.accessToken, token, { oauth_verifier: oauthVerifier }),
+          (text): Effect.Effect<ProviderTokens, ProviderFailure> => {
+            const answer = formOf(text)
+            const accessToken = answer["oauth_token"] ?? ""
+            if (accessToken === "" || (answer["oauth_token_secret"] ?? "") === "") {
+              return Effect.fail(new ProviderFailure({ step: "exchange", reason: "access_token answer unusable" }))
+            }
+            // As GoTrue: the app gets the token as provider_token, and no provider_refresh_token (OAuth 1.0a has
+            // none); the token secret stays here, to sign the profile request.
+            return Effect.succeed({ accessToken, refreshToken: null, raw: answer })
           }
-          // As GoTrue: the app gets the token as provider_token, and no provider_refresh_token (OAuth 1.0a has
-          // none); the token secret stays here, to sign the profile request.
-          return Effect.succeed({ accessToken, refreshToken: null, raw: answer })
-        }
-      )
-    },
-    profile: (tokens) =>
-      Effect.flatMap(
-        signedFetch(oauth, "profile", "GET", endpoints.verifyCredentials, {
-          key: tokens.accessToken,
-          secret: typeof tokens.raw?.["oauth_token_secret"] === "string" ? tokens.raw["oauth_token_secret"] : ""
-        }),
-        (text) =>
-          Effect.flatMap(
-            Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new ProviderFailure({ step: "profile", reason: "not JSON" }) }),
-            (user) => mapped(twitterProfile(asObject(user), endpoints.issuer))
-          )
-      )
+        )
+      },
+      profile: (tokens) =>
+        Effect.flatMap(
+          signedFetch(oauth, "profile", "GET", endpoints.verifyCredentials, {
+            key: tokens.accessToken,
+            secret: typeof tokens.raw?.["oauth_token_secret"] === "string" ? tokens.raw["oauth_token_secret"] : ""
+          }),
+          (text) =>
+            Effect.flatMap(
+              Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new ProviderFailure({ step: "profile", reason: "not JSON" }) }),
+              (user) => mapped(twitterProfile(asObject(user), endpoints.issuer))
+            )
+        )
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { Either, Option } from "effect"
-import type { OAuthProviderConfig } from "../../../config/AppConfig.js"
-import { type OAuthProvider, profileFromFields, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
+import type { ProviderDescriptor } from "../ProviderDescriptor.js"
+import { profileFromFields, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, mapped } from "../ProviderKit.js"
 
 /** Notion's public-integration OAuth under https://api.notion.com/v1, or under EXTERNAL_NOTION_URL, which replaces the origin. */
@@ -33,17 +33,19 @@ export const notionProfile = (token: Readonly<Record<string, unknown>>, issuer: 
 }
 
 /** Notion, against Notion or EXTERNAL_NOTION_URL. */
-export const notion = (config: OAuthProviderConfig): OAuthProvider => {
-  const endpoints = notionEndpoints(Option.getOrUndefined(config.url))
-  // Notion has no scopes: what the integration may read is chosen on its consent page.
-  const authorize = authorizationUrl(clientFor(config), endpoints.authorization, [])
-  return {
-    name: "notion",
-    usesPkce: false,
-    // `owner=user` asks for a user's token; placed first, an app's own `owner` never replaces it.
-    authorizationUrl: (request) => authorize({ ...request, passThrough: [["owner", "user"], ...request.passThrough] }),
-    // Notion documents Basic auth and a JSON body for its token endpoint.
-    exchange: exchangeWith(config, endpoints.token, { encoding: "json" }),
-    profile: (tokens) => mapped(notionProfile(tokens.raw ?? {}, endpoints.issuer))
+export const notion: ProviderDescriptor = {
+  make: (config) => {
+    const endpoints = notionEndpoints(Option.getOrUndefined(config.url))
+    // Notion has no scopes: what the integration may read is chosen on its consent page.
+    const authorize = authorizationUrl(clientFor(config), endpoints.authorization, [])
+    return {
+      name: "notion",
+      usesPkce: false,
+      // `owner=user` asks for a user's token; placed first, an app's own `owner` never replaces it.
+      authorizationUrl: (request) => authorize({ ...request, passThrough: [["owner", "user"], ...request.passThrough] }),
+      // Notion documents Basic auth and a JSON body for its token endpoint.
+      exchange: exchangeWith(config, endpoints.token, { encoding: "json" }),
+      profile: (tokens) => mapped(notionProfile(tokens.raw ?? {}, endpoints.issuer))
+    }
   }
 }
