@@ -9,7 +9,7 @@ const UNIT = [
   "test/auth/domain/*.test.ts",
   "test/bench/*.test.ts",
   "test/config/*.test.ts",
-  "test/iam/{Delegation,LoginBackoff,NodeEd25519,Rules}.test.ts",
+  "test/iam/{Delegation,LoginBackoff,NodeEd25519,RefreshModel,Rules}.test.ts",
   "test/iam/GrpcWebText.test.ts",
   "test/auth/{AuthErrorMiddleware,CaptchaProtected,ErrorEnvelope,Layout}.test.ts",
   "test/auth/external/{CallbackRedirect,External,MoreProviderProfiles,ProviderProfiles,SocialProfiles}.test.ts",

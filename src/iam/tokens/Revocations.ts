@@ -31,10 +31,12 @@ export class Revocations extends Context.Tag("iam/Revocations")<Revocations, {
       const { iam } = yield* AppConfig
       const cache = new Map<string, number>()
 
+      // An entry is kept through the very millisecond it expires: a token is valid until the clock is past its exp
+      // (PasetoTokens), so a revocation that ended at exp would let a revoked token through at that instant.
       const merge = (rows: ReadonlyArray<RevokedId>) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
-          for (const [id, expiresAt] of cache) if (expiresAt <= now) cache.delete(id)
-          for (const row of rows) if (row.expiresAt > now) cache.set(row.id, row.expiresAt)
+          for (const [id, expiresAt] of cache) if (expiresAt < now) cache.delete(id)
+          for (const row of rows) if (row.expiresAt >= now) cache.set(row.id, row.expiresAt)
         })
 
       const reload = Clock.currentTimeMillis.pipe(Effect.flatMap((now) => repo.unexpired(new Date(now))), Effect.flatMap(merge))
@@ -53,7 +55,7 @@ export class Revocations extends Context.Tag("iam/Revocations")<Revocations, {
       })
 
       const isRevoked = (ids: ReadonlyArray<string>) =>
-        Effect.map(Clock.currentTimeMillis, (now) => ids.some((id) => (cache.get(id) ?? 0) > now))
+        Effect.map(Clock.currentTimeMillis, (now) => ids.some((id) => (cache.get(id) ?? -1) >= now))
 
       const remember = (revocations: ReadonlyArray<Revocation>) =>
         merge(revocations.map((r) => ({ id: r.id, expiresAt: r.expiresAt.getTime() })))

@@ -38,9 +38,9 @@ export class RevocationsRepo extends Effect.Service<RevocationsRepo>()("iam/Revo
           FROM unnest(string_to_array(${revocations.map((r) => `${r.id} ${r.expiresAt.getTime()}`).join(",")}, ',')) AS payload`
       ).pipe(Effect.asVoid, catchSql, Effect.withSpan("RevocationsRepo.record"))
 
-    /** Every revocation that has not expired at `now`. */
+    /** Every revocation still in force at `now`: expiring at `now` or later. */
     const unexpired = (now: Date): Effect.Effect<ReadonlyArray<RevokedId>, IamError> =>
-      sql<{ id: string; expires_at: Date }>`SELECT id, expires_at FROM ${sql(table.revocations)} WHERE expires_at > ${now}`.pipe(
+      sql<{ id: string; expires_at: Date }>`SELECT id, expires_at FROM ${sql(table.revocations)} WHERE expires_at >= ${now}`.pipe(
       Effect.map((rows) => rows.map((r) => ({ id: r.id, expiresAt: new Date(r.expires_at).getTime() }))),
       catchSql
     )
@@ -61,7 +61,7 @@ export class RevocationsRepo extends Effect.Service<RevocationsRepo>()("iam/Revo
           }),
         unexpired: (now) =>
           Effect.map(Ref.get(rows), (map) =>
-            [...map.values()].filter((r) => r.expiresAt > now).map((r) => ({ id: r.id, expiresAt: r.expiresAt.getTime() })))
+            [...map.values()].filter((r) => r.expiresAt >= now).map((r) => ({ id: r.id, expiresAt: r.expiresAt.getTime() })))
       }))
   )
 }
