@@ -3,6 +3,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Either, Exit, Layer, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { BcryptPasswordHasher } from "../platform/PasswordHasher.js"
+import { SecureRandom } from "../platform/SecureRandom.js"
 import { Transactions } from "../platform/sql/Transactions.js"
 import { Authority } from "./access/Authority.js"
 import { LoginThrottle } from "./accounts/LoginThrottle.js"
@@ -20,7 +21,7 @@ import { generatePaserk } from "./tokens/IamKeys.js"
 
 /** `gatehouse iam generate-key`: a new signing key and its public half, for .env and for resource servers. */
 export const generateKeyText = (): string => {
-  const { public: publicKey, secret } = generatePaserk()
+  const { public: publicKey, secret } = Effect.runSync(Effect.provide(generatePaserk, SecureRandom.Live))
   return `AUTH_IAM_PASETO_SECRET_KEY=${secret}\n# public key (published at /auth/keys): ${publicKey}\n`
 }
 

@@ -13,7 +13,7 @@ import {
 import { accessStep, type Guard, GUARDS, needsCredentials, type Operation, OPERATIONS } from "./domain/Guards.js"
 import { IamError } from "./domain/IamError.js"
 import { actionEnum, actionOf, resourceEnum, resourceOf } from "./ProtoEnums.js"
-import { bearerToken, type Caller, type IssuedTokens, Sessions } from "./tokens/Sessions.js"
+import { bearerToken, type Caller, IamSessions, type IssuedTokens } from "./tokens/IamSessions.js"
 
 /** What a transport passes along with a request: the caller's credentials, and which client sent it. */
 export interface CallMeta {
@@ -147,11 +147,11 @@ interface Guarded<Op extends Operation> {
   readonly handle: (request: IamMessages[Op][0], context: GuardedContext) => Effect.Effect<IamMessages[Op][1], IamError>
 }
 
-export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | Sessions | Roles | IamPolicy | Authority> = Layer.effect(
+export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSessions | Roles | IamPolicy | Authority> = Layer.effect(
   IamHandlers,
   Effect.gen(function*() {
     const accounts = yield* Accounts
-    const sessions = yield* Sessions
+    const sessions = yield* IamSessions
     const roles = yield* Roles
     const policy = yield* IamPolicy
     const authority = yield* Authority

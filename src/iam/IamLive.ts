@@ -2,6 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import type { PasswordHasher } from "../platform/PasswordHasher.js"
+import { SecureRandom } from "../platform/SecureRandom.js"
 import { Transactions } from "../platform/sql/Transactions.js"
 import { Authority } from "./access/Authority.js"
 import { IamPolicy } from "./access/IamPolicy.js"
@@ -16,9 +17,11 @@ import { bootstrapAdmin } from "./accounts/BootstrapAdmin.js"
 import { IamHandlers, IamHandlersLive } from "./IamHandlers.js"
 import { IamSql } from "./IamSql.js"
 import { IamStartupError, IamKeys, IamKeysLive } from "./tokens/IamKeys.js"
+import { IamSessions } from "./tokens/IamSessions.js"
 import { PasetoTokens } from "./tokens/PasetoTokens.js"
 import { Revocations } from "./tokens/Revocations.js"
-import { Sessions } from "./tokens/Sessions.js"
+import { RevocationsRepo } from "./tokens/RevocationsRepo.js"
+import { TokenFamiliesRepo } from "./tokens/TokenFamiliesRepo.js"
 
 export type IamServices =
   | IamHandlers
@@ -26,24 +29,36 @@ export type IamServices =
   | Accounts
   | Roles
   | Authority
-  | Sessions
+  | IamSessions
   | IamPolicy
   | IamSql
   | AccountsRepo
   | RolesRepo
 
-/** Every IAM service over a migrated database; transports (gRPC, REST, RPC) sit on top of IamHandlers. */
+/**
+ * Every IAM service over a migrated database; transports (gRPC, REST, RPC) sit on top of IamHandlers. SecureRandom.Live
+ * is provided here, not asked of the caller, because a cluster's primary builds these services (for the configured
+ * admin) without the platform's ports.
+ */
 export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClient.SqlClient | AppConfig | PasswordHasher> =
   IamHandlersLive.pipe(
     Layer.provideMerge(Roles.layer),
     Layer.provideMerge(Authority.layer),
-    Layer.provideMerge(Sessions.layer),
+    Layer.provideMerge(IamSessions.layer),
     Layer.provideMerge(Layer.mergeAll(Accounts.layer, PasetoTokens.layer, Revocations.layer, IamPolicy.layer)),
     Layer.provideMerge(LoginThrottle.layer),
     Layer.provideMerge(IamPolicy.engine),
     Layer.provideMerge(IamPolicyRules.Default),
-    Layer.provideMerge(Layer.mergeAll(RolesRepo.Default, AccountsRepo.Default, LoginThrottleRepo.Default, Transactions.Live)),
-    Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer))
+    Layer.provideMerge(Layer.mergeAll(
+      RolesRepo.Default,
+      AccountsRepo.Default,
+      LoginThrottleRepo.Default,
+      TokenFamiliesRepo.Default,
+      RevocationsRepo.Default,
+      Transactions.Live
+    )),
+    Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer)),
+    Layer.provide(SecureRandom.Live)
   )
 
 /** The configured first admin (AUTH_IAM_BOOTSTRAP_ADMIN_*), ensured at start-up when all three are set. */

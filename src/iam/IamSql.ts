@@ -10,7 +10,11 @@ const TABLES = ["users", "roles", "permissions", "user_roles", "role_permissions
   "policy_version", "login_failures", "login_clients"] as const
 export type IamTable = (typeof TABLES)[number]
 
-/** The IAM tables' qualified names (schema `iam`, DB_NAMESPACE prefix) and its notification channels. */
+/**
+ * IAM's SQL plumbing, below its repos: the tables' qualified names (schema `iam`, DB_NAMESPACE prefix), the
+ * notification channels, what the database allows (LISTEN) and whether it answers. The repos (*Repo.ts) hold
+ * the statements on the tables; this file holds the only other two, which read no table.
+ */
 export class IamSql extends Context.Tag("iam/IamSql")<IamSql, {
   readonly table: Readonly<Record<IamTable, string>>
   readonly channel: { readonly policy: string; readonly revocations: string }
@@ -19,6 +23,8 @@ export class IamSql extends Context.Tag("iam/IamSql")<IamSql, {
    * there stalls every other query. It needs none anyway: the data-directory lock allows one process only.
    */
   readonly listenSupported: boolean
+  /** Whether the database answers a trivial query now: the gRPC health check's SERVING. */
+  readonly reachable: Effect.Effect<boolean>
 }>() {
   static readonly layer: Layer.Layer<IamSql, never, AppConfig | SqlClient.SqlClient> = Layer.effect(
     IamSql,
@@ -33,7 +39,8 @@ export class IamSql extends Context.Tag("iam/IamSql")<IamSql, {
       return {
         table: qualifiedTables("iam", config.db.namespace, TABLES),
         channel: { policy: `${prefix}iam_policy`, revocations: `${prefix}iam_revocations` },
-        listenSupported: !version.includes("PGlite")
+        listenSupported: !version.includes("PGlite"),
+        reachable: sql`SELECT 1`.pipe(Effect.as(true), Effect.orElseSucceed(() => false))
       }
     })
   )
@@ -42,7 +49,8 @@ export class IamSql extends Context.Tag("iam/IamSql")<IamSql, {
   static readonly Test: Layer.Layer<IamSql> = Layer.succeed(IamSql, {
     table: qualifiedTables("iam", "", TABLES),
     channel: { policy: "iam_policy", revocations: "iam_revocations" },
-    listenSupported: false
+    listenSupported: false,
+    reachable: Effect.succeed(true)
   })
 }
 

@@ -4,6 +4,7 @@ import { PublicProtocol } from "paseto"
 import * as V4 from "paseto/v4/public"
 import { nodeV4 } from "../../src/iam/tokens/NodeEd25519.js"
 import { generatePaserk } from "../../src/iam/tokens/IamKeys.js"
+import { SecureRandom } from "../../src/platform/SecureRandom.js"
 
 // The paseto library's own v4.public (Ed25519 on WebCrypto): the reference our node:crypto step must agree with.
 const reference = new PublicProtocol(V4.SignFactory, V4.VerifyFactory, V4.ImportSecretKeyFactory, V4.ImportPublicKeyFactory)
@@ -11,8 +12,9 @@ const reference = new PublicProtocol(V4.SignFactory, V4.VerifyFactory, V4.Import
 type Secret = `k4.secret.${string}`
 type Public = `k4.public.${string}`
 
-const pair = generatePaserk()
-const other = generatePaserk()
+const newPair = () => Effect.runSync(Effect.provide(generatePaserk, SecureRandom.Live))
+const pair = newPair()
+const other = newPair()
 const now = new Date("2026-11-24T00:00:00Z")
 const exp = "2026-11-24T01:00:00Z"
 

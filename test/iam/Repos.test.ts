@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"
@@ -10,6 +11,8 @@ import { admitLogin, type FailureCount } from "../../src/iam/domain/LoginBackoff
 import { requestRate } from "../../src/domain/RequestRate.js"
 import { IamError } from "../../src/iam/domain/IamError.js"
 import { IamSql } from "../../src/iam/IamSql.js"
+import { RevocationsRepo } from "../../src/iam/tokens/RevocationsRepo.js"
+import { type NewFamilyToken, TokenFamiliesRepo } from "../../src/iam/tokens/TokenFamiliesRepo.js"
 import { migrate } from "../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../support/TestDatabase.js"
 import { testConfig } from "../support/TestServer.js"
@@ -22,9 +25,15 @@ import { iamTestEnv } from "./support/IamTestServer.js"
  */
 const config = testConfig(iamTestEnv())
 
-type Repos = AccountsRepo | RolesRepo | LoginThrottleRepo
+type Repos = AccountsRepo | RolesRepo | LoginThrottleRepo | TokenFamiliesRepo | RevocationsRepo
 
-const Live: Layer.Layer<Repos> = Layer.mergeAll(AccountsRepo.Default, RolesRepo.Default, LoginThrottleRepo.Default).pipe(
+const Live: Layer.Layer<Repos> = Layer.mergeAll(
+  AccountsRepo.Default,
+  RolesRepo.Default,
+  LoginThrottleRepo.Default,
+  TokenFamiliesRepo.Default,
+  RevocationsRepo.Default
+).pipe(
   Layer.provide(IamSql.layer),
   Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
   Layer.provide(Layer.succeed(AppConfig, config)),
@@ -32,11 +41,31 @@ const Live: Layer.Layer<Repos> = Layer.mergeAll(AccountsRepo.Default, RolesRepo.
   Layer.orDie
 )
 
-const InMemory: Layer.Layer<Repos> = Layer.merge(RolesRepo.Test.pipe(Layer.provideMerge(AccountsRepo.Test)), LoginThrottleRepo.Test)
+const InMemory: Layer.Layer<Repos> = Layer.mergeAll(
+  RolesRepo.Test.pipe(Layer.provideMerge(AccountsRepo.Test)),
+  LoginThrottleRepo.Test,
+  TokenFamiliesRepo.Test,
+  RevocationsRepo.Test
+)
 
 const failure = <A>(effect: Effect.Effect<A, IamError>) => Effect.map(Effect.flip(effect), ({ code, message }) => ({ code, message }))
 
 const user = (name: string) => ({ username: name, email: `${name}@example.com`, passwordHash: "$2a$04$not-a-real-hash" })
+
+const T0 = Date.UTC(2030, 0, 1)
+const at = (seconds: number) => new Date(T0 + seconds * 1000)
+
+/** A refresh token of `family` issued at T0 and living an hour, unless `fields` say otherwise. */
+const familyToken = (userId: number, family: string, fields: Partial<NewFamilyToken> = {}): NewFamilyToken => ({
+  jti: randomUUID(),
+  family,
+  userId,
+  parent: null,
+  issuedAt: at(0),
+  expiresAt: at(3600),
+  sessionEndsAt: null,
+  ...fields
+})
 
 const contract = (name: string, repos: Layer.Layer<Repos>) =>
   layer(repos, { timeout: 60_000 })(`${name}: repo contract`, (it) => {
@@ -227,6 +256,84 @@ const contract = (name: string, repos: Layer.Layer<Repos>) =>
         expect(yield* throttle.admitAccount("user:sweep", base + 500, backoff)).toEqual({ allowed: false, retryAfterMs: 500 })
         expect(yield* throttle.sweep(base + 61_001, backoff)).toBeGreaterThanOrEqual(1)
         expect(yield* throttle.admitAccount("user:sweep", base + 61_001, backoff)).toEqual(admitLogin(undefined, base + 61_001, backoff))
+      }))
+
+    it.effect("refresh tokens: read back as written; a spent one comes with its child; revoking a family keeps earlier revocations' times", () =>
+      Effect.gen(function*() {
+        const accounts = yield* AccountsRepo
+        const families = yield* TokenFamiliesRepo
+        const fay = yield* accounts.insert(user("fay"))
+        const [one, two] = [randomUUID(), randomUUID()]
+        const first = familyToken(fay.id, one)
+        const ending = familyToken(fay.id, two, { sessionEndsAt: at(1800), expiresAt: at(1800) })
+        yield* families.insert(first)
+        yield* families.insert(ending)
+        const fresh = { spentAt: null, revokedAt: null }
+        expect(yield* families.lockForRefresh(first.jti)).toEqual({ token: { ...first, ...fresh }, child: undefined })
+        expect(yield* families.lockForRefresh(ending.jti)).toEqual({ token: { ...ending, ...fresh }, child: undefined })
+        expect(yield* families.lockForRefresh(randomUUID())).toBeUndefined()
+
+        // A rotation: the token spent, its child in the same family.
+        const child = familyToken(fay.id, one, { parent: first.jti, issuedAt: at(60), expiresAt: at(3660) })
+        yield* families.spend(first.jti, at(60))
+        yield* families.insert(child)
+        expect(yield* families.lockForRefresh(first.jti))
+          .toEqual({ token: { ...first, spentAt: at(60), revokedAt: null }, child: { ...child, ...fresh } })
+        expect((yield* families.lockForRefresh(child.jti))?.child).toBeUndefined()
+
+        yield* families.revokeFamilies([], at(90))
+        yield* families.revokeFamilies([one], at(120))
+        expect((yield* families.lockForRefresh(first.jti))?.token.revokedAt).toEqual(at(120))
+        expect((yield* families.lockForRefresh(child.jti))?.token.revokedAt).toEqual(at(120))
+        expect((yield* families.lockForRefresh(ending.jti))?.token.revokedAt).toBeNull()
+        yield* families.revokeFamilies([one, two], at(180))
+        expect((yield* families.lockForRefresh(child.jti))?.token.revokedAt).toEqual(at(120))
+        expect((yield* families.lockForRefresh(ending.jti))?.token.revokedAt).toEqual(at(180))
+      }))
+
+    it.effect("open families: a user's families with a token neither revoked nor expired, each once", () =>
+      Effect.gen(function*() {
+        const accounts = yield* AccountsRepo
+        const families = yield* TokenFamiliesRepo
+        const [gus, hal] = [yield* accounts.insert(user("gus")), yield* accounts.insert(user("hal"))]
+        const [rotated, expired, revoked, others] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()]
+        const spent = familyToken(gus.id, rotated)
+        yield* families.insert(spent)
+        yield* families.spend(spent.jti, at(10))
+        yield* families.insert(familyToken(gus.id, rotated, { parent: spent.jti, issuedAt: at(10) }))
+        yield* families.insert(familyToken(gus.id, expired, { expiresAt: at(100) }))
+        yield* families.insert(familyToken(gus.id, revoked))
+        yield* families.revokeFamilies([revoked], at(20))
+        yield* families.insert(familyToken(hal.id, others))
+
+        expect(yield* families.openFamiliesOf(gus.id, at(99))).toEqual(expect.arrayContaining([rotated, expired]))
+        expect((yield* families.openFamiliesOf(gus.id, at(99))).length).toBe(2)
+        // A token expiring at the very moment is no longer open.
+        expect(yield* families.openFamiliesOf(gus.id, at(100))).toEqual([rotated])
+        expect(yield* families.openFamiliesOf(hal.id, at(100))).toEqual([others])
+        expect(yield* families.openFamiliesOf(gus.id, at(3600))).toEqual([])
+      }))
+
+    it.effect("revocations: an id is recorded once (the first expiry stays); unexpired lists those in force at the moment", () =>
+      Effect.gen(function*() {
+        const revocations = yield* RevocationsRepo
+        const ids: ReadonlyArray<string> = [randomUUID(), randomUUID(), randomUUID()]
+        const [access, family, late] = ids as [string, string, string]
+        yield* revocations.record([])
+        yield* revocations.record([{ id: access, kind: "access", expiresAt: at(60) }, { id: family, kind: "family", expiresAt: at(600) }])
+        yield* revocations.record([{ id: access, kind: "access", expiresAt: at(6000) }, { id: late, kind: "family", expiresAt: at(6000) }])
+        const mine = (moment: Date) =>
+          Effect.map(revocations.unexpired(moment), (rows) =>
+            rows.filter((r) => ids.includes(r.id)).sort((a, b) => a.expiresAt - b.expiresAt || (a.id < b.id ? -1 : 1)))
+        expect(yield* mine(at(0))).toEqual([
+          { id: access, expiresAt: at(60).getTime() },
+          { id: family, expiresAt: at(600).getTime() },
+          { id: late, expiresAt: at(6000).getTime() }
+        ])
+        // In force through the very moment it expires (a token is valid until the clock is past its exp).
+        expect((yield* mine(at(60))).map((r) => r.id)).toEqual([access, family, late])
+        expect(yield* mine(new Date(at(60).getTime() + 1))).toEqual([{ id: family, expiresAt: at(600).getTime() }, { id: late, expiresAt: at(6000).getTime() }])
+        expect(yield* mine(new Date(at(6000).getTime() + 1))).toEqual([])
       }))
 
     it.effect("the policy version moves by one on every bump", () =>

@@ -4,20 +4,23 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Code } from "@connectrpc/connect"
 import { describe, expect, it } from "@effect/vitest"
-import { Either, FastCheck as fc } from "effect"
+import { Effect, Either, FastCheck as fc } from "effect"
 import {
   checkDescription, checkLoginUsername, checkPassword, checkPermissionName, checkRegistration, checkRoleName, normalizeEmail
 } from "../../src/iam/domain/AccountRules.js"
 import { accessStep, GUARDS, OPERATIONS } from "../../src/iam/domain/Guards.js"
-import { IAM_CODES, grpcCodeOf, httpStatusOf, iamCodeOfGrpc } from "../../src/iam/domain/IamStatus.js"
+import { IAM_CODES, httpStatusOf } from "../../src/iam/domain/IamStatus.js"
 import { decideRefresh, sessionEnd, tokenExpiry } from "../../src/iam/domain/RefreshRotation.js"
-import { codeOfConnectName, connectCodeName, connectRefusalStatus, restateRefusal, tooLargeMessage } from "../../src/iam/domain/Refusals.js"
+import { tooLargeMessage } from "../../src/iam/domain/Refusals.js"
+import { codeOfConnectName, connectCodeName, connectRefusalStatus, restateRefusal } from "../../src/iam/grpc/ConnectRefusals.js"
+import { grpcCodeOf, iamCodeOfGrpc } from "../../src/iam/grpc/GrpcCodes.js"
 import { ACTIONS, RESOURCES } from "../../src/iam/domain/ResourceAction.js"
 import { actionEnum, actionOf, resourceEnum, resourceOf } from "../../src/iam/ProtoEnums.js"
 import { contractMismatch } from "../../src/iam/IamContract.js"
 import { policyRules } from "../../src/iam/access/IamPolicyRules.js"
 import { embeddedSigningKey, generatePaserk, parseSigningKey } from "../../src/iam/tokens/IamKeys.js"
-import { bearerToken } from "../../src/iam/tokens/Sessions.js"
+import { bearerToken } from "../../src/iam/tokens/IamSessions.js"
+import { SecureRandom } from "../../src/platform/SecureRandom.js"
 
 // The HTTP statuses Connect itself gives each gRPC code (connectrpc.com/docs/protocol#error-codes).
 const CONNECT_HTTP: Partial<Record<Code, number>> = {
@@ -186,13 +189,15 @@ describe("enums and policy lines", () => {
   })
 })
 
+const newPair = () => Effect.runSync(Effect.provide(generatePaserk, SecureRandom.Live))
+
 describe("keys and bearer tokens", () => {
   it("accepts PASERK and PEM keys and refuses a k4.secret whose halves do not match", () => {
-    const pair = generatePaserk()
+    const pair = newPair()
     expect(parseSigningKey(pair.secret)).toEqual({ ok: pair })
     const pem = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
     expect(parseSigningKey(pem.replaceAll("\n", "\\n")).ok?.secret).toMatch(/^k4\.secret\./)
-    const other = generatePaserk()
+    const other = newPair()
     expect(parseSigningKey(pair.secret.slice(0, 53) + other.secret.slice(53)).error).toBeDefined()
     expect(parseSigningKey(generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "pem", type: "pkcs8" }).toString()).error)
       .toBeDefined()
@@ -200,13 +205,22 @@ describe("keys and bearer tokens", () => {
   it("the embedded default generates its key once and keeps it private", () => {
     const dir = mkdtempSync(join(tmpdir(), "gatehouse-iam-key-"))
     try {
-      const first = embeddedSigningKey(dir)
-      expect(embeddedSigningKey(dir)).toBe(first)
+      const keep = () => Effect.runSync(Effect.provide(embeddedSigningKey(dir), SecureRandom.Live))
+      const first = keep()
+      expect(keep()).toBe(first)
       expect(readFileSync(join(dir, "iam-paseto-key"), "utf8").trim()).toBe(first)
       expect(statSync(join(dir, "iam-paseto-key")).mode & 0o077).toBe(0)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+  it("a new key's seed is SecureRandom's 32 bytes: the same draw gives the same key, and a valid one", () => {
+    const fromTest = () => Effect.runSync(Effect.provide(generatePaserk, SecureRandom.Test))
+    const pair = fromTest()
+    expect(fromTest()).toEqual(pair)
+    expect(parseSigningKey(pair.secret)).toEqual({ ok: pair })
+    expect(Buffer.from(pair.secret.slice("k4.secret.".length), "base64url").subarray(0, 32))
+      .toEqual(Buffer.concat([Buffer.alloc(31), Buffer.of(1)]))
   })
   it("reads Bearer headers and bare tokens", () => {
     expect(bearerToken("Bearer abc")).toBe("abc")

@@ -3,8 +3,8 @@ import { Headers as HttpHeaders, HttpTraceContext } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, Runtime } from "effect"
 import { requestIdFrom } from "../../platform/http/RequestId.js"
 import type { IamError } from "../domain/IamError.js"
-import { grpcCodeOf } from "../domain/IamStatus.js"
-import { connectCodeName } from "../domain/Refusals.js"
+import { grpcCodeOf } from "./GrpcCodes.js"
+import { connectCodeName } from "./ConnectRefusals.js"
 
 /**
  * The gRPC status for how an Effect ended. A typed failure keeps its code, client-safe message and retry hint; an

@@ -8,7 +8,6 @@ import {
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
 } from "@connectrpc/connect-node"
-import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"
@@ -21,9 +20,10 @@ import { requestIdFrom } from "../../platform/http/RequestId.js"
 import { listenFailure } from "../../platform/process/ListenFailure.js"
 import type { Operation } from "../domain/Guards.js"
 import type { IamError } from "../domain/IamError.js"
-import type { Refusal } from "../domain/Refusals.js"
+import type { Refusal } from "./ConnectRefusals.js"
 import { IAM_SERVICES } from "../IamContract.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
+import { IamSql } from "../IamSql.js"
 import { grpcStatusName, type RpcCall, runForConnect } from "./ConnectFailure.js"
 import { withoutEchoedValues } from "./EchoedHeaders.js"
 import { grpcCorsPolicy } from "./GrpcCors.js"
@@ -200,20 +200,17 @@ const H2_PREFACE = Buffer.from("PRI * HTTP/2.0")
  * listener looks at each connection's first bytes and hands it to an HTTP/2 server (gRPC, h2c Connect) or an
  * HTTP/1.1 server (gRPC-Web and Connect from browsers and curl).
  */
-export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, IamHandlers | AppConfig | SqlClient.SqlClient> =
+export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, IamHandlers | AppConfig | IamSql> =
   Layer.scoped(
     IamGrpcAddress,
     Effect.gen(function*() {
       const { api, iam, rateLimit } = yield* AppConfig
       const handlers = yield* IamHandlers
-      const sql = yield* SqlClient.SqlClient
+      const { reachable } = yield* IamSql
       const runtime = yield* Effect.runtime<never>()
       const run = runForConnect(runtime, { requestIdHeader: Option.getOrUndefined(api.requestIdHeader) })
       const servingStatus = (signal: AbortSignal) =>
-        Runtime.runPromise(runtime, sql`SELECT 1`.pipe(
-          Effect.as(ServingStatus.SERVING),
-          Effect.orElseSucceed(() => ServingStatus.NOT_SERVING)
-        ), { signal })
+        Runtime.runPromise(runtime, Effect.map(reachable, (up) => up ? ServingStatus.SERVING : ServingStatus.NOT_SERVING), { signal })
 
       const clientHeader = Option.getOrUndefined(Option.map(rateLimit.header, (name) => name.toLowerCase()))
       const requestIdHeader = Option.getOrUndefined(api.requestIdHeader)

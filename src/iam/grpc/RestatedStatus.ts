@@ -1,7 +1,7 @@
 import type { UniversalHandlerFn, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol"
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect"
 import type { Code } from "@connectrpc/connect"
-import { codeOfConnectName, connectCodeName, connectRefusalStatus, type Refusal, restateRefusal } from "../domain/Refusals.js"
+import { codeOfConnectName, connectCodeName, connectRefusalStatus, type Refusal, restateRefusal } from "./ConnectRefusals.js"
 import { withGrpcWebTrailers } from "./GrpcWebTrailers.js"
 
 /**

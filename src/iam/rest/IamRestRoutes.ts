@@ -13,7 +13,7 @@ import { anyHandler, IamHandlers } from "../IamHandlers.js"
 import { jsonInputProblem } from "../JsonInputProblem.js"
 import { IamRouter } from "../IamRouter.js"
 import { IamKeys } from "../tokens/IamKeys.js"
-import { Sessions } from "../tokens/Sessions.js"
+import { IamSessions } from "../tokens/IamSessions.js"
 
 export interface RestRoute {
   readonly method: "GET" | "POST" | "DELETE"
@@ -146,10 +146,10 @@ const readBody = (
  * the request message's proto3 JSON mapping (snake_case or camelCase names; enums by name or number), calls
  * the shared handler, and answers with the response message in snake_case, defaults included.
  */
-export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys | Sessions | AppConfig> = IamRouter.use((router) =>
+export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys | IamSessions | AppConfig> = IamRouter.use((router) =>
   Effect.gen(function*() {
     const handlers = yield* IamHandlers
-    const sessions = yield* Sessions
+    const sessions = yield* IamSessions
     const keys = yield* IamKeys
     const config = yield* AppConfig
     const clientHeader = Option.getOrUndefined(Option.map(config.rateLimit.header, (name) => name.toLowerCase()))

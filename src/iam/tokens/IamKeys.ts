@@ -1,8 +1,9 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync } from "node:crypto"
+import { createHash, createPrivateKey, createPublicKey } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
 import { type Ed25519Key, nodeV4 } from "./NodeEd25519.js"
 
 /** PASETO v4.public as Gatehouse signs and verifies it (the Ed25519 step on node:crypto: NodeEd25519). */
@@ -37,11 +38,14 @@ const paserkPair = (seed: Buffer): { secret: string; public: string } => {
   return { secret: `k4.secret.${Buffer.concat([seed, x]).toString("base64url")}`, public: `k4.public.${x.toString("base64url")}` }
 }
 
-/** A fresh Ed25519 key pair as PASERK strings (`iam generate-key`, and the embedded default's key file). */
-export const generatePaserk = (): { secret: string; public: string } => {
-  const jwk = generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" })
-  return paserkPair(Buffer.from(jwk.d!, "base64url"))
-}
+/**
+ * A fresh Ed25519 key pair as PASERK strings (`iam generate-key`, and the embedded default's key file). An Ed25519
+ * private key is 32 random bytes (RFC 8032's seed), so they come from SecureRandom like every other secret.
+ */
+export const generatePaserk: Effect.Effect<{ secret: string; public: string }, never, SecureRandom> = Effect.map(
+  Effect.flatMap(SecureRandom, (random) => random.bytes(32)),
+  paserkPair
+)
 
 /**
  * Reads a configured key. A k4.secret whose second half is not the public key of its first half is refused:
@@ -71,31 +75,41 @@ export const defaultKeyId = (paserkPublic: string): string =>
 const KEY_FILE = "iam-paseto-key"
 
 /** The embedded default's signing key, generated on first start and kept (0600) in the data directory. */
-export const embeddedSigningKey = (dataDir: string): string => {
+export const embeddedSigningKey = (dataDir: string): Effect.Effect<string, IamStartupError, SecureRandom> => {
   const path = join(dataDir, KEY_FILE)
-  try {
-    const existing = readFileSync(path, "utf8").trim()
+  const unkept = () => new IamStartupError({ message: `could not keep the IAM signing key in ${dataDir}` })
+  return Effect.gen(function*() {
+    const existing = yield* Effect.try({
+      try: () => {
+        try {
+          return readFileSync(path, "utf8").trim()
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
+          return ""
+        }
+      },
+      catch: unkept
+    })
     if (existing !== "") return existing
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
-  }
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-  const { secret } = generatePaserk()
-  writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: "wx" })
-  return secret
+    const { secret } = yield* generatePaserk
+    yield* Effect.try({
+      try: () => {
+        mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+        writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: "wx" })
+      },
+      catch: unkept
+    })
+    return secret
+  })
 }
 
-export const IamKeysLive: Layer.Layer<IamKeys, IamStartupError, AppConfig> = Layer.effect(
+export const IamKeysLive: Layer.Layer<IamKeys, IamStartupError, AppConfig | SecureRandom> = Layer.effect(
   IamKeys,
   Effect.gen(function*() {
     const config = yield* AppConfig
     const raw = yield* Option.match(config.iam.signingKey, {
       onSome: (key) => Effect.succeed(Redacted.value(key)),
-      onNone: () =>
-        Effect.try({
-          try: () => embeddedSigningKey(config.dataDir),
-          catch: () => new IamStartupError({ message: `could not keep the IAM signing key in ${config.dataDir}` })
-        })
+      onNone: () => embeddedSigningKey(config.dataDir)
     })
     const parsed = parseSigningKey(raw)
     if (parsed.ok === undefined) {

@@ -1,21 +1,17 @@
-import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import { notifyOrPoll } from "../../platform/sql/NotifyOrPoll.js"
 import type { IamError } from "../domain/IamError.js"
-import { catchSql, IamSql } from "../IamSql.js"
+import { IamSql } from "../IamSql.js"
+import { type Revocation, RevocationsRepo, type RevokedId } from "./RevocationsRepo.js"
 
-export interface Revocation {
-  readonly id: string
-  readonly kind: "access" | "family"
-  readonly expiresAt: Date
-}
+export type { Revocation } from "./RevocationsRepo.js"
 
 /**
- * The denylist of access-token jtis and refresh families, stored in Postgres and mirrored in every instance's
- * memory so validating a token costs no query. An instance learns of another's revocations by NOTIFY at
- * once, and by re-reading the unexpired rows every AUTH_IAM_CACHE_REFRESH_INTERVAL whether or not
- * notifications arrive (the embedded database delivers none).
+ * The denylist of access-token jtis and refresh families, stored in Postgres (RevocationsRepo) and mirrored in every
+ * instance's memory so validating a token costs no query. An instance learns of another's revocations by NOTIFY at
+ * once, and by re-reading the unexpired rows every AUTH_IAM_CACHE_REFRESH_INTERVAL whether or not notifications
+ * arrive (the embedded database delivers none).
  *
  * The cache only grows between expiries: a revocation is never undone, so merging the database's rows into
  * it can never lose one written by this instance a moment earlier.
@@ -27,25 +23,23 @@ export class Revocations extends Context.Tag("iam/Revocations")<Revocations, {
   /** Adds to this instance's cache; call after the transaction that recorded them committed. */
   readonly remember: (revocations: ReadonlyArray<Revocation>) => Effect.Effect<void>
 }>() {
-  static readonly layer: Layer.Layer<Revocations, never, SqlClient.SqlClient | IamSql | AppConfig> = Layer.scoped(
+  static readonly layer: Layer.Layer<Revocations, never, RevocationsRepo | IamSql | AppConfig> = Layer.scoped(
     Revocations,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const { channel, listenSupported, table } = yield* IamSql
+      const repo = yield* RevocationsRepo
+      const { channel, listenSupported } = yield* IamSql
       const { iam } = yield* AppConfig
       const cache = new Map<string, number>()
 
-      const merge = (rows: ReadonlyArray<{ readonly id: string; readonly expiresAt: number }>) =>
+      // An entry is kept through the very millisecond it expires: a token is valid until the clock is past its exp
+      // (PasetoTokens), so a revocation that ended at exp would let a revoked token through at that instant.
+      const merge = (rows: ReadonlyArray<RevokedId>) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
-          for (const [id, expiresAt] of cache) if (expiresAt <= now) cache.delete(id)
-          for (const row of rows) if (row.expiresAt > now) cache.set(row.id, row.expiresAt)
+          for (const [id, expiresAt] of cache) if (expiresAt < now) cache.delete(id)
+          for (const row of rows) if (row.expiresAt >= now) cache.set(row.id, row.expiresAt)
         })
 
-      const reload = Effect.gen(function*() {
-        const rows = yield* sql<{ id: string; expires_at: Date }>`
-          SELECT id, expires_at FROM ${sql(table.revocations)} WHERE expires_at > now()`
-        yield* merge(rows.map((r) => ({ id: r.id, expiresAt: new Date(r.expires_at).getTime() })))
-      })
+      const reload = Clock.currentTimeMillis.pipe(Effect.flatMap((now) => repo.unexpired(new Date(now))), Effect.flatMap(merge))
 
       yield* reload.pipe(Effect.orDie)
       yield* notifyOrPoll({
@@ -61,22 +55,12 @@ export class Revocations extends Context.Tag("iam/Revocations")<Revocations, {
       })
 
       const isRevoked = (ids: ReadonlyArray<string>) =>
-        Effect.map(Clock.currentTimeMillis, (now) => ids.some((id) => (cache.get(id) ?? 0) > now))
-
-      // Two statements however many tokens a logout revokes. Payloads are "<id> <expiry ms>"; ids hold no comma.
-      const record = (revocations: ReadonlyArray<Revocation>) =>
-        revocations.length === 0 ? Effect.void : Effect.zipRight(
-          sql`INSERT INTO ${sql(table.revocations)} ${sql.insert(
-            revocations.map((r) => ({ id: r.id, kind: r.kind, expires_at: r.expiresAt }))
-          )} ON CONFLICT (id) DO NOTHING`,
-          sql`SELECT pg_notify(${channel.revocations}, payload)
-            FROM unnest(string_to_array(${revocations.map((r) => `${r.id} ${r.expiresAt.getTime()}`).join(",")}, ',')) AS payload`
-        ).pipe(Effect.asVoid, catchSql, Effect.withSpan("Revocations.record"))
+        Effect.map(Clock.currentTimeMillis, (now) => ids.some((id) => (cache.get(id) ?? -1) >= now))
 
       const remember = (revocations: ReadonlyArray<Revocation>) =>
         merge(revocations.map((r) => ({ id: r.id, expiresAt: r.expiresAt.getTime() })))
 
-      return { isRevoked, record, remember }
+      return { isRevoked, record: repo.record, remember }
     })
   )
 }

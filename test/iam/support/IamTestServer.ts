@@ -8,6 +8,7 @@ import { type IamServices, IamServicesLive } from "../../../src/iam/IamLive.js"
 import { generatePaserk } from "../../../src/iam/tokens/IamKeys.js"
 import type { Database } from "../../../src/platform/sql/Database.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
+import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { AuthAndIamRoutesLive } from "../../../src/Server.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { TestPorts, testConfig } from "../../support/TestServer.js"
@@ -19,7 +20,7 @@ export class IamEndpoints extends Context.Tag("test/IamEndpoints")<IamEndpoints,
 }>() {}
 
 /** One signing key per test process: the config parser wants one, and generating is cheap. */
-export const TEST_SIGNING_KEY = generatePaserk()
+export const TEST_SIGNING_KEY = Effect.runSync(Effect.provide(generatePaserk, SecureRandom.Live))
 
 export const iamTestEnv = (env: Readonly<Record<string, string>> = {}): Readonly<Record<string, string>> => ({
   AUTH_IAM_GRPC_HOST: "127.0.0.1",

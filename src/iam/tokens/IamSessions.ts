@@ -1,16 +1,15 @@
-import { randomUUID } from "node:crypto"
-import { SqlClient } from "@effect/sql"
 import { Clock, Context, Duration, Effect, Either, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
+import { bearerToken as parseBearer } from "../../platform/http/Bearer.js"
+import { SecureRandom } from "../../platform/SecureRandom.js"
+import { Transactions } from "../../platform/sql/Transactions.js"
 import { type Account, Accounts } from "../accounts/Accounts.js"
 import { IamError } from "../domain/IamError.js"
-import {
-  decideRefresh, type PresentedRefreshToken, type RefreshDecision, type RotationPolicy, sessionEnd, tokenExpiry
-} from "../domain/RefreshRotation.js"
-import { bearerToken as parseBearer } from "../../platform/http/Bearer.js"
-import { catchSql, IamSql } from "../IamSql.js"
+import { decideRefresh, type RefreshDecision, type RotationPolicy, sessionEnd, tokenExpiry } from "../domain/RefreshRotation.js"
+import { catchSql } from "../IamSql.js"
 import { PasetoTokens, type TokenClaims, type TokenRejection } from "./PasetoTokens.js"
 import { type Revocation, Revocations } from "./Revocations.js"
+import { type NewFamilyToken, TokenFamiliesRepo } from "./TokenFamiliesRepo.js"
 
 /** A freshly issued access and refresh token. The strings go to the client and nowhere else (no logs). */
 export interface IssuedTokens {
@@ -43,32 +42,13 @@ const REJECTED_MESSAGE: Readonly<Record<TokenRejection, string>> = {
 /** `Authorization: Bearer <token>`; a bare token is accepted too, as the original service's clients send it. */
 export const bearerToken = (authorization: string | undefined): string | undefined => parseBearer(authorization, "lenient")
 
-interface StoredRow {
-  readonly user_id: number
-  readonly family_id: string
-  readonly expires_at: Date
-  readonly spent_at: Date | null
-  readonly revoked_at: Date | null
-  readonly session_ends_at: Date | null
-}
-
-interface ChildRow {
-  readonly jti: string
-  readonly issued_at: Date
-  readonly expires_at: Date
-  readonly spent_at: Date | null
-  readonly revoked_at: Date | null
-}
-
-const dateOrNull = (value: Date | null): Date | null => (value === null ? null : new Date(value))
-
 /**
- * Sign-in sessions: token pairs, refresh rotation with reuse detection, logout, and token validation. A
- * session is a refresh family; its access tokens carry the family id, so revoking the family (logout, reuse)
- * also invalidates every access token of that sign-in at once. A session may have a fixed end (GenerateToken's
- * ttl_seconds), kept on its rows: no token of it, however often refreshed, outlives that end.
+ * IAM's sign-in sessions: token pairs, refresh rotation with reuse detection, logout, and token validation. A
+ * session is a refresh family (TokenFamiliesRepo); its access tokens carry the family id, so revoking the family
+ * (logout, reuse) also invalidates every access token of that sign-in at once. A session may have a fixed end
+ * (GenerateToken's ttl_seconds), kept on its rows: no token of it, however often refreshed, outlives that end.
  */
-export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
+export class IamSessions extends Context.Tag("iam/IamSessions")<IamSessions, {
   /**
    * Starts a session. With `ttl` the session ends `ttl` from now (at most the refresh-token lifetime): its
    * refresh token, and every access or refresh token a refresh of it gives, expire by then.
@@ -85,14 +65,15 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
   readonly authenticate: (authorization: string | undefined) => Effect.Effect<Caller, IamError>
 }>() {
   static readonly layer: Layer.Layer<
-    Sessions,
+    IamSessions,
     never,
-    SqlClient.SqlClient | IamSql | AppConfig | Accounts | PasetoTokens | Revocations
+    TokenFamiliesRepo | Transactions | SecureRandom | AppConfig | Accounts | PasetoTokens | Revocations
   > = Layer.effect(
-    Sessions,
+    IamSessions,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const { table } = yield* IamSql
+      const families = yield* TokenFamiliesRepo
+      const transactions = yield* Transactions
+      const random = yield* SecureRandom
       const { iam } = yield* AppConfig
       const accounts = yield* Accounts
       const tokens = yield* PasetoTokens
@@ -102,43 +83,15 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
       const accessTtlMillis = Duration.toMillis(iam.accessTokenTtl)
       const refreshTtlMillis = Duration.toMillis(iam.refreshTokenTtl)
 
-      const insertRefresh = (row: {
-        jti: string
-        family: string
-        userId: number
-        parent: string | null
-        issuedAt: Date
-        expiresAt: Date
-        sessionEndsAt: Date | null
-      }) =>
-        sql`INSERT INTO ${sql(table.refresh_tokens)} ${sql.insert({
-          jti: row.jti,
-          family_id: row.family,
-          user_id: row.userId,
-          parent_jti: row.parent,
-          issued_at: row.issuedAt,
-          expires_at: row.expiresAt,
-          session_ends_at: row.sessionEndsAt
-        })}`
-
-      /** A refresh token as it was recorded: signing it again with these gives the very same token. */
-      interface RefreshRecord {
-        readonly family: string
-        readonly jti: string
-        readonly issuedAt: Date
-        readonly expiresAt: Date
-        readonly sessionEndsAt: Date | null
-      }
-
       // Signing is CPU work, done after the transaction that recorded the refresh token committed. The access
       // token is issued at `at`, the moment the request was decided, and ends by the session's end.
-      const sign = Effect.fn("Sessions.sign")(function*(account: Account, refresh: RefreshRecord, at: Date) {
+      const sign = Effect.fn("IamSessions.sign")(function*(account: Account, refresh: NewFamilyToken, at: Date) {
         const expiresAt = tokenExpiry(at, accessTtlMillis, refresh.sessionEndsAt)
         const roles = yield* accounts.roleNames(account.id)
         const sub = String(account.id)
         const accessToken = yield* tokens.sign({
           sub,
-          jti: randomUUID(),
+          jti: yield* random.uuid(),
           typ: "access",
           fam: refresh.family,
           exp: expiresAt,
@@ -158,27 +111,28 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
         } satisfies IssuedTokens
       })
 
-      const issue = Effect.fn("Sessions.issue")(function*(account: Account, ttl?: Duration.Duration) {
+      const issue = Effect.fn("IamSessions.issue")(function*(account: Account, ttl?: Duration.Duration) {
         const at = yield* now
         const sessionEndsAt = sessionEnd(at, ttl === undefined ? undefined : Duration.toMillis(ttl), refreshTtlMillis)
-        const refresh: RefreshRecord = {
-          family: randomUUID(),
-          jti: randomUUID(),
+        const refresh: NewFamilyToken = {
+          family: yield* random.uuid(),
+          jti: yield* random.uuid(),
+          userId: account.id,
+          parent: null,
           issuedAt: at,
           expiresAt: tokenExpiry(at, refreshTtlMillis, sessionEndsAt),
           sessionEndsAt
         }
-        yield* insertRefresh({ ...refresh, userId: account.id, parent: null }).pipe(catchSql)
+        yield* families.insert(refresh)
         return yield* sign(account, refresh, at)
       })
 
-      const revokeFamilies = (families: ReadonlyArray<string>, at: Date) =>
+      const revokeFamilies = (ids: ReadonlyArray<string>, at: Date) =>
         Effect.gen(function*() {
-          if (families.length === 0) return [] as ReadonlyArray<Revocation>
-          yield* sql`UPDATE ${sql(table.refresh_tokens)} SET revoked_at = ${at}
-            WHERE family_id IN ${sql.in(families)} AND revoked_at IS NULL`
+          if (ids.length === 0) return [] as ReadonlyArray<Revocation>
+          yield* families.revokeFamilies(ids, at)
           // Every access token of a family expires within one access TTL of now.
-          const entries = families.map((id): Revocation => ({ id, kind: "family", expiresAt: tokenExpiry(at, accessTtlMillis, null) }))
+          const entries = ids.map((id): Revocation => ({ id, kind: "family", expiresAt: tokenExpiry(at, accessTtlMillis, null) }))
           yield* revocations.record(entries)
           return entries
         })
@@ -186,58 +140,37 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
       const unauthenticated = (reason: TokenRejection | "unknown") =>
         IamError.unauthenticated(reason === "unknown" ? "refresh token is not recognised" : REJECTED_MESSAGE[reason])
 
-      const refresh = Effect.fn("Sessions.refresh")(function*(refreshToken: string) {
+      const refresh = Effect.fn("IamSessions.refresh")(function*(refreshToken: string) {
         const verified = yield* tokens.verify(refreshToken)
         if (Either.isLeft(verified)) return yield* unauthenticated(verified.left)
         const claims = verified.right
         if (claims.typ !== "refresh") return yield* unauthenticated("wrong_type")
         const at = yield* now
-        // The row lock orders concurrent refreshes of one token, on any instance: the first rotates it; each of the
-        // others is granted the lock once that rotation committed, and sees the token spent and its child.
-        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql<StoredRow>`SELECT user_id, family_id, expires_at, spent_at, revoked_at, session_ends_at
-            FROM ${sql(table.refresh_tokens)} WHERE jti = ${claims.jti} FOR UPDATE`
-          const row = rows[0]
-          // Read after the lock was granted (a statement of its own, with its own snapshot): the child of a
-          // rotation that committed while this one waited is visible.
-          const child = row === undefined || row.spent_at === null ? undefined : (yield* sql<ChildRow>`
-            SELECT jti, issued_at, expires_at, spent_at, revoked_at FROM ${sql(table.refresh_tokens)}
-            WHERE parent_jti = ${claims.jti}`)[0]
-          const presented: PresentedRefreshToken | undefined = row === undefined ? undefined : {
-            expiresAt: new Date(row.expires_at),
-            spentAt: dateOrNull(row.spent_at),
-            revokedAt: dateOrNull(row.revoked_at),
-            child: child === undefined ? undefined : {
-              expiresAt: new Date(child.expires_at),
-              spentAt: dateOrNull(child.spent_at),
-              revokedAt: dateOrNull(child.revoked_at)
-            }
-          }
-          const decision: RefreshDecision = decideRefresh(presented, at, policy)
-          const sessionEndsAt = row === undefined ? null : dateOrNull(row.session_ends_at)
-          let issued: RefreshRecord | undefined
-          if (decision._tag === "Rotate") {
+        // The presented token stays locked until the transaction ends (TokenFamiliesRepo.lockForRefresh): concurrent
+        // refreshes of one token, on any instance, are decided one after the other.
+        const outcome = yield* catchSql(transactions.run(Effect.gen(function*() {
+          const locked = yield* families.lockForRefresh(claims.jti)
+          const decision: RefreshDecision = decideRefresh(locked === undefined ? undefined : { ...locked.token, child: locked.child }, at, policy)
+          let issued: NewFamilyToken | undefined
+          if (locked !== undefined && decision._tag === "Rotate") {
+            const { token } = locked
             issued = {
-              family: row!.family_id,
-              jti: randomUUID(),
+              family: token.family,
+              jti: yield* random.uuid(),
+              userId: token.userId,
+              parent: token.jti,
               issuedAt: at,
-              expiresAt: tokenExpiry(at, refreshTtlMillis, sessionEndsAt),
-              sessionEndsAt
+              expiresAt: tokenExpiry(at, refreshTtlMillis, token.sessionEndsAt),
+              sessionEndsAt: token.sessionEndsAt
             }
-            yield* sql`UPDATE ${sql(table.refresh_tokens)} SET spent_at = ${at} WHERE jti = ${claims.jti}`
-            yield* insertRefresh({ ...issued, userId: row!.user_id, parent: claims.jti })
-          } else if (decision._tag === "ReturnChild") {
-            issued = {
-              family: row!.family_id,
-              jti: child!.jti,
-              issuedAt: new Date(child!.issued_at),
-              expiresAt: new Date(child!.expires_at),
-              sessionEndsAt
-            }
+            yield* families.spend(token.jti, at)
+            yield* families.insert(issued)
+          } else if (locked?.child !== undefined && decision._tag === "ReturnChild") {
+            issued = locked.child
           }
-          const revoked = decision._tag === "ReuseDetected" ? yield* revokeFamilies([row!.family_id], at) : []
-          return { decision, userId: row?.user_id, family: row?.family_id, issued, revoked }
-        })).pipe(catchSql)
+          const revoked = locked !== undefined && decision._tag === "ReuseDetected" ? yield* revokeFamilies([locked.token.family], at) : []
+          return { decision, userId: locked?.token.userId, family: locked?.token.family, issued, revoked }
+        })))
         yield* revocations.remember(outcome.revoked)
         if (outcome.decision._tag === "ReuseDetected") {
           yield* Effect.logWarning("iam: refresh token reuse detected; session revoked").pipe(
@@ -251,7 +184,7 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
         return yield* sign(account, outcome.issued!, at)
       })
 
-      const validate = Effect.fn("Sessions.validate")(function*(token: string) {
+      const validate = Effect.fn("IamSessions.validate")(function*(token: string) {
         const verified = yield* tokens.verify(token)
         if (Either.isLeft(verified)) return { valid: false, reason: verified.left } satisfies Validation
         const claims = verified.right
@@ -260,7 +193,7 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
         return { valid: true, claims } satisfies Validation
       })
 
-      const authenticate = Effect.fn("Sessions.authenticate")(function*(authorization: string | undefined) {
+      const authenticate = Effect.fn("IamSessions.authenticate")(function*(authorization: string | undefined) {
         const token = bearerToken(authorization)
         if (token === undefined) return yield* IamError.unauthenticated("a bearer access token is required")
         const result = yield* validate(token)
@@ -268,7 +201,7 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
         return { userId: Number(result.claims.sub), claims: result.claims } satisfies Caller
       })
 
-      const logout = Effect.fn("Sessions.logout")(function*(input: {
+      const logout = Effect.fn("IamSessions.logout")(function*(input: {
         readonly accessToken: string | undefined
         readonly refreshToken: string
         readonly allSessions: boolean
@@ -278,7 +211,7 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
         if (Either.isLeft(verified)) return yield* IamError.unauthenticated(REJECTED_MESSAGE[verified.left])
         const claims = verified.right
         if (claims.typ !== "access") return yield* IamError.unauthenticated(REJECTED_MESSAGE.wrong_type)
-        const families = [claims.fam]
+        const named = [claims.fam]
         if (input.refreshToken !== "") {
           const refresh = yield* tokens.verify(input.refreshToken)
           // An expired refresh token can still be logged out; a forged or foreign one cannot.
@@ -290,19 +223,16 @@ export class Sessions extends Context.Tag("iam/Sessions")<Sessions, {
             if (other.typ !== "refresh" || other.sub !== claims.sub) {
               return yield* IamError.invalid("refresh_token does not belong to the caller")
             }
-            families.push(other.fam)
+            named.push(other.fam)
           }
         }
         const at = yield* now
-        const revoked = yield* sql.withTransaction(Effect.gen(function*() {
-          const all = input.allSessions
-            ? (yield* sql<{ family_id: string }>`SELECT DISTINCT family_id FROM ${sql(table.refresh_tokens)}
-                WHERE user_id = ${Number(claims.sub)} AND revoked_at IS NULL AND expires_at > ${at}`).map((r) => r.family_id)
-            : []
+        const revoked = yield* catchSql(transactions.run(Effect.gen(function*() {
+          const all = input.allSessions ? yield* families.openFamiliesOf(Number(claims.sub), at) : []
           const access: Revocation = { id: claims.jti, kind: "access", expiresAt: claims.exp }
           yield* revocations.record([access])
-          return [access, ...(yield* revokeFamilies([...new Set([...families, ...all])], at))]
-        })).pipe(catchSql)
+          return [access, ...(yield* revokeFamilies([...new Set([...named, ...all])], at))]
+        })))
         yield* revocations.remember(revoked)
       })
 
