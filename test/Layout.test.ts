@@ -35,8 +35,8 @@ describe("the layout of src/", () => {
   })
 
   it("catches one IAM feature importing another", () => {
-    expect(newViolations("iam/access/Planted.ts", `import { Accounts } from "../accounts/Accounts.js"\n`))
-      .toEqual(["iam/access/Planted.ts: imports iam/accounts/Accounts.ts, another feature"])
+    expect(newViolations("iam/access/Planted.ts", `import { IamSessions } from "../tokens/IamSessions.js"\n`))
+      .toEqual(["iam/access/Planted.ts: imports iam/tokens/IamSessions.ts, another feature"])
   })
 
   it("catches config importing the platform, and a floor importing a feature", () => {
@@ -46,9 +46,14 @@ describe("the layout of src/", () => {
       .toEqual(["auth/users/Planted.ts: imports auth/signup/Signup.ts, a feature above its floor"])
   })
 
+  it("catches a floor reaching into a transport edge", () => {
+    expect(newViolations("iam/accounts/Planted.ts", `import { IamGrpcServerLive } from "../grpc/GrpcServer.js"\n`))
+      .toEqual(["iam/accounts/Planted.ts: imports iam/grpc/GrpcServer.ts, an edge only the composition may use"])
+  })
+
   it("catches one product importing the other", () => {
-    expect(newViolations("iam/accounts/Planted.ts", `import { Users } from "../../auth/users/Users.js"\n`))
-      .toEqual(["iam/accounts/Planted.ts: imports auth/users/Users.ts, another product"])
+    expect(newViolations("iam/tokens/Planted.ts", `import { Users } from "../../auth/users/Users.js"\n`))
+      .toEqual(["iam/tokens/Planted.ts: imports auth/users/Users.ts, another product"])
   })
 
   it("catches a feature running SQL itself", () => {
@@ -58,6 +63,6 @@ describe("the layout of src/", () => {
 
   it("catches a folder that is on no plan", () => {
     expect(newViolations("auth/mystery/Planted.ts", `export const x = 1\n`))
-      .toEqual(["auth/mystery/Planted.ts: auth/mystery is neither a feature nor a floor"])
+      .toEqual(["auth/mystery/Planted.ts: auth/mystery is neither a feature, a floor nor an edge"])
   })
 })

@@ -1,6 +1,7 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import type { SqlClient, SqlError } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
+import { databaseProbe, detectListenSupport } from "../platform/sql/DatabaseProbe.js"
 import { tablePrefix } from "../platform/sql/Migrator.js"
 import { isUnavailable, sqlState } from "../platform/sql/SqlErrors.js"
 import { qualifiedTables } from "../platform/sql/Tables.js"
@@ -13,7 +14,7 @@ export type IamTable = (typeof TABLES)[number]
 /**
  * IAM's SQL plumbing, below its repos: the tables' qualified names (schema `iam`, DB_NAMESPACE prefix), the
  * notification channels, what the database allows (LISTEN) and whether it answers. The repos (*Repo.ts) hold
- * the statements on the tables; this file holds the only other two, which read no table.
+ * the statements; the two probes are the platform's (platform/sql/DatabaseProbe).
  */
 export class IamSql extends Context.Tag("iam/IamSql")<IamSql, {
   readonly table: Readonly<Record<IamTable, string>>
@@ -30,17 +31,14 @@ export class IamSql extends Context.Tag("iam/IamSql")<IamSql, {
     IamSql,
     Effect.gen(function*() {
       const config = yield* AppConfig
-      const sql = yield* SqlClient.SqlClient
-      const version = yield* sql<{ version: string }>`SELECT version()`.pipe(
-        Effect.map((rows) => rows[0]?.version ?? ""),
-        Effect.orElseSucceed(() => "PGlite")
-      )
+      const listenSupported = yield* detectListenSupport
+      const probe = yield* databaseProbe
       const prefix = tablePrefix(config.db.namespace)
       return {
         table: qualifiedTables("iam", config.db.namespace, TABLES),
         channel: { policy: `${prefix}iam_policy`, revocations: `${prefix}iam_revocations` },
-        listenSupported: !version.includes("PGlite"),
-        reachable: sql`SELECT 1`.pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+        listenSupported,
+        reachable: probe.pipe(Effect.as(true), Effect.orElseSucceed(() => false))
       }
     })
   )
@@ -75,4 +73,3 @@ export const catchSql = <A, E, R>(
   ) as Effect.Effect<A, Exclude<E, SqlError.SqlError> | IamError, R>
 
 export { constraintOf, sqlState } from "../platform/sql/SqlErrors.js"
-export { SqlClient }

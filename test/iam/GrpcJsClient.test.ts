@@ -1,6 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
-import { bootstrapAdmin } from "../../src/iam/accounts/BootstrapAdmin.js"
+import { bootstrapAdmin } from "../../src/iam/BootstrapAdmin.js"
 import { grpc, grpcClients, type Reply } from "./support/GrpcJs.js"
 import { IamEndpoints, IamTestServer } from "./support/IamTestServer.js"
 

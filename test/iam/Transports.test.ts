@@ -10,7 +10,7 @@ import { Effect, Layer, Redacted } from "effect"
 import {
   AuthService, CreateRoleRequestSchema, LoginRequestSchema, RegisterRequestSchema, RoleService, ValidateTokenRequestSchema
 } from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
-import { bootstrapAdmin } from "../../src/iam/accounts/BootstrapAdmin.js"
+import { bootstrapAdmin } from "../../src/iam/BootstrapAdmin.js"
 import { IamError } from "../../src/iam/domain/IamError.js"
 import { IamRpcs } from "../../src/iam/rpc/IamRpcs.js"
 import { IAM_RPC_PATH } from "../../src/iam/rpc/IamRpcRoutes.js"

@@ -13,14 +13,16 @@ import { dirname, join, normalize, relative, sep } from "node:path"
  *   3  auth/ and iam/, which never import each other
  *   4  cli/
  *   5  main.ts
- * Inside a product, its folders are features or floors. A feature imports floors, never another feature; a floor
- * imports floors, never a feature; `domain/` imports only domain folders. The product's own top files are its
- * composition (they may import anything in the product) unless listed as ground files, which anything in the
- * product may import.
+ * Inside a product, its folders are features, floors or edges. A feature imports floors, never another feature; a
+ * floor imports floors, never a feature; `domain/` imports only domain folders. An edge (a transport: IAM's gRPC,
+ * REST and RPC adapters) may import anything in its product, and only the composition imports it. The product's own
+ * top files are its composition (they may import anything in the product) unless listed as ground files, which
+ * anything in the product may import.
  */
 export interface ProductPlan {
   readonly features: ReadonlyArray<string>
   readonly floors: ReadonlyArray<string>
+  readonly edges: ReadonlyArray<string>
   /** Top-level files of the product that sit on a floor (contracts, table names), not on the composition. */
   readonly groundFiles: ReadonlyArray<string>
 }
@@ -42,12 +44,14 @@ export const PLAN: LayoutPlan = {
         "sso", "token", "verify"
       ],
       floors: ["contract", "domain", "http", "limits", "messages", "metrics", "oauth", "sessions", "users"],
+      edges: [],
       groundFiles: ["AuthTables.ts"]
     },
     iam: {
-      features: ["access", "accounts", "tokens"],
-      floors: ["domain", "grpc", "rest", "rpc"],
-      groundFiles: []
+      features: ["access", "tokens"],
+      floors: ["accounts", "domain", "store"],
+      edges: ["grpc", "rest", "rpc"],
+      groundFiles: ["IamContract.ts", "IamSql.ts", "JsonInputProblem.ts", "ProtoEnums.ts"]
     }
   },
   domainPackages: ["effect", "@effect/platform", "node:crypto", "node:url"]
@@ -93,10 +97,11 @@ const roomOf = (path: string): { readonly product: string; readonly room: string
   return { product, room: third === undefined ? (PLAN.products[product]!.groundFiles.includes(second) ? "ground" : "top") : second }
 }
 
-const kindOf = (plan: ProductPlan, room: string): "feature" | "floor" | "ground" | "top" | "unknown" =>
+const kindOf = (plan: ProductPlan, room: string): "feature" | "floor" | "edge" | "ground" | "top" | "unknown" =>
   room === "top" || room === "ground" ? room
   : plan.features.includes(room) ? "feature"
   : plan.floors.includes(room) ? "floor"
+  : plan.edges.includes(room) ? "edge"
   : "unknown"
 
 const SQL_PACKAGE = /^@effect\/sql(-pg|-pglite)?$/
@@ -113,7 +118,7 @@ export const layoutViolations = (tree: SourceTree, plan: LayoutPlan = PLAN): Rea
     }
     const here = roomOf(file)
     if (here !== undefined && kindOf(plan.products[here.product]!, here.room) === "unknown") {
-      found.push(`${file}: ${here.product}/${here.room} is neither a feature nor a floor`)
+      found.push(`${file}: ${here.product}/${here.room} is neither a feature, a floor nor an edge`)
     }
     // Running SQL is a repo's job (or the SQL plumbing's); naming SqlClient in a type, to compose layers, is not.
     const runsSql = importsOf(source).some((edge) => !edge.typeOnly && SQL_PACKAGE.test(edge.specifier))
@@ -151,7 +156,9 @@ export const layoutViolations = (tree: SourceTree, plan: LayoutPlan = PLAN): Rea
       const productPlan = plan.products[here.product]!
       const from = kindOf(productPlan, here.room)
       const to = kindOf(productPlan, there.room)
-      if (to === "top" && from !== "top") found.push(`${file}: imports ${target}, the product's composition`)
+      if (from === "top" || from === "edge") continue
+      if (to === "top") found.push(`${file}: imports ${target}, the product's composition`)
+      else if (to === "edge") found.push(`${file}: imports ${target}, an edge only the composition may use`)
       else if (from === "feature" && to === "feature") found.push(`${file}: imports ${target}, another feature`)
       else if ((from === "floor" || from === "ground") && to === "feature") found.push(`${file}: imports ${target}, a feature above its floor`)
     }

@@ -3,7 +3,7 @@ import { capabilityKey, decideDelegation, type Delegation, EVERYTHING, type Hold
 import { IamError } from "../domain/IamError.js"
 import { ACTIONS, RESOURCES } from "../domain/ResourceAction.js"
 import { IamPolicy } from "./IamPolicy.js"
-import { RolesRepo } from "./RolesRepo.js"
+import { RolesRepo } from "../store/RolesRepo.js"
 
 /** Who asks for a change: an authenticated user by id, or the operator at the command line (bootstrap-admin). */
 export const OPERATOR = "operator"

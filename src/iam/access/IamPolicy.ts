@@ -7,7 +7,7 @@ import type { IamError } from "../domain/IamError.js"
 import type { Action, Resource } from "../domain/ResourceAction.js"
 import { IamSql } from "../IamSql.js"
 import { IamPolicyRules, userSubject } from "./IamPolicyRules.js"
-import { RolesRepo } from "./RolesRepo.js"
+import { RolesRepo } from "../store/RolesRepo.js"
 
 /**
  * Authorization over the roles and permissions in the database, answered by the platform's Policy engine.

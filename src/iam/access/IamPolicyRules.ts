@@ -2,7 +2,7 @@ import { Effect, Ref } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import type { PolicyRule } from "../../platform/Policy.js"
 import type { IamError } from "../domain/IamError.js"
-import { RolesRepo } from "./RolesRepo.js"
+import { RolesRepo } from "../store/RolesRepo.js"
 
 /** The Casbin subject of a user; roles are subjects by their name (which cannot contain ':'). */
 export const userSubject = (userId: number): string => `user:${userId}`

@@ -7,9 +7,9 @@ import type { Action, Resource } from "../domain/ResourceAction.js"
 import { catchSql } from "../IamSql.js"
 import { type Actor, Authority } from "./Authority.js"
 import { IamPolicy } from "./IamPolicy.js"
-import { type NewPermission, type PermissionRecord, type RoleRecord, RolesRepo } from "./RolesRepo.js"
+import { type NewPermission, type PermissionRecord, type RoleRecord, RolesRepo } from "../store/RolesRepo.js"
 
-export type { PermissionRecord, RoleRecord } from "./RolesRepo.js"
+export type { PermissionRecord, RoleRecord } from "../store/RolesRepo.js"
 
 export const LAST_ADMIN = "the last holder of the admin role cannot be removed: assign the role to someone else first"
 

@@ -1,9 +1,9 @@
 import { Context, Effect, Layer, Redacted } from "effect"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
-import { RolesRepo } from "../access/RolesRepo.js"
+import { RolesRepo } from "../store/RolesRepo.js"
 import { usernameKey } from "../domain/AccountRules.js"
 import { IamError } from "../domain/IamError.js"
-import { AccountsRepo, type UserRow } from "./AccountsRepo.js"
+import { AccountsRepo, type UserRow } from "../store/AccountsRepo.js"
 import { LoginThrottle } from "./LoginThrottle.js"
 
 /** A user as the service hands it out: never with its password hash. */

@@ -3,7 +3,7 @@ import { AppConfig, type IamLoginThrottle } from "../../config/AppConfig.js"
 import { requestRate } from "../../domain/RequestRate.js"
 import { IamError } from "../domain/IamError.js"
 import type { LoginBackoff } from "../domain/LoginBackoff.js"
-import { LoginThrottleRepo } from "./LoginThrottleRepo.js"
+import { LoginThrottleRepo } from "../store/LoginThrottleRepo.js"
 
 /** One sign-in attempt: the client it came from (undefined: none known, not counted) and the account it names. */
 export interface LoginAttempt {

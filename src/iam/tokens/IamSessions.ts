@@ -9,7 +9,7 @@ import { decideRefresh, type RefreshDecision, type RotationPolicy, sessionEnd, t
 import { catchSql } from "../IamSql.js"
 import { PasetoTokens, type TokenClaims, type TokenRejection } from "./PasetoTokens.js"
 import { type Revocation, Revocations } from "./Revocations.js"
-import { type NewFamilyToken, TokenFamiliesRepo } from "./TokenFamiliesRepo.js"
+import { type NewFamilyToken, TokenFamiliesRepo } from "../store/TokenFamiliesRepo.js"
 
 /** A freshly issued access and refresh token. The strings go to the client and nowhere else (no logs). */
 export interface IssuedTokens {

@@ -3,9 +3,9 @@ import { AppConfig } from "../../config/AppConfig.js"
 import { notifyOrPoll } from "../../platform/sql/NotifyOrPoll.js"
 import type { IamError } from "../domain/IamError.js"
 import { IamSql } from "../IamSql.js"
-import { type Revocation, RevocationsRepo, type RevokedId } from "./RevocationsRepo.js"
+import { type Revocation, RevocationsRepo, type RevokedId } from "../store/RevocationsRepo.js"
 
-export type { Revocation } from "./RevocationsRepo.js"
+export type { Revocation } from "../store/RevocationsRepo.js"
 
 /**
  * The denylist of access-token jtis and refresh families, stored in Postgres (RevocationsRepo) and mirrored in every

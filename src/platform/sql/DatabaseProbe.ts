@@ -10,3 +10,16 @@ export const databaseProbe: Effect.Effect<Effect.Effect<void, SqlError.SqlError>
   SqlClient.SqlClient,
   (sql) => Effect.asVoid(sql`SELECT 1`)
 )
+
+/**
+ * Whether LISTEN may be used on this database. Not on the embedded PGlite: its socket server is one session, and a
+ * LISTEN there stalls every other query (it needs none: the data-directory lock allows one process only).
+ */
+export const detectListenSupport: Effect.Effect<boolean, never, SqlClient.SqlClient> = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{ version: string }>`SELECT version()`.pipe(
+      Effect.map((rows) => !(rows[0]?.version ?? "").includes("PGlite")),
+      Effect.orElseSucceed(() => false)
+    )
+)

@@ -1,8 +1,8 @@
-import { type SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Layer, Ref } from "effect"
 import { usernameKey } from "../domain/AccountRules.js"
 import { IamError } from "../domain/IamError.js"
-import { catchSql, constraintOf, IamSql, SqlClient, sqlState } from "../IamSql.js"
+import { catchSql, constraintOf, IamSql, sqlState } from "../IamSql.js"
 
 /** A row of the users table, password hash included: only Accounts sees it, and never hands it out. */
 export interface UserRow {

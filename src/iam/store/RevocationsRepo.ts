@@ -1,6 +1,7 @@
+import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Ref } from "effect"
 import type { IamError } from "../domain/IamError.js"
-import { catchSql, IamSql, SqlClient } from "../IamSql.js"
+import { catchSql, IamSql } from "../IamSql.js"
 
 /** An access token's jti (logout) or a refresh family (logout, reuse), refused until it would have expired anyway. */
 export interface Revocation {

@@ -1,9 +1,9 @@
-import type { Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Layer, Ref } from "effect"
 import { type Admission, admitRequest, isRefilled, refundRequest, type RequestRate } from "../../domain/RequestRate.js"
 import type { IamError } from "../domain/IamError.js"
 import { admitLogin, type FailureCount, isForgotten, type LoginAdmission, type LoginBackoff } from "../domain/LoginBackoff.js"
-import { catchSql, IamSql, SqlClient } from "../IamSql.js"
+import { catchSql, IamSql } from "../IamSql.js"
 
 /**
  * The login throttle's two tables (migration iam/0003), which every instance shares: `login_failures`, an account's

@@ -1,6 +1,7 @@
+import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Ref } from "effect"
 import type { IamError } from "../domain/IamError.js"
-import { catchSql, IamSql, SqlClient } from "../IamSql.js"
+import { catchSql, IamSql } from "../IamSql.js"
 
 /** A refresh token as it was recorded: signing its claims again with `issuedAt` gives the very same token. */
 export interface FamilyToken {

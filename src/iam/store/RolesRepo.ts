@@ -1,9 +1,9 @@
-import { type SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Effect, Layer, Ref } from "effect"
-import { AccountsRepo } from "../accounts/AccountsRepo.js"
+import { AccountsRepo } from "./AccountsRepo.js"
 import { IamError } from "../domain/IamError.js"
 import type { Action, Resource } from "../domain/ResourceAction.js"
-import { catchSql, IamSql, SqlClient, sqlState } from "../IamSql.js"
+import { catchSql, IamSql, sqlState } from "../IamSql.js"
 
 export interface RoleRecord {
   readonly id: number

@@ -1,11 +1,11 @@
 import { Effect, Either, Redacted } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
-import { OPERATOR } from "../access/Authority.js"
-import { Roles } from "../access/Roles.js"
-import { RolesRepo } from "../access/RolesRepo.js"
-import { checkRegistration } from "../domain/AccountRules.js"
-import { Accounts } from "./Accounts.js"
-import { AccountsRepo } from "./AccountsRepo.js"
+import { AppConfig } from "../config/AppConfig.js"
+import { OPERATOR } from "./access/Authority.js"
+import { Roles } from "./access/Roles.js"
+import { RolesRepo } from "./store/RolesRepo.js"
+import { checkRegistration } from "./domain/AccountRules.js"
+import { Accounts } from "./accounts/Accounts.js"
+import { AccountsRepo } from "./store/AccountsRepo.js"
 
 export interface BootstrapResult {
   readonly userId: number
