@@ -15,7 +15,7 @@ import { SecureRandom } from "../../src/platform/SecureRandom.js"
 import { MemorySmsSender, OutboxSmsSender, type SentSms, SmsSender, UnconfiguredSmsSender } from "../../src/platform/sms/SmsSender.js"
 import type { TokenSigner } from "../../src/platform/TokenSigner.js"
 import { captchaFor, mailToOutbox, textsToOutbox, tokenSignerFor } from "../../src/platform/PortsLive.js"
-import { AuthRoutesLive, outboxFor } from "../../src/Server.js"
+import { AuthRoutesLive, outboxFor } from "../../src/cli/ServerLive.js"
 import { TestDatabase } from "./TestDatabase.js"
 
 /** Settings every test server starts from; a test adds or overrides its own. */

@@ -1,23 +1,24 @@
 import { parseArgs } from "node:util"
-import type { SqlClient } from "@effect/sql"
 import { Effect, Either, Exit, Layer, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
+import { LoggingLive } from "../platform/Logging.js"
 import { BcryptPasswordHasher } from "../platform/PasswordHasher.js"
 import { SecureRandom } from "../platform/SecureRandom.js"
 import { Transactions } from "../platform/sql/Transactions.js"
-import { Authority } from "./access/Authority.js"
-import { LoginThrottle } from "./accounts/LoginThrottle.js"
-import { LoginThrottleRepo } from "./store/LoginThrottleRepo.js"
-import { IamPolicy } from "./access/IamPolicy.js"
-import { IamPolicyRules } from "./access/IamPolicyRules.js"
-import { Roles } from "./access/Roles.js"
-import { RolesRepo } from "./store/RolesRepo.js"
-import { Accounts } from "./accounts/Accounts.js"
-import { AccountsRepo } from "./store/AccountsRepo.js"
-import { bootstrapAdmin } from "./BootstrapAdmin.js"
-import { checkRegistration } from "./domain/AccountRules.js"
-import { IamSql } from "./IamSql.js"
-import { generatePaserk } from "./tokens/IamKeys.js"
+import { Authority } from "../iam/access/Authority.js"
+import { LoginThrottle } from "../iam/accounts/LoginThrottle.js"
+import { LoginThrottleRepo } from "../iam/store/LoginThrottleRepo.js"
+import { IamPolicy } from "../iam/access/IamPolicy.js"
+import { IamPolicyRules } from "../iam/access/IamPolicyRules.js"
+import { Roles } from "../iam/access/Roles.js"
+import { RolesRepo } from "../iam/store/RolesRepo.js"
+import { Accounts } from "../iam/accounts/Accounts.js"
+import { AccountsRepo } from "../iam/store/AccountsRepo.js"
+import { bootstrapAdmin } from "../iam/BootstrapAdmin.js"
+import { checkRegistration } from "../iam/domain/AccountRules.js"
+import { IamSql } from "../iam/IamSql.js"
+import { generatePaserk } from "../iam/tokens/IamKeys.js"
+import { databaseFor, migrations } from "./ServerLive.js"
 
 /** `gatehouse iam generate-key`: a new signing key and its public half, for .env and for resource servers. */
 export const generateKeyText = (): string => {
@@ -50,23 +51,12 @@ const readStdin = (): Promise<string> =>
 const USAGE = "usage: gatehouse iam bootstrap-admin --username NAME --email ADDRESS | gatehouse iam generate-key\n"
 
 /**
- * The `iam` subcommands. The admin password is never taken from the command line (it would sit in shell
- * history and the process list): AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD or standard input.
+ * The `iam` subcommands that need the configuration (`generate-key` needs none: the dispatch answers it before the
+ * configuration is read). Returns the exit code. The admin password is never taken from the command line (it would
+ * sit in shell history and the process list): AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD or standard input.
  */
-export const runIamCommand = async (
-  argv: ReadonlyArray<string>,
-  config: AppConfig,
-  deps: {
-    readonly database: Layer.Layer<SqlClient.SqlClient, { readonly message: string }>
-    readonly migrations: Effect.Effect<void, { readonly message: string }, SqlClient.SqlClient>
-    readonly logging: Layer.Layer<never>
-  }
-): Promise<number> => {
+export const iamCommand = async (argv: ReadonlyArray<string>, config: AppConfig): Promise<number> => {
   const [sub, ...rest] = argv
-  if (sub === "generate-key") {
-    process.stdout.write(generateKeyText())
-    return 0
-  }
   if (sub !== "bootstrap-admin") {
     process.stderr.write(USAGE)
     return 2
@@ -93,13 +83,13 @@ export const runIamCommand = async (
   }
   // The services read the iam tables while they are built, so the migrations must run before they are provided.
   const program = Effect.zipRight(
-    deps.migrations,
+    migrations(config),
     bootstrapAdmin({ username: values.username!, email: values.email!, password }).pipe(Effect.provide(BootstrapServices))
   ).pipe(
     Effect.provide(Layer.succeed(AppConfig, config)),
-    Effect.provide(deps.database),
+    Effect.provide(databaseFor(config, { wait: "2 minutes", holder: "command" })),
     Effect.scoped,
-    Effect.provide(deps.logging)
+    Effect.provide(LoggingLive(config.log))
   )
   const exit = await Effect.runPromiseExit(program)
   if (Exit.isSuccess(exit)) {

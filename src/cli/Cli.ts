@@ -1,0 +1,80 @@
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Exit, Option } from "effect"
+import { OAUTH_PROVIDER_SPECS } from "../auth/oauth/OAuthProviders.js"
+import { formatConfigIssues } from "../config/AppConfig.js"
+import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "../config/loadConfig.js"
+import { ignoreRepeatedSignals, workerId } from "../platform/process/Workers.js"
+import { generateKeyText, iamCommand } from "./IamCommand.js"
+import { keysCommand } from "./KeysCommand.js"
+import { migrateCommand } from "./MigrateCommand.js"
+import { primaryTeardown, serve, servePrimary, serveWorker } from "./Serve.js"
+import { USAGE } from "./Usage.js"
+
+// One message naming every broken variable, then exit code 1; None tells the caller to stop.
+const loadOrReport = async <A>(load: Effect.Effect<A, ConfigInvalid>): Promise<Option.Option<A>> => {
+  const loaded = await Effect.runPromiseExit(load)
+  if (Exit.isSuccess(loaded)) return Option.some(loaded.value)
+  const issues = loaded.cause._tag === "Fail" ? loaded.cause.error.issues : [{ variable: "configuration", rule: "could not be loaded" }]
+  process.stderr.write(formatConfigIssues(issues) + "\n")
+  process.exitCode = 1
+  return Option.none()
+}
+
+const runOptions = { disableErrorReporting: true, disablePrettyLogger: true }
+
+/**
+ * The command line: `argv` without node and the script. Exit codes: 0 done, 1 a bad configuration or a failed
+ * command, 2 a command line it cannot read.
+ */
+export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
+  const command = argv[0] ?? "serve"
+  if (command === "--help" || command === "-h" || command === "help") {
+    process.stdout.write(USAGE)
+    return
+  }
+  if (command !== "serve" && command !== "multi" && command !== "migrate" && command !== "keys" && command !== "iam") {
+    process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`)
+    process.exitCode = 2
+    return
+  }
+  if (command === "iam" && argv[1] === "generate-key") {
+    process.stdout.write(generateKeyText())
+    return
+  }
+  const sources = { env: process.env, envFile: ".env" }
+  if (command === "migrate") {
+    const settings = await loadOrReport(loadDatabaseSettings(sources))
+    if (Option.isSome(settings)) NodeRuntime.runMain(migrateCommand(settings.value), runOptions)
+    return
+  }
+  const configured = await loadOrReport(loadConfig(sources, OAUTH_PROVIDER_SPECS))
+  if (Option.isNone(configured)) return
+  if (command === "multi" && Option.isNone(configured.value.config.operatorToken)) {
+    process.stderr.write("Invalid configuration:\n  AUTH_OPERATOR_TOKEN: is required in multi-instance mode (the multi command)\n")
+    process.exitCode = 1
+    return
+  }
+  const loaded: LoadedConfig = command === "multi"
+    ? { ...configured.value, config: { ...configured.value.config, multiInstance: true } }
+    : configured.value
+  const { config } = loaded
+  if (command === "keys") {
+    process.exitCode = await keysCommand(config)
+    return
+  }
+  if (command === "iam") {
+    const code = await iamCommand(argv.slice(1), config)
+    // As NodeRuntime.runMain does for the other commands, a failure ends the process: a database connection
+    // still opening when the command gave up (IAM's LISTEN) must not keep it alive.
+    if (code !== 0) process.exit(code)
+    return
+  }
+  if (Option.isSome(workerId)) {
+    NodeRuntime.runMain(serveWorker(loaded, workerId.value), runOptions)
+    ignoreRepeatedSignals()
+  } else if (config.workers > 1) {
+    NodeRuntime.runMain(servePrimary(loaded), { ...runOptions, teardown: primaryTeardown })
+  } else {
+    NodeRuntime.runMain(serve(loaded), runOptions)
+  }
+}
