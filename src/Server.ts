@@ -8,8 +8,9 @@ import { OutboxLive } from "./auth/messages/OutboxLive.js"
 import { OutboxRepo } from "./auth/messages/OutboxRepo.js"
 import { UsersRepo } from "./auth/users/UsersRepo.js"
 import type { AppConfig } from "./config/AppConfig.js"
+import type { AuthConfig } from "./config/AuthConfig.js"
+import type { PlatformConfig } from "./config/PlatformConfig.js"
 import { IamHttp, IamHttpLive } from "./iam/IamHttp.js"
-import type { IamServices } from "./iam/IamLive.js"
 import { documentIamRoutes } from "./iam/rest/IamRestDocs.js"
 import { gotrueCorsPolicy } from "./platform/http/Cors.js"
 import { holdEarlyRequests } from "./platform/http/EarlyRequests.js"
@@ -44,7 +45,7 @@ const PagesLive = (config: AppConfig) => Layer.merge(LandingHttpLive({ outbox: o
  * The Outbox for the Mailer, the SmsSender and the outbox page: the auth database's outbox table where the embedded
  * default keeps what it does not deliver, none where everything goes out.
  */
-export const outboxFor = (config: AppConfig): Layer.Layer<Outbox, never, Database | AppConfig> =>
+export const outboxFor = (config: AppConfig): Layer.Layer<Outbox, never, Database | PlatformConfig | AuthConfig> =>
   outboxEnabled(config) ? OutboxLive.pipe(Layer.provide(Layer.merge(OutboxRepo.Default, UsersRepo.Default))) : NoOutbox
 
 /** The auth product alone on the shared edge (IAM disabled), after the pages. */
@@ -58,12 +59,12 @@ export const AuthRoutesLive = (config: AppConfig) =>
  * Both products on one port: the IAM service owns its REST and RPC paths under /auth/, the auth API every other
  * path (and `/auth/v1/`); /openapi.json and /docs describe both. The pages come first; each owns only its own path.
  */
-export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox> =>
+export const AuthAndIamRoutesLive = (config: AppConfig) =>
   HttpEdgeLive(edgeSettings(config), [...pages(config), IamHttp, AuthHttp]).pipe(
     Layer.provide(IamHttpLive),
     Layer.provide(AuthHttpLive({ documentOthers: (spec) => documentPages(config)(documentIamRoutes(spec)) })),
     Layer.provide(PagesLive(config))
-  ) as Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox>
+  )
 
 /**
  * The routes served by Node on API_HOST:PORT, and the HttpServer itself (its address: PORT may be 0). A cluster worker

@@ -5,8 +5,9 @@ import { HttpServer } from "@effect/platform"
 import { Clock, Context, type Duration, Effect, Exit, Layer, Option } from "effect"
 import { OAUTH_PROVIDER_SPECS } from "./auth/oauth/OAuthProviders.js"
 import { API_KEY_ROLES, apiKeyClaims, apiKeyIssuer } from "./auth/sessions/ApiKeys.js"
-import { AppConfig, type DatabaseSettings, formatConfigIssues } from "./config/AppConfig.js"
+import { type AppConfig, configLayer, formatConfigIssues } from "./config/AppConfig.js"
 import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "./config/loadConfig.js"
+import type { DatabaseSettings } from "./config/PlatformConfig.js"
 import type { LockHolder } from "./platform/process/DataDirLock.js"
 import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresDatabase } from "./platform/sql/Database.js"
 import { listenFailure } from "./platform/process/ListenFailure.js"
@@ -108,7 +109,7 @@ const serverLayer = (config: AppConfig, Database: Layer.Layer<Database, Database
     Layer.provide(PortsLive(config)),
     Layer.provide(outboxFor(config)),
     Layer.provide(Migrated),
-    Layer.provide(Layer.succeed(AppConfig, config)),
+    Layer.provide(configLayer(config)),
     Layer.provide(Database)
   )
 }
@@ -157,7 +158,7 @@ const servePrimary = (loaded: LoadedConfig) => {
     ? IamConfiguredAdminLive.pipe(Layer.provide(IamServicesLive), Layer.provide(BcryptPasswordHasher()))
     : Layer.empty).pipe(
       Layer.provide(Layer.effectDiscard(migrations(config))),
-      Layer.provide(Layer.succeed(AppConfig, config)),
+      Layer.provide(configLayer(config)),
       Layer.provide(databaseFor(config, { wait: "5 seconds", holder: "server" }))
     )
   const iamPort = config.iam.enabled && config.iam.grpcPort === 0

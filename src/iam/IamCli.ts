@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Either, Exit, Layer, Redacted } from "effect"
-import { AppConfig } from "../config/AppConfig.js"
+import { type AppConfig, configLayer } from "../config/AppConfig.js"
 import { BcryptPasswordHasher } from "../platform/PasswordHasher.js"
 import { SecureRandom } from "../platform/SecureRandom.js"
 import { Transactions } from "../platform/sql/Transactions.js"
@@ -96,7 +96,7 @@ export const runIamCommand = async (
     deps.migrations,
     bootstrapAdmin({ username: values.username!, email: values.email!, password }).pipe(Effect.provide(BootstrapServices))
   ).pipe(
-    Effect.provide(Layer.succeed(AppConfig, config)),
+    Effect.provide(configLayer(config)),
     Effect.provide(deps.database),
     Effect.scoped,
     Effect.provide(deps.logging)
