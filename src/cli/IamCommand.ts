@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util"
 import { Effect, Either, Exit, Layer, Redacted } from "effect"
-import { AppConfig } from "../config/AppConfig.js"
+import { type AppConfig, configLayer } from "../config/AppConfig.js"
 import { LoggingLive } from "../platform/Logging.js"
 import { BcryptPasswordHasher } from "../platform/PasswordHasher.js"
 import { SecureRandom } from "../platform/SecureRandom.js"
@@ -86,7 +86,7 @@ export const iamCommand = async (argv: ReadonlyArray<string>, config: AppConfig)
     migrations(config),
     bootstrapAdmin({ username: values.username!, email: values.email!, password }).pipe(Effect.provide(BootstrapServices))
   ).pipe(
-    Effect.provide(Layer.succeed(AppConfig, config)),
+    Effect.provide(configLayer(config)),
     Effect.provide(databaseFor(config, { wait: "2 minutes", holder: "command" })),
     Effect.scoped,
     Effect.provide(LoggingLive(config.log))

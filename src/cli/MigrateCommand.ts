@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import type { DatabaseSettings } from "../config/AppConfig.js"
+import type { DatabaseSettings } from "../config/PlatformConfig.js"
 import { LoggingLive } from "../platform/Logging.js"
 import { databaseFor, migrations } from "./ServerLive.js"
 

@@ -7,10 +7,12 @@ import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } 
 import { OutboxLive } from "../auth/messages/OutboxLive.js"
 import { OutboxRepo } from "../auth/messages/OutboxRepo.js"
 import { UsersRepo } from "../auth/users/UsersRepo.js"
-import { AppConfig, type DatabaseSettings } from "../config/AppConfig.js"
+import { type AppConfig, configLayer } from "../config/AppConfig.js"
+import type { AuthConfig } from "../config/AuthConfig.js"
+import type { DatabaseSettings, PlatformConfig } from "../config/PlatformConfig.js"
 import { IamGrpcServerLive } from "../iam/grpc/GrpcServer.js"
 import { IamHttp, IamHttpLive } from "../iam/IamHttp.js"
-import { IamConfiguredAdminLive, type IamServices, IamServicesLive } from "../iam/IamLive.js"
+import { IamConfiguredAdminLive, IamServicesLive } from "../iam/IamLive.js"
 import { IamBackgroundLive } from "../iam/IamServer.js"
 import { documentIamRoutes } from "../iam/rest/IamRestDocs.js"
 import { gotrueCorsPolicy } from "../platform/http/Cors.js"
@@ -54,7 +56,7 @@ const PagesLive = (config: AppConfig) => Layer.merge(LandingHttpLive({ outbox: o
  * The Outbox for the Mailer, the SmsSender and the outbox page: the auth database's outbox table where the embedded
  * default keeps what it does not deliver, none where everything goes out.
  */
-export const outboxFor = (config: AppConfig): Layer.Layer<Outbox, never, Database | AppConfig> =>
+export const outboxFor = (config: AppConfig): Layer.Layer<Outbox, never, Database | PlatformConfig | AuthConfig> =>
   outboxEnabled(config) ? OutboxLive.pipe(Layer.provide(Layer.merge(OutboxRepo.Default, UsersRepo.Default))) : NoOutbox
 
 /** The auth product alone on the shared edge (IAM disabled), after the pages. */
@@ -68,12 +70,12 @@ export const AuthRoutesLive = (config: AppConfig) =>
  * Both products on one port: the IAM service owns its REST and RPC paths under /auth/, the auth API every other
  * path (and `/auth/v1/`); /openapi.json and /docs describe both. The pages come first; each owns only its own path.
  */
-export const AuthAndIamRoutesLive = (config: AppConfig): Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox> =>
+export const AuthAndIamRoutesLive = (config: AppConfig) =>
   HttpEdgeLive(edgeSettings(config), [...pages(config), IamHttp, AuthHttp]).pipe(
     Layer.provide(IamHttpLive),
     Layer.provide(AuthHttpLive({ documentOthers: (spec) => documentPages(config)(documentIamRoutes(spec)) })),
     Layer.provide(PagesLive(config))
-  ) as Layer.Layer<never, never, HttpServer.HttpServer | IamServices | Outbox>
+  )
 
 /**
  * The routes served by Node on API_HOST:PORT, and the HttpServer itself (its address: PORT may be 0). A cluster worker
@@ -125,7 +127,7 @@ export const ServerLive = (config: AppConfig, role: "single" | "worker") => {
     Layer.provide(PortsLive(config)),
     Layer.provide(outboxFor(config)),
     Layer.provide(Migrated),
-    Layer.provide(Layer.succeed(AppConfig, config)),
+    Layer.provide(configLayer(config)),
     Layer.provide(databaseFor(config, { wait: "5 seconds", holder: "server" }))
   )
 }
@@ -141,7 +143,7 @@ export const PrimaryStartLive = (config: AppConfig) => {
     ? IamConfiguredAdminLive.pipe(Layer.provide(IamServicesLive), Layer.provide(BcryptPasswordHasher()))
     : Layer.empty).pipe(
       Layer.provide(Layer.effectDiscard(migrations(config))),
-      Layer.provide(Layer.succeed(AppConfig, config)),
+      Layer.provide(configLayer(config)),
       Layer.provide(databaseFor(config, { wait: "5 seconds", holder: "server" }))
     )
 }

@@ -44,6 +44,11 @@ export class SettingsReader {
     return `${PREFIXES[0]}${key}`
   }
 
+  /** The spelling an issue names: the one the operator actually set (GOTRUE_SITE_URL, AUTH_DB_DATABASE_URL, …). */
+  spelledAs(key: string, names?: Names): string {
+    return Option.match(this.lookup(key, names), { onNone: () => this.canonical(key), onSome: (found) => found.variable })
+  }
+
   fail(variable: string, rule: string): void {
     this.issues.push({ variable, rule })
   }

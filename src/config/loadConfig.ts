@@ -3,15 +3,9 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseEnv } from "node:util"
 import { Data, Effect, Either, Option, Redacted } from "effect"
-import {
-  type DatabaseSettings,
-  type OAuthProviderSpec,
-  type ParsedConfig,
-  parseAppConfig,
-  parseDatabaseSettings,
-  readDataDir,
-  readMode
-} from "./AppConfig.js"
+import { type ParsedConfig, parseAppConfig } from "./AppConfig.js"
+import type { OAuthProviderSpec } from "./AuthConfig.js"
+import { type DatabaseSettings, parseDatabaseSettings, readDataDir, readMode } from "./PlatformConfig.js"
 import type { ConfigIssue } from "./SettingsReader.js"
 
 export class ConfigInvalid extends Data.TaggedError("ConfigInvalid")<{ readonly issues: ReadonlyArray<ConfigIssue> }> {}

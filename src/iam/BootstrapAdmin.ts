@@ -1,5 +1,5 @@
 import { Effect, Either, Redacted } from "effect"
-import { AppConfig } from "../config/AppConfig.js"
+import { IamConfig } from "../config/IamConfig.js"
 import { OPERATOR } from "./access/Authority.js"
 import { Roles } from "./access/Roles.js"
 import { RolesRepo } from "./store/RolesRepo.js"
@@ -24,7 +24,7 @@ export const bootstrapAdmin = Effect.fn("IamBootstrap.bootstrapAdmin")(function*
 }) {
   const registration = checkRegistration({ ...input, password: Redacted.value(input.password) })
   if (Either.isLeft(registration)) return yield* registration.left
-  const { iam } = yield* AppConfig
+  const iam = yield* IamConfig
   const accountsRepo = yield* AccountsRepo
   const rolesRepo = yield* RolesRepo
   const accounts = yield* Accounts

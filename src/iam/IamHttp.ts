@@ -1,6 +1,7 @@
 import { HttpRouter, HttpServerError } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
-import { AppConfig } from "../config/AppConfig.js"
+import { IamConfig } from "../config/IamConfig.js"
+import type { PlatformConfig } from "../config/PlatformConfig.js"
 import type { SecureRandom } from "../platform/SecureRandom.js"
 import type { HttpProduct } from "../platform/http/HttpEdge.js"
 import { allowHeader, routeMethods, routesOf } from "../platform/http/RouteMethods.js"
@@ -27,11 +28,11 @@ const isRouteNotFound = (error: unknown): error is HttpServerError.RouteNotFound
  * `Allow` (its methods from the router). A path of IAM's shape that none of its routes takes (an id longer than the
  * 100 characters the router reads) is IAM's not_found, in IAM's envelope like every other answer on its paths.
  */
-export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices | AppConfig | SecureRandom> = Layer.effect(
+export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices | PlatformConfig | IamConfig | SecureRandom> = Layer.effect(
   IamHttp,
   Effect.gen(function*() {
     const router = yield* IamRouter.router
-    const config = yield* AppConfig
+    const iam = yield* IamConfig
     const app = yield* HttpRouter.toHttpApp(router)
     const methodsAt = routeMethods(routesOf(router))
     return {
@@ -48,7 +49,7 @@ export const IamHttpLive: Layer.Layer<IamHttp, never, IamServices | AppConfig | 
         Effect.catchAllDefect((defect) =>
           Effect.zipRight(Effect.logError("iam: unexpected failure", defect), Effect.succeed(errorResponse(IamError.internal()))))
       ) as HttpProduct["app"],
-      refuse: (_request, _requestId, status) => restEdgeRejection(status, config.iam.maxMessageBytes)
+      refuse: (_request, _requestId, status) => restEdgeRejection(status, iam.maxMessageBytes)
     }
   })
 ).pipe(Layer.provide([IamRestRoutesLive, IamRpcRoutesLive]), Layer.provide(IamRouter.Live))

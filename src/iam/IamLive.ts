@@ -1,6 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import { AppConfig } from "../config/AppConfig.js"
+import { IamConfig } from "../config/IamConfig.js"
+import { PlatformConfig } from "../config/PlatformConfig.js"
 import type { PasswordHasher } from "../platform/PasswordHasher.js"
 import { SecureRandom } from "../platform/SecureRandom.js"
 import { Transactions } from "../platform/sql/Transactions.js"
@@ -40,7 +41,7 @@ export type IamServices =
  * is provided here, not asked of the caller, because a cluster's primary builds these services (for the configured
  * admin) without the platform's ports.
  */
-export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClient.SqlClient | AppConfig | PasswordHasher> =
+export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClient.SqlClient | PlatformConfig | IamConfig | PasswordHasher> =
   IamHandlersLive.pipe(
     Layer.provideMerge(Roles.layer),
     Layer.provideMerge(Authority.layer),
@@ -62,9 +63,9 @@ export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClien
   )
 
 /** The configured first admin (AUTH_IAM_BOOTSTRAP_ADMIN_*), ensured at start-up when all three are set. */
-export const IamConfiguredAdminLive: Layer.Layer<never, IamStartupError, IamServices | AppConfig> =
+export const IamConfiguredAdminLive: Layer.Layer<never, IamStartupError, IamServices | IamConfig> =
   Layer.effectDiscard(Effect.gen(function*() {
-    const { iam } = yield* AppConfig
+    const iam = yield* IamConfig
     const { email, password, username } = iam.bootstrapAdmin
     if (Option.isNone(username) || Option.isNone(email) || Option.isNone(password)) return
     const result = yield* bootstrapAdmin({ username: username.value, email: email.value, password: password.value }).pipe(

@@ -1,6 +1,6 @@
 import type { SqlClient, SqlError } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
-import { AppConfig } from "../config/AppConfig.js"
+import { PlatformConfig } from "../config/PlatformConfig.js"
 import { databaseProbe, detectListenSupport } from "../platform/sql/DatabaseProbe.js"
 import { tablePrefix } from "../platform/sql/Migrator.js"
 import { isUnavailable, sqlState } from "../platform/sql/SqlErrors.js"
@@ -27,10 +27,10 @@ export class IamSql extends Context.Tag("iam/IamSql")<IamSql, {
   /** Whether the database answers a trivial query now: the gRPC health check's SERVING. */
   readonly reachable: Effect.Effect<boolean>
 }>() {
-  static readonly layer: Layer.Layer<IamSql, never, AppConfig | SqlClient.SqlClient> = Layer.effect(
+  static readonly layer: Layer.Layer<IamSql, never, PlatformConfig | SqlClient.SqlClient> = Layer.effect(
     IamSql,
     Effect.gen(function*() {
-      const config = yield* AppConfig
+      const config = yield* PlatformConfig
       const listenSupported = yield* detectListenSupport
       const probe = yield* databaseProbe
       const prefix = tablePrefix(config.db.namespace)

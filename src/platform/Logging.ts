@@ -1,6 +1,6 @@
 import { createWriteStream } from "node:fs"
 import { Cause, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, List, Logger, LogLevel, Option, Tracer } from "effect"
-import type { LogLevelName } from "../config/AppConfig.js"
+import type { LogLevelName } from "../config/PlatformConfig.js"
 import { logFormat } from "./LogFormat.js"
 
 const LEVELS: Readonly<Record<LogLevelName, LogLevel.LogLevel>> = {

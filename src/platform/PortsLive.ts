@@ -2,7 +2,8 @@ import { availableParallelism } from "node:os"
 import { FetchHttpClient } from "@effect/platform"
 import { Layer, Option } from "effect"
 import type { JWK } from "jose"
-import { type AppConfig, smsProviderReady } from "../config/AppConfig.js"
+import { type AuthConfig, smsProviderReady } from "../config/AuthConfig.js"
+import type { PlatformConfig } from "../config/PlatformConfig.js"
 import { type Captcha, CaptchaLive, UnconfiguredCaptcha } from "./Captcha.js"
 import { outboxPageUrl } from "./http/OutboxHttp.js"
 import { type Mailer, OutboxMailer, SmtpMailer } from "./mail/Mailer.js"
@@ -18,6 +19,12 @@ import { VonageSmsSender } from "./sms/VonageSmsSender.js"
 
 export type Ports = TokenSigner | PasswordHasher | Mailer | SmsSender | SecureRandom | Captcha
 
+/**
+ * What the ports are chosen from: the platform's settings and auth's (SMTP, SMS, JWT, captcha), whose ports these are
+ * until a second product sends mail or signs JWTs.
+ */
+type PortSettings = PlatformConfig & AuthConfig
+
 const definitely = <A>(option: Option.Option<A>): A => Option.getOrThrow(option)
 
 /**
@@ -25,16 +32,16 @@ const definitely = <A>(option: Option.Option<A>): A => Option.getOrThrow(option)
  * a complete SMS provider. It keeps them in the Outbox instead, which the outbox page shows. Production requires
  * SMTP_HOST, and fails a text it cannot send (as GoTrue does), so it has no outbox.
  */
-export const mailToOutbox = (config: AppConfig): boolean => config.mode === "embedded" && Option.isNone(config.smtp.host)
+export const mailToOutbox = (config: PortSettings): boolean => config.mode === "embedded" && Option.isNone(config.smtp.host)
 
-export const textsToOutbox = (config: AppConfig): boolean => config.mode === "embedded" && !smsProviderReady(config.sms)
+export const textsToOutbox = (config: PortSettings): boolean => config.mode === "embedded" && !smsProviderReady(config.sms)
 
-export const outboxEnabled = (config: AppConfig): boolean => mailToOutbox(config) || textsToOutbox(config)
+export const outboxEnabled = (config: PortSettings): boolean => mailToOutbox(config) || textsToOutbox(config)
 
-const pageOf = (config: AppConfig): string => outboxPageUrl(config.api.host, config.api.port)
+const pageOf = (config: PortSettings): string => outboxPageUrl(config.api.host, config.api.port)
 
 /** Mail goes over SMTP when SMTP_HOST is set; otherwise (only the embedded default may leave it out) to the outbox. */
-export const mailerFor = (config: AppConfig): Layer.Layer<Mailer, never, Outbox> =>
+export const mailerFor = (config: PortSettings): Layer.Layer<Mailer, never, Outbox> =>
   Option.match(config.smtp.host, {
     onNone: () => OutboxMailer(pageOf(config)),
     onSome: (host) =>
@@ -52,7 +59,7 @@ export const mailerFor = (config: AppConfig): Layer.Layer<Mailer, never, Outbox>
  * The configured SMS provider. Without a complete one (config warned at start-up), the embedded default keeps texts
  * in the outbox and production fails each send, as GoTrue does.
  */
-export const smsSenderFor = (config: AppConfig): Layer.Layer<SmsSender, never, Outbox> => {
+export const smsSenderFor = (config: PortSettings): Layer.Layer<SmsSender, never, Outbox> => {
   if (!smsProviderReady(config.sms) || Option.isNone(config.sms.provider)) {
     return textsToOutbox(config)
       ? OutboxSmsSender(pageOf(config))
@@ -83,10 +90,10 @@ export const smsSenderFor = (config: AppConfig): Layer.Layer<SmsSender, never, O
 }
 
 /** The Mailer and SmsSender; what they keep in the embedded default goes to the Outbox the caller provides. */
-export const messagingFor = (config: AppConfig): Layer.Layer<Mailer | SmsSender, never, Outbox> =>
+export const messagingFor = (config: PortSettings): Layer.Layer<Mailer | SmsSender, never, Outbox> =>
   Layer.merge(mailerFor(config), smsSenderFor(config))
 
-export const tokenSignerFor = (config: AppConfig): Layer.Layer<TokenSigner, TokenSignerConfigError> =>
+export const tokenSignerFor = (config: PortSettings): Layer.Layer<TokenSigner, TokenSignerConfigError> =>
   TokenSignerLive({
     secret: config.jwt.secret,
     keys: config.jwt.keys as ReadonlyArray<JWK>,
@@ -98,7 +105,7 @@ export const tokenSignerFor = (config: AppConfig): Layer.Layer<TokenSigner, Toke
  * The configured captcha provider. Without a secret captcha is off (config refuses to turn it on without one), and
  * nothing may ask the port.
  */
-export const captchaFor = (config: AppConfig): Layer.Layer<Captcha> => {
+export const captchaFor = (config: PortSettings): Layer.Layer<Captcha> => {
   const { provider, secret, timeout, verifyUrl } = config.security.captcha
   return Option.match(secret, {
     onNone: () => UnconfiguredCaptcha,
@@ -110,7 +117,7 @@ export const captchaFor = (config: AppConfig): Layer.Layer<Captcha> => {
  * The production implementation of every external dependency, chosen from configuration. The Outbox is the
  * caller's: the embedded default keeps it in the database, a floor this one does not reach.
  */
-export const PortsLive = (config: AppConfig): Layer.Layer<Ports, TokenSignerConfigError, Outbox> =>
+export const PortsLive = (config: PortSettings): Layer.Layer<Ports, TokenSignerConfigError, Outbox> =>
   Layer.mergeAll(
     tokenSignerFor(config),
     BcryptPasswordHasher({ concurrency: bcryptPermits(availableParallelism(), config.workers) }),

@@ -12,7 +12,7 @@ import { RuntimeNodeInstrumentation } from "@opentelemetry/instrumentation-runti
 import { MeterProvider, type MetricProducer, type MetricReader, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
 import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Data, Effect, Layer, Option, Redacted, Runtime } from "effect"
-import type { AppConfig } from "../config/AppConfig.js"
+import type { PlatformConfig } from "../config/PlatformConfig.js"
 import { VERSION } from "../Version.js"
 import { drawUuid } from "./SecureRandom.js"
 import { answerMetricsRequests, CollectingReader, workersMetricProducer } from "./process/ClusterMetrics.js"
@@ -22,7 +22,7 @@ export type ProcessRole = "single" | "worker" | "primary"
 
 export class TelemetryStartError extends Data.TaggedError("TelemetryStartError")<{ readonly message: string }> {}
 
-type Otlp = AppConfig["observability"]["otlp"]
+type Otlp = PlatformConfig["observability"]["otlp"]
 
 const plainHeaders = (otlp: Otlp): Record<string, string> =>
   Object.fromEntries(Object.entries(otlp.headers).map(([name, value]) => [name, Redacted.value(value)]))
@@ -59,7 +59,7 @@ const metricExporter = (otlp: Otlp) => {
   }
 }
 
-const ResourceLive = (config: AppConfig) =>
+const ResourceLive = (config: PlatformConfig) =>
   Resource.layer({
     serviceName: config.observability.serviceName,
     serviceVersion: VERSION,
@@ -108,7 +108,7 @@ const describe = (value: unknown): string => {
 }
 
 /** Traces: the OpenTelemetry tracer for every Effect span, exported in batches (or to `spanProcessor`, in tests). */
-const TracingLive = (config: AppConfig, spanProcessor: SpanProcessor | undefined) =>
+const TracingLive = (config: PlatformConfig, spanProcessor: SpanProcessor | undefined) =>
   OtelTracer.layer.pipe(
     Layer.provide(NodeSdk.layerTracerProvider(spanProcessor ?? new BatchSpanProcessor(traceExporter(config.observability.otlp))))
   )
@@ -118,7 +118,7 @@ const TracingLive = (config: AppConfig, spanProcessor: SpanProcessor | undefined
  * A cluster worker's reader only collects when the primary asks (the primary serves the scrape for all of
  * them); pushed metrics go from each process on its own.
  */
-const MetricsLive = (config: AppConfig, role: ProcessRole) =>
+const MetricsLive = (config: PlatformConfig, role: ProcessRole) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const { metricsExporter, prometheusHost, prometheusPort } = config.observability
     const resource = yield* Resource.Resource
@@ -162,7 +162,7 @@ const MetricsLive = (config: AppConfig, role: ProcessRole) =>
  * Effect.fn and each SQL statement would make one, exported nowhere: about a tenth of a request's CPU).
  */
 export const TelemetryLive = (
-  config: AppConfig,
+  config: PlatformConfig,
   options: { readonly role: ProcessRole; readonly spanProcessor?: SpanProcessor } = { role: "single" }
 ): Layer.Layer<never, TelemetryStartError> => {
   const { metricsEnabled, metricsExporter, tracingEnabled } = config.observability

@@ -8,7 +8,7 @@ import { Effect, Layer, Ref } from "effect"
 import { CaptchaProtected, TokenCaptchaProtected } from "../../src/auth/contract/CaptchaProtected.js"
 import type { AuthError } from "../../src/auth/domain/AuthError.js"
 import { CaptchaProtectedLive, TokenCaptchaProtectedLive } from "../../src/auth/http/CaptchaProtectedLive.js"
-import { AppConfig } from "../../src/config/AppConfig.js"
+import { configLayer } from "../../src/config/AppConfig.js"
 import { type CaptchaCheck, CaptchaChecks, CaptchaTest, CaptchaUnavailable } from "../../src/platform/Captcha.js"
 import { CaptchaVerdict } from "../../src/domain/CaptchaVerdict.js"
 import { tokenSignerFor } from "../../src/platform/PortsLive.js"
@@ -36,7 +36,7 @@ const guards = (env: Readonly<Record<string, string>> = {}) => {
     Layer.provideMerge(CaptchaTest(provider)),
     Layer.provide(Layer.orDie(tokenSignerFor(config))),
     Layer.provide(MemoryRepos()),
-    Layer.provide(Layer.succeed(AppConfig, config))
+    Layer.provide(configLayer(config))
   )
 }
 

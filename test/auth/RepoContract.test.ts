@@ -15,7 +15,7 @@ import { OneTimeTokensRepo } from "../../src/auth/users/OneTimeTokensRepo.js"
 import { PendingTokensRepo } from "../../src/auth/users/PendingTokensRepo.js"
 import type { TokenKind } from "../../src/auth/domain/LinkToken.js"
 import { UsersRepo } from "../../src/auth/users/UsersRepo.js"
-import { AppConfig } from "../../src/config/AppConfig.js"
+import { configLayer, type ConfigTags } from "../../src/config/AppConfig.js"
 import type { Database } from "../../src/platform/sql/Database.js"
 import { migrate } from "../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../support/TestDatabase.js"
@@ -29,7 +29,7 @@ import { type AuthRepos, MemoryRepos } from "./support/MemoryRepos.js"
  */
 
 /** The migrated test database and the config the repos read, with no repo built on it yet. */
-const MigratedDatabase: Layer.Layer<AppConfig | Database> = Layer.succeed(AppConfig, testConfig()).pipe(
+const MigratedDatabase: Layer.Layer<ConfigTags | Database> = configLayer(testConfig()).pipe(
   Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
   Layer.provideMerge(TestDatabase)
 )

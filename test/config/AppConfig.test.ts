@@ -459,7 +459,7 @@ describe("per-IP request limits", () => {
 
   it("has GoTrue's defaults: 30 per 5 minutes in bursts of 30, anonymous sign-ins 30 an hour, token 150", () => {
     const c = config(embedded({}))
-    expect(Option.isNone(c.rateLimit.header)).toBe(true)
+    expect(Option.isNone(c.api.clientHeader)).toBe(true)
     expect(read(c)).toStrictEqual({
       otp: limit(30, 300, 30),
       anonymousUsers: limit(30, 3600, 30),
@@ -485,7 +485,7 @@ describe("per-IP request limits", () => {
       AUTH_RATE_LIMIT_WEB3: "12.",
       AUTH_RATE_LIMIT_PASSKEY: "4"
     }))
-    expect(c.rateLimit.header).toStrictEqual(Option.some("X-Forwarded-For"))
+    expect(c.api.clientHeader).toStrictEqual(Option.some("X-Forwarded-For"))
     expect(read(c)).toStrictEqual({
       otp: limit(2.5, 300, 30),
       // Go's int(): the burst of anonymous sign-ins is the number cut to a whole one.

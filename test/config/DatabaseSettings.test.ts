@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Option, Redacted } from "effect"
-import { parseDatabaseSettings } from "../../src/config/AppConfig.js"
+import { parseDatabaseSettings } from "../../src/config/PlatformConfig.js"
 
 const URL = "postgres://gatehouse@127.0.0.1:5432/auth"
 

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { parseEnv } from "node:util"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Redacted } from "effect"
@@ -10,7 +10,9 @@ import { OAUTH_PROVIDER_SPECS, OAUTH_PROVIDERS } from "../../src/auth/oauth/OAut
 
 const example = readFileSync(new URL("../../.env.example", import.meta.url), "utf8")
 const lines = example.split("\n")
-const source = readFileSync(new URL("../../src/config/AppConfig.ts", import.meta.url), "utf8")
+/** Every config source, the platform's, auth's and IAM's readers among them. */
+const CONFIG = new URL("../../src/config/", import.meta.url)
+const source = readdirSync(CONFIG).filter((name) => name.endsWith(".ts")).map((name) => readFileSync(new URL(name, CONFIG), "utf8")).join("\n")
 
 /** The parser as the server runs it: reading the EXTERNAL_<NAME>_* variables of the auth registry's providers. */
 const parsed = (env: Readonly<Record<string, string | undefined>>, options: ParseOptions = {}) =>
@@ -118,7 +120,7 @@ describe(".env.example", () => {
     expect(undocumented).toStrictEqual([])
   })
 
-  it("documents every key named in AppConfig.ts (static scan)", () => {
+  it("documents every key named in src/config (static scan)", () => {
     const literal = [...source.matchAll(
       /(?:\.(?:string|requiredString|secret|boolean|integer|duration|oneOf|url|list|parse|lookup)|devDefault|spelledAs)\(\s*"([A-Z][A-Z0-9_]*)"/g
     )].map((match) => match[1]!)

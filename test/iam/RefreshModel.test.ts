@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, FastCheck, Layer, Runtime, TestClock } from "effect"
-import { AppConfig } from "../../src/config/AppConfig.js"
+import { type AppConfig, configLayer } from "../../src/config/AppConfig.js"
 import { RolesRepo } from "../../src/iam/store/RolesRepo.js"
 import { type Account, Accounts } from "../../src/iam/accounts/Accounts.js"
 import { AccountsRepo } from "../../src/iam/store/AccountsRepo.js"
@@ -263,7 +263,7 @@ const SessionsOverMemory = (config: AppConfig) =>
       TokenFamiliesRepo.Test,
       RevocationsRepo.Test
     )),
-    Layer.provideMerge(Layer.mergeAll(Transactions.Test, IamSql.Test, SecureRandom.Test, PasswordHasherTest, Layer.succeed(AppConfig, config)))
+    Layer.provideMerge(Layer.mergeAll(Transactions.Test, IamSql.Test, SecureRandom.Test, PasswordHasherTest, configLayer(config)))
   )
 
 const runSequence = (intervalMs: number, cmds: ReadonlyArray<Command>) =>

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
-import { AppConfig } from "../../src/config/AppConfig.js"
+import { configLayer } from "../../src/config/AppConfig.js"
 import {
   ASSIGNMENT_DANGLES, GRANT_DANGLES, PERMISSION_NAME_TAKEN, ROLE_NAME_TAKEN, RolesRepo
 } from "../../src/iam/store/RolesRepo.js"
@@ -36,7 +36,7 @@ const Live: Layer.Layer<Repos> = Layer.mergeAll(
 ).pipe(
   Layer.provide(IamSql.layer),
   Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
-  Layer.provide(Layer.succeed(AppConfig, config)),
+  Layer.provide(configLayer(config)),
   Layer.provide(TestDatabase),
   Layer.orDie
 )

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, TestClock } from "effect"
-import { AppConfig } from "../../src/config/AppConfig.js"
+import { configLayer } from "../../src/config/AppConfig.js"
 import { Authority, OPERATOR } from "../../src/iam/access/Authority.js"
 import { IamPolicy } from "../../src/iam/access/IamPolicy.js"
 import { IamPolicyRules } from "../../src/iam/access/IamPolicyRules.js"
@@ -25,7 +25,7 @@ import { iamTestEnv } from "./support/IamTestServer.js"
  */
 const config = testConfig(iamTestEnv())
 
-const Ports = Layer.mergeAll(Transactions.Test, IamSql.Test, PasswordHasherTest, Layer.succeed(AppConfig, config))
+const Ports = Layer.mergeAll(Transactions.Test, IamSql.Test, PasswordHasherTest, configLayer(config))
 const Repos = RolesRepo.Test.pipe(Layer.provideMerge(AccountsRepo.Test))
 
 const Services = Layer.mergeAll(Accounts.layer, Roles.layer).pipe(

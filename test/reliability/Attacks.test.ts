@@ -23,7 +23,7 @@ import * as NodeRsBcrypt from "@node-rs/bcrypt"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
 import { AuthApi } from "../../src/auth/Api.js"
 import { AdminAuthenticated } from "../../src/auth/contract/AdminAuthenticated.js"
-import { AppConfig } from "../../src/config/AppConfig.js"
+import { configLayer } from "../../src/config/AppConfig.js"
 import { AuthService, RegisterRequestSchema } from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
 import { IamGrpcAddress, IamGrpcServerLive } from "../../src/iam/grpc/GrpcServer.js"
 import { IamServicesLive } from "../../src/iam/IamLive.js"
@@ -299,7 +299,7 @@ const CountingServer = (() => {
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provideMerge(IamServicesLive),
     Layer.provideMerge(ports),
-    Layer.provideMerge(Layer.succeed(AppConfig, config)),
+    Layer.provideMerge(configLayer(config)),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
     Layer.provideMerge(TestDatabase),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)),

@@ -20,7 +20,7 @@ import { Context, Effect, Exit, Layer, Logger, LogLevel, Option, Queue, Redacted
 import { type ParsedMail, simpleParser } from "mailparser"
 import { SMTPServer } from "smtp-server"
 import { authTables } from "../../src/auth/AuthTables.js"
-import { AppConfig } from "../../src/config/AppConfig.js"
+import { configLayer } from "../../src/config/AppConfig.js"
 import { PostgresDatabase } from "../../src/platform/sql/Database.js"
 import { MemoryMailer } from "../../src/platform/mail/Mailer.js"
 import { migrate } from "../../src/platform/sql/Migrator.js"
@@ -313,7 +313,7 @@ const OverSmtp = Layer.unwrapScoped(Effect.gen(function*() {
     Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provide(Layer.mergeAll(Layer.orDie(tokenSignerFor(config)), PasswordHasherTest, messagingFor(config), SecureRandom.Live, captchaFor(config))),
     Layer.provide(outboxFor(config)),
-    Layer.provide(Layer.succeed(AppConfig, config)),
+    Layer.provide(configLayer(config)),
     Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
     Layer.provide(TestDatabase),
     Layer.orDie
@@ -435,7 +435,7 @@ const OverHangingSms = Layer.unwrapScoped(Effect.gen(function*() {
     Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provide(Layer.mergeAll(Layer.orDie(tokenSignerFor(config)), PasswordHasherTest, MemoryMailer, sms, SecureRandom.Live, captchaFor(config))),
     Layer.provide(outboxFor(config)),
-    Layer.provide(Layer.succeed(AppConfig, config)),
+    Layer.provide(configLayer(config)),
     Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
     Layer.provide(TestDatabase),
     Layer.orDie

@@ -19,7 +19,7 @@ import { describe, expect, it as plainIt } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { authTables } from "../../src/auth/AuthTables.js"
 import { digestRefreshToken } from "../../src/auth/sessions/RefreshTokenCodec.js"
-import { AppConfig } from "../../src/config/AppConfig.js"
+import { PlatformConfig } from "../../src/config/PlatformConfig.js"
 import { readMigrations } from "../../src/platform/sql/Migrator.js"
 import { acceptance, authClient, call, codeIn, mailTo, PASSWORD, raw, uniqueEmail } from "../auth/acceptance/AcceptanceKit.js"
 import { externalDatabaseUrl, freshDatabaseUrl } from "../support/TestDatabase.js"
@@ -43,7 +43,7 @@ acceptance(ENV)("two servers over one database", (it) => {
     Effect.gen(function*() {
       const first = yield* ServerUrl
       const sql = yield* SqlClient.SqlClient
-      const t = authTables((yield* AppConfig).db.namespace)
+      const t = authTables((yield* PlatformConfig).db.namespace)
       const second = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV))), ServerUrl)
       expect(second).not.toBe(first)
 

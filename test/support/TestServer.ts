@@ -4,7 +4,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Either, Layer, Ref } from "effect"
 import { AuthMessages } from "../../src/auth/messages/AuthMessages.js"
 import { OAUTH_PROVIDER_SPECS } from "../../src/auth/oauth/OAuthProviders.js"
-import { AppConfig, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
+import { type AppConfig, configLayer, type ConfigTags, formatConfigIssues, parseAppConfig } from "../../src/config/AppConfig.js"
 import type { Database } from "../../src/platform/sql/Database.js"
 import { migrate } from "../../src/platform/sql/Migrator.js"
 import { outboxPageUrl } from "../../src/platform/http/OutboxHttp.js"
@@ -65,7 +65,7 @@ const ServerUrlLive = Layer.effect(
  */
 export type TestServices =
   | ServerUrl
-  | AppConfig
+  | ConfigTags
   | Database
   | SentMail
   | SentSms
@@ -184,7 +184,7 @@ const routesOn = (config: AppConfig, passwordHasher?: Layer.Layer<PasswordHasher
   // (layers are shared by reference within one build) and can wait for the mails it posted (settledMail).
   return Layer.mergeAll(AuthRoutesLive(config), ServerUrlLive, AuthMessages.Default).pipe(
     Layer.provideMerge(ports),
-    Layer.provideMerge(Layer.succeed(AppConfig, config))
+    Layer.provideMerge(configLayer(config))
   )
 }
 

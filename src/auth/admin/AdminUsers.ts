@@ -1,5 +1,5 @@
 import { Clock, Effect, Either, Option, Redacted } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
@@ -61,7 +61,7 @@ const given = (value: string | null | undefined): string => value ?? ""
 export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", {
   effect: Effect.gen(function*() {
     const random = yield* SecureRandom
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const transactions = yield* Transactions
     const users = yield* UsersRepo
     const newUsers = yield* Users

@@ -1,5 +1,6 @@
 import { Clock, Effect, Either, Option, Redacted } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
@@ -54,7 +55,8 @@ interface Newcomer {
  */
 export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateLink", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
+    const platform = yield* PlatformConfig
     const transactions = yield* Transactions
     const users = yield* UsersRepo
     const newUsers = yield* Users
@@ -192,7 +194,7 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
         : [paths.emailChange, "email_change"]
       return new GeneratedLink({
         ...userJson(user, yield* identities.forUser(user.id)),
-        action_link: emailActionLink(config.api.externalUrl, path, token.link!, linkType, redirectTo),
+        action_link: emailActionLink(platform.api.externalUrl, path, token.link!, linkType, redirectTo),
         email_otp: otp,
         // GoTrue's name: what an app that builds its own links puts in verifyOtp({ token_hash }). Here it is the
         // link token, not the code's hash.

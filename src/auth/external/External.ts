@@ -1,6 +1,7 @@
 import { Clock, Effect, Either, Option } from "effect"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { AuthError } from "../domain/AuthError.js"
 import { BROWSER_BINDING_BYTES, browserBindingFor, digestBrowserBinding, isBrowserBinding } from "../domain/BrowserBinding.js"
@@ -86,7 +87,8 @@ const asExternalProfile = (profile: ProviderProfile) => ({
  */
 export class External extends Effect.Service<External>()("auth/External", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
+    const platform = yield* PlatformConfig
     const providers = yield* OAuthProviders
     const flows = yield* FlowStateRepo
     const accounts = yield* ExternalAccounts
@@ -172,7 +174,7 @@ export class External extends Effect.Service<External>()("auth/External", {
       userId: string
     ): Effect.fn.Return<string, AuthError> {
       const { state, url } = yield* start(query, { browserBinding: null, waitsForBrowser: bindingEnabled }, userId)
-      return bindingEnabled ? continueUrl(config.api.externalUrl, state) : url
+      return bindingEnabled ? continueUrl(platform.api.externalUrl, state) : url
     })
 
     /** GET /authorize/continue: binds a waiting linking flow to this browser, once, and sends it to the provider. */

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { browserBindingCookie } from "../domain/BrowserBinding.js"
 import { type BrowserRedirect, type CallbackQuery, External } from "./External.js"
 import { ExternalApi } from "./ExternalApi.js"
@@ -44,7 +44,7 @@ const found = (location: string) => HttpServerResponse.redirect(location, { stat
 export const ExternalHttpLive = HttpApiBuilder.group(ExternalApi, "external", (handlers) =>
   Effect.gen(function*() {
     const external = yield* External
-    const cookie = browserBindingCookie((yield* AppConfig).api.externalUrl)
+    const cookie = browserBindingCookie((yield* PlatformConfig).api.externalUrl)
     const presented = (request: HttpServerRequest.HttpServerRequest) => request.cookies[cookie.name]
     // The cookie is set again on every start, so it lives as long as the browser's newest flow. unsafeSetCookie
     // throws only on a malformed name or value; both are ours (a constant, and base64url).

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { CurrentUser } from "../contract/CurrentUser.js"
 import { AuthError } from "../domain/AuthError.js"
 import { IdentityLinks } from "../users/IdentityLinks.js"
@@ -15,7 +15,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export const IdentitiesHttpLive = HttpApiBuilder.group(IdentitiesApi, "identities", (handlers) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const external = yield* External
     const links = yield* IdentityLinks
     const enabled = config.security.manualLinkingEnabled

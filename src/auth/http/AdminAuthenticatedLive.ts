@@ -1,6 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { bearerToken } from "../../platform/http/Bearer.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { AdminAuthenticated, InviterAuthenticated } from "../contract/AdminAuthenticated.js"
@@ -46,7 +46,7 @@ export const adminCheck = (roles: ReadonlySet<string>) =>
 export const AdminAuthenticatedLive = Layer.effect(
   AdminAuthenticated,
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const check = yield* adminCheck(new Set(config.jwt.adminRoles))
     return { serviceRole: () => check }
   })
@@ -55,7 +55,7 @@ export const AdminAuthenticatedLive = Layer.effect(
 export const InviterAuthenticatedLive = Layer.effect(
   InviterAuthenticated,
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const check = yield* adminCheck(new Set([...config.jwt.adminRoles, "service_role"]))
     return { serviceRole: () => check }
   })

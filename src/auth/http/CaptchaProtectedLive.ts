@@ -1,6 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Metric, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { AuthMetrics } from "../metrics/AuthMetrics.js"
 import { Captcha } from "../../platform/Captcha.js"
 import { bearerToken } from "../../platform/http/Bearer.js"
@@ -26,11 +27,12 @@ type SearchParams = Readonly<Record<string, string | ReadonlyArray<string>>>
  */
 const captchaGuard = (applies: (params: SearchParams) => boolean) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
+    const platform = yield* PlatformConfig
     const captcha = yield* Captcha
     const isAdmin = yield* adminCheck(new Set(config.jwt.adminRoles))
     if (!config.security.captcha.enabled) return Effect.void
-    const addressHeader = Option.getOrUndefined(Option.map(config.rateLimit.header, (name) => name.toLowerCase()))
+    const addressHeader = Option.getOrUndefined(Option.map(platform.api.clientHeader, (name) => name.toLowerCase()))
 
     const refuse = (error: AuthError) => Effect.zipRight(Metric.increment(AuthMetrics.captchaRejected), Effect.fail(error))
 

@@ -1,5 +1,5 @@
 import { Clock, Effect, Either, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
@@ -35,7 +35,7 @@ const emailExists = () => AuthError.of(422, "email_exists", "A user with this em
  */
 export class Invite extends Effect.Service<Invite>()("auth/Invite", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const transactions = yield* Transactions
     const users = yield* UsersRepo
     const newUsers = yield* Users

@@ -1,6 +1,7 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
-import type { AppConfig } from "../../config/AppConfig.js"
+import type { AuthConfig } from "../../config/AuthConfig.js"
+import type { PlatformConfig } from "../../config/PlatformConfig.js"
 import type { HttpProduct } from "../../platform/http/HttpEdge.js"
 import { RequestId } from "../../platform/http/RequestId.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -10,7 +11,7 @@ import { LANDING_HEADERS, landingPage, type LandingPageOptions, siteIsThisServer
 const PATH = "/"
 
 /** Whether this configuration serves the landing page: when its site URL is this server (siteIsThisServer). */
-export const landingPageServed = (config: AppConfig): boolean =>
+export const landingPageServed = (config: Pick<AuthConfig, "siteUrl"> & Pick<PlatformConfig, "api">): boolean =>
   siteIsThisServer(config.siteUrl, config.api.externalUrl, config.api.port)
 
 /** Adds the landing page to an OpenAPI document, where the server serves it (at the root only). */

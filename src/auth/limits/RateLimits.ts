@@ -1,6 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Clock, Duration, Effect, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import type { AuthError } from "../domain/AuthError.js"
 import { rateLimitKey, requestClient } from "../../platform/http/RateLimitKey.js"
@@ -45,9 +46,10 @@ const SWEEP_EVERY = Duration.minutes(1)
  */
 export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", {
   scoped: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
+    const platform = yield* PlatformConfig
     const repo = yield* RateLimitsRepo
-    const header = Option.map(config.rateLimit.header, (name) => name.toLowerCase())
+    const header = Option.map(platform.api.clientHeader, (name) => name.toLowerCase())
     const { anonymousUsers, otp, tokenRefresh, verify, verifyGuesses, web3 } = config.rateLimit
     const rates: Readonly<Record<RequestLimitName, RequestRate>> = {
       otp: requestRate(otp.events, otp.per, otp.burst),

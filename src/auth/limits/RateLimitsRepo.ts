@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import { type Admission, admitRequest, admitsAny, isRefilled, type RequestRate } from "../../domain/RequestRate.js"
 
@@ -28,7 +28,7 @@ const refusalAt = (tat: number | undefined, nowMs: number, rate: RequestRate): A
 export class RateLimitsRepo extends Effect.Service<RateLimitsRepo>()("auth/RateLimitsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
     // One statement: the upsert's row lock orders concurrent requests from any number of instances, and its WHERE

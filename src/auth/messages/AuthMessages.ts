@@ -1,5 +1,6 @@
 import { Clock, Duration, Effect, FiberSet, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import { Mailer } from "../../platform/mail/Mailer.js"
 import type { MessageFacts } from "../../platform/mail/Outbox.js"
@@ -64,7 +65,8 @@ const DRAIN_DELIVERIES = Duration.seconds(10)
  */
 export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessages", {
   scoped: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
+    const platform = yield* PlatformConfig
     const mailer = yield* Mailer
     const sms = yield* SmsSender
     const random = yield* SecureRandom
@@ -127,7 +129,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     const linked = (sent: MessageToken): { readonly link: string; readonly otp: string } => ({ link: sent.token.link!, otp: sent.token.otp })
 
     const actionUrl = (path: string, link: string, type: string, redirectTo: string): string =>
-      emailActionLink(config.api.externalUrl, path, link, type, redirectTo)
+      emailActionLink(platform.api.externalUrl, path, link, type, redirectTo)
 
     // GoTrue's templates see the site URL in every mail; the rest is the message's own.
     const bodyOf = (

@@ -1,5 +1,5 @@
 import { Duration, Effect, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -97,9 +97,9 @@ export interface ConfirmationsShape {
 export const Confirmations: Effect.Effect<
   ConfirmationsShape,
   never,
-  AppConfig | UsersRepo | Users | AuthMessages | SecureRandom | Transactions | FlowStateRepo | AuditLog | PendingTokens
+  AuthConfig | UsersRepo | Users | AuthMessages | SecureRandom | Transactions | FlowStateRepo | AuditLog | PendingTokens
 > = Effect.gen(function*() {
-  const config = yield* AppConfig
+  const config = yield* AuthConfig
   const users = yield* UsersRepo
   const newUsers = yield* Users
   const messages = yield* AuthMessages

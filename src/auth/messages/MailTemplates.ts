@@ -1,6 +1,6 @@
 import { FetchHttpClient, HttpClient } from "@effect/platform"
 import { Cache, Data, Duration, Effect, Exit, Layer, Option } from "effect"
-import { AppConfig, type EmailTemplateSet } from "../../config/AppConfig.js"
+import { AuthConfig, type EmailTemplateSet } from "../../config/AuthConfig.js"
 import { type MailTemplateVariables, renderMailTemplate } from "./MailTemplate.js"
 
 /** The mails whose body an operator can replace with a template (MAILER_TEMPLATES_*). */
@@ -31,7 +31,7 @@ const describeUrl = (url: string): string => {
  */
 export class MailTemplates extends Effect.Service<MailTemplates>()("auth/MailTemplates", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const client = (yield* HttpClient.HttpClient).pipe(HttpClient.filterStatusOk)
 
     const fetchTemplate = (url: string): Effect.Effect<string, TemplateUnavailable> =>

@@ -1,5 +1,5 @@
 import { Clock, Effect, Layer, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { type KeptMessage, OUTBOX_CAPACITY, Outbox, type OutboxMessage } from "../../platform/mail/Outbox.js"
 import { sentCodeState } from "../domain/SentCodeState.js"
 import type { UserRow } from "../domain/UserRow.js"
@@ -26,12 +26,12 @@ const toRow = (message: OutboxMessage, sentAt: Date): OutboxRow => ({
  * messages). Listing reads each message's user again and judges its code with sentCodeState, so the page says what
  * /verify would answer now.
  */
-export const OutboxLive: Layer.Layer<Outbox, never, OutboxRepo | UsersRepo | AppConfig> = Layer.effect(
+export const OutboxLive: Layer.Layer<Outbox, never, OutboxRepo | UsersRepo | AuthConfig> = Layer.effect(
   Outbox,
   Effect.gen(function*() {
     const repo = yield* OutboxRepo
     const users = yield* UsersRepo
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
 
     const add = (message: OutboxMessage): Effect.Effect<void> =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => repo.add(toRow(message, new Date(now)), OUTBOX_CAPACITY))

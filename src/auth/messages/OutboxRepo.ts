@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 
 /** One kept message (migration 0013). The facts columns are null for a message that came without them. */
@@ -33,7 +33,7 @@ export interface OutboxRepoShape {
 export class OutboxRepo extends Effect.Service<OutboxRepo>()("auth/OutboxRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
     const add = Effect.fn("OutboxRepo.add")(function*(row: OutboxRow, capacity: number) {

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import { claimQuota, giveBackQuota, type SendQuotaCount } from "../domain/SendQuotaWindow.js"
 
@@ -20,7 +20,7 @@ export interface SendQuotaRepoShape {
 export class SendQuotaRepo extends Effect.Service<SendQuotaRepo>()("auth/SendQuotaRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
     // One statement: the row lock of the upsert orders concurrent claims from any number of instances, and the

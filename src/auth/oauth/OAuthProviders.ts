@@ -1,5 +1,5 @@
 import { Context, Effect, Either, Layer, Option } from "effect"
-import { AppConfig, type OAuthProviderConfig, type OAuthProviderSpec } from "../../config/AppConfig.js"
+import { AuthConfig, type OAuthProviderConfig, type OAuthProviderSpec } from "../../config/AuthConfig.js"
 import type { IdTokenIssuer } from "../domain/IdToken.js"
 import type { OAuthProvider } from "./OAuthProvider.js"
 import type { ProviderDescriptor } from "./ProviderDescriptor.js"
@@ -79,7 +79,7 @@ export const ID_TOKEN_PROVIDERS: ReadonlyArray<readonly [name: OAuthProviderName
 const UNCONFIGURED: OAuthProviderConfig = { enabled: false, clientId: "", secret: Option.none(), redirectUri: "", url: Option.none() }
 
 /** A provider's EXTERNAL_<NAME>_* settings; a provider the config was not asked to read is off. */
-export const providerSettings = (config: AppConfig, name: string): OAuthProviderConfig => config.external[name] ?? UNCONFIGURED
+export const providerSettings = (config: AuthConfig, name: string): OAuthProviderConfig => config.external[name] ?? UNCONFIGURED
 
 /** Why `/authorize?provider=` cannot be served, in GoTrue's words (after its "Unsupported provider: "). */
 export type Unavailable = { readonly _tag: "Unknown"; readonly name: string } | { readonly _tag: "Disabled" }
@@ -92,7 +92,7 @@ export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProv
 /** The providers as configured (start-up validation guarantees an enabled one has what it needs). */
 export const OAuthProvidersLive = Layer.effect(
   OAuthProviders,
-  Effect.map(AppConfig, (config) => {
+  Effect.map(AuthConfig, (config) => {
     const built = new Map<string, OAuthProvider>()
     for (const name of OAUTH_PROVIDERS) {
       const settings = providerSettings(config, name)

@@ -1,4 +1,4 @@
-import type { OAuthProviderConfig } from "../../config/AppConfig.js"
+import type { OAuthProviderConfig } from "../../config/AuthConfig.js"
 import type { IdTokenIssuer } from "../domain/IdToken.js"
 import type { OAuthProvider } from "./OAuthProvider.js"
 

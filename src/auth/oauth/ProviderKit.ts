@@ -1,6 +1,6 @@
 import { CodeChallengeMethod, OAuth2Client } from "arctic"
 import { Duration, Effect, Either, Option, Redacted } from "effect"
-import type { OAuthProviderConfig } from "../../config/AppConfig.js"
+import type { OAuthProviderConfig } from "../../config/AuthConfig.js"
 import type { AuthError } from "../domain/AuthError.js"
 import type { ExternalProfile } from "../domain/ExternalLink.js"
 import { clientIdsOf } from "../domain/IdToken.js"

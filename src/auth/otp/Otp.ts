@@ -1,5 +1,5 @@
 import { Clock, Effect, Either, Option, Redacted } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
@@ -43,7 +43,7 @@ export interface OtpSent {
  */
 export class Otp extends Effect.Service<Otp>()("auth/Otp", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const users = yield* UsersRepo
     const hasher = yield* PasswordHasher
     const random = yield* SecureRandom

@@ -1,5 +1,5 @@
 import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import type { User } from "../contract/User.js"
@@ -55,7 +55,7 @@ type Outgoing =
 /** GET /user, PUT /user and GET /reauthenticate (reference §2.12, §2.15). */
 export class Profile extends Effect.Service<Profile>()("auth/Profile", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const transactions = yield* Transactions
     const users = yield* UsersRepo
     const identities = yield* IdentitiesRepo

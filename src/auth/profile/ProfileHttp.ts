@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { CurrentUser } from "../contract/CurrentUser.js"
 import { ProfileApi } from "./ProfileApi.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -11,7 +11,7 @@ import { Profile } from "./Profile.js"
 export const ProfileHttpLive = HttpApiBuilder.group(ProfileApi, "profile", (handlers) =>
   Effect.gen(function*() {
     const profile = yield* Profile
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const limits = yield* RateLimits
     return handlers
       .handle("getUser", () =>

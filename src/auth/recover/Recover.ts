@@ -1,5 +1,5 @@
 import { Clock, Effect, Either, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { EvenTiming } from "../../platform/http/EvenTiming.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
@@ -25,7 +25,7 @@ export interface RecoverRequest {
 /** POST /recover (reference §2.10): a recovery code and link for a known address, and the same `{}` for any. */
 export class Recover extends Effect.Service<Recover>()("auth/Recover", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const users = yield* UsersRepo
     const confirmations = yield* Confirmations
     const timing = yield* EvenTiming

@@ -1,5 +1,5 @@
 import { Clock, Effect, Either, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -38,7 +38,7 @@ const isResendType = (type: string): type is ResendType => (TYPES as ReadonlyArr
  */
 export class Resend extends Effect.Service<Resend>()("auth/Resend", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const users = yield* UsersRepo
     const confirmations = yield* Confirmations
     const allowList = compileAllowList(config.uriAllowList)

@@ -1,5 +1,6 @@
 import { Clock, Effect, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Session } from "../contract/Session.js"
@@ -19,13 +20,14 @@ const trusted = true
  */
 export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTokens", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
+    const platform = yield* PlatformConfig
     const signer = yield* TokenSigner
     const sessions = yield* Sessions
     const transactions = yield* Transactions
     const audit = yield* AuditLog
     // GoTrue leaves iss empty when JWT_ISSUER is unset; the external URL is a more useful default.
-    const issuer = Option.getOrElse(config.jwt.issuer, () => config.api.externalUrl)
+    const issuer = Option.getOrElse(config.jwt.issuer, () => platform.api.externalUrl)
 
     const respond = Effect.fn("AccessTokens.respond")(function*(
       { amr, identities, refreshToken, sessionId, user }: StartedSession

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { ChallengeMethod } from "../domain/Pkce.js"
 
@@ -137,7 +137,7 @@ interface StartedRow {
 export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowStateRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
     const columns = sql`id, user_id, auth_code, code_challenge_method, code_challenge, authentication_method, provider_type,
       provider_access_token, provider_refresh_token, created_at`

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import { SessionsRepo } from "./SessionsRepo.js"
 
@@ -62,7 +62,7 @@ export interface LockedSession {
 export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth/RefreshTokensRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
     const nextId = Effect.fn("RefreshTokensRepo.nextId")(function*() {

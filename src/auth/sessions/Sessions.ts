@@ -1,5 +1,5 @@
 import { Duration, Effect, Metric, Option, Redacted } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -50,7 +50,7 @@ const alreadyUsed = AuthError.of(400, "refresh_token_already_used", "Invalid Ref
 export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
   effect: Effect.gen(function*() {
     const random = yield* SecureRandom
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const sessionsRepo = yield* SessionsRepo
     const tokens = yield* RefreshTokensRepo
     const transactions = yield* Transactions

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
@@ -74,7 +74,7 @@ const amrOf = (claims: ReadonlyMap<string, ReadonlyMap<string, Date>>, sessionId
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
     const insert = Effect.fn("SessionsRepo.insert")(function*(session: { readonly id: string; readonly userId: string; readonly now: Date }) {

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { databaseProbe } from "../../platform/sql/DatabaseProbe.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { VERSION } from "../../Version.js"
@@ -8,7 +8,7 @@ import { AuthError } from "../domain/AuthError.js"
 import { OAUTH_PROVIDERS, providerSettings } from "../oauth/OAuthProviders.js"
 import { Health, Settings, SettingsApi } from "./SettingsApi.js"
 
-export const settingsFor = (config: AppConfig): Settings =>
+export const settingsFor = (config: AuthConfig): Settings =>
   new Settings({
     external: {
       anonymous_users: config.anonymousUsersEnabled,
@@ -34,7 +34,7 @@ const health = new Health({
 
 export const SettingsHttpLive = HttpApiBuilder.group(SettingsApi, "settings", (handlers) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     // Settings cannot change while the process runs, so the response is built once.
     const settings = settingsFor(config)
     const signer = yield* TokenSigner

@@ -1,5 +1,5 @@
 import { Clock, Effect, Either, Option, Redacted } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import { EvenTiming } from "../../platform/http/EvenTiming.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
@@ -42,7 +42,7 @@ export interface SignupRequest {
 /** POST /signup (reference §2.1, §2.2). */
 export class Signup extends Effect.Service<Signup>()("auth/Signup", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const transactions = yield* Transactions
     const users = yield* UsersRepo
     const newUsers = yield* Users

@@ -1,6 +1,6 @@
 import { Clock, Effect } from "effect"
 import { decodeJwt } from "jose"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import type { Session } from "../contract/Session.js"
 import { AuthError } from "../domain/AuthError.js"
 import { badIdToken, checkAccessTokenHash, checkAudience, checkNonce, resolveIdTokenProvider } from "../domain/IdToken.js"
@@ -42,7 +42,7 @@ const unverifiedIssuer = (token: string): string | undefined => {
  */
 export class IdTokenGrant extends Effect.Service<IdTokenGrant>()("auth/IdTokenGrant", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const accounts = yield* ExternalAccounts
     const confirmations = yield* Confirmations
     const tokens = yield* AccessTokens

@@ -1,5 +1,5 @@
 import { Clock, Effect, Option, Redacted } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { Session } from "../contract/Session.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -20,7 +20,7 @@ const invalidCredentials = AuthError.of(400, "invalid_credentials", "Invalid log
 /** POST /token?grant_type=password (reference §2.3). */
 export class PasswordGrant extends Effect.Service<PasswordGrant>()("auth/PasswordGrant", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const users = yield* UsersRepo
     const tokens = yield* AccessTokens
     const hasher = yield* PasswordHasher

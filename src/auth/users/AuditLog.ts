@@ -1,6 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { requestClient } from "../../platform/http/RateLimitKey.js"
 import type { UserRow } from "../domain/UserRow.js"
@@ -115,11 +115,11 @@ const payloadOf = (action: AuditAction, record: AuditRecord): AuditPayload => {
  */
 export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const repo = yield* AuditLogRepo
     const random = yield* SecureRandom
     const last = yield* Ref.make({ ms: 0, seq: 0 })
-    const header = Option.getOrUndefined(Option.map(config.rateLimit.header, (name) => name.toLowerCase()))
+    const header = Option.getOrUndefined(Option.map(config.api.clientHeader, (name) => name.toLowerCase()))
 
     // Read from the fiber's context, where the HTTP server put the request: a flow records entries deep in its
     // services, none of which needs to carry the address for this.

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Layer, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 
 /** GoTrue's audit payload (internal/models/audit_log_entry.go); actor_name and traits only when there are some. */
@@ -89,7 +89,7 @@ const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\
 export class AuditLogRepo extends Effect.Service<AuditLogRepo>()("auth/AuditLogRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
     const insert = Effect.fn("AuditLogRepo.insert")(function*(entries: ReadonlyArray<NewAuditLogEntry>) {

@@ -1,5 +1,5 @@
 import { Clock, Data, Effect, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
@@ -78,7 +78,7 @@ export class EmailNeedsVerification extends Data.TaggedError("EmailNeedsVerifica
  */
 export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/ExternalAccounts", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const users = yield* UsersRepo
     const identities = yield* IdentitiesRepo
     const transactions = yield* Transactions

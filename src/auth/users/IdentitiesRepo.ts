@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { IdentityRow } from "../domain/UserRow.js"
 
@@ -44,7 +44,7 @@ const oldestFirst = (rows: ReadonlyArray<IdentityRow>): ReadonlyArray<IdentityRo
 export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/IdentitiesRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
     const forUser = Effect.fn("IdentitiesRepo.forUser")(function*(userId: string) {

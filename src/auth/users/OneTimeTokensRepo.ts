@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { OneTimeTokenType } from "../domain/OneTimeToken.js"
 
@@ -29,7 +29,7 @@ export interface OneTimeTokensRepoShape {
 export class OneTimeTokensRepo extends Effect.Service<OneTimeTokensRepo>()("auth/OneTimeTokensRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
     // GoTrue's timestamps have no time zone and hold UTC; written and read as UTC here whatever the session's zone.

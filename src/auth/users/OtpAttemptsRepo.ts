@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { TokenKind } from "../domain/LinkToken.js"
 import { failuresAfterMiss, type OtpFailures } from "../domain/Verification.js"
@@ -17,7 +17,7 @@ export interface OtpAttemptsRepoShape {
 export class OtpAttemptsRepo extends Effect.Service<OtpAttemptsRepo>()("auth/OtpAttemptsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
     // One statement, so two misses at once both count; failuresAfterMiss is the same rule in memory.

@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { TokenKind } from "../domain/LinkToken.js"
 
@@ -38,7 +38,7 @@ const PENDING_TOKENS_MIGRATION = 11
 export class PendingTokensRepo extends Effect.Service<PendingTokensRepo>()("auth/PendingTokensRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
     const since = yield* Ref.make(Option.none<Date>())
 

@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { Data, Duration, Effect, Layer, Option, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { authTables } from "../AuthTables.js"
 import type { UserRow } from "../domain/UserRow.js"
@@ -130,7 +130,7 @@ export interface UsersRepoShape {
 export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    const config = yield* AppConfig
+    const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
     // 23505 means something to the services (a lost race for an address); any other database failure is a defect.
     const unique = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, UniqueViolation, R> =>

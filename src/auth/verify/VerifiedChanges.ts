@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { AuthError } from "../domain/AuthError.js"
 import { isLiveLink, type TokenKind } from "../domain/LinkToken.js"
@@ -19,7 +19,7 @@ import { isFirstOfTwo, type Slot } from "./TokenSlot.js"
 export class VerifiedChanges extends Effect.Service<VerifiedChanges>()("auth/VerifiedChanges", {
   effect: Effect.gen(function*() {
     const random = yield* SecureRandom
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const users = yield* UsersRepo
     const identities = yield* IdentitiesRepo
     const pending = yield* PendingTokensRepo

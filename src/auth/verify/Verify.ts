@@ -1,6 +1,6 @@
 import { Clock, Effect, Either, Option } from "effect"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
-import { AppConfig } from "../../config/AppConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
 import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import type { Session } from "../contract/Session.js"
@@ -95,7 +95,7 @@ const flowMethod = (type: VerifyType, slot: Slot): string =>
  */
 export class Verify extends Effect.Service<Verify>()("auth/Verify", {
   effect: Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* AuthConfig
     const transactions = yield* Transactions
     const users = yield* UsersRepo
     const attempts = yield* OtpAttemptsRepo

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { IamConfig } from "../../config/IamConfig.js"
 import { CasbinPolicy, Policy, readRbacModel } from "../../platform/Policy.js"
 import { notifyOrPoll } from "../../platform/sql/NotifyOrPoll.js"
 import { WILDCARD } from "../domain/Delegation.js"
@@ -35,7 +35,7 @@ export class IamPolicy extends Context.Tag("iam/IamPolicy")<IamPolicy, {
     })
   )
 
-  static readonly layer: Layer.Layer<IamPolicy, never, Policy | IamPolicyRules | RolesRepo | IamSql | AppConfig> =
+  static readonly layer: Layer.Layer<IamPolicy, never, Policy | IamPolicyRules | RolesRepo | IamSql | IamConfig> =
     Layer.scoped(
       IamPolicy,
       Effect.gen(function*() {
@@ -43,7 +43,7 @@ export class IamPolicy extends Context.Tag("iam/IamPolicy")<IamPolicy, {
         const rules = yield* IamPolicyRules
         const repo = yield* RolesRepo
         const { channel, listenSupported } = yield* IamSql
-        const { iam } = yield* AppConfig
+        const iam = yield* IamConfig
 
         const reloadIfNewer = Effect.flatMap(rules.isStale, (stale) => stale ? engine.reload : Effect.void)
         yield* notifyOrPoll({

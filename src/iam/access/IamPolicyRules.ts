@@ -1,5 +1,5 @@
 import { Effect, Ref } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { IamConfig } from "../../config/IamConfig.js"
 import type { PolicyRule } from "../../platform/Policy.js"
 import type { IamError } from "../domain/IamError.js"
 import { RolesRepo } from "../store/RolesRepo.js"
@@ -29,7 +29,7 @@ export const policyRules = (
 export class IamPolicyRules extends Effect.Service<IamPolicyRules>()("iam/IamPolicyRules", {
   effect: Effect.gen(function*() {
     const repo = yield* RolesRepo
-    const { iam } = yield* AppConfig
+    const iam = yield* IamConfig
     const seen = yield* Ref.make("")
 
     // Version first: a change committed while the rules are read is then seen as newer on the next poll.

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { IamConfig } from "../../config/IamConfig.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { IamError } from "../domain/IamError.js"
 import { leavesNoAdmin } from "../domain/LastAdmin.js"
@@ -41,14 +41,14 @@ export class Roles extends Context.Tag("iam/Roles")<Roles, {
   readonly revoke: (by: Actor, roleId: number, permissionId: number) => Effect.Effect<void, IamError>
   readonly permissionsOf: (roleId: number) => Effect.Effect<ReadonlyArray<PermissionRecord>, IamError>
 }>() {
-  static readonly layer: Layer.Layer<Roles, never, RolesRepo | Transactions | IamPolicy | Authority | AppConfig> = Layer.effect(
+  static readonly layer: Layer.Layer<Roles, never, RolesRepo | Transactions | IamPolicy | Authority | IamConfig> = Layer.effect(
     Roles,
     Effect.gen(function*() {
       const repo = yield* RolesRepo
       const transactions = yield* Transactions
       const policy = yield* IamPolicy
       const authority = yield* Authority
-      const { iam } = yield* AppConfig
+      const iam = yield* IamConfig
 
       // The transaction's own failures (begin, commit) are SQL errors the repos never see; they map the same way.
       const changing = <A>(change: Effect.Effect<A, IamError>): Effect.Effect<A, IamError> =>

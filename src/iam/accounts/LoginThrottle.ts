@@ -1,5 +1,5 @@
 import { Clock, Context, Duration, Effect, Layer } from "effect"
-import { AppConfig, type IamLoginThrottle } from "../../config/AppConfig.js"
+import { IamConfig, type IamLoginThrottle } from "../../config/IamConfig.js"
 import { requestRate } from "../../domain/RequestRate.js"
 import { IamError } from "../domain/IamError.js"
 import type { LoginBackoff } from "../domain/LoginBackoff.js"
@@ -39,11 +39,11 @@ export class LoginThrottle extends Context.Tag("iam/LoginThrottle")<LoginThrottl
   /** The attempt's password was right: the account's failures are forgotten and the client's bucket refunded. */
   readonly succeeded: (attempt: LoginAttempt) => Effect.Effect<void, IamError>
 }>() {
-  static readonly layer: Layer.Layer<LoginThrottle, never, LoginThrottleRepo | AppConfig> = Layer.scoped(
+  static readonly layer: Layer.Layer<LoginThrottle, never, LoginThrottleRepo | IamConfig> = Layer.scoped(
     LoginThrottle,
     Effect.gen(function*() {
       const repo = yield* LoginThrottleRepo
-      const { iam } = yield* AppConfig
+      const iam = yield* IamConfig
       const backoff = backoffOf(iam.loginThrottle)
       const { burst, events, per } = iam.loginThrottle.clientFailures
       const rate = requestRate(events, per, burst)

@@ -9,7 +9,8 @@ import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
 } from "@connectrpc/connect-node"
 import { Context, Data, Effect, Layer, Option, Runtime } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { IamConfig } from "../../config/IamConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js"
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js"
@@ -200,11 +201,12 @@ const H2_PREFACE = Buffer.from("PRI * HTTP/2.0")
  * listener looks at each connection's first bytes and hands it to an HTTP/2 server (gRPC, h2c Connect) or an
  * HTTP/1.1 server (gRPC-Web and Connect from browsers and curl).
  */
-export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, IamHandlers | AppConfig | IamSql> =
+export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, IamHandlers | PlatformConfig | IamConfig | IamSql> =
   Layer.scoped(
     IamGrpcAddress,
     Effect.gen(function*() {
-      const { api, iam, rateLimit } = yield* AppConfig
+      const { api } = yield* PlatformConfig
+      const iam = yield* IamConfig
       const handlers = yield* IamHandlers
       const { reachable } = yield* IamSql
       const runtime = yield* Effect.runtime<never>()
@@ -212,7 +214,7 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
       const servingStatus = (signal: AbortSignal) =>
         Runtime.runPromise(runtime, Effect.map(reachable, (up) => up ? ServingStatus.SERVING : ServingStatus.NOT_SERVING), { signal })
 
-      const clientHeader = Option.getOrUndefined(Option.map(rateLimit.header, (name) => name.toLowerCase()))
+      const clientHeader = Option.getOrUndefined(Option.map(api.clientHeader, (name) => name.toLowerCase()))
       const requestIdHeader = Option.getOrUndefined(api.requestIdHeader)
       const refused = (call: RefusedCall): void =>
         void Runtime.runFork(runtime, Effect.logInfo("rpc").pipe(Effect.annotateLogs({

@@ -1,7 +1,8 @@
 import { type DescMessage, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { IamConfig } from "../../config/IamConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import { bodyErrorOf, parseJsonBody, RequestBodyError } from "../../platform/http/RequestBody.js"
 import { GUARDS, needsCredentials, type Operation } from "../domain/Guards.js"
@@ -146,14 +147,14 @@ const readBody = (
  * the request message's proto3 JSON mapping (snake_case or camelCase names; enums by name or number), calls
  * the shared handler, and answers with the response message in snake_case, defaults included.
  */
-export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys | IamSessions | AppConfig> = IamRouter.use((router) =>
+export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys | IamSessions | PlatformConfig | IamConfig> = IamRouter.use((router) =>
   Effect.gen(function*() {
     const handlers = yield* IamHandlers
     const sessions = yield* IamSessions
     const keys = yield* IamKeys
-    const config = yield* AppConfig
-    const clientHeader = Option.getOrUndefined(Option.map(config.rateLimit.header, (name) => name.toLowerCase()))
-    const limitBytes = config.iam.maxMessageBytes
+    const { api } = yield* PlatformConfig
+    const clientHeader = Option.getOrUndefined(Option.map(api.clientHeader, (name) => name.toLowerCase()))
+    const limitBytes = (yield* IamConfig).maxMessageBytes
     for (const route of REST_ROUTES) {
       const method = methodOf(route.operation)
       const handler = anyHandler(handlers, route.operation)

@@ -1,7 +1,7 @@
 import { Headers, HttpServerRequest } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Effect, Layer, Option } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { clientAddress } from "../../platform/http/RateLimitKey.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { OPERATIONS } from "../domain/Guards.js"
@@ -32,11 +32,11 @@ const IamRpcHandlersLive = IamRpcs.toLayer(Effect.gen(function*() {
 }))
 
 /** POST /auth/rpc (NDJSON serialization), added to the main HTTP port's router. */
-export const IamRpcRoutesLive: Layer.Layer<never, never, IamHandlers | AppConfig | SecureRandom> = IamRouter.use((router) =>
+export const IamRpcRoutesLive: Layer.Layer<never, never, IamHandlers | PlatformConfig | SecureRandom> = IamRouter.use((router) =>
   Effect.gen(function*() {
     const app = yield* RpcServer.toHttpApp(IamRpcs)
     const { name } = yield* ClientHeader
-    const forwardedHeader = Option.getOrUndefined(Option.map((yield* AppConfig).rateLimit.header, (header) => header.toLowerCase()))
+    const forwardedHeader = Option.getOrUndefined(Option.map((yield* PlatformConfig).api.clientHeader, (header) => header.toLowerCase()))
     yield* router.post(IAM_RPC_PATH, Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const client = clientAddress(
         forwardedHeader === undefined ? undefined : request.headers[forwardedHeader],

@@ -2,7 +2,8 @@ import { createHash, createPrivateKey, createPublicKey } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { IamConfig } from "../../config/IamConfig.js"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { type Ed25519Key, nodeV4 } from "./NodeEd25519.js"
 
@@ -103,24 +104,25 @@ export const embeddedSigningKey = (dataDir: string): Effect.Effect<string, IamSt
   })
 }
 
-export const IamKeysLive: Layer.Layer<IamKeys, IamStartupError, AppConfig | SecureRandom> = Layer.effect(
+export const IamKeysLive: Layer.Layer<IamKeys, IamStartupError, PlatformConfig | IamConfig | SecureRandom> = Layer.effect(
   IamKeys,
   Effect.gen(function*() {
-    const config = yield* AppConfig
-    const raw = yield* Option.match(config.iam.signingKey, {
+    const iam = yield* IamConfig
+    const { dataDir } = yield* PlatformConfig
+    const raw = yield* Option.match(iam.signingKey, {
       onSome: (key) => Effect.succeed(Redacted.value(key)),
-      onNone: () => embeddedSigningKey(config.dataDir)
+      onNone: () => embeddedSigningKey(dataDir)
     })
     const parsed = parseSigningKey(raw)
     if (parsed.ok === undefined) {
       return yield* new IamStartupError({ message: `AUTH_IAM_PASETO_SECRET_KEY: ${parsed.error}` })
     }
-    const kid = Option.getOrElse(config.iam.keyId, () => defaultKeyId(parsed.ok.public))
+    const kid = Option.getOrElse(iam.keyId, () => defaultKeyId(parsed.ok.public))
     const imported = yield* Effect.tryPromise({
       try: async () => ({
         secret: await v4.ImportSecretKey(parsed.ok.secret as `k4.secret.${string}`),
         current: await v4.ImportPublicKey(parsed.ok.public as `k4.public.${string}`),
-        previous: await Promise.all(config.iam.previousPublicKeys.map(async (k) =>
+        previous: await Promise.all(iam.previousPublicKeys.map(async (k) =>
           [k.kid, await v4.ImportPublicKey(k.paserk as `k4.public.${string}`)] as const
         ))
       }),
@@ -128,7 +130,7 @@ export const IamKeysLive: Layer.Layer<IamKeys, IamStartupError, AppConfig | Secu
     })
     const published: Array<PublishedKey> = [
       { kid, version: "v4", purpose: "public", paserk: parsed.ok.public },
-      ...config.iam.previousPublicKeys.filter((k) => k.kid !== kid).map((k): PublishedKey => ({
+      ...iam.previousPublicKeys.filter((k) => k.kid !== kid).map((k): PublishedKey => ({
         kid: k.kid,
         version: "v4",
         purpose: "public",

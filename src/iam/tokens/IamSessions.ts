@@ -1,5 +1,5 @@
 import { Clock, Context, Duration, Effect, Either, Layer } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { IamConfig } from "../../config/IamConfig.js"
 import { bearerToken as parseBearer } from "../../platform/http/Bearer.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
@@ -67,14 +67,14 @@ export class IamSessions extends Context.Tag("iam/IamSessions")<IamSessions, {
   static readonly layer: Layer.Layer<
     IamSessions,
     never,
-    TokenFamiliesRepo | Transactions | SecureRandom | AppConfig | Accounts | PasetoTokens | Revocations
+    TokenFamiliesRepo | Transactions | SecureRandom | IamConfig | Accounts | PasetoTokens | Revocations
   > = Layer.effect(
     IamSessions,
     Effect.gen(function*() {
       const families = yield* TokenFamiliesRepo
       const transactions = yield* Transactions
       const random = yield* SecureRandom
-      const { iam } = yield* AppConfig
+      const iam = yield* IamConfig
       const accounts = yield* Accounts
       const tokens = yield* PasetoTokens
       const revocations = yield* Revocations

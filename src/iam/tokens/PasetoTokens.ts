@@ -1,6 +1,6 @@
 import { InspectFooter } from "paseto"
 import { Clock, Context, Effect, Either, Layer } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { IamConfig } from "../../config/IamConfig.js"
 import { IamKeys, v4 } from "./IamKeys.js"
 
 export type TokenType = "access" | "refresh"
@@ -59,11 +59,11 @@ export class PasetoTokens extends Context.Tag("iam/PasetoTokens")<PasetoTokens, 
   /** Signature, issuer, expiry and claim shape; not revocation, which needs the database's answer. */
   readonly verify: (token: string) => Effect.Effect<Either.Either<TokenClaims, TokenRejection>>
 }>() {
-  static readonly layer: Layer.Layer<PasetoTokens, never, IamKeys | AppConfig> = Layer.effect(
+  static readonly layer: Layer.Layer<PasetoTokens, never, IamKeys | IamConfig> = Layer.effect(
     PasetoTokens,
     Effect.gen(function*() {
       const keys = yield* IamKeys
-      const { iam } = yield* AppConfig
+      const iam = yield* IamConfig
       const footer = new TextEncoder().encode(JSON.stringify({ kid: keys.signing.kid }))
 
       const sign = Effect.fn("PasetoTokens.sign")(function*(claims: TokenClaims, issuedAt?: Date) {

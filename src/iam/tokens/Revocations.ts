@@ -1,5 +1,5 @@
 import { Clock, Context, Effect, Layer } from "effect"
-import { AppConfig } from "../../config/AppConfig.js"
+import { IamConfig } from "../../config/IamConfig.js"
 import { notifyOrPoll } from "../../platform/sql/NotifyOrPoll.js"
 import type { IamError } from "../domain/IamError.js"
 import { IamSql } from "../IamSql.js"
@@ -23,12 +23,12 @@ export class Revocations extends Context.Tag("iam/Revocations")<Revocations, {
   /** Adds to this instance's cache; call after the transaction that recorded them committed. */
   readonly remember: (revocations: ReadonlyArray<Revocation>) => Effect.Effect<void>
 }>() {
-  static readonly layer: Layer.Layer<Revocations, never, RevocationsRepo | IamSql | AppConfig> = Layer.scoped(
+  static readonly layer: Layer.Layer<Revocations, never, RevocationsRepo | IamSql | IamConfig> = Layer.scoped(
     Revocations,
     Effect.gen(function*() {
       const repo = yield* RevocationsRepo
       const { channel, listenSupported } = yield* IamSql
-      const { iam } = yield* AppConfig
+      const iam = yield* IamConfig
       const cache = new Map<string, number>()
 
       // An entry is kept through the very millisecond it expires: a token is valid until the clock is past its exp

@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Redacted, Schedule } from "effect"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { AuthConfig } from "../../../src/config/AuthConfig.js"
 import { formatLogLine, formatPrettyLine } from "../../../src/platform/Logging.js"
 import { ServerUrl, TestServer } from "../../support/TestServer.js"
 import { adminJwt, authClient, call, PASSWORD as USER_PASSWORD, raw, signHs256, uniqueEmail, uniquePhone, withPayload } from "./AcceptanceKit.js"
@@ -31,7 +31,7 @@ layer(TestServer({ AUTH_MAILER_AUTOCONFIRM: "true", AUTH_PASSWORD_MIN_LENGTH: "1
   it.effect("sign-up, sign-in, refresh, updates, failures and logout log no password, token or secret", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
-      const jwtSecret = Redacted.value((yield* AppConfig).jwt.secret)
+      const jwtSecret = Redacted.value((yield* AuthConfig).jwt.secret)
       const email = uniqueEmail("logs")
       const tokens: Array<string> = []
       const { client } = authClient(url)

@@ -15,7 +15,7 @@ import {
 } from "@supabase/auth-js"
 import { createClient } from "@supabase/supabase-js"
 import { Effect, Redacted } from "effect"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { AuthConfig } from "../../../src/config/AuthConfig.js"
 import { ServerUrl } from "../../support/TestServer.js"
 import {
   acceptance,
@@ -524,7 +524,7 @@ acceptance({
   it.effect("supabase-js with createClient(url, anonKey) signs up, reads the user, refreshes and signs out", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
-      const config = yield* AppConfig
+      const config = yield* AuthConfig
       // A project's anon key: a JWT with role anon and, like many in the wild, no exp; supabase-js sends it as
       // apikey and as the bearer until a user signs in, and calls the auth API under {url}/auth/v1.
       const anonKey = signHs256({ iss: "supabase", role: "anon", iat: nowSeconds() }, Redacted.value(config.jwt.secret))

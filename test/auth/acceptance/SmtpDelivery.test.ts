@@ -12,7 +12,7 @@ import { Context, Effect, Layer, Logger, LogLevel, Queue, type Scope } from "eff
 import { type ParsedMail, simpleParser } from "mailparser"
 import { SMTPServer } from "smtp-server"
 import { otpTokenHash } from "../../../src/auth/domain/OtpToken.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { PasswordHasherTest } from "../../../src/platform/PasswordHasher.js"
 import { captchaFor, messagingFor, tokenSignerFor } from "../../../src/platform/PortsLive.js"
@@ -81,7 +81,7 @@ const gatehouseOverSmtp = (templateUrl: Effect.Effect<string | undefined, never,
         Layer.mergeAll(Layer.orDie(tokenSignerFor(config)), PasswordHasherTest, messagingFor(config), SecureRandom.Live, captchaFor(config))
       ),
       Layer.provide(outboxFor(config)),
-      Layer.provide(Layer.succeed(AppConfig, config)),
+      Layer.provide(configLayer(config)),
       Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
       Layer.provide(TestDatabase),
       Layer.orDie

@@ -6,7 +6,7 @@
 import { describe, expect } from "@effect/vitest"
 import { createClient, type SupabaseClient } from "@supabase/supabase-js"
 import { Effect, Redacted } from "effect"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { AuthConfig } from "../../../src/config/AuthConfig.js"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, call, codeIn, linkIn, mailTo, nowSeconds, PASSWORD, signHs256, uniqueEmail } from "./AcceptanceKit.js"
 
@@ -21,7 +21,7 @@ class NoWebSocket {
 
 const supabaseClient = Effect.gen(function*() {
   const url = yield* ServerUrl
-  const config = yield* AppConfig
+  const config = yield* AuthConfig
   const anonKey = signHs256({ iss: "supabase", role: "anon", iat: nowSeconds() }, Redacted.value(config.jwt.secret))
   return createClient(url, anonKey, {
     auth: { autoRefreshToken: false, persistSession: false, detectSessionInUrl: false },

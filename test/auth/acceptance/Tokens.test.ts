@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { AuthApiError, AuthInvalidJwtError } from "@supabase/auth-js"
 import { Effect, Redacted } from "effect"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { AuthConfig } from "../../../src/config/AuthConfig.js"
 import { ServerUrl } from "../../support/TestServer.js"
 import {
   acceptance,
@@ -123,7 +123,7 @@ acceptance({ AUTH_MAILER_AUTOCONFIRM: "true" })("HS256 tokens", (it) => {
   it.effect("forged, tampered and expired tokens are 403 bad_jwt", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
-      const secret = Redacted.value((yield* AppConfig).jwt.secret)
+      const secret = Redacted.value((yield* AuthConfig).jwt.secret)
       const { claims, session } = yield* signedIn(url)
       const cases: Record<string, string> = {
         "alg none": unsigned(claims),
@@ -158,7 +158,7 @@ acceptance({ AUTH_MAILER_AUTOCONFIRM: "true" })("HS256 tokens", (it) => {
   it.effect("a well-signed token with a foreign audience, a bad or missing sub or an unknown user is refused", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
-      const secret = Redacted.value((yield* AppConfig).jwt.secret)
+      const secret = Redacted.value((yield* AuthConfig).jwt.secret)
       const { claims } = yield* signedIn(url)
 
       const audience = yield* getUserWith(url, signHs256({ ...claims, aud: "some-other-project" }, secret))

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 import { hasCodeAction, renderSmsTemplate } from "../../../src/auth/domain/SmsTemplate.js"
-import { DEFAULT_SMS_TEMPLATE } from "../../../src/config/AppConfig.js"
+import { DEFAULT_SMS_TEMPLATE } from "../../../src/config/AuthConfig.js"
 
 const code = FastCheck.stringMatching(/^\d{6,10}$/)
 /** Template text around the action: anything without braces, so it holds no action of its own. */

@@ -25,7 +25,7 @@ import { ExternalAccounts } from "../../../src/auth/users/ExternalAccounts.js"
 import { IdentitiesRepo } from "../../../src/auth/users/IdentitiesRepo.js"
 import { IdentityLinks } from "../../../src/auth/users/IdentityLinks.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { tokenSignerFor } from "../../../src/platform/PortsLive.js"
 import { Transactions } from "../../../src/platform/sql/Transactions.js"
 import { testConfig } from "../../support/TestServer.js"
@@ -83,7 +83,7 @@ const OverWith = (env: Record<string, string>) => {
       MemorySmsSender,
       SecureRandom.Test,
       Transactions.Test,
-      Layer.succeed(AppConfig, config)
+      configLayer(config)
     ))
   )
 }

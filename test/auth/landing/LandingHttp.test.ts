@@ -1,7 +1,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { LANDING_CSP } from "../../../src/auth/landing/LandingPage.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { AuthConfig } from "../../../src/config/AuthConfig.js"
+import { PlatformConfig } from "../../../src/config/PlatformConfig.js"
 import { outboxEnabled } from "../../../src/platform/PortsLive.js"
 import { ServerUrl, TestServer } from "../../support/TestServer.js"
 
@@ -28,7 +29,7 @@ layer(TestServer({ AUTH_SITE_URL: "http://localhost:9999", API_EXTERNAL_URL: "ht
           expect(got.headers.get("x-content-type-options")).toBe("nosniff")
           expect(got.headers.get("x-frame-options")).toBe("DENY")
           expect(got.text).toContain("Gatehouse is running")
-          expect(got.text.includes("href=\"/_outbox\"")).toBe(outboxEnabled(yield* AppConfig))
+          expect(got.text.includes("href=\"/_outbox\"")).toBe(outboxEnabled({ ...(yield* PlatformConfig), ...(yield* AuthConfig) }))
         }
         expect((yield* answer(`${url}/`, { method: "HEAD" })).status).toBe(200)
       }))

@@ -4,7 +4,7 @@ import { Context, Effect, Layer, Logger, Metric, Ref, TestClock } from "effect"
 import type { AuthError } from "../../../src/auth/domain/AuthError.js"
 import { RateLimits } from "../../../src/auth/limits/RateLimits.js"
 import { RateLimitsRepo } from "../../../src/auth/limits/RateLimitsRepo.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { AuthMetrics } from "../../../src/auth/metrics/AuthMetrics.js"
 import { testConfig } from "../../support/TestServer.js"
 
@@ -19,7 +19,7 @@ const build = (env: Record<string, string>) =>
   Effect.map(
     Layer.build(RateLimits.DefaultWithoutDependencies.pipe(
       Layer.provideMerge(RateLimitsRepo.Test),
-      Layer.provide(Layer.succeed(AppConfig, testConfig(env)))
+      Layer.provide(configLayer(testConfig(env)))
     )),
     (context) => ({ limits: Context.get(context, RateLimits), repo: Context.get(context, RateLimitsRepo) })
   )

@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, FastCheck, Layer } from "effect"
 import { type Admission, admitRequest, requestRate } from "../../../src/domain/RequestRate.js"
 import { RateLimitsRepo } from "../../../src/auth/limits/RateLimitsRepo.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { testConfig } from "../../support/TestServer.js"
@@ -16,7 +16,7 @@ import { testConfig } from "../../support/TestServer.js"
 
 const LiveRepo = RateLimitsRepo.Default.pipe(
   Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
-  Layer.provideMerge(Layer.succeed(AppConfig, testConfig())),
+  Layer.provideMerge(configLayer(testConfig())),
   Layer.provideMerge(TestDatabase)
 )
 

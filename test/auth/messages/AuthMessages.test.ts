@@ -4,7 +4,7 @@ import type { CodeColumn } from "../../../src/auth/domain/SentCodeState.js"
 import { AuthMessages, type MessageToken } from "../../../src/auth/messages/AuthMessages.js"
 import { type MailTemplateName, MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
 import { SendQuotaRepo } from "../../../src/auth/messages/SendQuotaRepo.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { MemoryMailer, SentMail } from "../../../src/platform/mail/Mailer.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { MemorySmsSender, SentSms } from "../../../src/platform/sms/SmsSender.js"
@@ -18,7 +18,7 @@ const messagesWith = (templates: Partial<Record<MailTemplateName, string>>) =>
       MemoryMailer,
       MemorySmsSender,
       SecureRandom.Test,
-      Layer.succeed(AppConfig, testConfig({ AUTH_MAILER_SUBJECTS_EMAIL_CHANGE: "Your new address", AUTH_MAILER_URLPATHS_RECOVERY: "/auth/v1/verify" }))
+      configLayer(testConfig({ AUTH_MAILER_SUBJECTS_EMAIL_CHANGE: "Your new address", AUTH_MAILER_URLPATHS_RECOVERY: "/auth/v1/verify" }))
     ))
   )
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, Logger, LogLevel, Option, Queue, Ref, TestClock } from "effect"
 import { MailTemplates, templateFetchTimeout, templateMaxAge, templateRetryAfter } from "../../../src/auth/messages/MailTemplates.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { unusedPort } from "../../platform/LocalServers.js"
 import { testConfig } from "../../support/TestServer.js"
 import { startTemplateServer } from "./TemplateServer.js"
@@ -13,7 +13,7 @@ import { startTemplateServer } from "./TemplateServer.js"
 
 const withTemplate = (url: string) =>
   MailTemplates.Default.pipe(
-    Layer.provide(Layer.succeed(AppConfig, testConfig({ AUTH_MAILER_TEMPLATES_CONFIRMATION: url }))),
+    Layer.provide(configLayer(testConfig({ AUTH_MAILER_TEMPLATES_CONFIRMATION: url }))),
     Layer.provide(Logger.minimumLogLevel(LogLevel.None))
   )
 
@@ -79,5 +79,5 @@ describe("MailTemplates (Live)", () => {
     Effect.gen(function*() {
       const templates = yield* MailTemplates
       expect(yield* templates.render("confirmation", {})).toStrictEqual(Option.none())
-    }).pipe(Effect.provide(MailTemplates.Default.pipe(Layer.provide(Layer.succeed(AppConfig, testConfig()))))))
+    }).pipe(Effect.provide(MailTemplates.Default.pipe(Layer.provide(configLayer(testConfig()))))))
 })

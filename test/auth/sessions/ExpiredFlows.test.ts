@@ -5,7 +5,7 @@ import { Clock, Context, Duration, Effect, Layer, Option, TestClock } from "effe
 import { authTables } from "../../../src/auth/AuthTables.js"
 import { ExpiredFlows, FLOW_RETENTION, SWEEP_EVERY } from "../../../src/auth/sessions/ExpiredFlows.js"
 import { FlowStateRepo } from "../../../src/auth/sessions/FlowStateRepo.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { testConfig } from "../../support/TestServer.js"
@@ -16,7 +16,7 @@ import { testConfig } from "../../support/TestServer.js"
  * the in-memory repo for when the sweeps run.
  */
 
-const Migrated = Layer.succeed(AppConfig, testConfig()).pipe(
+const Migrated = configLayer(testConfig()).pipe(
   Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
   Layer.provideMerge(TestDatabase)
 )

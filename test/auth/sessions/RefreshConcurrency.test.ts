@@ -7,7 +7,8 @@ import { authTables } from "../../../src/auth/AuthTables.js"
 import { digestRefreshToken } from "../../../src/auth/sessions/RefreshTokenCodec.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
 import { Users } from "../../../src/auth/users/Users.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import type { AuthConfig } from "../../../src/config/AuthConfig.js"
+import { PlatformConfig } from "../../../src/config/PlatformConfig.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { externalDatabaseUrl, withDatabase } from "../../support/TestDatabase.js"
 import { ServerUrl, TestServer } from "../../support/TestServer.js"
@@ -32,7 +33,7 @@ interface TokenRow {
 const tokensOf = (sessionId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const t = authTables((yield* AppConfig).db.namespace)
+    const t = authTables((yield* PlatformConfig).db.namespace)
     return yield* sql<TokenRow>`
       SELECT token, parent, revoked FROM ${sql(t.refresh_tokens)} WHERE session_id = ${sessionId} ORDER BY id`
   })
@@ -40,7 +41,7 @@ const tokensOf = (sessionId: string) =>
 const sessionRows = (sessionId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const t = authTables((yield* AppConfig).db.namespace)
+    const t = authTables((yield* PlatformConfig).db.namespace)
     const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(t.sessions)} WHERE id = ${sessionId}`
     return rows[0]!.n
   })
@@ -143,7 +144,8 @@ layer(Setup, { timeout: 120_000, excludeTestServices: true })("concurrent refres
   it.scoped("two instances (separate connection pools) racing on one token rotate once", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const config = yield* AppConfig
+      // This file's config, handed to the second instance as it is.
+      const config = yield* Effect.context<PlatformConfig | AuthConfig>()
       const instanceA = yield* Sessions
       // A second pool on the same database, as a second Gatehouse instance would have. PGlite serves one
       // in-process database only, so there the second instance shares the pool.
@@ -162,7 +164,7 @@ layer(Setup, { timeout: 120_000, excludeTestServices: true })("concurrent refres
       const instanceB = yield* Effect.provide(
         Sessions,
         Sessions.Default.pipe(
-          Layer.provide(Layer.succeed(AppConfig, config)),
+          Layer.provide(Layer.succeedContext(config)),
           Layer.provide(Layer.succeed(SqlClient.SqlClient, secondPool))
         )
       )

@@ -6,7 +6,8 @@ import { authTables } from "../../../src/auth/AuthTables.js"
 import { digestRefreshToken } from "../../../src/auth/sessions/RefreshTokenCodec.js"
 import { type LogoutScope, Sessions } from "../../../src/auth/sessions/Sessions.js"
 import { Users } from "../../../src/auth/users/Users.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer, type ConfigTags } from "../../../src/config/AppConfig.js"
+import { PlatformConfig } from "../../../src/config/PlatformConfig.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
@@ -191,7 +192,7 @@ const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Com
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const users = yield* Users
-    const t = authTables((yield* AppConfig).db.namespace)
+    const t = authTables((yield* PlatformConfig).db.namespace)
     const model = new Model(policy)
 
     // Fresh users per run: no run sees another's sessions, even across global logout.
@@ -313,7 +314,7 @@ const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Com
 
 const Setup = Users.Default.pipe(
   Layer.provideMerge(SecureRandom.Live),
-  Layer.provideMerge(Layer.succeed(AppConfig, testConfig())),
+  Layer.provideMerge(configLayer(testConfig())),
   Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
   Layer.provideMerge(TestDatabase)
 )
@@ -333,8 +334,8 @@ layer(Setup, { timeout: 120_000 })("refresh-token rotation against a reference m
         })
         expect(config.security.refreshTokenRotationEnabled).toBe(policy.rotation)
         expect(Duration.toMillis(config.security.refreshTokenReuseInterval)).toBe(policy.intervalMs)
-        const sessions = yield* Effect.provide(Sessions, Sessions.Default.pipe(Layer.provide(Layer.succeed(AppConfig, config))))
-        const runtime = yield* Effect.runtime<Users | SqlClient.SqlClient | AppConfig>()
+        const sessions = yield* Effect.provide(Sessions, Sessions.Default.pipe(Layer.provide(configLayer(config))))
+        const runtime = yield* Effect.runtime<Users | SqlClient.SqlClient | ConfigTags>()
         yield* Effect.promise(() =>
           FastCheck.assert(
             FastCheck.asyncProperty(commands, (cmds) => Runtime.runPromise(runtime)(runSequence(sessions, policy, cmds))),

@@ -7,7 +7,7 @@ import { SessionsRepo } from "../../../src/auth/sessions/SessionsRepo.js"
 import { AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { Transactions } from "../../../src/platform/sql/Transactions.js"
 import { testConfig } from "../../support/TestServer.js"
@@ -28,7 +28,7 @@ const SessionsOverMemory = (env: Record<string, string> = {}) =>
     Layer.provideMerge(MemoryRepos()),
     Layer.provide(Transactions.Test),
     Layer.provide(SecureRandom.Live),
-    Layer.provide(Layer.succeed(AppConfig, testConfig({ AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: String(INTERVAL_S), ...env })))
+    Layer.provide(configLayer(testConfig({ AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: String(INTERVAL_S), ...env })))
   )
 
 const signIn = Effect.gen(function*() {

@@ -11,7 +11,7 @@ import { PendingTokens } from "../../../src/auth/users/PendingTokens.js"
 import { Users } from "../../../src/auth/users/Users.js"
 import { AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { EvenTiming } from "../../../src/platform/http/EvenTiming.js"
 import { MemoryMailer, SentMail } from "../../../src/platform/mail/Mailer.js"
 import { PasswordHasherTest } from "../../../src/platform/PasswordHasher.js"
@@ -45,7 +45,7 @@ const SignupOverMemory = (env: Record<string, string>, users: Layer.Layer<UsersR
       MemorySmsSender,
       SecureRandom.Test,
       Transactions.Test,
-      Layer.succeed(AppConfig, config)
+      configLayer(config)
     ))
   )
 }

@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import type { UserRow } from "../../../src/auth/domain/UserRow.js"
 import { adminActor, AuditLog } from "../../../src/auth/users/AuditLog.js"
 import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { testConfig } from "../../support/TestServer.js"
 
@@ -26,7 +26,7 @@ const auditOver = (env: Record<string, string> = {}) =>
   AuditLog.DefaultWithoutDependencies.pipe(
     Layer.provideMerge(AuditLogRepo.Test),
     Layer.provide(SecureRandom.Live),
-    Layer.provide(Layer.succeed(AppConfig, testConfig(env)))
+    Layer.provide(configLayer(testConfig(env)))
   )
 
 /** Runs `effect` as if serving a request with these headers (a Web request has no socket peer). */

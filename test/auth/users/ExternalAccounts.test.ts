@@ -8,7 +8,7 @@ import { type ExternalProfile, ExternalAccounts } from "../../../src/auth/users/
 import { IdentitiesRepo } from "../../../src/auth/users/IdentitiesRepo.js"
 import { PendingTokens } from "../../../src/auth/users/PendingTokens.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { configLayer } from "../../../src/config/AppConfig.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { Transactions } from "../../../src/platform/sql/Transactions.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
@@ -25,13 +25,13 @@ const Over = (env: Record<string, string> = {}) =>
     Layer.provideMerge(MemoryRepos()),
     Layer.provide(SecureRandom.Test),
     Layer.provide(Transactions.Test),
-    Layer.provide(Layer.succeed(AppConfig, testConfig(env)))
+    Layer.provide(configLayer(testConfig(env)))
   )
 
 /** The Live service on the real database, where the transaction (and the commit of a refused sign-in) is real. */
 const Live = () =>
   Layer.mergeAll(ExternalAccounts.Default, UsersRepo.Default, IdentitiesRepo.Default, AuditLogRepo.Default).pipe(
-    Layer.provideMerge(Layer.succeed(AppConfig, testConfig())),
+    Layer.provideMerge(configLayer(testConfig())),
     Layer.provideMerge(SecureRandom.Live),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
     Layer.provideMerge(TestDatabase),

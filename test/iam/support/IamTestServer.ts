@@ -2,7 +2,7 @@ import { createServer } from "node:http"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
-import { AppConfig } from "../../../src/config/AppConfig.js"
+import { type AppConfig, configLayer, type ConfigTags } from "../../../src/config/AppConfig.js"
 import { IamGrpcAddress, IamGrpcServerLive } from "../../../src/iam/grpc/GrpcServer.js"
 import { type IamServices, IamServicesLive } from "../../../src/iam/IamLive.js"
 import { generatePaserk } from "../../../src/iam/tokens/IamKeys.js"
@@ -44,21 +44,21 @@ const EndpointsLive = Layer.effect(
 export const IamServicesTest = (config: AppConfig) =>
   IamServicesLive.pipe(
     Layer.provideMerge(TestPorts(config)),
-    Layer.provideMerge(Layer.succeed(AppConfig, config)),
+    Layer.provideMerge(configLayer(config)),
     Layer.orDie
   )
 
 /** The IAM stack over a database it is given, already migrated (see IamTestServer). */
 export const IamTestServerOver = (
   env: Readonly<Record<string, string>> = {}
-): Layer.Layer<IamEndpoints | IamServices | AppConfig, never, Database> => {
+): Layer.Layer<IamEndpoints | IamServices | ConfigTags, never, Database> => {
   const config = testConfig(iamTestEnv(env))
   return EndpointsLive.pipe(
     Layer.provideMerge(Layer.merge(AuthAndIamRoutesLive(config), IamGrpcServerLive)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provideMerge(IamServicesTest(config)),
     Layer.orDie
-  ) as Layer.Layer<IamEndpoints | IamServices | AppConfig, never, Database>
+  ) as Layer.Layer<IamEndpoints | IamServices | ConfigTags, never, Database>
 }
 
 /**
@@ -67,12 +67,12 @@ export const IamTestServerOver = (
  */
 export const IamTestServer = (
   env: Readonly<Record<string, string>> = {}
-): Layer.Layer<IamEndpoints | IamServices | AppConfig | Database> => {
+): Layer.Layer<IamEndpoints | IamServices | ConfigTags | Database> => {
   const config = testConfig(iamTestEnv(env))
   const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))
   return IamTestServerOver(env).pipe(
     Layer.provideMerge(Migrated),
     Layer.provideMerge(TestDatabase),
     Layer.orDie
-  ) as Layer.Layer<IamEndpoints | IamServices | AppConfig | Database>
+  ) as Layer.Layer<IamEndpoints | IamServices | ConfigTags | Database>
 }

@@ -1,0 +1,230 @@
+import { Context, Duration, Option, type Redacted } from "effect"
+import type { RequestLimit } from "./RequestLimit.js"
+
+/** GoTrue's fixed floor for recovery and magic-link mails: however low SMTP_MAX_FREQUENCY is, one a minute. */
+export const RECOVERY_MIN_INTERVAL: Duration.Duration = Duration.seconds(60)
+
+/**
+ * SMTP_MAX_FREQUENCY and SMS_MAX_FREQUENCY when unset: GoTrue's in production, the Supabase local stack's email
+ * setting in the embedded default (a development server where a 15-minute wait before a second mail only gets in
+ * the way).
+ */
+export const SEND_FREQUENCY_DEFAULTS = {
+  production: { email: Duration.seconds(900), sms: Duration.seconds(60) },
+  development: { email: Duration.seconds(1), sms: Duration.seconds(1) }
+} as const
+
+export type SmsProviderName = "twilio" | "messagebird" | "textlocal" | "vonage"
+
+/**
+ * An external identity provider whose `EXTERNAL_<NAME>_*` variables are read. The config knows no provider by name:
+ * the registry in src/auth/oauth derives these from its descriptors, and the server's composition hands them in.
+ */
+export interface OAuthProviderSpec {
+  /** The lowercase name GoTrue uses (`linkedin_oidc`), upper-cased in its variables. */
+  readonly name: string
+  /** EXTERNAL_<NAME>_URL is required when the provider is enabled (a provider with no public instance, keycloak). */
+  readonly urlRequired: boolean
+}
+
+export interface OAuthProviderConfig {
+  readonly enabled: boolean
+  readonly clientId: string
+  readonly secret: Option.Option<Redacted.Redacted<string>>
+  readonly redirectUri: string
+  readonly url: Option.Option<string>
+}
+
+export interface EmailTemplateSet<A> {
+  readonly invite: A
+  readonly confirmation: A
+  readonly recovery: A
+  readonly magicLink: A
+  readonly emailChange: A
+}
+
+/** The GoTrue-compatible auth server's settings (spec/auth-server.md §1.1), parsed and validated once at start-up. */
+export interface AuthConfig {
+  readonly siteUrl: string
+  readonly uriAllowList: ReadonlyArray<string>
+  readonly disableSignup: boolean
+  readonly externalEmailEnabled: boolean
+  /** EXTERNAL_EMAIL_MAGIC_LINK_ENABLED, GoTrue's switch for passwordless email sign-in (/otp with an email, /magiclink). */
+  readonly externalEmailMagicLinkEnabled: boolean
+  readonly externalPhoneEnabled: boolean
+  readonly anonymousUsersEnabled: boolean
+  readonly rateLimit: {
+    /** RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT: instance-wide quotas, counted in fixed windows of `per`. */
+    readonly emailSent: { readonly events: number; readonly per: Duration.Duration }
+    readonly smsSent: { readonly events: number; readonly per: Duration.Duration }
+    /**
+     * Per client, keyed on RATE_LIMIT_HEADER (the platform's api.clientHeader; off without it), each route its own
+     * bucket as in GoTrue.
+     * RATE_LIMIT_OTP: POST /magiclink, /otp, /recover, /resend, /signup with an email or phone, and PUT /user.
+     */
+    readonly otp: RequestLimit
+    /** RATE_LIMIT_ANONYMOUS_USERS: POST /signup with neither email nor phone. */
+    readonly anonymousUsers: RequestLimit
+    /** RATE_LIMIT_TOKEN_REFRESH: POST /token, every grant. */
+    readonly tokenRefresh: RequestLimit
+    /** RATE_LIMIT_VERIFY: GET and POST /verify, one bucket. */
+    readonly verify: RequestLimit
+    /**
+     * RATE_LIMIT_VERIFY_GUESSES (Gatehouse's own): the verifications a client may try that can be guessed, typed
+     * codes and GoTrue-form link hashes, counted always: by RATE_LIMIT_HEADER's client, else the connection's peer.
+     */
+    readonly verifyGuesses: RequestLimit
+    /** RATE_LIMIT_WEB3: POST /token?grant_type=web3, counted before its answer (Web3 sign-in is off until it lands). */
+    readonly web3: RequestLimit
+    /** RATE_LIMIT_SSO, RATE_LIMIT_PASSKEY: read and checked as GoTrue does; their routes answer "disabled" or do not exist yet. */
+    readonly sso: RequestLimit
+    readonly passkey: RequestLimit
+  }
+  readonly password: {
+    readonly minLength: number
+    readonly requiredCharacters: ReadonlyArray<string>
+  }
+  readonly security: {
+    readonly refreshTokenRotationEnabled: boolean
+    readonly refreshTokenReuseInterval: Duration.Duration
+    readonly updatePasswordRequireReauthentication: boolean
+    /** GET /user/identities/authorize and DELETE /user/identities/{id}: a signed-in user links or unlinks providers. */
+    readonly manualLinkingEnabled: boolean
+    /**
+     * Gatehouse's own: the OAuth state is bound to the browser that started the flow by a short-lived cookie, and a
+     * /callback without it is refused. Off: GoTrue's behaviour, for deployments whose /authorize and /callback are
+     * served on different hosts.
+     */
+    readonly oauthBrowserBindingEnabled: boolean
+    readonly captcha: {
+      readonly enabled: boolean
+      readonly provider: "hcaptcha" | "turnstile"
+      readonly secret: Option.Option<Redacted.Redacted<string>>
+      readonly timeout: Duration.Duration
+      /** Gatehouse's own: where tokens are verified instead of the provider's siteverify URL (tests, egress proxies). */
+      readonly verifyUrl: Option.Option<string>
+    }
+  }
+  readonly jwt: {
+    readonly secret: Redacted.Redacted<string>
+    /** GoTrue's JWT_KEYS: a JSON array of private JWKs, for asymmetric signing. */
+    readonly keys: ReadonlyArray<Record<string, unknown>>
+    readonly keyId: Option.Option<string>
+    readonly issuer: Option.Option<string>
+    readonly validMethods: ReadonlyArray<string>
+    readonly exp: number
+    readonly aud: string
+    readonly adminGroupName: string
+    readonly defaultGroupName: string
+    readonly adminRoles: ReadonlyArray<string>
+  }
+  /** EXTERNAL_<NAME>_*, for each provider the parse was given (ParseOptions.oauthProviders), by name. */
+  readonly external: Readonly<Partial<Record<string, OAuthProviderConfig>>>
+  readonly smtp: {
+    /** None in the embedded default: mail is kept in the outbox. */
+    readonly host: Option.Option<string>
+    readonly port: number
+    readonly user: Option.Option<string>
+    readonly pass: Option.Option<Redacted.Redacted<string>>
+    readonly adminEmail: string
+    readonly senderName: string
+    readonly maxFrequency: Duration.Duration
+    /**
+     * The least time between two recovery or magic-link mails to one address, whatever SMTP_MAX_FREQUENCY says:
+     * GoTrue's fixed minute (RECOVERY_MIN_INTERVAL), except in the embedded default's development frequency, where
+     * it would make a person trying things wait a minute between a magic link and a password reset.
+     */
+    readonly linkMinInterval: Duration.Duration
+  }
+  readonly mailer: {
+    readonly autoconfirm: boolean
+    /**
+     * MAILER_SECURE_EMAIL_CHANGE_ENABLED: an email change is confirmed from the current address as well as the new
+     * one (GoTrue's default); off, the new address's confirmation alone applies it.
+     */
+    readonly secureEmailChangeEnabled: boolean
+    readonly otpExp: Duration.Duration
+    readonly otpLength: number
+    readonly urlPaths: Omit<EmailTemplateSet<string>, "magicLink">
+    readonly subjects: EmailTemplateSet<string>
+    readonly templates: EmailTemplateSet<Option.Option<string>>
+  }
+  readonly sms: {
+    readonly autoconfirm: boolean
+    readonly maxFrequency: Duration.Duration
+    readonly otpExp: Duration.Duration
+    readonly otpLength: number
+    readonly provider: Option.Option<SmsProviderName>
+    /** SMS_TEMPLATE: the texted body, a Go template in which `{{ .Code }}` is the code. */
+    readonly template: string
+    /** SMS_TEST_OTP: fixed codes for these numbers (E.164 digits, no "+"); no text is sent to them. */
+    readonly testOtp: ReadonlyMap<string, string>
+    readonly twilio: {
+      readonly accountSid: Option.Option<string>
+      readonly authToken: Option.Option<Redacted.Redacted<string>>
+      readonly messageServiceSid: Option.Option<string>
+      /** SMS_TWILIO_CONTENT_SID: the approved WhatsApp template a WhatsApp code is sent as (optional). */
+      readonly contentSid: Option.Option<string>
+    }
+    readonly messagebird: {
+      readonly accessKey: Option.Option<Redacted.Redacted<string>>
+      readonly originator: Option.Option<string>
+    }
+    readonly textlocal: {
+      readonly apiKey: Option.Option<Redacted.Redacted<string>>
+      readonly sender: Option.Option<string>
+    }
+    readonly vonage: {
+      readonly apiKey: Option.Option<string>
+      readonly apiSecret: Option.Option<Redacted.Redacted<string>>
+      readonly from: Option.Option<string>
+    }
+  }
+}
+
+/** GoTrue's SMS_TEMPLATE default: the body of every texted code (sign-up, sign-in, phone change, reauthentication). */
+export const DEFAULT_SMS_TEMPLATE = "Your code is {{ .Code }}"
+
+export const AuthConfig = Context.GenericTag<AuthConfig>("config/AuthConfig")
+
+/**
+ * The auth server's settings out of a whole configuration, and nothing else: what the AuthConfig tag holds, so no
+ * auth service reaches the platform's or IAM's settings through it. Listing every field makes a new one a compile
+ * error here.
+ */
+export const authConfigOf = (config: AuthConfig): AuthConfig => ({
+  siteUrl: config.siteUrl,
+  uriAllowList: config.uriAllowList,
+  disableSignup: config.disableSignup,
+  externalEmailEnabled: config.externalEmailEnabled,
+  externalEmailMagicLinkEnabled: config.externalEmailMagicLinkEnabled,
+  externalPhoneEnabled: config.externalPhoneEnabled,
+  anonymousUsersEnabled: config.anonymousUsersEnabled,
+  rateLimit: config.rateLimit,
+  password: config.password,
+  security: config.security,
+  jwt: config.jwt,
+  external: config.external,
+  smtp: config.smtp,
+  mailer: config.mailer,
+  sms: config.sms
+})
+
+type SmsCredentials = Pick<AuthConfig["sms"], SmsProviderName>
+
+/** The settings a provider needs that are unset (their canonical names without prefix). */
+export const smsCredentialsMissing = (provider: SmsProviderName, sms: SmsCredentials): ReadonlyArray<string> => {
+  const required: Record<SmsProviderName, ReadonlyArray<readonly [string, Option.Option<unknown>]>> = {
+    twilio: [["SMS_TWILIO_ACCOUNT_SID", sms.twilio.accountSid], ["SMS_TWILIO_AUTH_TOKEN", sms.twilio.authToken],
+      ["SMS_TWILIO_MESSAGE_SERVICE_SID", sms.twilio.messageServiceSid]],
+    messagebird: [["SMS_MESSAGEBIRD_ACCESS_KEY", sms.messagebird.accessKey], ["SMS_MESSAGEBIRD_ORIGINATOR", sms.messagebird.originator]],
+    textlocal: [["SMS_TEXTLOCAL_API_KEY", sms.textlocal.apiKey], ["SMS_TEXTLOCAL_SENDER", sms.textlocal.sender]],
+    vonage: [["SMS_VONAGE_API_KEY", sms.vonage.apiKey], ["SMS_VONAGE_API_SECRET", sms.vonage.apiSecret], ["SMS_VONAGE_FROM", sms.vonage.from]]
+  }
+  return required[provider].filter(([, value]) => Option.isNone(value)).map(([key]) => key)
+}
+
+/** Whether the configured provider has every credential it needs (else sends fail, as in GoTrue). */
+export const smsProviderReady = (sms: AuthConfig["sms"]): boolean =>
+  Option.isSome(sms.provider) && smsCredentialsMissing(sms.provider.value, sms).length === 0
+

@@ -1,0 +1,368 @@
+import { Duration, Option, Redacted } from "effect"
+import { parseDurationSetting } from "../domain/GoDuration.js"
+import { allowListEntryProblem } from "../domain/RedirectAllowList.js"
+import {
+  type AuthConfig,
+  DEFAULT_SMS_TEMPLATE,
+  type OAuthProviderConfig,
+  type OAuthProviderSpec,
+  RECOVERY_MIN_INTERVAL,
+  SEND_FREQUENCY_DEFAULTS,
+  smsCredentialsMissing,
+  type SmsProviderName
+} from "./AuthConfig.js"
+import { developmentUrl, type PlatformConfig } from "./PlatformConfig.js"
+import type { ReadContext } from "./ReadContext.js"
+import type { RequestLimit } from "./RequestLimit.js"
+import { parseRequiredCharacters } from "./RequiredCharacters.js"
+import { isAbsoluteUrl, type SettingsReader } from "./SettingsReader.js"
+
+export interface AuthReadOptions {
+  /** Embedded mode only: the JWT secret kept in the data directory. */
+  readonly embeddedJwtSecret?: Redacted.Redacted<string>
+  /** The providers whose EXTERNAL_<NAME>_* variables are read; none unless given. */
+  readonly oauthProviders?: ReadonlyArray<OAuthProviderSpec>
+}
+
+export const MIN_JWT_SECRET_BYTES = 32
+
+const SMS_PROVIDERS: ReadonlyArray<SmsProviderName> = ["twilio", "messagebird", "textlocal", "vonage"]
+const JWT_ALGORITHMS = ["HS256", "RS256", "RS512", "ES256", "ES512", "EdDSA"]
+
+const seconds = (duration: Duration.Duration): string => `${Duration.toSeconds(duration)}s`
+
+/**
+ * Reads the auth server's settings through `r`, which collects their issues with the platform's and IAM's, in the
+ * order they were always read in. The platform's settings are read first: the development URLs are built on its
+ * port, and its client header decides whether the per-client limits hold.
+ */
+export const readAuthConfig = (
+  r: SettingsReader,
+  ctx: ReadContext,
+  platform: PlatformConfig,
+  options: AuthReadOptions = {}
+): AuthConfig => {
+  const siteUrl = ctx.devDefault("SITE_URL", developmentUrl(platform.api.port))
+  if (siteUrl !== "" && !isAbsoluteUrl(siteUrl)) r.fail(r.spelledAs("SITE_URL"), "must be an absolute http(s) URL")
+  // A mistyped entry would silently never match; refuse it at start-up instead.
+  const uriAllowList = r.list("URI_ALLOW_LIST", [])
+  for (const entry of uriAllowList) {
+    const problem = allowListEntryProblem(entry)
+    if (problem !== undefined) r.fail(r.spelledAs("URI_ALLOW_LIST"), `entry ${JSON.stringify(entry)} ${problem}`)
+  }
+  const signing = readJwtSigning(r, ctx, options.embeddedJwtSecret)
+  const smtpServer = readSmtpServer(r, ctx)
+  const emailFrequency = sendFrequency(r, ctx, "SMTP_MAX_FREQUENCY", "email")
+  const smsFrequency = sendFrequency(r, ctx, "SMS_MAX_FREQUENCY", "sms")
+  if (emailFrequency.developed) {
+    ctx.defaulted.push(`${r.canonical("SMTP_MAX_FREQUENCY")}=${seconds(emailFrequency.value)} (production: ${
+      seconds(SEND_FREQUENCY_DEFAULTS.production.email)
+    }, and recovery and magic-link mails at least ${seconds(RECOVERY_MIN_INTERVAL)} apart)`)
+  }
+  if (smsFrequency.developed) {
+    ctx.defaulted.push(`${r.canonical("SMS_MAX_FREQUENCY")}=${seconds(smsFrequency.value)} (production: ${seconds(SEND_FREQUENCY_DEFAULTS.production.sms)})`)
+  }
+
+  const rotationEnabled = r.boolean("SECURITY_REFRESH_TOKEN_ROTATION_ENABLED", true)
+  const captchaEnabled = r.boolean("SECURITY_CAPTCHA_ENABLED", false)
+  const captchaSecret = r.secret("SECURITY_CAPTCHA_SECRET")
+  if (captchaEnabled && Option.isNone(captchaSecret)) {
+    r.fail(r.canonical("SECURITY_CAPTCHA_SECRET"), "is required when SECURITY_CAPTCHA_ENABLED is true")
+  }
+
+  const phone = readPhone(r, ctx)
+  const external = readExternalProviders(r, options.oauthProviders ?? [])
+  const requiredCharacters = parseRequiredCharacters(Option.getOrElse(r.string("PASSWORD_REQUIRED_CHARACTERS"), () => ""))
+  const rateLimit = readRateLimits(r)
+  // GoTrue is silent about it; one line at start-up saves an operator from believing the limits hold.
+  if (ctx.production && Option.isNone(platform.api.clientHeader)) {
+    ctx.warnings.push(`${r.canonical("RATE_LIMIT_HEADER")} is not set: per-IP request rate limits (RATE_LIMIT_OTP, RATE_LIMIT_TOKEN_REFRESH, RATE_LIMIT_VERIFY, RATE_LIMIT_ANONYMOUS_USERS) are off`)
+  }
+
+  return {
+    siteUrl,
+    uriAllowList,
+    disableSignup: r.boolean("DISABLE_SIGNUP", false),
+    externalEmailEnabled: r.boolean("EXTERNAL_EMAIL_ENABLED", true),
+    externalEmailMagicLinkEnabled: r.boolean("EXTERNAL_EMAIL_MAGIC_LINK_ENABLED", true),
+    externalPhoneEnabled: phone.enabled,
+    anonymousUsersEnabled: r.boolean("EXTERNAL_ANONYMOUS_USERS_ENABLED", false),
+    rateLimit,
+    password: {
+      minLength: r.integer("PASSWORD_MIN_LENGTH", 6, { min: 1, max: 72 }),
+      requiredCharacters
+    },
+    security: {
+      refreshTokenRotationEnabled: rotationEnabled,
+      refreshTokenReuseInterval: r.duration("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", Duration.seconds(10)),
+      updatePasswordRequireReauthentication: r.boolean("SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION", false),
+      manualLinkingEnabled: r.boolean("SECURITY_MANUAL_LINKING_ENABLED", false),
+      oauthBrowserBindingEnabled: r.boolean("SECURITY_OAUTH_BROWSER_BINDING_ENABLED", true),
+      captcha: {
+        enabled: captchaEnabled,
+        provider: r.oneOf("SECURITY_CAPTCHA_PROVIDER", ["hcaptcha", "turnstile"], "hcaptcha"),
+        secret: captchaSecret,
+        timeout: r.duration("SECURITY_CAPTCHA_TIMEOUT", Duration.seconds(10)),
+        verifyUrl: r.url("SECURITY_CAPTCHA_VERIFY_URL")
+      }
+    },
+    jwt: {
+      secret: signing.secret,
+      keys: signing.keys,
+      keyId: r.string("JWT_KEY_ID"),
+      issuer: r.string("JWT_ISSUER"),
+      validMethods: signing.validMethods,
+      exp: r.integer("JWT_EXP", 3600, { min: 1, max: 604_800 }),
+      aud: Option.getOrElse(r.string("JWT_AUD"), () => "authenticated"),
+      adminGroupName: Option.getOrElse(r.string("JWT_ADMIN_GROUP_NAME"), () => "admin"),
+      defaultGroupName: Option.getOrElse(r.string("JWT_DEFAULT_GROUP_NAME"), () => "authenticated"),
+      adminRoles: r.list("JWT_ADMIN_ROLES", ["service_role", "supabase_admin"])
+    },
+    external,
+    smtp: {
+      host: smtpServer.host,
+      port: smtpServer.port,
+      user: r.string("SMTP_USER"),
+      pass: r.secret("SMTP_PASS"),
+      adminEmail: smtpServer.adminEmail,
+      senderName: Option.getOrElse(r.string("SMTP_SENDER_NAME"), () => smtpServer.adminEmail),
+      maxFrequency: emailFrequency.value,
+      linkMinInterval: emailFrequency.developed ? Duration.zero : RECOVERY_MIN_INTERVAL
+    },
+    mailer: readMailer(r),
+    sms: {
+      autoconfirm: r.boolean("SMS_AUTOCONFIRM", false),
+      maxFrequency: smsFrequency.value,
+      otpExp: r.duration("SMS_OTP_EXP", Duration.seconds(60)),
+      otpLength: r.integer("SMS_OTP_LENGTH", 6, { min: 6, max: 10 }),
+      provider: phone.provider,
+      template: Option.getOrElse(r.string("SMS_TEMPLATE"), () => DEFAULT_SMS_TEMPLATE),
+      testOtp: phone.testOtp,
+      ...phone.credentials
+    }
+  }
+}
+
+/** The JWT secret (generated in the embedded default), JWT_KEYS and JWT_VALID_METHODS, with their rules. */
+const readJwtSigning = (r: SettingsReader, ctx: ReadContext, embeddedJwtSecret: Redacted.Redacted<string> | undefined) => {
+  const secret = ctx.production || embeddedJwtSecret === undefined
+    ? Redacted.make(r.requiredString("JWT_SECRET"))
+    : Option.getOrElse(r.secret("JWT_SECRET"), () => {
+      ctx.defaulted.push(`${r.canonical("JWT_SECRET")}=<generated, kept in the data directory>`)
+      return embeddedJwtSecret
+    })
+  // HS256 with a short secret can be brute-forced offline from any one token; 32 bytes is HMAC-SHA256's key size.
+  const secretBytes = Buffer.byteLength(Redacted.value(secret), "utf8")
+  if (ctx.production && secretBytes > 0 && secretBytes < MIN_JWT_SECRET_BYTES) {
+    r.fail(r.spelledAs("JWT_SECRET"), `must be at least ${MIN_JWT_SECRET_BYTES} bytes long`)
+  }
+  const keys = r.parse("JWT_KEYS", undefined, [] as ReadonlyArray<Record<string, unknown>>,
+    "must be a JSON array of JWK objects", parseJwkArray)
+  const validMethods = r.list("JWT_VALID_METHODS", [])
+  for (const method of validMethods) {
+    if (!JWT_ALGORITHMS.includes(method)) {
+      r.fail(r.spelledAs("JWT_VALID_METHODS"), `must list only: ${JWT_ALGORITHMS.join(", ")}`)
+      break
+    }
+  }
+  return { secret, keys, validMethods }
+}
+
+/** Where mail goes: required in production; the embedded default keeps mail in the outbox without SMTP_HOST. */
+const readSmtpServer = (r: SettingsReader, ctx: ReadContext) => {
+  const host = r.string("SMTP_HOST")
+  const port = r.integer("SMTP_PORT", 587, { min: 1, max: 65535 })
+  const adminEmail = ctx.production
+    ? r.requiredString("SMTP_ADMIN_EMAIL")
+    : Option.getOrElse(r.string("SMTP_ADMIN_EMAIL"), () => "admin@localhost")
+  if (ctx.production) {
+    if (Option.isNone(host)) r.fail(r.canonical("SMTP_HOST"), "is required")
+    if (Option.isNone(r.lookup("SMTP_PORT"))) r.fail(r.canonical("SMTP_PORT"), "is required")
+  } else if (Option.isNone(host)) {
+    ctx.defaulted.push("mail: kept in the outbox (no SMTP_HOST)")
+  }
+  if (adminEmail !== "" && !adminEmail.includes("@")) r.fail(r.spelledAs("SMTP_ADMIN_EMAIL"), "must be an email address")
+  return { host, port, adminEmail }
+}
+
+// An explicit setting wins in either mode, and then recovery and magic-link mails keep GoTrue's floor too.
+const sendFrequency = (
+  r: SettingsReader,
+  ctx: ReadContext,
+  key: string,
+  channel: "email" | "sms"
+): { readonly value: Duration.Duration; readonly developed: boolean } => {
+  const fallback = SEND_FREQUENCY_DEFAULTS.production[channel]
+  if (ctx.production || Option.isSome(r.lookup(key))) return { value: r.duration(key, fallback), developed: false }
+  return { value: SEND_FREQUENCY_DEFAULTS.development[channel], developed: true }
+}
+
+/** Phone sign-in, the SMS provider and its credentials, and SMS_TEST_OTP. */
+const readPhone = (r: SettingsReader, ctx: ReadContext) => {
+  const enabled = r.boolean("EXTERNAL_PHONE_ENABLED", false)
+  const provider = Option.map(r.lookup("SMS_PROVIDER"), () => r.oneOf("SMS_PROVIDER", SMS_PROVIDERS, "twilio"))
+  const credentials: Pick<AuthConfig["sms"], SmsProviderName> = {
+    twilio: {
+      accountSid: r.string("SMS_TWILIO_ACCOUNT_SID"),
+      authToken: r.secret("SMS_TWILIO_AUTH_TOKEN"),
+      messageServiceSid: r.string("SMS_TWILIO_MESSAGE_SERVICE_SID"),
+      contentSid: r.string("SMS_TWILIO_CONTENT_SID")
+    },
+    messagebird: { accessKey: r.secret("SMS_MESSAGEBIRD_ACCESS_KEY"), originator: r.string("SMS_MESSAGEBIRD_ORIGINATOR") },
+    textlocal: { apiKey: r.secret("SMS_TEXTLOCAL_API_KEY"), sender: r.string("SMS_TEXTLOCAL_SENDER") },
+    vonage: { apiKey: r.string("SMS_VONAGE_API_KEY"), apiSecret: r.secret("SMS_VONAGE_API_SECRET"), from: r.string("SMS_VONAGE_FROM") }
+  }
+  // GoTrue starts with phone sign-in on and no usable provider and fails only when a text must be sent; so do
+  // we, with one warning naming what is missing. Without a provider, texts fail in production and are kept in the
+  // outbox in the embedded default.
+  if (enabled && Option.isNone(provider)) {
+    if (ctx.production) {
+      ctx.warnings.push(`${r.canonical("EXTERNAL_PHONE_ENABLED")} is true but ${r.canonical("SMS_PROVIDER")} is not set: texts cannot be sent (SMS_TEST_OTP numbers still work)`)
+    } else {
+      ctx.defaulted.push("texts: kept in the outbox (no SMS_PROVIDER)")
+    }
+  }
+  if (enabled && Option.isSome(provider)) {
+    const missing = smsCredentialsMissing(provider.value, credentials)
+    if (missing.length > 0) {
+      ctx.warnings.push(`${r.canonical("SMS_PROVIDER")} is ${provider.value} but ${
+        missing.map((key) => r.canonical(key)).join(", ")
+      } ${missing.length === 1 ? "is" : "are"} not set: texts cannot be sent (SMS_TEST_OTP numbers still work)`)
+    }
+  }
+  const testOtp = r.parse("SMS_TEST_OTP", undefined, new Map<string, string>() as ReadonlyMap<string, string>,
+    "must be comma-separated phone:code pairs, e.g. 15551234567:123456", parseTestOtp)
+  return { enabled, provider, credentials, testOtp }
+}
+
+/** EXTERNAL_<NAME>_* for each provider the composition handed in. */
+const readExternalProviders = (
+  r: SettingsReader,
+  oauthProviders: ReadonlyArray<OAuthProviderSpec>
+): Record<string, OAuthProviderConfig> => {
+  const external: Record<string, OAuthProviderConfig> = Object.fromEntries(oauthProviders.map(({ name }) => {
+    const key = `EXTERNAL_${name.toUpperCase()}`
+    const enabled = r.boolean(`${key}_ENABLED`, false)
+    const clientId = r.string(`${key}_CLIENT_ID`)
+    const secret = r.secret(`${key}_SECRET`)
+    const redirectUri = r.url(`${key}_REDIRECT_URI`)
+    if (enabled) {
+      if (Option.isNone(clientId)) r.fail(r.canonical(`${key}_CLIENT_ID`), `is required when ${key}_ENABLED is true`)
+      if (Option.isNone(secret)) r.fail(r.canonical(`${key}_SECRET`), `is required when ${key}_ENABLED is true`)
+      if (Option.isNone(r.lookup(`${key}_REDIRECT_URI`))) {
+        r.fail(r.canonical(`${key}_REDIRECT_URI`), `is required when ${key}_ENABLED is true`)
+      }
+    }
+    const provider: OAuthProviderConfig = {
+      enabled,
+      clientId: Option.getOrElse(clientId, () => ""),
+      secret,
+      redirectUri: Option.getOrElse(redirectUri, () => ""),
+      // A provider's default hosts, when the variable is unset, are its descriptor's (src/auth/oauth).
+      url: r.url(`${key}_URL`)
+    }
+    return [name, provider]
+  }))
+  for (const { name, urlRequired } of oauthProviders) {
+    const key = `EXTERNAL_${name.toUpperCase()}`
+    if (urlRequired && external[name]?.enabled === true && Option.isNone(external[name].url)) {
+      r.fail(r.canonical(`${key}_URL`), `is required when ${key}_ENABLED is true`)
+    }
+  }
+  return external
+}
+
+/** The instance-wide send quotas and the per-client request limits. */
+const readRateLimits = (r: SettingsReader): AuthConfig["rateLimit"] => {
+  const emailSent = r.parse("RATE_LIMIT_EMAIL_SENT", undefined, { events: 30, per: Duration.hours(1) },
+    "must be a number of emails per hour, or N/duration such as 10/15m", parseRate)
+  const smsSent = r.parse("RATE_LIMIT_SMS_SENT", undefined, { events: 30, per: Duration.hours(1) },
+    "must be a number of texts per hour, or N/duration such as 10/15m", parseRate)
+  // GoTrue's apilimiter: most limiters refill their number per 5 minutes in bursts of 30; anonymous sign-ins per
+  // hour, in bursts of the number itself (cut to a whole number, as Go's int() does).
+  const perFiveMinutes = (events: number): RequestLimit => ({ events, per: Duration.minutes(5), burst: 30 })
+  const anonymousUsers = r.parse("RATE_LIMIT_ANONYMOUS_USERS", undefined, 30, REQUESTS_RULE, parseRequests)
+  return {
+    emailSent,
+    smsSent,
+    otp: perFiveMinutes(r.parse("RATE_LIMIT_OTP", undefined, 30, REQUESTS_RULE, parseRequests)),
+    anonymousUsers: { events: anonymousUsers, per: Duration.hours(1), burst: Math.floor(anonymousUsers) },
+    tokenRefresh: perFiveMinutes(r.parse("RATE_LIMIT_TOKEN_REFRESH", undefined, 150, REQUESTS_RULE, parseRequests)),
+    verify: perFiveMinutes(r.parse("RATE_LIMIT_VERIFY", undefined, 30, REQUESTS_RULE, parseRequests)),
+    verifyGuesses: perFiveMinutes(r.parse("RATE_LIMIT_VERIFY_GUESSES", undefined, 30, REQUESTS_RULE, parseRequests)),
+    sso: perFiveMinutes(r.parse("RATE_LIMIT_SSO", undefined, 30, REQUESTS_RULE, parseRequests)),
+    web3: perFiveMinutes(r.parse("RATE_LIMIT_WEB3", undefined, 30, REQUESTS_RULE, parseRequests)),
+    passkey: perFiveMinutes(r.parse("RATE_LIMIT_PASSKEY", undefined, 30, REQUESTS_RULE, parseRequests))
+  }
+}
+
+const readMailer = (r: SettingsReader): AuthConfig["mailer"] => ({
+  autoconfirm: r.boolean("MAILER_AUTOCONFIRM", false),
+  secureEmailChangeEnabled: r.boolean("MAILER_SECURE_EMAIL_CHANGE_ENABLED", true),
+  otpExp: r.duration("MAILER_OTP_EXP", Duration.seconds(86_400)),
+  otpLength: r.integer("MAILER_OTP_LENGTH", 6, { min: 6, max: 10 }),
+  urlPaths: {
+    invite: Option.getOrElse(r.string("MAILER_URLPATHS_INVITE"), () => "/verify"),
+    confirmation: Option.getOrElse(r.string("MAILER_URLPATHS_CONFIRMATION"), () => "/verify"),
+    recovery: Option.getOrElse(r.string("MAILER_URLPATHS_RECOVERY"), () => "/verify"),
+    emailChange: Option.getOrElse(r.string("MAILER_URLPATHS_EMAIL_CHANGE"), () => "/verify")
+  },
+  subjects: {
+    invite: Option.getOrElse(r.string("MAILER_SUBJECTS_INVITE"), () => "You have been invited"),
+    confirmation: Option.getOrElse(r.string("MAILER_SUBJECTS_CONFIRMATION"), () => "Confirm Your Signup"),
+    recovery: Option.getOrElse(r.string("MAILER_SUBJECTS_RECOVERY"), () => "Reset Your Password"),
+    magicLink: Option.getOrElse(r.string("MAILER_SUBJECTS_MAGIC_LINK"), () => "Your Magic Link"),
+    emailChange: Option.getOrElse(r.string("MAILER_SUBJECTS_EMAIL_CHANGE"), () => "Confirm Email Change")
+  },
+  templates: {
+    invite: r.url("MAILER_TEMPLATES_INVITE"),
+    confirmation: r.url("MAILER_TEMPLATES_CONFIRMATION"),
+    recovery: r.url("MAILER_TEMPLATES_RECOVERY"),
+    magicLink: r.url("MAILER_TEMPLATES_MAGIC_LINK"),
+    emailChange: r.url("MAILER_TEMPLATES_EMAIL_CHANGE")
+  }
+})
+
+const parseJwkArray = (raw: string): Option.Option<ReadonlyArray<Record<string, unknown>>> => {
+  try {
+    const parsed: unknown = JSON.parse(raw)
+    return Array.isArray(parsed) && parsed.every((k) => typeof k === "object" && k !== null && !Array.isArray(k))
+      ? Option.some(parsed as ReadonlyArray<Record<string, unknown>>)
+      : Option.none()
+  } catch {
+    return Option.none()
+  }
+}
+
+/** SMS_TEST_OTP: `phone:code` pairs, comma-separated; phones are stored as GoTrue stores them (digits, no "+"). */
+const parseTestOtp = (text: string): Option.Option<ReadonlyMap<string, string>> => {
+  const pairs = new Map<string, string>()
+  for (const entry of text.split(",").map((e) => e.trim()).filter((e) => e !== "")) {
+    const match = /^\+?([1-9][0-9]{1,14}):([0-9]{4,10})$/.exec(entry.replace(/\s/g, ""))
+    if (match === null) return Option.none()
+    pairs.set(match[1]!, match[2]!)
+  }
+  return Option.some(pairs)
+}
+
+const REQUESTS_RULE = "must be a number of requests, not negative (decimals allowed, e.g. 30 or 2.5)"
+
+// GoTrue reads these as float64: a decimal number, with an exponent if need be. Negative rates and Inf are refused.
+const parseRequests = (raw: string): Option.Option<number> =>
+  Option.filter(
+    Option.liftPredicate(raw, (text) => /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/.test(text)).pipe(Option.map(Number)),
+    Number.isFinite
+  )
+
+// GoTrue's Rate setting: "30" (per hour) or "10/15m".
+const parseRate = (raw: string): Option.Option<{ events: number; per: Duration.Duration }> => {
+  const [count, period, ...extra] = raw.split("/")
+  if (extra.length > 0 || count === undefined || !/^\d+(\.\d+)?$/.test(count.trim())) return Option.none()
+  const events = Number(count)
+  if (period === undefined) return Option.some({ events, per: Duration.hours(1) })
+  return Option.flatMap(
+    Option.liftPredicate(period.trim(), (p) => p !== ""),
+    // A window of no length has no start or end to count in.
+    (p) => Option.map(Option.filter(parseDurationSetting(p), Duration.greaterThan(Duration.zero)), (per) => ({ events, per }))
+  )
+}
