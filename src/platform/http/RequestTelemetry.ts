@@ -40,7 +40,7 @@ class RouteRecorder implements Tracer.Span {
 }
 
 /**
- * One server span per request and the request metrics. The platform's own request span is off (Server.ts):
+ * One server span per request and the request metrics. The platform's own request span is off (HttpEdge.ts):
  * it records the full URL (GET /verify?token=…), every request header (apikey) and response header (the
  * Location of a sign-in redirect carries the tokens). This span records the method, the parametrised route and
  * its parameters, and the status, nothing a client sent as a secret. It is named `METHOD /route` once the
