@@ -14,7 +14,7 @@ const newViolations = (path: string, source: string): ReadonlyArray<string> =>
   layoutViolations(planted(path, source)).filter((line) => line.startsWith(`${path}:`))
 
 describe("the layout of src/", () => {
-  it("follows the floor plan: no sideways imports, no arrow up a floor, domain pure, SQL only in repos", () => {
+  it("follows the floor plan: no sideways imports, no arrow up a floor, domain pure, SQL only in repos, randomness in SecureRandom", () => {
     expect(layoutViolations(tree)).toEqual([])
   })
 
@@ -59,6 +59,13 @@ describe("the layout of src/", () => {
   it("catches a feature running SQL itself", () => {
     expect(newViolations("auth/signup/Planted.ts", `import { SqlClient } from "@effect/sql"\n`))
       .toEqual(["auth/signup/Planted.ts: imports SQL outside a *Repo.ts and platform/sql"])
+  })
+
+  it("catches randomness drawn outside SecureRandom", () => {
+    expect(newViolations("auth/users/Planted.ts", `import { randomUUID } from "node:crypto"\nexport const id = () => randomUUID()\n`))
+      .toEqual(["auth/users/Planted.ts: draws randomness outside platform/SecureRandom.ts"])
+    expect(newViolations("iam/tokens/Planted.ts", `export const pick = () => Math.random()\n`))
+      .toEqual(["iam/tokens/Planted.ts: draws randomness outside platform/SecureRandom.ts"])
   })
 
   it("catches a folder that is on no plan", () => {

@@ -106,6 +106,12 @@ const kindOf = (plan: ProductPlan, room: string): "feature" | "floor" | "edge" |
 
 const SQL_PACKAGE = /^@effect\/sql(-pg|-pglite)?$/
 
+/** The files allowed to draw randomness: the port, and the one exception the README names. */
+export const RANDOMNESS_FILES: ReadonlyArray<string> = ["platform/SecureRandom.ts", "config/loadConfig.ts"]
+
+// A draw from node:crypto or the Web Crypto API, or from Math.random.
+const DRAWS_RANDOMNESS = /\b(randomBytes|randomUUID|randomInt|randomFill(Sync)?|getRandomValues|generateKeyPair(Sync)?)\b|Math\.random\b/
+
 /** Every break of the plan in `tree`, as "file: why". Empty when the tree follows it. */
 export const layoutViolations = (tree: SourceTree, plan: LayoutPlan = PLAN): ReadonlyArray<string> => {
   const found: Array<string> = []
@@ -124,6 +130,9 @@ export const layoutViolations = (tree: SourceTree, plan: LayoutPlan = PLAN): Rea
     const runsSql = importsOf(source).some((edge) => !edge.typeOnly && SQL_PACKAGE.test(edge.specifier))
     if (runsSql && !file.endsWith("Repo.ts") && !file.startsWith("platform/sql/")) {
       found.push(`${file}: imports SQL outside a *Repo.ts and platform/sql`)
+    }
+    if (!file.startsWith("gen/") && DRAWS_RANDOMNESS.test(source) && !RANDOMNESS_FILES.includes(file)) {
+      found.push(`${file}: draws randomness outside platform/SecureRandom.ts`)
     }
     for (const edge of importsOf(source)) {
       if (!edge.specifier.startsWith(".")) {
