@@ -7,22 +7,19 @@
  * is missing or unreadable counts as one failed test, so a run that died before reporting (a type error, a build
  * failure) can never add up to "0 failed".
  */
-import { existsSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 
 let passed = 0
 let failed = 0
 let skipped = 0
 
 for (const path of process.argv.slice(2)) {
-  if (!existsSync(path)) {
-    console.error(`ci-tally: ${path} is missing; counted as one failed test`)
-    failed += 1
-    continue
-  }
-  const text = readFileSync(path, "utf8")
   try {
+    const text = readFileSync(path, "utf8")
     if (path.endsWith(".json")) {
       const report = JSON.parse(text)
+      const counts = ["numPassedTests", "numFailedTests", "numPendingTests", "numTodoTests", "numTotalTests"]
+      if (!counts.every((field) => Number.isInteger(report[field]))) throw new Error("not a vitest JSON report")
       passed += report.numPassedTests
       failed += report.numFailedTests
       skipped += report.numPendingTests + report.numTodoTests
@@ -42,7 +39,7 @@ for (const path of process.argv.slice(2)) {
       skipped += skip
     }
   } catch (error) {
-    console.error(`ci-tally: ${path} is unreadable (${error.message}); counted as one failed test`)
+    console.error(`ci-tally: ${path} is missing or unreadable (${error.message}); counted as one failed test`)
     failed += 1
   }
 }

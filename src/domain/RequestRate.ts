@@ -8,7 +8,7 @@ import { Duration } from "effect"
  * interval past max(TAT, now); a refused request changes nothing. With whole milliseconds this is exactly the
  * bucket (test/domain/RequestRate.test.ts checks it against one), and it is one comparison and one
  * addition, which a repo's single SQL statement can repeat (the auth product's RateLimitsRepo does). It lives in
- * the platform because both products count clients this way.
+ * the shared domain because both products count clients this way.
  */
 export interface RequestRate {
   /** Milliseconds one request costs at the sustained rate: `per` / `events`, rounded up, at least 1. */

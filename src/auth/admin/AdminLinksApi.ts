@@ -7,11 +7,13 @@ import { EMAIL_FORMAT, InputString, OneOf, OptionalEmail, OptionalObject, Option
 import { User } from "../contract/User.js"
 import { AuthErrors } from "../http/AuthErrors.js"
 
-const LINK_TYPES = ["signup", "invite", "magiclink", "recovery", "email_change_current", "email_change_new"]
+/** The kinds of link POST /admin/generate_link makes (GenerateLink reads the same list). */
+export const LINK_KINDS = ["signup", "invite", "magiclink", "recovery", "email_change_current", "email_change_new"] as const
+
 
 export const GenerateLinkPayload = requiring(
   Schema.Struct({
-    type: Schema.optional(Schema.NullOr(OneOf(LINK_TYPES))),
+    type: Schema.optional(Schema.NullOr(OneOf(LINK_KINDS))),
     email: OptionalEmail,
     new_email: Schema.optional(Schema.NullOr(InputString.annotations({ description: "The new address, read for the email_change types only" }))),
     password: OptionalString,

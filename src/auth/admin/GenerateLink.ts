@@ -5,7 +5,7 @@ import { compileAllowList } from "../../domain/RedirectAllowList.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
-import { GeneratedLink } from "./AdminLinksApi.js"
+import { GeneratedLink, LINK_KINDS } from "./AdminLinksApi.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailActionLink } from "../domain/EmailActionLink.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
@@ -22,7 +22,6 @@ import { Users } from "../users/Users.js"
 import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 
 /** The links /admin/generate_link makes (GoTrue's `mail.go`). */
-export const LINK_KINDS = ["signup", "invite", "magiclink", "recovery", "email_change_current", "email_change_new"] as const
 export type LinkKind = (typeof LINK_KINDS)[number]
 const isLinkKind = (type: string): type is LinkKind => (LINK_KINDS as ReadonlyArray<string>).includes(type)
 

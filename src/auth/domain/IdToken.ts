@@ -5,7 +5,7 @@ import type { ExternalProfile } from "./ExternalLink.js"
 
 /*
  * The rules of POST /token?grant_type=id_token (reference §2.6, GoTrue's token_oidc.go) that need no network:
- * which provider a request means, where its keys are, and the checks on a token whose signature, issuer and expiry
+ * which provider a request means and the checks on a token whose signature, issuer and expiry
  * have been verified. Errors are GoTrue's: OAuth-style `invalid request` (with the space) for a bad token,
  * `validation_failed` for an unknown provider, `provider_disabled` for a known one that is off. What each provider
  * contributes (its issuer, its key URL, its claims) is in its descriptor under src/auth/oauth, as an IdTokenIssuer.

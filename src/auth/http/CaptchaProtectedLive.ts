@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Effect, Layer, Metric, Option } from "effect"
+import { Effect, Layer, Metric } from "effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { AuthMetrics } from "../metrics/AuthMetrics.js"
@@ -14,7 +14,7 @@ import {
   captchaUnavailable,
   grantNeedsCaptcha
 } from "../domain/CaptchaRules.js"
-import { requestClient } from "../../platform/http/RateLimitKey.js"
+import { clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
 import { adminCheck } from "./AdminAuthenticatedLive.js"
 
 type SearchParams = Readonly<Record<string, string | ReadonlyArray<string>>>
@@ -32,7 +32,7 @@ const captchaGuard = (applies: (params: SearchParams) => boolean) =>
     const captcha = yield* Captcha
     const isAdmin = yield* adminCheck(new Set(config.jwt.adminRoles))
     if (!config.security.captcha.enabled) return Effect.void
-    const addressHeader = Option.getOrUndefined(Option.map(platform.api.clientHeader, (name) => name.toLowerCase()))
+    const addressHeader = clientHeaderName(platform.api.clientHeader)
 
     const refuse = (error: AuthError) => Effect.zipRight(Metric.increment(AuthMetrics.captchaRejected), Effect.fail(error))
 

@@ -4,7 +4,7 @@ import { AuthConfig } from "../../config/AuthConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import type { AuthError } from "../domain/AuthError.js"
-import { rateLimitKey, requestClient } from "../../platform/http/RateLimitKey.js"
+import { clientHeaderName, rateLimitKey, requestClient } from "../../platform/http/RateLimitKey.js"
 import { type RequestRate, requestRate } from "../../domain/RequestRate.js"
 import { overRequestRate } from "../domain/OverRequestRate.js"
 import { RateLimitsRepo } from "./RateLimitsRepo.js"
@@ -49,7 +49,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
     const config = yield* AuthConfig
     const platform = yield* PlatformConfig
     const repo = yield* RateLimitsRepo
-    const header = Option.map(platform.api.clientHeader, (name) => name.toLowerCase())
+    const header = Option.fromNullable(clientHeaderName(platform.api.clientHeader))
     const { anonymousUsers, otp, tokenRefresh, verify, verifyGuesses, web3 } = config.rateLimit
     const rates: Readonly<Record<RequestLimitName, RequestRate>> = {
       otp: requestRate(otp.events, otp.per, otp.burst),

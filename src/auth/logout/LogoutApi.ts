@@ -4,11 +4,12 @@ import { Authenticated } from "../contract/Authenticated.js"
 import { AuthApiBase } from "../contract/AuthApiBase.js"
 import { OneOf, QueryParams } from "../contract/InputSchemas.js"
 import { AuthErrors } from "../http/AuthErrors.js"
+import { LOGOUT_SCOPES } from "../sessions/Sessions.js"
 
 export class LogoutGroup extends HttpApiGroup.make("logout")
   .add(
     HttpApiEndpoint.post("logout", "/logout")
-      .setUrlParams(QueryParams({ scope: Schema.optional(OneOf(["global", "local", "others"], "Default global")) }))
+      .setUrlParams(QueryParams({ scope: Schema.optional(OneOf(LOGOUT_SCOPES, "Default global")) }))
       .addSuccess(Schema.Void, { status: 204 })
       .addError(AuthErrors.invalid(400, ["validation_failed"]))
   )

@@ -3,12 +3,10 @@ import { Effect } from "effect"
 import { CurrentUser } from "../contract/CurrentUser.js"
 import { LogoutApi } from "./LogoutApi.js"
 import { AuthError } from "../domain/AuthError.js"
-import { Sessions } from "../sessions/Sessions.js"
+import { LOGOUT_SCOPES, type LogoutScope, Sessions } from "../sessions/Sessions.js"
 import { AuditLog } from "../users/AuditLog.js"
 
-const SCOPES = ["global", "local", "others"] as const
-type Scope = (typeof SCOPES)[number]
-const isScope = (value: string): value is Scope => (SCOPES as ReadonlyArray<string>).includes(value)
+const isScope = (value: string): value is LogoutScope => (LOGOUT_SCOPES as ReadonlyArray<string>).includes(value)
 
 /** POST /logout: ending sessions is the sessions floor's job, so this feature is its handler alone. */
 export const LogoutHttpLive = HttpApiBuilder.group(LogoutApi, "logout", (handlers) =>

@@ -28,9 +28,9 @@ export interface ResendSent {
   readonly message_id?: string
 }
 
-const TYPES = ["signup", "email_change", "sms", "phone_change"] as const
-type ResendType = (typeof TYPES)[number]
-const isResendType = (type: string): type is ResendType => (TYPES as ReadonlyArray<string>).includes(type)
+export const RESEND_TYPES = ["signup", "email_change", "sms", "phone_change"] as const
+type ResendType = (typeof RESEND_TYPES)[number]
+const isResendType = (type: string): type is ResendType => (RESEND_TYPES as ReadonlyArray<string>).includes(type)
 
 /**
  * POST /resend (reference §2.11): a pending confirmation, email change or phone change, sent again with a fresh

@@ -6,10 +6,11 @@ import { CaptchaProtected } from "../contract/CaptchaProtected.js"
 import { RateLimited, SendsMail, SendsText } from "../contract/CommonRefusals.js"
 import { CodeChallenge, CodeChallengeMethod, MetaSecurity, OneOf, OptionalEmail, OptionalPhone, RedirectParam } from "../contract/InputSchemas.js"
 import { MessageSent } from "../contract/MessageSent.js"
+import { RESEND_TYPES } from "./Resend.js"
 
 export const ResendPayload = requiring(
   Schema.Struct({
-    type: Schema.optional(Schema.NullOr(OneOf(["signup", "email_change", "sms", "phone_change"]))),
+    type: Schema.optional(Schema.NullOr(OneOf(RESEND_TYPES))),
     email: OptionalEmail,
     phone: OptionalPhone,
     code_challenge: CodeChallenge,

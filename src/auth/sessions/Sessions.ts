@@ -36,7 +36,8 @@ export interface StartedSession {
 
 export type RefreshedSession = StartedSession
 
-export type LogoutScope = "global" | "local" | "others"
+export const LOGOUT_SCOPES = ["global", "local", "others"] as const
+export type LogoutScope = (typeof LOGOUT_SCOPES)[number]
 
 const notFound = AuthError.of(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
 const alreadyUsed = AuthError.of(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")

@@ -2,7 +2,7 @@ import { HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Option, Ref } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
-import { requestClient } from "../../platform/http/RateLimitKey.js"
+import { clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuditLogRepo, type AuditPayload } from "./AuditLogRepo.js"
 
@@ -119,7 +119,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
     const repo = yield* AuditLogRepo
     const random = yield* SecureRandom
     const last = yield* Ref.make({ ms: 0, seq: 0 })
-    const header = Option.getOrUndefined(Option.map(config.api.clientHeader, (name) => name.toLowerCase()))
+    const header = clientHeaderName(config.api.clientHeader)
 
     // Read from the fiber's context, where the HTTP server put the request: a flow records entries deep in its
     // services, none of which needs to carry the address for this.

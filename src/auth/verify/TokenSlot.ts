@@ -1,11 +1,11 @@
 import { type Duration, Option } from "effect"
-import { CODE_COLUMN_OF } from "../domain/SentCodeState.js"
+import { CODE_COLUMN_OF, SENT_AT_OF_CODE } from "../domain/SentCodeState.js"
 import type { TokenKind } from "../domain/LinkToken.js"
 import { matchesOtp } from "../domain/OtpToken.js"
 import { withoutPkcePrefix } from "../domain/Pkce.js"
 import type { UserRow } from "../domain/UserRow.js"
 import type { VerifyRequest } from "../domain/Verification.js"
-import type { SentAtColumn, TokenColumn, UserPatch } from "../users/UsersRepo.js"
+import type { TokenColumn, UserPatch } from "../users/UsersRepo.js"
 
 /*
  * Which of a user's pending tokens a verification is aimed at, and what a miss clears: pure rules over the locked
@@ -22,14 +22,6 @@ export interface Slot {
   readonly validity: Duration.Duration
 }
 
-const SENT_AT_OF: Readonly<Record<TokenKind, SentAtColumn>> = {
-  confirmation: "confirmation_sent_at",
-  recovery: "recovery_sent_at",
-  email_change_new: "email_change_sent_at",
-  email_change_current: "email_change_sent_at",
-  phone_change: "phone_change_sent_at"
-}
-
 /** How long a token lasts: a mailed one MAILER_OTP_EXP, a texted one SMS_OTP_EXP. */
 export interface Validity {
   readonly mail: Duration.Duration
@@ -41,7 +33,7 @@ const slotOf = (validity: Validity) => (user: UserRow, kind: TokenKind, recipien
   column: CODE_COLUMN_OF[kind],
   stored: user[CODE_COLUMN_OF[kind]],
   recipient,
-  sentAt: user[SENT_AT_OF[kind]],
+  sentAt: user[SENT_AT_OF_CODE[CODE_COLUMN_OF[kind]]],
   validity: texted ? validity.text : validity.mail
 })
 

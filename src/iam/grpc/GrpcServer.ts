@@ -16,7 +16,7 @@ import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.j
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js"
 import { file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js"
 import { type CorsPolicy, decideCors } from "../../platform/http/Cors.js"
-import { clientAddress } from "../../platform/http/RateLimitKey.js"
+import { clientAddress, clientHeaderName } from "../../platform/http/RateLimitKey.js"
 import { requestIdFrom } from "../../platform/http/RequestId.js"
 import { listenFailure } from "../../platform/process/ListenFailure.js"
 import type { Operation } from "../domain/Guards.js"
@@ -214,7 +214,7 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
       const servingStatus = (signal: AbortSignal) =>
         Runtime.runPromise(runtime, Effect.map(reachable, (up) => up ? ServingStatus.SERVING : ServingStatus.NOT_SERVING), { signal })
 
-      const clientHeader = Option.getOrUndefined(Option.map(api.clientHeader, (name) => name.toLowerCase()))
+      const clientHeader = clientHeaderName(api.clientHeader)
       const requestIdHeader = Option.getOrUndefined(api.requestIdHeader)
       const refused = (call: RefusedCall): void =>
         void Runtime.runFork(runtime, Effect.logInfo("rpc").pipe(Effect.annotateLogs({

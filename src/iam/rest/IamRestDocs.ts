@@ -159,7 +159,7 @@ const errorResponses = (codes: ReadonlyArray<IamCode>): JsonObject => {
   const byStatus = new Map<number, Array<string>>([[413, ["resource_exhausted"]]])
   for (const code of codes) byStatus.set(httpStatusOf(code), [...(byStatus.get(httpStatusOf(code)) ?? []), code])
   return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, names]) => [status, {
-    description: `${names.map((n) => `\`${n}\``).join(", ")}: Connect's error body, the status following the code (413: a body over 1 MB)` +
+    description: `${names.map((n) => `\`${n}\``).join(", ")}: Connect's error body, the status following the code (413: a body over AUTH_IAM_MAX_MESSAGE_BYTES)` +
       (status === 429 ? "; Retry-After says when to ask again" : ""),
     ...(status === 429 ? { headers: { "retry-after": { description: "Whole seconds to wait", schema: { type: "string" } } } } : {}),
     content: json({

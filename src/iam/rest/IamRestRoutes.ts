@@ -1,9 +1,9 @@
 import { type DescMessage, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { IamConfig } from "../../config/IamConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
-import { clientAddress } from "../../platform/http/RateLimitKey.js"
+import { clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
 import { bodyErrorOf, parseJsonBody, RequestBodyError } from "../../platform/http/RequestBody.js"
 import { GUARDS, needsCredentials, type Operation } from "../domain/Guards.js"
 import { IamError } from "../domain/IamError.js"
@@ -153,7 +153,7 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys 
     const sessions = yield* IamSessions
     const keys = yield* IamKeys
     const { api } = yield* PlatformConfig
-    const clientHeader = Option.getOrUndefined(Option.map(api.clientHeader, (name) => name.toLowerCase()))
+    const clientHeader = clientHeaderName(api.clientHeader)
     const limitBytes = (yield* IamConfig).maxMessageBytes
     for (const route of REST_ROUTES) {
       const method = methodOf(route.operation)
@@ -174,10 +174,7 @@ export const IamRestRoutesLive: Layer.Layer<never, never, IamHandlers | IamKeys 
           try: () => fromJson(method.input, acceptShortEnumNames(method.input, { ...body, ...ids })),
           catch: (error) => IamError.invalid(jsonInputProblem(method.input, error))
         })
-        const client = clientAddress(
-          clientHeader === undefined ? undefined : request.headers[clientHeader],
-          Option.getOrUndefined(request.remoteAddress)
-        )
+        const client = requestClient(request, clientHeader)
         const output = yield* handler(input as never, { authorization: request.headers["authorization"], client })
         return HttpServerResponse.unsafeJson(toJson(method.output, output as never, { useProtoFieldName: true, alwaysEmitImplicit: true }))
       }).pipe(

@@ -1,8 +1,8 @@
 import { Headers, HttpServerRequest } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
-import { clientAddress } from "../../platform/http/RateLimitKey.js"
+import { clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { OPERATIONS } from "../domain/Guards.js"
 import { anyHandler, IamHandlers } from "../IamHandlers.js"
@@ -36,12 +36,9 @@ export const IamRpcRoutesLive: Layer.Layer<never, never, IamHandlers | PlatformC
   Effect.gen(function*() {
     const app = yield* RpcServer.toHttpApp(IamRpcs)
     const { name } = yield* ClientHeader
-    const forwardedHeader = Option.getOrUndefined(Option.map((yield* PlatformConfig).api.clientHeader, (header) => header.toLowerCase()))
+    const forwardedHeader = clientHeaderName((yield* PlatformConfig).api.clientHeader)
     yield* router.post(IAM_RPC_PATH, Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const client = clientAddress(
-        forwardedHeader === undefined ? undefined : request.headers[forwardedHeader],
-        Option.getOrUndefined(request.remoteAddress)
-      )
+      const client = requestClient(request, forwardedHeader)
       const headers = Headers.set(request.headers, name, client ?? "")
       return Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ headers }))
     }))

@@ -28,7 +28,7 @@ export class RevocationsRepo extends Effect.Service<RevocationsRepo>()("iam/Revo
     /**
      * Writes the rows, in the caller's transaction if one is open, and announces each on the channel as
      * "<id> <expiry ms>" (ids hold no comma); a NOTIFY is delivered when the transaction commits. Two statements
-     * however many tokens a logout revokes. A revocation recorded before stays as it was.
+     * however many tokens one call records. A revocation recorded before stays as it was.
      */
     const record = (revocations: ReadonlyArray<Revocation>): Effect.Effect<void, IamError> =>
       revocations.length === 0 ? Effect.void : Effect.zipRight(

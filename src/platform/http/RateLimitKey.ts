@@ -24,6 +24,10 @@ export const rateLimitKey = (headerValue: string | undefined): string | undefine
 export const clientAddress = (forwarded: string | undefined, peer: string | undefined): string | undefined =>
   rateLimitKey(forwarded) ?? rateLimitKey(peer)
 
+/** RATE_LIMIT_HEADER as a request header name (node lower-cases them), or undefined when it is unset. */
+export const clientHeaderName = (setting: Option.Option<string>): string | undefined =>
+  Option.getOrUndefined(Option.map(setting, (name) => name.toLowerCase()))
+
 /** clientAddress of a request: by `header` (RATE_LIMIT_HEADER, lower-cased) when it is set, else by the connection's peer. */
 export const requestClient = (request: HttpServerRequest.HttpServerRequest, header: string | undefined): string | undefined =>
   clientAddress(header === undefined ? undefined : request.headers[header], Option.getOrUndefined(request.remoteAddress))

@@ -29,7 +29,7 @@ export interface AppliedMigration {
 
 export class MigrationFailed extends Data.TaggedError("MigrationFailed")<{ readonly message: string }> {}
 
-// Both src/platform (tests) and dist/platform (the build) sit two levels below the repository root.
+// Both src/platform/sql (tests) and dist/platform/sql (the build) sit three levels below the repository root.
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../../../migrations/", import.meta.url))
 
 const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/
