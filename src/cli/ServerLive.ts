@@ -25,6 +25,7 @@ import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresData
 import { migrate } from "../platform/sql/Migrator.js"
 import { NoOutbox, type Outbox } from "../platform/mail/Outbox.js"
 import { outboxEnabled, PortsLive } from "../platform/PortsLive.js"
+import { SecureRandom } from "../platform/SecureRandom.js"
 import { TelemetryLive } from "../platform/Telemetry.js"
 
 /*
@@ -140,7 +141,7 @@ export const PrimaryStartLive = (config: AppConfig) => {
   const { email, password, username } = config.iam.bootstrapAdmin
   const adminConfigured = config.iam.enabled && Option.isSome(email) && Option.isSome(password) && Option.isSome(username)
   return (adminConfigured
-    ? IamConfiguredAdminLive.pipe(Layer.provide(IamServicesLive), Layer.provide(BcryptPasswordHasher()))
+    ? IamConfiguredAdminLive.pipe(Layer.provide(IamServicesLive), Layer.provide(Layer.merge(BcryptPasswordHasher(), SecureRandom.Live)))
     : Layer.empty).pipe(
       Layer.provide(Layer.effectDiscard(migrations(config))),
       Layer.provide(configLayer(config)),

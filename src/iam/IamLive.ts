@@ -37,11 +37,14 @@ export type IamServices =
   | RolesRepo
 
 /**
- * Every IAM service over a migrated database; transports (gRPC, REST, RPC) sit on top of IamHandlers. SecureRandom.Live
- * is provided here, not asked of the caller, because a cluster's primary builds these services (for the configured
- * admin) without the platform's ports.
+ * Every IAM service over a migrated database; transports (gRPC, REST, RPC) sit on top of IamHandlers. The ports
+ * (PasswordHasher, SecureRandom) come from the caller, so a test can swap them.
  */
-export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClient.SqlClient | PlatformConfig | IamConfig | PasswordHasher> =
+export const IamServicesLive: Layer.Layer<
+  IamServices,
+  IamStartupError,
+  SqlClient.SqlClient | PlatformConfig | IamConfig | PasswordHasher | SecureRandom
+> =
   IamHandlersLive.pipe(
     Layer.provideMerge(Roles.layer),
     Layer.provideMerge(Authority.layer),
@@ -58,8 +61,7 @@ export const IamServicesLive: Layer.Layer<IamServices, IamStartupError, SqlClien
       RevocationsRepo.Default,
       Transactions.Live
     )),
-    Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer)),
-    Layer.provide(SecureRandom.Live)
+    Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer))
   )
 
 /** The configured first admin (AUTH_IAM_BOOTSTRAP_ADMIN_*), ensured at start-up when all three are set. */
