@@ -62,7 +62,7 @@ export const IamTestServerOver = (
 }
 
 /**
- * The whole IAM stack as main.ts wires it: the main HTTP port with the auth API plus the IAM REST and RPC
+ * The whole IAM stack as cli/ServerLive.ts wires it: the main HTTP port with the auth API plus the IAM REST and RPC
  * routes, and the gRPC port; both on 127.0.0.1 and free ports, over a fresh migrated database.
  */
 export const IamTestServer = (
