@@ -40,10 +40,12 @@ export const PLAN: LayoutPlan = {
   products: {
     auth: {
       features: [
-        "admin", "external", "invite", "landing", "logout", "otp", "profile", "recover", "resend", "settings", "signup",
-        "sso", "token", "verify"
+        "admin", "external", "invite", "landing", "logout", "mfa", "otp", "passkeys", "profile", "recover", "resend",
+        "settings", "signup", "sso", "token", "verify"
       ],
-      floors: ["contract", "domain", "http", "limits", "messages", "metrics", "oauth", "sessions", "users"],
+      floors: [
+        "contract", "domain", "factors", "http", "limits", "messages", "metrics", "oauth", "sessions", "users", "webauthn"
+      ],
       edges: [],
       groundFiles: ["AuthTables.ts"]
     },
