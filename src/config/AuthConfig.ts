@@ -76,9 +76,15 @@ export interface AuthConfig {
     readonly verifyGuesses: RequestLimit
     /** RATE_LIMIT_WEB3: POST /token?grant_type=web3, counted before its answer (Web3 sign-in is off until it lands). */
     readonly web3: RequestLimit
-    /** RATE_LIMIT_SSO, RATE_LIMIT_PASSKEY: read and checked as GoTrue does; their routes answer "disabled" or do not exist yet. */
+    /** RATE_LIMIT_SSO: read and checked as GoTrue does; SSO answers "disabled" until it lands. */
     readonly sso: RequestLimit
+    /** RATE_LIMIT_PASSKEY: POST /passkeys/authentication/options, the one passkey route anyone may call. */
     readonly passkey: RequestLimit
+    /**
+     * MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: per minute in bursts of 30, POST /factors/{id}/challenge and
+     * /factors/{id}/verify each their own bucket, as GoTrue.
+     */
+    readonly mfaChallengeAndVerify: RequestLimit
   }
   readonly password: {
     readonly minLength: number
@@ -117,6 +123,44 @@ export interface AuthConfig {
     readonly adminGroupName: string
     readonly defaultGroupName: string
     readonly adminRoles: ReadonlyArray<string>
+  }
+  /** MFA_*: second factors (GoTrue's names and defaults). */
+  readonly mfa: {
+    readonly totp: FactorSwitches
+    readonly phone: FactorSwitches & {
+      /** MFA_PHONE_OTP_LENGTH: 6 to 10 digits; anything else is 6, as GoTrue. */
+      readonly otpLength: number
+      /** MFA_PHONE_MAX_FREQUENCY: the least time between two texted challenges of one factor. */
+      readonly maxFrequency: Duration.Duration
+      /** MFA_PHONE_TEMPLATE: a Go template in which `{{ .Code }}` is the code. */
+      readonly template: string
+    }
+    readonly webauthn: FactorSwitches
+    /** MFA_CHALLENGE_EXPIRY_DURATION: never under 300 s (GoTrue raises it). */
+    readonly challengeExpiry: Duration.Duration
+    /** MFA_FACTOR_EXPIRY_DURATION: how long an unverified, never-challenged factor lives (at least 300 s). */
+    readonly factorExpiry: Duration.Duration
+    readonly maxEnrolledFactors: number
+    readonly maxVerifiedFactors: number
+    /**
+     * Gatehouse's own (MFA_MAX_VERIFY_FAILURES, MFA_VERIFY_FAILURE_WINDOW): failed verifications one factor may take
+     * within the window before it is refused until the window ends, counted in the database for every instance.
+     */
+    readonly maxVerifyFailures: number
+    readonly verifyFailureWindow: Duration.Duration
+  }
+  /** PASSKEY_*: first-factor WebAuthn sign-in. */
+  readonly passkey: {
+    readonly enabled: boolean
+    readonly maxPerUser: number
+    /** WEBAUTHN_CHALLENGE_EXPIRY_DURATION: the life of a passkey ceremony's challenge. */
+    readonly challengeExpiry: Duration.Duration
+  }
+  /** WEBAUTHN_RP_*: the relying party every WebAuthn ceremony (passkeys and WebAuthn factors) names. */
+  readonly webauthn: {
+    readonly rpId: string
+    readonly rpDisplayName: string
+    readonly rpOrigins: ReadonlyArray<string>
   }
   /** EXTERNAL_<NAME>_*, for each provider the parse was given (ParseOptions.oauthProviders), by name. */
   readonly external: Readonly<Partial<Record<string, OAuthProviderConfig>>>
@@ -182,6 +226,12 @@ export interface AuthConfig {
   }
 }
 
+/** MFA_<TYPE>_ENROLL_ENABLED and MFA_<TYPE>_VERIFY_ENABLED. */
+export interface FactorSwitches {
+  readonly enroll: boolean
+  readonly verify: boolean
+}
+
 /** GoTrue's SMS_TEMPLATE default: the body of every texted code (sign-up, sign-in, phone change, reauthentication). */
 export const DEFAULT_SMS_TEMPLATE = "Your code is {{ .Code }}"
 
@@ -204,6 +254,9 @@ export const authConfigOf = (config: AuthConfig): AuthConfig => ({
   password: config.password,
   security: config.security,
   jwt: config.jwt,
+  mfa: config.mfa,
+  passkey: config.passkey,
+  webauthn: config.webauthn,
   external: config.external,
   smtp: config.smtp,
   mailer: config.mailer,

@@ -118,6 +118,7 @@ export const readAuthConfig = (
       defaultGroupName: Option.getOrElse(r.string("JWT_DEFAULT_GROUP_NAME"), () => "authenticated"),
       adminRoles: r.list("JWT_ADMIN_ROLES", ["service_role", "supabase_admin"])
     },
+    ...readWebAuthn(r, ctx, siteUrl),
     external,
     smtp: {
       host: smtpServer.host,
@@ -141,6 +142,67 @@ export const readAuthConfig = (
       ...phone.credentials
     }
   }
+}
+
+// GoTrue raises shorter MFA lifetimes to five minutes rather than refusing them.
+const MFA_MIN_EXPIRY = Duration.seconds(300)
+const atLeast = (duration: Duration.Duration, floor: Duration.Duration) => Duration.max(duration, floor)
+
+/**
+ * MFA, passkeys and the WebAuthn relying party. GoTrue starts without WEBAUTHN_RP_ID and answers 500 at the first
+ * ceremony; here a production start with a WebAuthn feature on and no relying party is refused, and the embedded
+ * default takes SITE_URL's host and origin (listed in the banner).
+ */
+const readWebAuthn = (r: SettingsReader, ctx: ReadContext, siteUrl: string): Pick<AuthConfig, "mfa" | "passkey" | "webauthn"> => {
+  const phoneLength = r.integer("MFA_PHONE_OTP_LENGTH", 6)
+  const mfa: AuthConfig["mfa"] = {
+    totp: { enroll: r.boolean("MFA_TOTP_ENROLL_ENABLED", true), verify: r.boolean("MFA_TOTP_VERIFY_ENABLED", true) },
+    phone: {
+      enroll: r.boolean("MFA_PHONE_ENROLL_ENABLED", false),
+      verify: r.boolean("MFA_PHONE_VERIFY_ENABLED", false),
+      otpLength: phoneLength >= 6 && phoneLength <= 10 ? phoneLength : 6,
+      maxFrequency: r.duration("MFA_PHONE_MAX_FREQUENCY", Duration.minutes(1)),
+      template: Option.getOrElse(r.string("MFA_PHONE_TEMPLATE"), () => DEFAULT_SMS_TEMPLATE)
+    },
+    webauthn: {
+      enroll: r.boolean("MFA_WEB_AUTHN_ENROLL_ENABLED", false),
+      verify: r.boolean("MFA_WEB_AUTHN_VERIFY_ENABLED", false)
+    },
+    challengeExpiry: atLeast(r.duration("MFA_CHALLENGE_EXPIRY_DURATION", MFA_MIN_EXPIRY), MFA_MIN_EXPIRY),
+    factorExpiry: atLeast(r.duration("MFA_FACTOR_EXPIRY_DURATION", MFA_MIN_EXPIRY), MFA_MIN_EXPIRY),
+    maxEnrolledFactors: r.integer("MFA_MAX_ENROLLED_FACTORS", 10, { min: 0 }),
+    maxVerifiedFactors: r.integer("MFA_MAX_VERIFIED_FACTORS", 10, { min: 0 }),
+    maxVerifyFailures: r.integer("MFA_MAX_VERIFY_FAILURES", 5, { min: 1 }),
+    verifyFailureWindow: r.duration("MFA_VERIFY_FAILURE_WINDOW", Duration.minutes(5))
+  }
+  const passkey: AuthConfig["passkey"] = {
+    enabled: r.boolean("PASSKEY_ENABLED", false),
+    maxPerUser: r.integer("PASSKEY_MAX_PASSKEYS_PER_USER", 10, { min: 1 }),
+    challengeExpiry: r.duration("WEBAUTHN_CHALLENGE_EXPIRY_DURATION", Duration.minutes(5))
+  }
+  const site = siteUrl === "" ? undefined : URL.parse(siteUrl) ?? undefined
+  const rpId = r.string("WEBAUTHN_RP_ID")
+  const rpOrigins = r.list("WEBAUTHN_RP_ORIGINS", [])
+  for (const origin of rpOrigins) {
+    const parsed = URL.parse(origin)
+    if (parsed === null || parsed.origin !== origin.replace(/\/$/, "")) {
+      r.fail(r.spelledAs("WEBAUTHN_RP_ORIGINS"), `entry ${JSON.stringify(origin)} must be an origin such as https://app.example.com`)
+    }
+  }
+  const needed = passkey.enabled || mfa.webauthn.enroll || mfa.webauthn.verify
+  const webauthn: AuthConfig["webauthn"] = {
+    rpId: Option.getOrElse(rpId, () => site?.hostname ?? ""),
+    rpDisplayName: Option.getOrElse(r.string("WEBAUTHN_RP_DISPLAY_NAME"), () => site?.hostname ?? "Gatehouse"),
+    rpOrigins: rpOrigins.length > 0 ? rpOrigins.map((o) => o.replace(/\/$/, "")) : site === undefined ? [] : [site.origin]
+  }
+  if (needed && ctx.production) {
+    if (Option.isNone(rpId)) r.fail(r.canonical("WEBAUTHN_RP_ID"), "is required when passkeys or WebAuthn factors are enabled")
+    if (rpOrigins.length === 0) r.fail(r.canonical("WEBAUTHN_RP_ORIGINS"), "is required when passkeys or WebAuthn factors are enabled")
+  } else if (needed) {
+    if (Option.isNone(rpId)) ctx.defaulted.push(`${r.canonical("WEBAUTHN_RP_ID")}=${webauthn.rpId}`)
+    if (rpOrigins.length === 0) ctx.defaulted.push(`${r.canonical("WEBAUTHN_RP_ORIGINS")}=${webauthn.rpOrigins.join(",")}`)
+  }
+  return { mfa, passkey, webauthn }
 }
 
 /** The JWT secret (generated in the embedded default), JWT_KEYS and JWT_VALID_METHODS, with their rules. */
@@ -292,7 +354,12 @@ const readRateLimits = (r: SettingsReader): AuthConfig["rateLimit"] => {
     verifyGuesses: perFiveMinutes(r.parse("RATE_LIMIT_VERIFY_GUESSES", undefined, 30, REQUESTS_RULE, parseRequests)),
     sso: perFiveMinutes(r.parse("RATE_LIMIT_SSO", undefined, 30, REQUESTS_RULE, parseRequests)),
     web3: perFiveMinutes(r.parse("RATE_LIMIT_WEB3", undefined, 30, REQUESTS_RULE, parseRequests)),
-    passkey: perFiveMinutes(r.parse("RATE_LIMIT_PASSKEY", undefined, 30, REQUESTS_RULE, parseRequests))
+    passkey: perFiveMinutes(r.parse("RATE_LIMIT_PASSKEY", undefined, 30, REQUESTS_RULE, parseRequests)),
+    mfaChallengeAndVerify: {
+      events: r.parse("MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY", undefined, 15, REQUESTS_RULE, parseRequests),
+      per: Duration.minutes(1),
+      burst: 30
+    }
   }
 }
 

@@ -746,19 +746,44 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(Option.map(yield* sessions.findForSession(lonely.user.id, undefined), (f) => f.identities)).toEqual(Option.some([]))
       }))
 
-    it.effect("sessions: refreshed renews the token_refresh claim and answers every claim, newest first", () =>
+    it.effect("sessions: refreshed adds no claim and answers the claims as they are, newest first", () =>
       Effect.gen(function*() {
         const sessions = yield* SessionsRepo
         const { sessionId } = yield* withSession
         const seconds = (s: number) => Math.floor(at(s).getTime() / 1000)
         yield* sessions.addAmr(sessionId, "password", at(5))
-        expect(yield* sessions.refreshed(sessionId, at(3))).toEqual([
-          { method: "password", timestamp: seconds(5) },
-          { method: "token_refresh", timestamp: seconds(3) }
-        ])
+        expect(yield* sessions.refreshed(sessionId, at(3))).toEqual([{ method: "password", timestamp: seconds(5) }])
         const again = yield* sessions.refreshed(sessionId, at(7))
-        expect(again).toEqual([{ method: "token_refresh", timestamp: seconds(7) }, { method: "password", timestamp: seconds(5) }])
+        expect(again).toEqual([{ method: "password", timestamp: seconds(5) }])
         expect(yield* sessions.amr(sessionId)).toEqual(again)
+      }))
+
+    it.effect("sessions: a step-up adds the factor's claim and raises the row; a factor's removal lowers only what it raised", () =>
+      Effect.gen(function*() {
+        const sessions = yield* SessionsRepo
+        const a = yield* withSession
+        const b = { sessionId: randomUUID() }
+        yield* sessions.insert({ id: b.sessionId, userId: a.user.id, now: at(0) })
+        const seconds = (s: number) => Math.floor(at(s).getTime() / 1000)
+        yield* sessions.addAmr(a.sessionId, "password", at(1))
+        yield* sessions.addAmr(b.sessionId, "password", at(1))
+        const totp = randomUUID()
+        const phone = randomUUID()
+        expect(yield* sessions.stepUp(a.sessionId, "totp", totp, at(4))).toEqual([
+          { method: "totp", timestamp: seconds(4) },
+          { method: "password", timestamp: seconds(1) }
+        ])
+        yield* sessions.stepUp(b.sessionId, "mfa/phone", phone, at(5))
+        const level = (id: string) => Effect.map(sessions.findForSession(a.user.id, id), Option.map((f) => f.session))
+        expect(yield* level(a.sessionId)).toEqual(Option.some({ aal: "aal2", factorId: totp }))
+        yield* sessions.downgradeForFactor(totp, "totp", at(6))
+        expect(yield* level(a.sessionId)).toEqual(Option.some({ aal: "aal1", factorId: null }))
+        expect(yield* sessions.amr(a.sessionId)).toEqual([{ method: "password", timestamp: seconds(1) }])
+        expect(yield* level(b.sessionId)).toEqual(Option.some({ aal: "aal2", factorId: phone }))
+        // Below aal2 now, a is ended by the next step-up's sweep; b stays.
+        yield* sessions.deleteBelowAal2(a.user.id)
+        expect(Option.map(yield* sessions.findForSession(a.user.id, a.sessionId), (f) => f.sessionExists)).toEqual(Option.some(false))
+        expect(Option.map(yield* sessions.findForSession(a.user.id, b.sessionId), (f) => f.sessionExists)).toEqual(Option.some(true))
       }))
 
     it.effect("sessions: an amr claim is renewed, not repeated; the newest comes first", () =>
@@ -766,12 +791,12 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         const sessions = yield* SessionsRepo
         const { sessionId } = yield* withSession
         yield* sessions.addAmr(sessionId, "password", at(1))
-        yield* sessions.addAmr(sessionId, "token_refresh", at(2))
+        yield* sessions.addAmr(sessionId, "otp", at(2))
         yield* sessions.addAmr(sessionId, "password", at(3))
         const seconds = (s: number) => Math.floor(at(s).getTime() / 1000)
         expect(yield* sessions.amr(sessionId)).toEqual([
           { method: "password", timestamp: seconds(3) },
-          { method: "token_refresh", timestamp: seconds(2) }
+          { method: "otp", timestamp: seconds(2) }
         ])
       }))
 

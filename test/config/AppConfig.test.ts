@@ -763,3 +763,52 @@ describe("issue texts never contain the offending value", () => {
     expect(formatConfigIssues(found)).not.toContain(secret)
   })
 })
+
+describe("MFA, passkeys and the WebAuthn relying party", () => {
+  it("defaults as GoTrue: TOTP on, phone and WebAuthn off, five-minute lifetimes, ten factors", () => {
+    const { mfa, passkey } = config(embedded({}))
+    expect([mfa.totp, mfa.phone.enroll, mfa.phone.verify, mfa.webauthn]).toStrictEqual([
+      { enroll: true, verify: true }, false, false, { enroll: false, verify: false }
+    ])
+    expect([seconds(mfa.challengeExpiry), seconds(mfa.factorExpiry), mfa.maxEnrolledFactors, mfa.maxVerifiedFactors])
+      .toStrictEqual([300, 300, 10, 10])
+    expect([mfa.phone.otpLength, seconds(mfa.phone.maxFrequency), mfa.phone.template]).toStrictEqual([6, 60, "Your code is {{ .Code }}"])
+    expect([passkey.enabled, passkey.maxPerUser, seconds(passkey.challengeExpiry)]).toStrictEqual([false, 10, 300])
+  })
+
+  it("raises lifetimes under five minutes to five minutes and a phone code length outside 6..10 to 6, as GoTrue", () => {
+    const { mfa } = config(embedded({
+      AUTH_MFA_CHALLENGE_EXPIRY_DURATION: "30", AUTH_MFA_FACTOR_EXPIRY_DURATION: "1m", AUTH_MFA_PHONE_OTP_LENGTH: "12"
+    }))
+    expect([seconds(mfa.challengeExpiry), seconds(mfa.factorExpiry), mfa.phone.otpLength]).toStrictEqual([300, 300, 6])
+    expect(config(embedded({ AUTH_MFA_PHONE_OTP_LENGTH: "8" })).mfa.phone.otpLength).toBe(8)
+  })
+
+  it("takes the relying party from SITE_URL in the embedded default, and lists it when a WebAuthn feature is on", () => {
+    const parsed = embedded({ AUTH_SITE_URL: "http://localhost:3000", AUTH_PASSKEY_ENABLED: "true" })
+    expect(config(parsed).webauthn).toStrictEqual({ rpId: "localhost", rpDisplayName: "localhost", rpOrigins: ["http://localhost:3000"] })
+    const defaulted = Either.getOrThrow(parsed).defaulted
+    expect(defaulted).toContain("AUTH_WEBAUTHN_RP_ID=localhost")
+    expect(defaulted).toContain("AUTH_WEBAUTHN_RP_ORIGINS=http://localhost:3000")
+  })
+
+  it("refuses a production start with passkeys or WebAuthn factors on and no relying party", () => {
+    expect(variables(parseAppConfig({ ...productionEnv, AUTH_PASSKEY_ENABLED: "true" }))).toStrictEqual(
+      ["AUTH_WEBAUTHN_RP_ID", "AUTH_WEBAUTHN_RP_ORIGINS"]
+    )
+    expect(variables(parseAppConfig({ ...productionEnv, AUTH_MFA_WEB_AUTHN_VERIFY_ENABLED: "true" }))).toStrictEqual(
+      ["AUTH_WEBAUTHN_RP_ID", "AUTH_WEBAUTHN_RP_ORIGINS"]
+    )
+    const ready = config(parseAppConfig({
+      ...productionEnv, AUTH_PASSKEY_ENABLED: "true", AUTH_WEBAUTHN_RP_ID: "example.com",
+      AUTH_WEBAUTHN_RP_ORIGINS: "https://example.com/,https://app.example.com"
+    }))
+    expect(ready.webauthn.rpOrigins).toStrictEqual(["https://example.com", "https://app.example.com"])
+    // Off, nothing is required.
+    expect(config(parseAppConfig(productionEnv)).passkey.enabled).toBe(false)
+  })
+
+  it("refuses an origin that is not one", () => {
+    expect(variables(embedded({ AUTH_WEBAUTHN_RP_ORIGINS: "https://example.com/path" }))).toStrictEqual(["AUTH_WEBAUTHN_RP_ORIGINS"])
+  })
+})

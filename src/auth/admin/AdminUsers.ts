@@ -15,6 +15,7 @@ import { type Page, parsePage } from "../domain/Pagination.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import type { UserRow } from "../domain/UserRow.js"
+import { FactorsRepo } from "../factors/FactorsRepo.js"
 import { RefreshTokensRepo } from "../sessions/RefreshTokensRepo.js"
 import { SessionsRepo } from "../sessions/SessionsRepo.js"
 import { type AuditActor, AuditLog, subjectTraits } from "../users/AuditLog.js"
@@ -71,9 +72,11 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     const hasher = yield* PasswordHasher
     const audit = yield* AuditLog
     const pending = yield* PendingTokens
+    const factors = yield* FactorsRepo
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const toJson = (user: UserRow) => Effect.map(identities.forUser(user.id), (rows) => userJson(user, rows))
+    const toJson = (user: UserRow) =>
+      Effect.map(Effect.all([identities.forUser(user.id), factors.forUser(user.id)]), ([rows, owned]) => userJson(user, rows, owned))
 
     /** Commits `effect`'s writes together; an address another writer took meanwhile is `clash`, GoTrue's 422. */
     const commit = <A>(effect: Effect.Effect<A, AuthError | UniqueViolation>, clash: AuthError) =>
@@ -124,8 +127,10 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
       const aud = given(request.aud) !== "" ? request.aud! : config.jwt.aud
       const found = yield* users.list({ aud, filter: request.filter ?? "", page: page.page, perPage: page.perPage })
       // One query for the whole page's identities, not one per user.
-      const all = yield* identities.forUsers(found.users.map((user) => user.id))
-      const json = found.users.map((user) => userJson(user, all.filter((identity) => identity.user_id === user.id)))
+      const ids = found.users.map((user) => user.id)
+      const [all, allFactors] = yield* Effect.all([identities.forUsers(ids), factors.forUsers(ids)])
+      const json = found.users.map((user) =>
+        userJson(user, all.filter((identity) => identity.user_id === user.id), allFactors.filter((factor) => factor.user_id === user.id)))
       return { users: json, aud, page, total: found.total }
     })
 
@@ -303,7 +308,9 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
             yield* identities.removeForUser(user.id)
             return yield* users.remove(user.id)
           }
-          // GoTrue's SoftDeleteUser: the row stays for the record, unusable and unfindable by its old addresses.
+          // GoTrue's SoftDeleteUser: the row stays for the record, unusable and unfindable by its old addresses, and
+          // keeps no factor.
+          yield* factors.removeForUser(user.id)
           for (const identity of yield* identities.forUser(user.id)) yield* identities.updateData(identity.id, {}, at)
           const deleted = yield* users.update(user.id, {
             email: user.email === null || user.email === "" ? user.email : obfuscatedAddress(user.id, user.email, "email"),
@@ -337,6 +344,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     RefreshTokensRepo.Default,
     AuditLog.Default,
     PendingTokens.Default,
+    FactorsRepo.Default,
     Transactions.Live
   ]
 }) {}

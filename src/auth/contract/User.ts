@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { Factor } from "./Factor.js"
 import { Identity } from "./Identity.js"
 import { JsonObject } from "./JsonObject.js"
 import { Timestamp } from "./Timestamp.js"
@@ -23,6 +24,8 @@ export class User extends Schema.Class<User>("User")({
   last_sign_in_at: Schema.optional(Timestamp),
   app_metadata: JsonObject,
   user_metadata: JsonObject,
+  /** Every factor, unverified ones too; left out when the user has none. */
+  factors: Schema.optional(Schema.Array(Factor)),
   identities: Schema.Array(Identity),
   created_at: Timestamp,
   updated_at: Timestamp,

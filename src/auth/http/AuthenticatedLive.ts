@@ -42,11 +42,11 @@ export const AuthenticatedLive = Layer.effect(
       if (sessionId !== undefined && !UUID.test(sessionId)) return yield* sessionNotFound()
       const found = yield* sessions.findForSession(sub, sessionId)
       if (Option.isNone(found)) return yield* AuthError.of(403, "user_not_found", "User from sub claim in JWT does not exist")
-      const { identities, sessionExists, user } = found.value
+      const { factors, identities, session, sessionExists, user } = found.value
       const now = new Date(yield* Clock.currentTimeMillis)
       if (isBanned(user, now)) return yield* AuthError.of(403, "user_banned", "User is banned")
       if (!sessionExists) return yield* sessionNotFound()
-      return { user, identities, sessionId, claims: payload }
+      return { user, identities, factors, sessionId, session, claims: payload }
     })
     // The platform's bearer decoding strips any 7 characters ("token abc" would pass as "bc"). GoTrue's rule is
     // the strict bearerToken (platform/http/Bearer.ts) on the raw header, so the decoded value is ignored and the

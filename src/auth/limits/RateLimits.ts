@@ -13,10 +13,35 @@ import { RateLimitsRepo } from "./RateLimitsRepo.js"
  * The routes GoTrue puts behind a per-IP limiter, each with a bucket of its own even where several share one
  * setting (a client may use 30 /otp and 30 /recover in the same five minutes, as in GoTrue).
  */
-export type LimitedRoute = "magiclink" | "otp" | "recover" | "resend" | "signup" | "anonymous_signup" | "user" | "token" | "verify" | "verify_guess" | "web3"
+export type LimitedRoute =
+  | "magiclink"
+  | "otp"
+  | "recover"
+  | "resend"
+  | "signup"
+  | "anonymous_signup"
+  | "user"
+  | "token"
+  | "verify"
+  | "verify_guess"
+  | "web3"
+  | "factor_challenge"
+  | "factor_verify"
+  | "passkey_options"
 
-/** A per-client setting by its name after RATE_LIMIT_, lower case: the `limit` tag of the refusals it causes. */
-type RequestLimitName = "otp" | "anonymous_users" | "token_refresh" | "verify" | "verify_guesses" | "web3"
+/**
+ * A per-client setting by its name after RATE_LIMIT_ (MFA_RATE_LIMIT_ for the factors' one), lower case: the `limit`
+ * tag of the refusals it causes.
+ */
+type RequestLimitName =
+  | "otp"
+  | "anonymous_users"
+  | "token_refresh"
+  | "verify"
+  | "verify_guesses"
+  | "web3"
+  | "challenge_and_verify"
+  | "passkey"
 
 /** The setting each route's rate comes from. */
 const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
@@ -30,7 +55,10 @@ const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
   token: "token_refresh",
   verify: "verify",
   verify_guess: "verify_guesses",
-  web3: "web3"
+  web3: "web3",
+  factor_challenge: "challenge_and_verify",
+  factor_verify: "challenge_and_verify",
+  passkey_options: "passkey"
 }
 
 /** How often this instance deletes refilled buckets, and how long past refilling it leaves them (clock skew). */
@@ -50,14 +78,16 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
     const platform = yield* PlatformConfig
     const repo = yield* RateLimitsRepo
     const header = Option.fromNullable(clientHeaderName(platform.api.clientHeader))
-    const { anonymousUsers, otp, tokenRefresh, verify, verifyGuesses, web3 } = config.rateLimit
+    const { anonymousUsers, mfaChallengeAndVerify, otp, passkey, tokenRefresh, verify, verifyGuesses, web3 } = config.rateLimit
     const rates: Readonly<Record<RequestLimitName, RequestRate>> = {
       otp: requestRate(otp.events, otp.per, otp.burst),
       anonymous_users: requestRate(anonymousUsers.events, anonymousUsers.per, anonymousUsers.burst),
       token_refresh: requestRate(tokenRefresh.events, tokenRefresh.per, tokenRefresh.burst),
       verify: requestRate(verify.events, verify.per, verify.burst),
       verify_guesses: requestRate(verifyGuesses.events, verifyGuesses.per, verifyGuesses.burst),
-      web3: requestRate(web3.events, web3.per, web3.burst)
+      web3: requestRate(web3.events, web3.per, web3.burst),
+      challenge_and_verify: requestRate(mfaChallengeAndVerify.events, mfaChallengeAndVerify.per, mfaChallengeAndVerify.burst),
+      passkey: requestRate(passkey.events, passkey.per, passkey.burst)
     }
 
     // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,

@@ -2,8 +2,11 @@ import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
+import type { CurrentUser } from "../contract/CurrentUser.js"
 import type { User } from "../contract/User.js"
+import { needsAal2 } from "../domain/Assurance.js"
 import { AuthError } from "../domain/AuthError.js"
+import type { FactorRow } from "../domain/FactorRow.js"
 import { mergeMetadata } from "../domain/MergeMetadata.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { emailProblemMessage, parseEmail } from "../domain/Email.js"
@@ -71,11 +74,16 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
     // Puts back the send bookkeeping after a message that never arrived; these columns hold no unique key.
     const restore = (id: string, patch: UserPatch, at: Date) => Effect.orDie(users.update(id, patch, at))
 
-    const toJson = (user: UserRow) => Effect.map(identities.forUser(user.id), (rows) => userJson(user, rows))
+    const toJson = (user: UserRow, factors: ReadonlyArray<FactorRow>) =>
+      Effect.map(identities.forUser(user.id), (rows) => userJson(user, rows, factors))
 
-    // The caller's identities were read with the user by the bearer check: nothing left to query.
-    const get = Effect.fn("Profile.get")(function*(user: UserRow, rows: ReadonlyArray<IdentityRow>): Effect.fn.Return<User> {
-      return userJson(user, rows)
+    // The caller's identities and factors were read with the user by the bearer check: nothing left to query.
+    const get = Effect.fn("Profile.get")(function*(
+      user: UserRow,
+      rows: ReadonlyArray<IdentityRow>,
+      factors: ReadonlyArray<FactorRow>
+    ): Effect.fn.Return<User> {
+      return userJson(user, rows, factors)
     })
 
     const checkNonce = (user: UserRow, nonce: string, at: Date) =>
@@ -97,8 +105,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       })
 
     const update = Effect.fn("Profile.update")(function*(
-      user: UserRow,
-      sessionId: string | undefined,
+      { factors, session, sessionId, user }: Pick<CurrentUser["Type"], "user" | "sessionId" | "session" | "factors">,
       request: UserUpdate
     ): Effect.fn.Return<User, AuthError> {
       const at = yield* now
@@ -108,6 +115,13 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const password = request.password ?? ""
       const rawEmail = request.email ?? ""
       const rawPhone = request.phone ?? ""
+      // A stolen first factor must not be enough to take the account over: with a verified factor, changing how one
+      // signs in needs a session raised by it (GoTrue's rule, read from the session row).
+      const changesSignIn = password !== "" || (rawEmail !== "" && rawEmail !== (user.email ?? "")) ||
+        (rawPhone !== "" && rawPhone !== (user.phone ?? ""))
+      if (changesSignIn && needsAal2(factors, session?.aal)) {
+        return yield* AuthError.of(401, "insufficient_aal", "AAL2 session is required to update email or password when MFA is enabled.")
+      }
       if (user.is_anonymous && password !== "" && rawEmail === "" && rawPhone === "" &&
         (user.email ?? "") === "" && (user.phone ?? "") === "") {
         return yield* AuthError.of(422, "validation_failed",
@@ -252,7 +266,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             phone_change_sent_at: user.phone_change_sent_at
           }, at))
         )
-      return yield* toJson(updated)
+      return yield* toJson(updated, factors)
     })
 
     const reauthenticate = Effect.fn("Profile.reauthenticate")(function*(user: UserRow): Effect.fn.Return<void, AuthError> {

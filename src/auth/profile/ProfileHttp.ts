@@ -16,20 +16,20 @@ export const ProfileHttpLive = HttpApiBuilder.group(ProfileApi, "profile", (hand
     return handlers
       .handle("getUser", () =>
         Effect.gen(function*() {
-          const { claims, identities, user } = yield* CurrentUser
+          const { claims, factors, identities, user } = yield* CurrentUser
           const request = yield* HttpServerRequest.HttpServerRequest
           // GoTrue's requestAud: the X-JWT-AUD header, else the configured audience.
           const wanted = request.headers["x-jwt-aud"] ?? config.jwt.aud
           if (claims["aud"] !== wanted) {
             return yield* AuthError.validation("Token audience doesn't match request audience")
           }
-          return encodedResponse(yield* profile.get(user, identities))
+          return encodedResponse(yield* profile.get(user, identities, factors))
         }))
       .handle("updateUser", ({ payload, urlParams }) =>
         Effect.gen(function*() {
-          const { sessionId, user } = yield* CurrentUser
+          const caller = yield* CurrentUser
           yield* limits.check("user")
-          return yield* profile.update(user, sessionId, {
+          return yield* profile.update(caller, {
             email: payload.email,
             phone: payload.phone,
             password: payload.password,

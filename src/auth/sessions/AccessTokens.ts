@@ -4,6 +4,7 @@ import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Session } from "../contract/Session.js"
+import { aalOfClaims } from "../domain/Assurance.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
 import { userJson } from "../users/UserJson.js"
@@ -30,7 +31,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
     const issuer = Option.getOrElse(config.jwt.issuer, () => platform.api.externalUrl)
 
     const respond = Effect.fn("AccessTokens.respond")(function*(
-      { amr, identities, refreshToken, sessionId, user }: StartedSession
+      { amr, factors, identities, refreshToken, sessionId, user }: StartedSession
     ): Effect.fn.Return<Session> {
       const iat = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const exp = iat + config.jwt.exp
@@ -45,7 +46,8 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
         app_metadata: user.raw_app_meta_data ?? {},
         user_metadata: user.raw_user_meta_data ?? {},
         role: user.role ?? "",
-        aal: "aal1",
+        // From the claims at every mint, so a refresh keeps the level the session was raised to.
+        aal: aalOfClaims(amr),
         amr,
         session_id: sessionId,
         is_anonymous: user.is_anonymous
@@ -56,7 +58,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
         expires_in: config.jwt.exp,
         expires_at: exp,
         refresh_token: refreshToken,
-        user: userJson(user, identities)
+        user: userJson(user, identities, factors)
       }, trusted)
     })
 

@@ -46,6 +46,8 @@ export interface RefreshTokensRepoShape {
   /** Revokes a token and inserts its child, in one statement. */
   readonly rotate: (revokedId: string, child: RefreshTokenInsert) => Effect.Effect<void>
   readonly remove: (id: string) => Effect.Effect<void>
+  /** Revokes every live token of a session (a step-up re-roots the session's tokens). */
+  readonly revokeForSession: (sessionId: string, now: Date) => Effect.Effect<void>
   /**
    * Deletes every token of a user. user_id is a varchar with no foreign key, so deleting the user does not take
    * tokens without a session along; this does.
@@ -138,12 +140,17 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE id = ${id}`
     }, Effect.orDie)
 
+    const revokeForSession = Effect.fn("RefreshTokensRepo.revokeForSession")(function*(sessionId: string, now: Date) {
+      yield* sql`UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${now}
+        WHERE session_id = ${sessionId} AND revoked = false`
+    }, Effect.orDie)
+
     const removeForUser = Effect.fn("RefreshTokensRepo.removeForUser")(function*(userId: string) {
       yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 
     return {
-      nextId, insert, lockSessionOf, lock, lockForExchange, rotate, remove, removeForUser
+      nextId, insert, lockSessionOf, lock, lockForExchange, rotate, remove, revokeForSession, removeForUser
     } satisfies RefreshTokensRepoShape
   })
 }) {
@@ -203,6 +210,9 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
           })),
         rotate: (revokedId, child) => Effect.zipRight(set([revokedId], child.now), insert(child)),
         remove: (id) => Ref.update(rows, (all) => all.filter((row) => row.id !== id)),
+        revokeForSession: (sessionId, now) =>
+          Effect.flatMap(Ref.get(rows), (all) =>
+            set(all.filter((row) => row.session_id === sessionId && row.revoked === false).map((row) => row.id), now)),
         removeForUser: (userId) => Ref.update(rows, (all) => all.filter((row) => row.user_id !== userId))
       })
     })

@@ -3,6 +3,8 @@ import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
+import { METHOD_OF_FACTOR } from "../domain/Assurance.js"
+import type { FactorRow } from "../domain/FactorRow.js"
 import { type IdentityRow, isBanned, type UserRow } from "../domain/UserRow.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { decideRefresh, type RotationPolicy } from "../domain/RefreshRules.js"
@@ -20,8 +22,8 @@ export type AuthMethod =
   | "email/signup"
   | "recovery"
   | "email_change"
-  | "token_refresh"
   | "oauth"
+  | "passkey"
 
 export interface StartedSession {
   readonly sessionId: string
@@ -30,6 +32,8 @@ export interface StartedSession {
   readonly user: UserRow
   /** The user's identities, oldest first, for the response. */
   readonly identities: ReadonlyArray<IdentityRow>
+  /** The user's factors, oldest first, for the response (auth-js reads the next level from them). */
+  readonly factors: ReadonlyArray<FactorRow>
   /** The session's amr claims, most recent first, for the access token. */
   readonly amr: ReadonlyArray<AmrEntry>
 }
@@ -80,9 +84,29 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       yield* sessionsRepo.insert({ id: sessionId, userId, now })
       const refreshToken = yield* insertToken(sessionId, userId, null, now)
       yield* sessionsRepo.addAmr(sessionId, method, now)
-      const { identities, user } = yield* sessionsRepo.signedIn(userId, now)
+      const { factors, identities, user } = yield* sessionsRepo.signedIn(userId, now)
       // A new session has exactly the claim just written: no need to read it back.
-      return { sessionId, refreshToken, user, identities, amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }] }
+      return { sessionId, refreshToken, user, identities, factors, amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }] }
+    })
+
+    /**
+     * A verified second factor raises the session it was verified in to aal2; run inside the caller's transaction.
+     * The session's refresh tokens are revoked and a new root issued: the token the client held at aal1 can never
+     * be exchanged for an aal2 one (presented again, it is reuse and ends the session). The user's other sessions
+     * below aal2 end, as in GoTrue.
+     */
+    const stepUp = Effect.fn("Sessions.stepUp")(function*(
+      sessionId: string,
+      factor: FactorRow,
+      now: Date
+    ): Effect.fn.Return<StartedSession> {
+      const amr = yield* sessionsRepo.stepUp(sessionId, METHOD_OF_FACTOR[factor.factor_type], factor.id, now)
+      yield* tokens.revokeForSession(sessionId, now)
+      const refreshToken = yield* insertToken(sessionId, factor.user_id, null, now)
+      yield* sessionsRepo.deleteBelowAal2(factor.user_id)
+      const found = yield* sessionsRepo.findForSession(factor.user_id, undefined)
+      const { factors, identities, user } = Option.getOrThrowWith(found, () => new Error("the factor's user is gone"))
+      return { sessionId, refreshToken, user, identities, factors, amr }
     })
 
     type Outcome =
@@ -105,7 +129,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         const { current, nextId, row } = locked.value
         const found = yield* sessionsRepo.findForSession(row.user_id!, undefined)
         if (Option.isNone(found)) return { _tag: "Refused", error: notFound } as Outcome
-        const { identities, user } = found.value
+        const { factors, identities, user } = found.value
         if (isBanned(user, now)) {
           return { _tag: "Refused", error: AuthError.of(400, "user_banned", "Invalid Refresh Token: User Banned") } as Outcome
         }
@@ -136,7 +160,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
             const amr = yield* sessionsRepo.refreshed(id, now)
             // GoTrue's two entries for a rotation: the old token revoked, then the session refreshed.
             yield* audit.recordAll([["token_revoked", { actor: user }], ["token_refreshed", { actor: user }]])
-            return { _tag: "Issued", session: { user, identities, sessionId: id, refreshToken: child, amr } } as Outcome
+            return { _tag: "Issued", session: { user, identities, factors, sessionId: id, refreshToken: child, amr } } as Outcome
           }
           case "ReturnChild":
             return {
@@ -144,6 +168,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
               session: {
                 user,
                 identities,
+                factors,
                 sessionId: id,
                 refreshToken: deriveRefreshToken(key, id, Option.getOrThrow(current).id),
                 amr: yield* sessionsRepo.amr(id)
@@ -190,7 +215,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       )
     })
 
-    return { start, refresh, logout } as const
+    return { start, stepUp, refresh, logout } as const
   }),
   dependencies: [SessionsRepo.Default, RefreshTokensRepo.Default, AuditLog.Default, Transactions.Live]
 }) {}

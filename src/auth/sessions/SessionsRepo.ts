@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Ref } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
+import type { FactorRow } from "../domain/FactorRow.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { UsersRepo } from "../users/UsersRepo.js"
@@ -13,18 +14,31 @@ export interface AmrEntry {
 
 export interface SessionsRepoShape {
   readonly insert: (session: { readonly id: string; readonly userId: string; readonly now: Date }) => Effect.Effect<void>
-  /** Stamps the user's last sign-in and returns the user as it now is, with its identities. */
-  readonly signedIn: (userId: string, now: Date) => Effect.Effect<{ readonly user: UserRow; readonly identities: ReadonlyArray<IdentityRow> }>
+  /** Stamps the user's last sign-in and returns the user as it now is, with its identities and factors. */
+  readonly signedIn: (userId: string, now: Date) => Effect.Effect<UserWithRelations>
   /**
    * The session row, locked until the transaction ends. The exchange locks it through its token instead
    * (RefreshTokensRepo.lockSessionOf); RefreshTokensRepo.Test asks this whether a token's session still exists.
    */
   readonly lockForRefresh: (id: string) => Effect.Effect<Option.Option<{ readonly id: string; readonly not_after: Date | null }>>
   /**
-   * A rotation's session writes in one statement: stamps the session refreshed, records (or renews) its
-   * token_refresh amr claim, and returns the session's amr claims as they now are, most recent first.
+   * A rotation's session writes in one statement: stamps the session refreshed and returns its amr claims, most
+   * recent first. A refresh adds no claim: GoTrue's tokens keep the methods the session was signed in and stepped
+   * up with, so the claims (and the level they give) survive any number of refreshes unchanged.
    */
   readonly refreshed: (id: string, now: Date) => Effect.Effect<ReadonlyArray<AmrEntry>>
+  /**
+   * A verified second factor raises the session: records (or renews) the factor's amr claim, sets the row's aal2
+   * and the factor that raised it, and returns the claims as they now are, most recent first.
+   */
+  readonly stepUp: (sessionId: string, method: string, factorId: string, now: Date) => Effect.Effect<ReadonlyArray<AmrEntry>>
+  /** After a step-up: the user's sessions below aal2 end (GoTrue's rule; a session with no level is kept). */
+  readonly deleteBelowAal2: (userId: string) => Effect.Effect<void>
+  /**
+   * A factor is gone: every session it raised loses that factor's claim and drops to aal1. Sessions raised by
+   * another factor keep their level.
+   */
+  readonly downgradeForFactor: (factorId: string, method: string, now: Date) => Effect.Effect<void>
   /** Records (or renews) an amr claim of the session. */
   readonly addAmr: (sessionId: string, method: string, now: Date) => Effect.Effect<void>
   /** The session's amr claims, most recent first, as the access token carries them. */
@@ -41,11 +55,32 @@ export interface SessionsRepoShape {
   readonly deleteForUser: (userId: string, which: { readonly only: string } | { readonly except: string } | "all") => Effect.Effect<void>
 }
 
-export interface SignedInUser {
+export interface UserWithRelations {
   readonly user: UserRow
-  readonly sessionExists: boolean
   readonly identities: ReadonlyArray<IdentityRow>
+  /** Every factor of the user, oldest first. */
+  readonly factors: ReadonlyArray<FactorRow>
 }
+
+export interface SignedInUser extends UserWithRelations {
+  readonly sessionExists: boolean
+  /** The session row's level and the factor that raised it, when the token names a session that exists. */
+  readonly session: { readonly aal: string | null; readonly factorId: string | null } | undefined
+}
+
+/** A factor as json_agg renders a row: timestamps as text. */
+type FactorJson = Omit<FactorRow, "created_at" | "updated_at" | "last_challenged_at"> & {
+  readonly created_at: string
+  readonly updated_at: string
+  readonly last_challenged_at: string | null
+}
+
+const factorFromJson = (row: FactorJson): FactorRow => ({
+  ...row,
+  created_at: new Date(row.created_at),
+  updated_at: new Date(row.updated_at),
+  last_challenged_at: dateOrNull(row.last_challenged_at)
+})
 
 /** An identity as json_agg renders a row: timestamps as text. */
 type IdentityJson = Omit<IdentityRow, "last_sign_in_at" | "created_at" | "updated_at"> & {
@@ -62,8 +97,6 @@ const identityFromJson = (row: IdentityJson): IdentityRow => ({
   created_at: dateOrNull(row.created_at),
   updated_at: dateOrNull(row.updated_at)
 })
-
-const REFRESH_METHOD = "token_refresh"
 
 const amrOf = (claims: ReadonlyMap<string, ReadonlyMap<string, Date>>, sessionId: string): Array<AmrEntry> =>
   [...(claims.get(sessionId) ?? new Map<string, Date>())]
@@ -95,12 +128,24 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
           'created_at', i.created_at, 'updated_at', i.updated_at, 'email', i.email) ORDER BY i.created_at, i.id)
         FROM ${sql(t.identities)} i WHERE i.user_id = ${sql(user)}.id), '[]'::json) AS identities_json`
 
+    // A user's factors the same way, without the secrets (FactorRow's columns only).
+    const factorsOf = (user: string) =>
+      sql`COALESCE((SELECT json_agg(json_build_object('id', f.id, 'user_id', f.user_id, 'friendly_name', f.friendly_name,
+          'factor_type', f.factor_type, 'status', f.status, 'created_at', f.created_at, 'updated_at', f.updated_at,
+          'phone', f.phone, 'last_challenged_at', f.last_challenged_at, 'web_authn_aaguid', f.web_authn_aaguid,
+          'last_webauthn_challenge_data', f.last_webauthn_challenge_data) ORDER BY f.created_at, f.id)
+        FROM ${sql(t.mfa_factors)} f WHERE f.user_id = ${sql(user)}.id), '[]'::json) AS factors_json`
+
     const signedIn = Effect.fn("SessionsRepo.signedIn")(function*(userId: string, now: Date) {
-      const [row] = yield* sql<UserRow & { readonly identities_json: ReadonlyArray<IdentityJson> }>`
+      const [row] = yield* sql<UserRow & { readonly identities_json: ReadonlyArray<IdentityJson>; readonly factors_json: ReadonlyArray<FactorJson> }>`
         UPDATE ${sql(t.users)} u SET last_sign_in_at = ${now}, updated_at = ${now} WHERE id = ${userId}
-        RETURNING u.*, ${identitiesOf("u")}`
-      const { identities_json, ...user } = row!
-      return { user: user as UserRow, identities: identities_json.map(identityFromJson) as ReadonlyArray<IdentityRow> }
+        RETURNING u.*, ${identitiesOf("u")}, ${factorsOf("u")}`
+      const { factors_json, identities_json, ...user } = row!
+      return {
+        user: user as UserRow,
+        identities: identities_json.map(identityFromJson) as ReadonlyArray<IdentityRow>,
+        factors: factors_json.map(factorFromJson)
+      } satisfies UserWithRelations
     }, Effect.orDie)
 
     const lockForRefresh = Effect.fn("SessionsRepo.lockForRefresh")(function*(id: string) {
@@ -109,21 +154,48 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       return Option.fromNullable(session)
     }, Effect.orDie)
 
-    // The claims a statement returns cannot see its own upsert, so the renewed claim is added to the others.
+    const claimsOf = (rows: ReadonlyArray<{ authentication_method: string; updated_at: Date }>) =>
+      rows.map((r): AmrEntry => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
+
     const refreshed = Effect.fn("SessionsRepo.refreshed")(function*(id: string, now: Date) {
       const rows = yield* sql<{ authentication_method: string; updated_at: Date }>`
         WITH touched AS (
           UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now} WHERE id = ${id}
+        )
+        SELECT authentication_method, updated_at FROM ${sql(t.mfa_amr_claims)}
+          WHERE session_id = ${id} ORDER BY updated_at DESC, authentication_method`
+      return claimsOf(rows)
+    }, Effect.orDie)
+
+    // The claims a statement returns cannot see its own upsert, so the renewed claim is added to the others.
+    const stepUp = Effect.fn("SessionsRepo.stepUp")(function*(sessionId: string, method: string, factorId: string, now: Date) {
+      const rows = yield* sql<{ authentication_method: string; updated_at: Date }>`
+        WITH raised AS (
+          UPDATE ${sql(t.sessions)} SET aal = 'aal2', factor_id = ${factorId}, updated_at = ${now} WHERE id = ${sessionId}
         ), claimed AS (
           INSERT INTO ${sql(t.mfa_amr_claims)} (session_id, created_at, updated_at, authentication_method, id)
-          VALUES (${id}, ${now}, ${now}, ${REFRESH_METHOD}, gen_random_uuid())
+          VALUES (${sessionId}, ${now}, ${now}, ${method}, gen_random_uuid())
           ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at
         )
         SELECT authentication_method, updated_at FROM ${sql(t.mfa_amr_claims)}
-          WHERE session_id = ${id} AND authentication_method <> ${REFRESH_METHOD}
-        UNION ALL SELECT ${REFRESH_METHOD}, ${now}::timestamptz
+          WHERE session_id = ${sessionId} AND authentication_method <> ${method}
+        UNION ALL SELECT ${method}, ${now}::timestamptz
         ORDER BY 2 DESC, 1`
-      return rows.map((r): AmrEntry => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
+      return claimsOf(rows)
+    }, Effect.orDie)
+
+    const deleteBelowAal2 = Effect.fn("SessionsRepo.deleteBelowAal2")(function*(userId: string) {
+      yield* sql`DELETE FROM ${sql(t.sessions)} WHERE user_id = ${userId} AND aal < 'aal2'`
+    }, Effect.orDie)
+
+    const downgradeForFactor = Effect.fn("SessionsRepo.downgradeForFactor")(function*(factorId: string, method: string, now: Date) {
+      yield* sql`
+        WITH lowered AS (
+          UPDATE ${sql(t.sessions)} SET aal = 'aal1', factor_id = NULL, updated_at = ${now} WHERE factor_id = ${factorId}
+          RETURNING id
+        )
+        DELETE FROM ${sql(t.mfa_amr_claims)} c USING lowered
+        WHERE c.session_id = lowered.id AND c.authentication_method = ${method}`
     }, Effect.orDie)
 
     const addAmr = Effect.fn("SessionsRepo.addAmr")(function*(sessionId: string, method: string, now: Date) {
@@ -142,17 +214,32 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     // One round trip per authenticated request: the identities ride along as a JSON array, so GET /user needs
     // no second query.
     const findForSession = Effect.fn("SessionsRepo.findForSession")(function*(userId: string, sessionId: string | undefined) {
-      const rows = yield* sql<UserRow & { readonly session_exists: boolean; readonly identities_json: ReadonlyArray<IdentityJson> }>`
-        SELECT u.*, ${sessionId === undefined
-          ? sql`true`
-          : sql`EXISTS (SELECT 1 FROM ${sql(t.sessions)} s WHERE s.id = ${sessionId} AND s.user_id = u.id)`} AS session_exists,
-          ${identitiesOf("u")}
-        FROM ${sql(t.users)} u WHERE u.id = ${userId}`
-      return Option.map(Option.fromNullable(rows[0]), ({ identities_json, session_exists, ...user }): SignedInUser => ({
-        user,
-        sessionExists: session_exists,
-        identities: identities_json.map(identityFromJson)
-      }))
+      type Row = UserRow & {
+        readonly session_exists: boolean
+        readonly session_aal: string | null
+        readonly session_factor_id: string | null
+        readonly identities_json: ReadonlyArray<IdentityJson>
+        readonly factors_json: ReadonlyArray<FactorJson>
+      }
+      const rows = sessionId === undefined
+        ? yield* sql<Row>`
+          SELECT u.*, true AS session_exists, NULL AS session_aal, NULL AS session_factor_id, ${identitiesOf("u")}, ${factorsOf("u")}
+          FROM ${sql(t.users)} u WHERE u.id = ${userId}`
+        : yield* sql<Row>`
+          SELECT u.*, s.id IS NOT NULL AS session_exists, s.aal::text AS session_aal, s.factor_id AS session_factor_id,
+            ${identitiesOf("u")}, ${factorsOf("u")}
+          FROM ${sql(t.users)} u LEFT JOIN ${sql(t.sessions)} s ON s.id = ${sessionId} AND s.user_id = u.id
+          WHERE u.id = ${userId}`
+      return Option.map(
+        Option.fromNullable(rows[0]),
+        ({ factors_json, identities_json, session_aal, session_exists, session_factor_id, ...user }): SignedInUser => ({
+          user,
+          sessionExists: session_exists,
+          session: sessionId === undefined || !session_exists ? undefined : { aal: session_aal, factorId: session_factor_id },
+          identities: identities_json.map(identityFromJson),
+          factors: factors_json.map(factorFromJson)
+        })
+      )
     }, Effect.orDie)
 
     const deleteForUser = Effect.fn("SessionsRepo.deleteForUser")(function*(
@@ -169,7 +256,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     }, Effect.orDie)
 
     return {
-      insert, signedIn, lockForRefresh, refreshed, addAmr, amr, findForSession, deleteForUser
+      insert, signedIn, lockForRefresh, refreshed, stepUp, deleteBelowAal2, downgradeForFactor, addAmr, amr, findForSession,
+      deleteForUser
     } satisfies SessionsRepoShape
   })
 }) {
@@ -183,7 +271,13 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     Effect.gen(function*() {
       const users = yield* UsersRepo
       const identities = yield* IdentitiesRepo
-      interface Row { readonly id: string; readonly userId: string; readonly notAfter: Date | null }
+      interface Row {
+        readonly id: string
+        readonly userId: string
+        readonly notAfter: Date | null
+        readonly aal: string
+        readonly factorId: string | null
+      }
       const sessions = yield* Ref.make(new Map<string, Row>())
       // session id -> method -> last updated
       const claims = yield* Ref.make(new Map<string, ReadonlyMap<string, Date>>())
@@ -198,16 +292,39 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
           })
         )
       return SessionsRepo.make({
-        insert: ({ id, now: _now, userId }) => Ref.update(sessions, (map) => new Map(map).set(id, { id, userId, notAfter: null })),
+        insert: ({ id, now: _now, userId }) =>
+          Ref.update(sessions, (map) => new Map(map).set(id, { id, userId, notAfter: null, aal: "aal1", factorId: null })),
+        // No factors in memory: MFA is tested over SQL (FactorsRepo has no in-memory twin).
         signedIn: (userId, now) =>
-          Effect.all({ user: Effect.orDie(users.update(userId, { last_sign_in_at: now }, now)), identities: identities.forUser(userId) }),
+          Effect.all({
+            user: Effect.orDie(users.update(userId, { last_sign_in_at: now }, now)),
+            identities: identities.forUser(userId),
+            factors: Effect.succeed([])
+          }),
         lockForRefresh: (id) =>
           Effect.map(Ref.get(sessions), (map) => Option.map(Option.fromNullable(map.get(id)), (row) => ({ id: row.id, not_after: row.notAfter }))),
-        refreshed: (id, now) =>
+        refreshed: (id) => Effect.map(Ref.get(claims), (all) => amrOf(all, id)),
+        stepUp: (sessionId, method, factorId, now) =>
           Effect.zipRight(
-            Ref.update(claims, (all) => new Map(all).set(id, new Map(all.get(id) ?? []).set(REFRESH_METHOD, now))),
-            Effect.map(Ref.get(claims), (all) => amrOf(all, id))
+            Effect.zipRight(
+              Ref.update(sessions, (map) => {
+                const row = map.get(sessionId)
+                return row === undefined ? map : new Map(map).set(sessionId, { ...row, aal: "aal2", factorId })
+              }),
+              Ref.update(claims, (all) => new Map(all).set(sessionId, new Map(all.get(sessionId) ?? []).set(method, now)))
+            ),
+            Effect.map(Ref.get(claims), (all) => amrOf(all, sessionId))
           ),
+        deleteBelowAal2: (userId) => remove((row) => row.userId !== userId || row.aal === "aal2"),
+        downgradeForFactor: (factorId, method) =>
+          Effect.flatMap(Ref.get(sessions), (map) => {
+            const lowered = [...map.values()].filter((row) => row.factorId === factorId).map((row) => row.id)
+            return Effect.zipRight(
+              Ref.set(sessions, new Map([...map].map(([id, row]) => [id, lowered.includes(id) ? { ...row, aal: "aal1", factorId: null } : row]))),
+              Ref.update(claims, (all) =>
+                new Map([...all].map(([id, methods]) => [id, lowered.includes(id) ? new Map([...methods].filter(([m]) => m !== method)) : methods])))
+            )
+          }),
         addAmr: (sessionId, method, now) =>
           Ref.update(claims, (all) => new Map(all).set(sessionId, new Map(all.get(sessionId) ?? []).set(method, now))),
         amr: (sessionId) => Effect.map(Ref.get(claims), (all) => amrOf(all, sessionId)),
@@ -217,10 +334,14 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
             if (Option.isNone(found)) return Option.none()
             const user = found.value
             const map = yield* Ref.get(sessions)
+            const row = sessionId === undefined ? undefined : map.get(sessionId)
+            const exists = row !== undefined && row.userId === user.id
             return Option.some({
               user,
-              sessionExists: sessionId === undefined || map.get(sessionId)?.userId === user.id,
-              identities: yield* identities.forUser(user.id)
+              sessionExists: sessionId === undefined || exists,
+              session: exists ? { aal: row.aal, factorId: row.factorId } : undefined,
+              identities: yield* identities.forUser(user.id),
+              factors: []
             })
           }),
         deleteForUser: (userId, which) =>

@@ -23,7 +23,7 @@ export const settingsFor = (config: AuthConfig): Settings =>
     sms_provider: Option.getOrElse(config.sms.provider, () => ""),
     saml_enabled: false,
     saml_private_key_next_configured: false,
-    passkeys_enabled: false
+    passkeys_enabled: config.passkey.enabled
   })
 
 const health = new Health({

@@ -1,5 +1,7 @@
+import { Factor } from "../contract/Factor.js"
 import { Identity } from "../contract/Identity.js"
 import { User } from "../contract/User.js"
+import type { FactorRow } from "../domain/FactorRow.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 
 const iso = (date: Date | null): string | undefined => (date === null ? undefined : date.toISOString())
@@ -25,8 +27,26 @@ export const identityJson = (row: IdentityRow): Identity =>
     email: row.email ?? undefined
   }), trusted)
 
+export const factorJson = (row: FactorRow): Factor =>
+  new Factor(present({
+    id: row.id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    status: row.status,
+    friendly_name: row.friendly_name === null || row.friendly_name === "" ? undefined : row.friendly_name,
+    factor_type: row.factor_type,
+    phone: row.phone ?? "",
+    last_challenged_at: row.last_challenged_at === null ? null : row.last_challenged_at.toISOString(),
+    web_authn_aaguid: row.web_authn_aaguid ?? undefined,
+    last_webauthn_challenge_data: row.last_webauthn_challenge_data ?? undefined
+  }), trusted)
+
 /** GoTrue's user JSON: secrets and token columns never leave the server; email and phone are "" when unset. */
-export const userJson = (row: UserRow, identities: ReadonlyArray<IdentityRow>): User =>
+export const userJson = (
+  row: UserRow,
+  identities: ReadonlyArray<IdentityRow>,
+  factors: ReadonlyArray<FactorRow> = []
+): User =>
   new User(present({
     id: row.id,
     aud: row.aud ?? "",
@@ -46,6 +66,7 @@ export const userJson = (row: UserRow, identities: ReadonlyArray<IdentityRow>): 
     last_sign_in_at: iso(row.last_sign_in_at),
     app_metadata: row.raw_app_meta_data ?? {},
     user_metadata: row.raw_user_meta_data ?? {},
+    factors: factors.length === 0 ? undefined : factors.map(factorJson),
     identities: identities.map(identityJson),
     created_at: iso(row.created_at) ?? new Date(0).toISOString(),
     updated_at: iso(row.updated_at) ?? new Date(0).toISOString(),

@@ -282,7 +282,7 @@ acceptance({
       expect(secondToken).not.toBe(first)
       expect(second.data.session!.access_token).not.toBe(session.access_token)
       expect(decodeJwt(second.data.session!.access_token).payload["amr"].map((e: { method: string }) => e.method).sort())
-        .toEqual(["password", "token_refresh"])
+        .toEqual(["password"])
 
       // A client that lost the response retries with the parent within the reuse interval: same child.
       const retried = yield* call(() => authClient(url).client.refreshSession({ refresh_token: first }))

@@ -1,0 +1,239 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
+import { authTables } from "../AuthTables.js"
+import type { FactorRow, FactorType } from "../domain/FactorRow.js"
+
+/** A factor with what only verification reads: the TOTP secret and the stored WebAuthn credential. */
+export interface FactorWithSecrets extends FactorRow {
+  readonly secret: string | null
+  readonly web_authn_credential: unknown
+}
+
+export interface FactorInsert {
+  readonly id: string
+  readonly userId: string
+  readonly type: FactorType
+  readonly friendlyName: string
+  readonly secret: string | null
+  readonly phone: string | null
+  readonly now: Date
+}
+
+export interface ChallengeRow {
+  readonly id: string
+  readonly factor_id: string
+  readonly created_at: Date
+  readonly verified_at: Date | null
+  readonly ip_address: string
+  readonly otp_code: string | null
+  readonly web_authn_session_data: unknown
+}
+
+export interface ChallengeInsert {
+  readonly id: string
+  readonly factorId: string
+  readonly ip: string
+  readonly now: Date
+  /** The texted code of a phone challenge, stored as GoTrue stores it; "" for TOTP, as GoTrue writes. */
+  readonly otpCode: string | null
+  readonly webAuthnSessionData: unknown
+}
+
+/** What a verification stores on a factor it verifies (WebAuthn: the credential it registered). */
+export interface VerifiedFactorUpdate {
+  readonly webAuthnCredential?: unknown
+  readonly webAuthnAaguid?: string | null
+  readonly lastWebAuthnChallengeData?: unknown
+}
+
+const FACTOR_COLUMNS = [
+  "id", "user_id", "friendly_name", "factor_type", "status", "created_at", "updated_at", "phone", "last_challenged_at",
+  "web_authn_aaguid", "last_webauthn_challenge_data"
+] as const
+
+const asJson = (value: unknown): string | null => (value === undefined || value === null ? null : JSON.stringify(value))
+
+/**
+ * GoTrue's mfa_factors and mfa_challenges, in GoTrue's formats (secrets base32 in plain text, phone digits without
+ * "+", codes as typed), so a database stays readable by GoTrue after Gatehouse wrote to it. Failed-verification
+ * counts live in Gatehouse's own mfa_factor_attempts.
+ */
+export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* PlatformConfig
+    const t = authTables(config.db.namespace)
+    const columns = sql.unsafe(FACTOR_COLUMNS.map((c) => `f.${c}`).join(", "))
+
+    /** A user's factors, oldest first, unverified ones too (GET /user lists them all). */
+    const forUser = Effect.fn("FactorsRepo.forUser")(function*(userId: string) {
+      return yield* sql<FactorRow>`SELECT ${columns} FROM ${sql(t.mfa_factors)} f
+        WHERE f.user_id = ${userId} ORDER BY f.created_at, f.id`
+    }, Effect.orDie)
+
+    /** The factors of several users in one query (a page of the admin list). */
+    const forUsers = Effect.fn("FactorsRepo.forUsers")(function*(userIds: ReadonlyArray<string>) {
+      if (userIds.length === 0) return [] as ReadonlyArray<FactorRow>
+      return yield* sql<FactorRow>`SELECT ${columns} FROM ${sql(t.mfa_factors)} f
+        WHERE f.user_id IN ${sql.in(userIds)} ORDER BY f.created_at, f.id`
+    }, Effect.orDie)
+
+    /** One factor of one user, with its secrets, locked until the transaction ends; None for someone else's. */
+    const lockForUser = Effect.fn("FactorsRepo.lockForUser")(function*(userId: string, factorId: string) {
+      const rows = yield* sql<FactorWithSecrets>`SELECT ${columns}, f.secret, f.web_authn_credential
+        FROM ${sql(t.mfa_factors)} f WHERE f.id = ${factorId} AND f.user_id = ${userId} FOR UPDATE`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    const insert = Effect.fn("FactorsRepo.insert")(function*(factor: FactorInsert) {
+      const [row] = yield* sql<FactorRow>`INSERT INTO ${sql(t.mfa_factors)} AS f ${sql.insert({
+        id: factor.id,
+        user_id: factor.userId,
+        friendly_name: factor.friendlyName,
+        factor_type: factor.type,
+        status: "unverified",
+        created_at: factor.now,
+        updated_at: factor.now,
+        secret: factor.secret,
+        phone: factor.phone
+      })} RETURNING ${columns}`
+      return row!
+    }, Effect.orDie)
+
+    /**
+     * GoTrue's clean-up on every enrolment: unverified factors never challenged, older than the expiry, of every
+     * user (a factor someone abandoned mid-enrolment would otherwise hold its name and count against the cap).
+     */
+    const purgeAbandoned = Effect.fn("FactorsRepo.purgeAbandoned")(function*(createdBefore: Date) {
+      yield* sql`DELETE FROM ${sql(t.mfa_factors)} f WHERE f.status = 'unverified' AND f.created_at < ${createdBefore}
+        AND NOT EXISTS (SELECT 1 FROM ${sql(t.mfa_challenges)} c WHERE c.factor_id = f.id)`
+    }, Effect.orDie)
+
+    /** Deletes a user's unverified phone factors for one number (a new enrolment of that number replaces them). */
+    const removeUnverifiedPhone = Effect.fn("FactorsRepo.removeUnverifiedPhone")(function*(userId: string, phone: string) {
+      yield* sql`DELETE FROM ${sql(t.mfa_factors)} WHERE user_id = ${userId} AND factor_type = 'phone'
+        AND status = 'unverified' AND phone = ${phone}`
+    }, Effect.orDie)
+
+    /** Deletes a factor (its challenges and attempt counts cascade) and returns it as it was. */
+    const remove = Effect.fn("FactorsRepo.remove")(function*(factorId: string) {
+      const rows = yield* sql<FactorRow>`DELETE FROM ${sql(t.mfa_factors)} f WHERE f.id = ${factorId} RETURNING ${columns}`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    /** Every factor of a user (a soft-deleted user keeps no factor, as in GoTrue). */
+    const removeForUser = Effect.fn("FactorsRepo.removeForUser")(function*(userId: string) {
+      yield* sql`DELETE FROM ${sql(t.mfa_factors)} WHERE user_id = ${userId}`
+    }, Effect.orDie)
+
+    /** The admin's update: a new name and, for a phone factor, a new number (undefined leaves each as it is). */
+    const update = Effect.fn("FactorsRepo.update")(function*(
+      factorId: string,
+      changes: { readonly friendlyName?: string; readonly phone?: string },
+      now: Date
+    ) {
+      const rows = yield* sql<FactorRow>`UPDATE ${sql(t.mfa_factors)} f SET
+          friendly_name = COALESCE(${changes.friendlyName ?? null}, f.friendly_name),
+          phone = CASE WHEN f.factor_type = 'phone' THEN COALESCE(${changes.phone ?? null}, f.phone) ELSE f.phone END,
+          updated_at = ${now}
+        WHERE f.id = ${factorId} RETURNING ${columns}`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    /**
+     * Marks a factor verified (WebAuthn: with the credential it registered) and deletes the user's other unverified
+     * factors of its type, as GoTrue does once one of them is verified.
+     */
+    const markVerified = Effect.fn("FactorsRepo.markVerified")(function*(factor: FactorRow, changes: VerifiedFactorUpdate, now: Date) {
+      yield* sql`UPDATE ${sql(t.mfa_factors)} SET status = 'verified', updated_at = ${now},
+          web_authn_credential = COALESCE(${asJson(changes.webAuthnCredential)}::jsonb, web_authn_credential),
+          web_authn_aaguid = COALESCE(${changes.webAuthnAaguid ?? null}::uuid, web_authn_aaguid),
+          last_webauthn_challenge_data = COALESCE(${asJson(changes.lastWebAuthnChallengeData)}::jsonb, last_webauthn_challenge_data)
+        WHERE id = ${factor.id}`
+      yield* sql`DELETE FROM ${sql(t.mfa_factors)} WHERE user_id = ${factor.user_id} AND factor_type = ${factor.factor_type}
+        AND status = 'unverified' AND id <> ${factor.id}`
+    }, Effect.orDie)
+
+    /** Records a WebAuthn sign-in's challenge data on a verified factor. */
+    const noteWebAuthnChallenge = Effect.fn("FactorsRepo.noteWebAuthnChallenge")(function*(factorId: string, data: unknown, now: Date) {
+      yield* sql`UPDATE ${sql(t.mfa_factors)} SET last_webauthn_challenge_data = ${asJson(data)}::jsonb, updated_at = ${now}
+        WHERE id = ${factorId}`
+    }, Effect.orDie)
+
+    /**
+     * Stores a challenge and stamps the factor challenged. last_challenged_at is UNIQUE across every factor in
+     * GoTrue's schema, so two factors challenged in the same microsecond would collide: the stamp takes the first
+     * free microsecond from `now` on.
+     */
+    const insertChallenge = Effect.fn("FactorsRepo.insertChallenge")(function*(challenge: ChallengeInsert) {
+      yield* sql`INSERT INTO ${sql(t.mfa_challenges)} ${sql.insert({
+        id: challenge.id,
+        factor_id: challenge.factorId,
+        created_at: challenge.now,
+        ip_address: challenge.ip,
+        otp_code: challenge.otpCode,
+        web_authn_session_data: asJson(challenge.webAuthnSessionData)
+      })}`
+      yield* sql`UPDATE ${sql(t.mfa_factors)} SET last_challenged_at = (
+          SELECT min(at) FROM generate_series(${challenge.now}::timestamptz, ${challenge.now}::timestamptz + interval '1 millisecond',
+            interval '1 microsecond') at
+          WHERE NOT EXISTS (SELECT 1 FROM ${sql(t.mfa_factors)} o WHERE o.last_challenged_at = at))
+        WHERE id = ${challenge.factorId}`
+    }, Effect.orDie)
+
+    /** A challenge of this factor, locked until the transaction ends. */
+    const lockChallenge = Effect.fn("FactorsRepo.lockChallenge")(function*(factorId: string, challengeId: string) {
+      const rows = yield* sql<ChallengeRow>`SELECT id, factor_id, created_at, verified_at, host(ip_address) AS ip_address,
+          otp_code, web_authn_session_data
+        FROM ${sql(t.mfa_challenges)} WHERE id = ${challengeId} AND factor_id = ${factorId} FOR UPDATE`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    const markChallengeVerified = Effect.fn("FactorsRepo.markChallengeVerified")(function*(challengeId: string, now: Date) {
+      yield* sql`UPDATE ${sql(t.mfa_challenges)} SET verified_at = ${now} WHERE id = ${challengeId}`
+    }, Effect.orDie)
+
+    const removeChallenge = Effect.fn("FactorsRepo.removeChallenge")(function*(challengeId: string) {
+      yield* sql`DELETE FROM ${sql(t.mfa_challenges)} WHERE id = ${challengeId}`
+    }, Effect.orDie)
+
+    /**
+     * Counts a failed verification and answers whether the factor is now over `max` failures in the window that
+     * started at its first failure (a failure after the window starts a new one).
+     */
+    const recordFailure = Effect.fn("FactorsRepo.recordFailure")(function*(factorId: string, now: Date, windowStart: Date) {
+      const [row] = yield* sql<{ failures: number }>`
+        INSERT INTO ${sql(t.mfa_factor_attempts)} AS a (factor_id, failures, window_start) VALUES (${factorId}, 1, ${now})
+        ON CONFLICT (factor_id) DO UPDATE SET
+          failures = CASE WHEN a.window_start < ${windowStart} THEN 1 ELSE a.failures + 1 END,
+          window_start = CASE WHEN a.window_start < ${windowStart} THEN ${now} ELSE a.window_start END
+        RETURNING failures`
+      return row!.failures
+    }, Effect.orDie)
+
+    /** Failures counted in the window (0 when the last one is older than `windowStart`). */
+    const failures = Effect.fn("FactorsRepo.failures")(function*(factorId: string, windowStart: Date) {
+      const rows = yield* sql<{ failures: number; window_start: Date }>`
+        SELECT failures, window_start FROM ${sql(t.mfa_factor_attempts)} WHERE factor_id = ${factorId}`
+      const row = rows[0]
+      return row === undefined || row.window_start < windowStart ? { count: 0, since: undefined } : { count: row.failures, since: row.window_start }
+    }, Effect.orDie)
+
+    const clearFailures = Effect.fn("FactorsRepo.clearFailures")(function*(factorId: string) {
+      yield* sql`DELETE FROM ${sql(t.mfa_factor_attempts)} WHERE factor_id = ${factorId}`
+    }, Effect.orDie)
+
+    /** The periodic sweep: challenges and never-verified factors older than `before`. */
+    const sweep = Effect.fn("FactorsRepo.sweep")(function*(before: Date) {
+      yield* sql`DELETE FROM ${sql(t.mfa_challenges)} WHERE created_at < ${before}`
+      yield* sql`DELETE FROM ${sql(t.mfa_factors)} WHERE status = 'unverified' AND created_at < ${before}`
+    }, Effect.orDie)
+
+    return {
+      forUser, forUsers, lockForUser, insert, purgeAbandoned, removeUnverifiedPhone, remove, removeForUser, update,
+      markVerified, noteWebAuthnChallenge, insertChallenge, lockChallenge, markChallengeVerified, removeChallenge,
+      recordFailure, failures, clearFailures, sweep
+    } as const
+  })
+}) {}
