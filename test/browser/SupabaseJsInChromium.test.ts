@@ -7,24 +7,12 @@
  *
  * Without chromium the file skips with a test whose name says why; .ci/run installs it with apt-get.
  */
-import { readFileSync } from "node:fs"
-import { createRequire } from "node:module"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Schedule } from "effect"
 import { adminJwt, codeIn, linkIn, mailTo, PASSWORD, uniqueEmail } from "../auth/acceptance/AcceptanceKit.js"
 import { SelfAddressedTestServer, ServerUrl } from "../support/TestServer.js"
-import { AppOrigin, AppServerLive, Browser, BrowserLive, chromiumMissing, inPage, openPage } from "./support/Chromium.js"
-
-const SUPABASE_UMD = createRequire(import.meta.url).resolve("@supabase/supabase-js/dist/umd/supabase.js")
-
-/** The app's page: supabase-js's UMD bundle, which defines `window.supabase`; the test drives it from there. */
-const APP_PAGE = "<!doctype html><html><head><meta charset=\"utf-8\"><title>app</title><script src=\"/supabase.js\"></script></head>" +
-  "<body><p id=\"app\">app</p></body></html>"
-
-const AppLive = AppServerLive(Effect.sync(() => ({
-  "/": { type: "text/html; charset=utf-8", body: APP_PAGE },
-  "/supabase.js": { type: "text/javascript; charset=utf-8", body: readFileSync(SUPABASE_UMD) }
-})))
+import { AppOrigin, Browser, BrowserLive, chromiumMissing, inPage, openPage } from "./support/Chromium.js"
+import { SupabaseAppLive } from "./support/SupabaseApp.js"
 
 /** The mail the server sent to an address (sent after the answer), waited for within a bound. */
 const mailFor = (email: string) =>
@@ -53,7 +41,7 @@ if (chromiumMissing !== undefined) {
     it.skip(reason, () => {})
   })
 } else {
-  layer(Layer.mergeAll(server, AppLive, BrowserLive), { timeout: 180_000, excludeTestServices: true })(
+  layer(Layer.mergeAll(server, SupabaseAppLive, BrowserLive), { timeout: 180_000, excludeTestServices: true })(
     "supabase-js in chromium, from another origin",
     (it) => {
       it.effect("a preflight listing apikey, as chromium sends for supabase-js, is granted to the app's origin", () =>
