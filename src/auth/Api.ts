@@ -10,6 +10,7 @@ import { AUTH_PREFIX } from "./http/AuthPrefix.js"
 import { InviteGroup } from "./invite/InviteApi.js"
 import { LogoutGroup } from "./logout/LogoutApi.js"
 import { OtpGroup } from "./otp/OtpApi.js"
+import { AdminPasskeysGroup, PasskeysGroup } from "./passkeys/PasskeysApi.js"
 import { ProfileGroup } from "./profile/ProfileApi.js"
 import { RecoverGroup } from "./recover/RecoverApi.js"
 import { ResendGroup } from "./resend/ResendApi.js"
@@ -40,6 +41,7 @@ export class AuthApi extends AuthApiBase
   .add(AdminLinksGroup)
   .add(InviteGroup)
   .add(AdminAuditGroup)
+  .add(PasskeysGroup).add(AdminPasskeysGroup)
   .annotate(OpenApi.Title, "Gatehouse Auth")
   .annotate(OpenApi.Version, VERSION)
   .annotate(

@@ -15,6 +15,7 @@ import { InviteLive } from "./invite/InviteLive.js"
 import { RateLimits } from "./limits/RateLimits.js"
 import { LogoutLive } from "./logout/LogoutLive.js"
 import { OtpLive } from "./otp/OtpLive.js"
+import { PasskeysLive } from "./passkeys/PasskeysLive.js"
 import { ProfileLive } from "./profile/ProfileLive.js"
 import { RecoverLive } from "./recover/RecoverLive.js"
 import { ResendLive } from "./resend/ResendLive.js"
@@ -49,7 +50,8 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     ProfileLive,
     LogoutLive,
     AdminLive,
-    InviteLive
+    InviteLive,
+    PasskeysLive
   ]),
   Layer.provide([
     RateLimits.Default,

@@ -77,11 +77,16 @@ layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM 
       const admin = (path: string) => path.startsWith("/admin/") || path === "/invite"
       expect(authenticated.filter((r) => !admin(r.path)).map((r) => `${r.method} ${r.path}`).sort())
         .toEqual([
+          "DELETE /passkeys/:passkey_id",
           "DELETE /user/identities/:identity_id",
+          "GET /passkeys",
           "GET /reauthenticate",
           "GET /user",
           "GET /user/identities/authorize",
+          "PATCH /passkeys/:passkey_id",
           "POST /logout",
+          "POST /passkeys/registration/options",
+          "POST /passkeys/registration/verify",
           "PUT /user"
         ])
       expect(authRoutes.filter((r) => admin(r.path) && !r.authenticated)).toEqual([])

@@ -15,6 +15,7 @@ import { type Page, parsePage } from "../domain/Pagination.js"
 import { enforcePasswordPolicy } from "../domain/PasswordPolicy.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import type { UserRow } from "../domain/UserRow.js"
+import { PasskeyCredentialsRepo } from "../webauthn/PasskeyCredentialsRepo.js"
 import { FactorsRepo } from "../factors/FactorsRepo.js"
 import { RefreshTokensRepo } from "../sessions/RefreshTokensRepo.js"
 import { SessionsRepo } from "../sessions/SessionsRepo.js"
@@ -73,6 +74,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     const audit = yield* AuditLog
     const pending = yield* PendingTokens
     const factors = yield* FactorsRepo
+    const passkeys = yield* PasskeyCredentialsRepo
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const toJson = (user: UserRow) =>
@@ -309,8 +311,9 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
             return yield* users.remove(user.id)
           }
           // GoTrue's SoftDeleteUser: the row stays for the record, unusable and unfindable by its old addresses, and
-          // keeps no factor.
+          // keeps no factor and no passkey.
           yield* factors.removeForUser(user.id)
+          yield* passkeys.removeForUser(user.id)
           for (const identity of yield* identities.forUser(user.id)) yield* identities.updateData(identity.id, {}, at)
           const deleted = yield* users.update(user.id, {
             email: user.email === null || user.email === "" ? user.email : obfuscatedAddress(user.id, user.email, "email"),
@@ -345,6 +348,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     AuditLog.Default,
     PendingTokens.Default,
     FactorsRepo.Default,
+    PasskeyCredentialsRepo.Default,
     Transactions.Live
   ]
 }) {}

@@ -203,6 +203,15 @@ export const verifyAuthentication: (
   }
 )
 
+/**
+ * Refuses what is not an assertion at all (GoTrue's parse step: "Invalid credential response"), for a caller that
+ * must tell it apart from a well-formed one before it looks up the user and credential the assertion names.
+ */
+export const checkAssertionShape = (response: unknown): Effect.Effect<void, WebAuthnVerificationFailed> => {
+  const problem = credentialShape(response, ["clientDataJSON", "authenticatorData", "signature"])
+  return problem === undefined ? Effect.void : Effect.fail(malformed(problem))
+}
+
 /** The credential id an assertion names (`rawId`), to find the credential it must be checked against. */
 export const assertionCredentialId = (response: unknown): Uint8Array | undefined =>
   isRecord(response) && isBase64Url(response["rawId"]) ? bytesOf(response["rawId"]) : undefined
