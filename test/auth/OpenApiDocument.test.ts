@@ -77,10 +77,14 @@ layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM 
       const admin = (path: string) => path.startsWith("/admin/") || path === "/invite"
       expect(authenticated.filter((r) => !admin(r.path)).map((r) => `${r.method} ${r.path}`).sort())
         .toEqual([
+          "DELETE /factors/:factor_id",
           "DELETE /user/identities/:identity_id",
           "GET /reauthenticate",
           "GET /user",
           "GET /user/identities/authorize",
+          "POST /factors",
+          "POST /factors/:factor_id/challenge",
+          "POST /factors/:factor_id/verify",
           "POST /logout",
           "PUT /user"
         ])

@@ -119,7 +119,7 @@ const SESSION_LINKS: JsonObject = {
 const ADMIN_USER_LINKS: JsonObject = {
   GetUser: { operationId: "adminUsers.getUser", parameters: userIdOf },
   UpdateUser: { operationId: "adminUsers.updateUser", parameters: userIdOf },
-  ListFactors: { operationId: "adminUsers.listFactors", parameters: userIdOf },
+  ListFactors: { operationId: "adminFactors.listFactors", parameters: userIdOf },
   DeleteUser: { operationId: "adminUsers.deleteUser", parameters: userIdOf }
 }
 

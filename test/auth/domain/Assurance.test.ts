@@ -22,7 +22,8 @@ describe("Assurance (GoTrue's aal rules)", () => {
 
   it("a passkey is a first factor: a passkey sign-in alone stays aal1", () => {
     expect(isSecondFactorMethod("passkey")).toBe(false)
-    expect(aalOfClaims([{ method: "passkey", timestamp: 1 }, { method: "password", timestamp: 2 }])).toBe("aal1")
+    const claims = [{ method: "passkey", timestamp: 1 }, { method: "password", timestamp: 2 }]
+    expect(aalOfClaims(claims)).toBe("aal1")
   })
 
   it("each factor type adds its own second-factor method", () => {
