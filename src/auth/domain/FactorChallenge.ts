@@ -1,4 +1,5 @@
-import { Duration, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
+import { AuthError } from "./AuthError.js"
 
 /**
  * The rules a second factor's challenge is verified by: GoTrue's expiry, and Gatehouse's two guards GoTrue lacks
@@ -41,3 +42,7 @@ export const verifyLockout = (
  */
 export const isTotpReplay = (lastAccepted: Option.Option<number>, step: number): boolean =>
   Option.match(lastAccepted, { onNone: () => false, onSome: (last) => step <= last })
+
+/** GoTrue's first check of a TOTP or phone verification, before any switch: a code must be sent. */
+export const requireCode = ({ code }: { readonly code: string }): Effect.Effect<void, AuthError> =>
+  code === "" ? Effect.fail(AuthError.validation("Code needs to be non-empty")) : Effect.void

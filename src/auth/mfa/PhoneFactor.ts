@@ -3,13 +3,13 @@ import { Effect, Either, Option } from "effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { AuthError } from "../domain/AuthError.js"
+import { requireCode } from "../domain/FactorChallenge.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import { textChannel } from "../domain/TextChannel.js"
 import type { FactorKind } from "../factors/FactorKind.js"
 import { FactorsRepo } from "../factors/FactorsRepo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
-import { requireCode } from "./TotpFactor.js"
 
 const badJson = AuthError.of(400, "bad_json", "Could not parse request body as JSON: unexpected end of JSON input")
 

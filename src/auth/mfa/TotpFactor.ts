@@ -2,17 +2,13 @@ import { Effect, Option } from "effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { AuthError } from "../domain/AuthError.js"
-import { isTotpReplay } from "../domain/FactorChallenge.js"
+import { isTotpReplay, requireCode } from "../domain/FactorChallenge.js"
 import { defaultIssuer, otpAuthUri } from "../domain/OtpAuthUri.js"
 import type { FactorKind } from "../factors/FactorKind.js"
 import { FactorsRepo } from "../factors/FactorsRepo.js"
 import { qrCodeSvg, TOTP_SECRET_BYTES, totpSecret, verifyTotp } from "../factors/Totp.js"
 
 const invalidCode = AuthError.of(422, "mfa_verification_failed", "Invalid TOTP code entered")
-
-/** GoTrue's check before any switch: TOTP and phone verifications need a code. */
-export const requireCode = ({ code }: { readonly code: string }): Effect.Effect<void, AuthError> =>
-  code === "" ? Effect.fail(AuthError.validation("Code needs to be non-empty")) : Effect.void
 
 /**
  * The TOTP factor (GoTrue's parameters: SHA-1, 6 digits, 30 s, ±1 step). Beyond GoTrue, a code is accepted once per

@@ -307,6 +307,8 @@ describe("second factors (issue 27)", () => {
         const { session } = yield* signUp()
         const bearer = session.access_token
         const factor = yield* enrollTotp(bearer)
+        // A TOTP challenge reads no body (a phone one needs JSON).
+        expect((yield* request(`/factors/${factor.id}/challenge`, { method: "POST", bearer })).status).toBe(200)
         const id = yield* challengeId(bearer, factor.id)
         expectError(yield* verify(bearer, factor.id, { challenge_id: id }), 400, "validation_failed", "Code needs to be non-empty")
         expectError(yield* verify(bearer, factor.id, { challenge_id: "nope", code: "123456" }), 400, "bad_json")

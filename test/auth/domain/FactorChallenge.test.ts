@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, FastCheck, Option } from "effect"
-import { challengeExpiresAt, isChallengeExpired, isTotpReplay, verifyLockout } from "../../../src/auth/domain/FactorChallenge.js"
+import { Duration, Effect, FastCheck, Option } from "effect"
+import { challengeExpiresAt, isChallengeExpired, isTotpReplay, requireCode, verifyLockout } from "../../../src/auth/domain/FactorChallenge.js"
 
 const instant = FastCheck.integer({ min: 0, max: 4_000_000_000_000 }).map((ms) => new Date(ms))
 const seconds = FastCheck.integer({ min: 300, max: 86_400 })
@@ -41,4 +41,13 @@ describe("the TOTP replay guard", () => {
   it.prop("accepts only steps after the last accepted one", [FastCheck.option(FastCheck.nat()), FastCheck.nat()], ([last, step]) => {
     expect(isTotpReplay(Option.fromNullable(last), step)).toBe(last !== null && step <= last)
   })
+})
+
+describe("requireCode", () => {
+  it.effect("an empty code is GoTrue's 400 validation_failed; any other passes", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(requireCode({ code: "" }))
+      expect([error.status, error.code, error.message]).toStrictEqual([400, "validation_failed", "Code needs to be non-empty"])
+      yield* requireCode({ code: "123456" })
+    }))
 })
