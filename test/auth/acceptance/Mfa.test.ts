@@ -501,6 +501,46 @@ describe("second factors (issue 27)", () => {
       }))
   })
 
+  acceptance({ AUTH_MAILER_AUTOCONFIRM: "true", AUTH_RATE_LIMIT_HEADER: "X-Forwarded-For" })((it) => {
+    const from = (ip: string) => ({ "x-forwarded-for": ip })
+
+    it.effect("behind RATE_LIMIT_HEADER: a challenge is bound to the client's address, and challenge and verify each have a bucket", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { session } = yield* signUp()
+        const bearer = session.access_token
+        const factor = yield* enrollTotp(bearer)
+        const made = yield* request(`/factors/${factor.id}/challenge`, { bearer, body: {}, headers: from("198.51.100.9") })
+        expect(made.status).toBe(200)
+        const [row] = yield* sql<{ ip: string }>`SELECT host(ip_address) AS ip FROM auth.mfa_challenges WHERE id = ${made.json.id}`
+        expect(row!.ip).toBe("198.51.100.9")
+        const elsewhere = yield* request(`/factors/${factor.id}/verify`, {
+          bearer, apiVersion: true, headers: from("198.51.100.10"), body: { challenge_id: made.json.id, code: totp(factor.secret) }
+        })
+        expectError(elsewhere, 422, "mfa_ip_address_mismatch")
+
+        // A header value that is no address never reaches the inet column: the connection's peer is stored instead.
+        const garbage = yield* request(`/factors/${factor.id}/challenge`, { bearer, body: {}, headers: from("not-an-address") })
+        expect(garbage.status).toBe(200)
+        const [peer] = yield* sql<{ ip: string }>`SELECT host(ip_address) AS ip FROM auth.mfa_challenges WHERE id = ${garbage.json.id}`
+        expect(["127.0.0.1", "::1", "::ffff:127.0.0.1"]).toContain(peer!.ip)
+
+        // MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: bursts of 30 per client.
+        const client = from("198.51.100.77")
+        for (let i = 0; i < 30; i++) {
+          expect((yield* request(`/factors/${factor.id}/challenge`, { bearer, body: {}, headers: client })).status).toBe(200)
+        }
+        const limited = yield* request(`/factors/${factor.id}/challenge`, { bearer, body: {}, headers: client, apiVersion: true })
+        expectError(limited, 429, "over_request_rate_limit", "Request rate limit reached")
+        expect(limited.headers.get("retry-after")).toMatch(/^[1-9][0-9]*$/)
+        // The verify bucket is its own.
+        const verified = yield* request(`/factors/${factor.id}/verify`, {
+          bearer, headers: from("198.51.100.9"), body: { challenge_id: made.json.id, code: totp(factor.secret) }
+        })
+        expect(verified.status).toBe(200)
+      }))
+  })
+
   acceptance({ AUTH_MAILER_AUTOCONFIRM: "true", AUTH_MFA_TOTP_VERIFY_ENABLED: "false" })((it) => {
     it.effect("switched off: phone enrolment (GoTrue's default), TOTP challenge and verify", () =>
       Effect.gen(function*() {
