@@ -252,6 +252,20 @@ describe("second factors (issue 27)", () => {
         expect(claims["aal"]).toBe("aal1")
         expect(claims["amr"].map((entry: { method: string }) => entry.method)).toEqual(["password"])
         expect(refreshed.json.user.factors).toMatchObject([{ id: unverified.id, status: "unverified" }])
+
+        // The audit log has GoTrue's entries for each step, with their traits.
+        const sql = yield* SqlClient.SqlClient
+        const entries = yield* sql<{ action: string; traits: Record<string, unknown> | null }>`
+          SELECT payload->>'action' AS action, payload->'traits' AS traits FROM auth.audit_log_entries
+          WHERE payload->>'actor_id' = ${raised.user.id} AND payload->>'log_type' = 'factor' ORDER BY created_at, id`
+        const parse = (traits: unknown) => (typeof traits === "string" ? JSON.parse(traits) : traits)
+        expect(entries.map((entry) => [entry.action, parse(entry.traits)])).toEqual([
+          ["factor_in_progress", { factor_id: factor.id }],
+          ["challenge_created", { factor_id: factor.id, factor_status: "unverified" }],
+          ["verification_attempted", { challenge_id: expect.any(String), factor_id: factor.id, factor_type: "totp" }],
+          ["factor_in_progress", { factor_id: unverified.id }],
+          ["factor_unenrolled", { factor_id: factor.id, factor_status: "verified" }]
+        ])
       }))
 
     it.effect("enrolment's errors, in GoTrue's order", () =>
