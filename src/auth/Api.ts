@@ -9,6 +9,8 @@ import { IdentitiesGroup } from "./external/IdentitiesApi.js"
 import { AUTH_PREFIX } from "./http/AuthPrefix.js"
 import { InviteGroup } from "./invite/InviteApi.js"
 import { LogoutGroup } from "./logout/LogoutApi.js"
+import { AdminFactorsGroup } from "./mfa/AdminFactorsApi.js"
+import { FactorsGroup } from "./mfa/FactorsApi.js"
 import { OtpGroup } from "./otp/OtpApi.js"
 import { AdminPasskeysGroup, PasskeysGroup } from "./passkeys/PasskeysApi.js"
 import { ProfileGroup } from "./profile/ProfileApi.js"
@@ -37,7 +39,9 @@ export class AuthApi extends AuthApiBase
   .add(ProfileGroup)
   .add(IdentitiesGroup)
   .add(LogoutGroup)
+  .add(FactorsGroup)
   .add(AdminUsersGroup)
+  .add(AdminFactorsGroup)
   .add(AdminLinksGroup)
   .add(InviteGroup)
   .add(AdminAuditGroup)

@@ -14,6 +14,7 @@ import { ExternalLive } from "./external/ExternalLive.js"
 import { InviteLive } from "./invite/InviteLive.js"
 import { RateLimits } from "./limits/RateLimits.js"
 import { LogoutLive } from "./logout/LogoutLive.js"
+import { MfaLive } from "./mfa/MfaLive.js"
 import { OtpLive } from "./otp/OtpLive.js"
 import { PasskeysLive } from "./passkeys/PasskeysLive.js"
 import { ProfileLive } from "./profile/ProfileLive.js"
@@ -49,6 +50,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     ResendLive,
     ProfileLive,
     LogoutLive,
+    MfaLive,
     AdminLive,
     InviteLive,
     PasskeysLive

@@ -77,6 +77,7 @@ layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM 
       const admin = (path: string) => path.startsWith("/admin/") || path === "/invite"
       expect(authenticated.filter((r) => !admin(r.path)).map((r) => `${r.method} ${r.path}`).sort())
         .toEqual([
+          "DELETE /factors/:factor_id",
           "DELETE /passkeys/:passkey_id",
           "DELETE /user/identities/:identity_id",
           "GET /passkeys",
@@ -84,6 +85,9 @@ layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM 
           "GET /user",
           "GET /user/identities/authorize",
           "PATCH /passkeys/:passkey_id",
+          "POST /factors",
+          "POST /factors/:factor_id/challenge",
+          "POST /factors/:factor_id/verify",
           "POST /logout",
           "POST /passkeys/registration/options",
           "POST /passkeys/registration/verify",

@@ -3,7 +3,6 @@ import { Schema } from "effect"
 import { AdminAuthenticated } from "../contract/AdminAuthenticated.js"
 import { AuthApiBase } from "../contract/AuthApiBase.js"
 import { InputString, OptionalEmail, OptionalObject, OptionalPhone, OptionalString, QueryParams } from "../contract/InputSchemas.js"
-import { JsonObject } from "../contract/JsonObject.js"
 import { User } from "../contract/User.js"
 import { AuthErrors } from "../http/AuthErrors.js"
 import { PageParam, PerPageParam } from "./PageParams.js"
@@ -70,12 +69,6 @@ export class AdminUsersGroup extends HttpApiGroup.make("adminUsers")
       .setPath(UserIdParam)
       .setPayload(AdminUserDeletePayload)
       .addSuccess(Schema.Struct({}))
-      .addError(NoSuchUser)
-  )
-  .add(
-    HttpApiEndpoint.get("listFactors", "/admin/users/:user_id/factors")
-      .setPath(UserIdParam)
-      .addSuccess(Schema.Array(JsonObject))
       .addError(NoSuchUser)
   )
   .middleware(AdminAuthenticated)

@@ -33,7 +33,4 @@ export const AdminUsersHttpLive = HttpApiBuilder.group(AdminUsersApi, "adminUser
       .handle("updateUser", ({ path, payload }) => Effect.flatMap(actor, (by) => admin.update(path.user_id, payload, by)))
       .handle("deleteUser", ({ path, payload }) =>
         Effect.flatMap(actor, (by) => Effect.as(admin.remove(path.user_id, payload?.should_soft_delete === true, by), {})))
-      // Until MFA exists a user has no factors: an empty list, so dashboards and auth-js keep working. The user is
-      // looked up first, as GoTrue's loadUser does: an unknown or deleted one is 404 user_not_found.
-      .handle("listFactors", ({ path }) => Effect.as(admin.get(path.user_id), []))
   }))

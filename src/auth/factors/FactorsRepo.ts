@@ -155,6 +155,12 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
         AND status = 'unverified' AND id <> ${factor.id}`
     }, Effect.orDie)
 
+    /** Deletes a user's unverified factors of a type but one (GoTrue does after every verification, not only the first). */
+    const removeUnverifiedOfType = Effect.fn("FactorsRepo.removeUnverifiedOfType")(function*(factor: FactorRow) {
+      yield* sql`DELETE FROM ${sql(t.mfa_factors)} WHERE user_id = ${factor.user_id} AND factor_type = ${factor.factor_type}
+        AND status = 'unverified' AND id <> ${factor.id}`
+    }, Effect.orDie)
+
     /** Records a WebAuthn sign-in's challenge data on a verified factor. */
     const noteWebAuthnChallenge = Effect.fn("FactorsRepo.noteWebAuthnChallenge")(function*(factorId: string, data: unknown, now: Date) {
       yield* sql`UPDATE ${sql(t.mfa_factors)} SET last_webauthn_challenge_data = ${asJson(data)}::jsonb, updated_at = ${now}
@@ -199,15 +205,15 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
     }, Effect.orDie)
 
     /**
-     * Counts a failed verification and answers whether the factor is now over `max` failures in the window that
-     * started at its first failure (a failure after the window starts a new one).
+     * Counts a failed verification and answers the count in the window that started at the first failure since the
+     * last success (a failure after the window starts a new one).
      */
     const recordFailure = Effect.fn("FactorsRepo.recordFailure")(function*(factorId: string, now: Date, windowStart: Date) {
       const [row] = yield* sql<{ failures: number }>`
         INSERT INTO ${sql(t.mfa_factor_attempts)} AS a (factor_id, failures, window_start) VALUES (${factorId}, 1, ${now})
         ON CONFLICT (factor_id) DO UPDATE SET
-          failures = CASE WHEN a.window_start < ${windowStart} THEN 1 ELSE a.failures + 1 END,
-          window_start = CASE WHEN a.window_start < ${windowStart} THEN ${now} ELSE a.window_start END
+          failures = CASE WHEN a.window_start < ${windowStart} OR a.failures = 0 THEN 1 ELSE a.failures + 1 END,
+          window_start = CASE WHEN a.window_start < ${windowStart} OR a.failures = 0 THEN ${now} ELSE a.window_start END
         RETURNING failures`
       return row!.failures
     }, Effect.orDie)
@@ -221,7 +227,22 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
     }, Effect.orDie)
 
     const clearFailures = Effect.fn("FactorsRepo.clearFailures")(function*(factorId: string) {
-      yield* sql`DELETE FROM ${sql(t.mfa_factor_attempts)} WHERE factor_id = ${factorId}`
+      yield* sql`UPDATE ${sql(t.mfa_factor_attempts)} SET failures = 0 WHERE factor_id = ${factorId}`
+    }, Effect.orDie)
+
+    /** The time step of the last TOTP code accepted for the factor (the replay guard), if any. */
+    const lastTotpStep = Effect.fn("FactorsRepo.lastTotpStep")(function*(factorId: string) {
+      const rows = yield* sql<{ last_totp_step: string | number | null }>`
+        SELECT last_totp_step FROM ${sql(t.mfa_factor_attempts)} WHERE factor_id = ${factorId}`
+      const step = rows[0]?.last_totp_step
+      return step === undefined || step === null ? Option.none<number>() : Option.some(Number(step))
+    }, Effect.orDie)
+
+    /** Records the time step of a TOTP code just accepted, so that it and earlier steps are refused from now on. */
+    const noteTotpStep = Effect.fn("FactorsRepo.noteTotpStep")(function*(factorId: string, step: number, now: Date) {
+      yield* sql`INSERT INTO ${sql(t.mfa_factor_attempts)} AS a (factor_id, failures, window_start, last_totp_step)
+        VALUES (${factorId}, 0, ${now}, ${step})
+        ON CONFLICT (factor_id) DO UPDATE SET failures = 0, last_totp_step = GREATEST(a.last_totp_step, ${step})`
     }, Effect.orDie)
 
     /** The periodic sweep: challenges and never-verified factors older than `before`. */
@@ -232,8 +253,8 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
 
     return {
       forUser, forUsers, lockForUser, insert, purgeAbandoned, removeUnverifiedPhone, remove, removeForUser, update,
-      markVerified, noteWebAuthnChallenge, insertChallenge, lockChallenge, markChallengeVerified, removeChallenge,
-      recordFailure, failures, clearFailures, sweep
+      markVerified, removeUnverifiedOfType, noteWebAuthnChallenge, insertChallenge, lockChallenge, markChallengeVerified, removeChallenge,
+      recordFailure, failures, clearFailures, lastTotpStep, noteTotpStep, sweep
     } as const
   })
 }) {}

@@ -119,7 +119,7 @@ const SESSION_LINKS: JsonObject = {
 const ADMIN_USER_LINKS: JsonObject = {
   GetUser: { operationId: "adminUsers.getUser", parameters: userIdOf },
   UpdateUser: { operationId: "adminUsers.updateUser", parameters: userIdOf },
-  ListFactors: { operationId: "adminUsers.listFactors", parameters: userIdOf },
+  ListFactors: { operationId: "adminFactors.listFactors", parameters: userIdOf },
   DeleteUser: { operationId: "adminUsers.deleteUser", parameters: userIdOf }
 }
 
@@ -168,6 +168,10 @@ const REQUEST_EXAMPLES: Readonly<Record<string, Readonly<Record<string, { summar
   "otp.magiclink": { email: { summary: "A magic link by mail", value: { email: "ada@example.com" } } },
   "recover.recover": { email: { summary: "A password reset by mail", value: { email: "ada@example.com" } } },
   "resend.resend": { signup: { summary: "The sign-up confirmation again", value: { type: "signup", email: "ada@example.com" } } },
+  "factors.enroll": {
+    totp: { summary: "A TOTP factor (an authenticator app)", value: { factor_type: "totp", friendly_name: "Phone app" } },
+    phone: { summary: "A phone factor (codes by text)", value: { factor_type: "phone", phone: "+15551234567" } }
+  },
   "profile.updateUser": { data: { summary: "New user metadata", value: { data: { name: "Ada Lovelace" } } } },
   "adminUsers.createUser": {
     confirmed: {

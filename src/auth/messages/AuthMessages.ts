@@ -36,6 +36,9 @@ export interface MessageToken {
 /** What a text is for: the verifyOtp type of its code, or a reauthentication nonce. */
 export type TextType = "sms" | "phone_change" | "reauthentication"
 
+/** Where an MFA text's code waits, as its facts name it: the mfa_challenges row whose id they carry. */
+export const MFA_CHALLENGE_COLUMN = "mfa_challenges.otp_code"
+
 /** The message's facts, handed to the Mailer or SmsSender beside it (the development outbox keeps them). */
 const factsOf = (type: string, sent: MessageToken, link: string | null): MessageFacts => ({
   type,
@@ -265,10 +268,38 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       return receipt.messageId
     })
 
+    /**
+     * Texts a phone factor's challenge code in the MFA_PHONE_TEMPLATE body. Unlike sign-in codes, SMS_TEST_OTP has no
+     * say here (GoTrue texts every MFA code), and the text counts against RATE_LIMIT_SMS_SENT like every other. A
+     * failure is GoTrue's 500 "error sending message". The facts name the challenge, which holds the code (the
+     * outbox shows the code without judging it: the challenge is not a users column).
+     */
+    const mfaText = Effect.fn("AuthMessages.mfaText")(function*(
+      phone: string,
+      code: string,
+      challenge: { readonly userId: string; readonly challengeId: string },
+      channel: TextChannel
+    ): Effect.fn.Return<void, AuthError> {
+      const about: MessageFacts = {
+        type: "mfa",
+        code,
+        link: null,
+        pending: { userId: challenge.userId, column: MFA_CHALLENGE_COLUMN, codeHash: challenge.challengeId }
+      }
+      yield* withinQuota(
+        "sms",
+        sms.send({ to: phone, body: renderSmsTemplate(config.mfa.phone.template, code), channel, code, about }).pipe(
+          Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", channel)),
+          Effect.tapError((error) => Effect.logError("could not send MFA SMS", error)),
+          Effect.mapError(() => AuthError.of(500, "unexpected_failure", "error sending message"))
+        )
+      )
+    })
+
     /** Waits until every posted mail has been delivered or given up. */
     const settled: Effect.Effect<void> = FiberSet.awaitEmpty(deliveries)
 
-    return { confirmation, invite, link, emailChange, reauthentication, smsOtp, text, settled } as const
+    return { confirmation, invite, link, emailChange, reauthentication, smsOtp, text, mfaText, settled } as const
   }),
   dependencies: [MailTemplates.Default, SendQuotaRepo.Default]
 }) {}

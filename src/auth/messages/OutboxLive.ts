@@ -1,7 +1,7 @@
 import { Clock, Effect, Layer, Option } from "effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { type KeptMessage, OUTBOX_CAPACITY, Outbox, type OutboxMessage } from "../../platform/mail/Outbox.js"
-import { sentCodeState } from "../domain/SentCodeState.js"
+import { isCodeColumn, sentCodeState } from "../domain/SentCodeState.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 import { type OutboxRow, OutboxRepo } from "./OutboxRepo.js"
@@ -40,7 +40,8 @@ export const OutboxLive: Layer.Layer<Outbox, never, OutboxRepo | UsersRepo | Aut
       const about = row.type === null || row.code === null || row.user_id === null || row.token_column === null || row.code_hash === null
         ? undefined
         : { type: row.type, code: row.code, link: row.link, pending: { userId: row.user_id, column: row.token_column, codeHash: row.code_hash } }
-      const state = about === undefined ? undefined : sentCodeState({
+      // Only a code waiting in a users column can be judged here; an MFA code waits in its challenge.
+      const state = about === undefined || !isCodeColumn(about.pending.column) ? undefined : sentCodeState({
         column: about.pending.column,
         codeHash: about.pending.codeHash,
         sentAt: row.sent_at,

@@ -8,7 +8,7 @@ import { Context, Effect, Layer } from "effect"
 export interface MessageFacts {
   /**
    * The kind of message: signup, invite, magiclink, recovery, email_change, sms, phone_change (each the type
-   * verifyOtp takes for its code), or reauthentication.
+   * verifyOtp takes for its code), reauthentication, or mfa (a phone factor's challenge code).
    */
   readonly type: string
   /** The one-time code the message carries. */

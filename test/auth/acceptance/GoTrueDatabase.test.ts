@@ -8,6 +8,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import * as OTPAuth from "otpauth"
 import { PostgresDatabase } from "../../../src/platform/sql/Database.js"
 import { migrate, readMigrations } from "../../../src/platform/sql/Migrator.js"
 import { gotrueManifest, loadGoTrueFixture, moveSentAtForward } from "../../support/GoTrueFixture.js"
@@ -118,11 +119,75 @@ describe.skipIf(Option.isNone(externalDatabaseUrl))("a database GoTrue v2.196 ma
 
     // Issue 27 (MFA): the checks that GoTrue's factors are honoured, on the same server, for whoever builds the routes to fill in.
     describe("MFA over GoTrue's factors (issue 27)", () => {
-      it.todo("lists mfa_user's verified TOTP factor (factor_id) in GET /user's factors, and mfa_unverified's as unverified")
-      it.todo("signs mfa_user in by password at aal1, with next level aal2 (manifest.users.mfa_user.aal1_note)")
+      const signIn = (user: { readonly email: string; readonly password: string }) =>
+        Effect.flatMap(ServerUrl, (url) =>
+          Effect.map(raw(url, "/token?grant_type=password", { body: { email: user.email, password: user.password } }), (response) => {
+            expect(response.status).toBe(200)
+            return response.json
+          }))
+
+      /** A code from the secret GoTrue stored, as the user's authenticator app shows it. */
+      const totp = (secret: string) =>
+        new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: "SHA1", digits: 6, period: 30 }).generate()
+
+      /** Challenges the factor and verifies `code` with the session's access token. */
+      const challengeAndVerify = (bearer: string, factorId: string, code: string) =>
+        Effect.gen(function*() {
+          const url = yield* ServerUrl
+          const challenge = yield* raw(url, `/factors/${factorId}/challenge`, { bearer, body: {} })
+          expect(challenge.status).toBe(200)
+          return yield* raw(url, `/factors/${factorId}/verify`, { bearer, body: { challenge_id: challenge.json.id, code } })
+        })
+
+      it.effect("lists mfa_user's verified TOTP factor (factor_id) in GET /user's factors, and mfa_unverified's as unverified", () =>
+        Effect.gen(function*() {
+          const url = yield* ServerUrl
+          const verified = yield* signIn(manifest.users.mfa_user)
+          const me = yield* raw(url, "/user", { bearer: verified.access_token })
+          expect(me.json.factors).toMatchObject([{ id: manifest.users.mfa_user.factor_id, factor_type: "totp", status: "verified" }])
+          const pending = yield* signIn(manifest.users.mfa_unverified)
+          expect(pending.user.factors).toMatchObject([{ id: manifest.users.mfa_unverified.factor_id, factor_type: "totp", status: "unverified" }])
+        }))
+
+      it.effect("signs mfa_user in by password at aal1, with next level aal2 (manifest.users.mfa_user.aal1_note)", () =>
+        Effect.gen(function*() {
+          const { client } = authClient(yield* ServerUrl)
+          const user = manifest.users.mfa_user
+          expect((yield* call(() => client.signInWithPassword({ email: user.email, password: user.password }))).error).toBeNull()
+          const level = yield* call(() => client.mfa.getAuthenticatorAssuranceLevel())
+          expect(level.data).toMatchObject({ currentLevel: "aal1", nextLevel: "aal2" })
+        }))
+
+      // Not yet: as above, a refresh token GoTrue issued is not found by its digest (the refresh-token issue).
       it.todo("refreshes mfa_user's aal2 session (aal2_refresh_token) and stays at aal2 with the totp amr")
-      it.todo("verifies a TOTP code made from manifest.users.mfa_user.totp_secret on a new challenge and steps the session up to aal2")
-      it.todo("finishes mfa_unverified's enrolment with a code from its totp_secret")
+
+      it.effect("verifies a TOTP code made from manifest.users.mfa_user.totp_secret on a new challenge and steps the session up to aal2", () =>
+        Effect.gen(function*() {
+          const user = manifest.users.mfa_user
+          const session = yield* signIn(user)
+          const verified = yield* challengeAndVerify(session.access_token, user.factor_id, totp(user.totp_secret))
+          expect(verified.status).toBe(200)
+          const claims = decodeJwt(verified.json.access_token).payload
+          expect(claims["aal"]).toBe("aal2")
+          expect(claims["amr"].map((entry: { method: string }) => entry.method)).toContain("totp")
+        }))
+
+      it.effect("finishes mfa_unverified's enrolment with a code from its totp_secret", () =>
+        Effect.gen(function*() {
+          const url = yield* ServerUrl
+          const user = manifest.users.mfa_unverified
+          const session = yield* signIn(user)
+          const code = totp(user.totp_secret)
+          const wrong = yield* challengeAndVerify(session.access_token, user.factor_id, String((Number(code) + 1) % 1_000_000).padStart(6, "0"))
+          expect(wrong.json).toMatchObject({ error_code: "mfa_verification_failed" })
+          const verified = yield* challengeAndVerify(session.access_token, user.factor_id, code)
+          expect(verified.status).toBe(200)
+          expect(decodeJwt(verified.json.access_token).payload["aal"]).toBe("aal2")
+          expect(verified.json.user.factors).toMatchObject([{ id: user.factor_id, status: "verified" }])
+          // At aal2 the factor GoTrue enrolled can be removed again.
+          const removed = yield* raw(url, `/factors/${user.factor_id}`, { method: "DELETE", bearer: verified.json.access_token })
+          expect(removed.json).toEqual({ id: user.factor_id })
+        }))
     })
   })
 })

@@ -1,0 +1,63 @@
+import { isIP } from "node:net"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { PlatformConfig } from "../../config/PlatformConfig.js"
+import { clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
+import { CurrentUser } from "../contract/CurrentUser.js"
+import { withSessionHeaders } from "../http/SessionHeaders.js"
+import { RateLimits } from "../limits/RateLimits.js"
+import { FactorsApi } from "./FactorsApi.js"
+import { Mfa } from "./Mfa.js"
+
+export const FactorsHttpLive = HttpApiBuilder.group(FactorsApi, "factors", (handlers) =>
+  Effect.gen(function*() {
+    const mfa = yield* Mfa
+    const limits = yield* RateLimits
+    const header = clientHeaderName((yield* PlatformConfig).api.clientHeader)
+
+    /**
+     * The client a challenge is bound to (mfa_challenges.ip_address, an inet): the audit log's client, by the rate
+     * limits' rule, when it is an address; else the connection's peer; else 0.0.0.0. A header a client can write
+     * must never put something that is not an address into the column.
+     */
+    const callerIp = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+      const client = requestClient(request, header)
+      if (client !== undefined && isIP(client) !== 0) return client
+      const peer = Option.getOrUndefined(request.remoteAddress)
+      return peer !== undefined && isIP(peer) !== 0 ? peer : "0.0.0.0"
+    })
+
+    return handlers
+      .handle("enroll", ({ payload }) =>
+        Effect.gen(function*() {
+          const answer = yield* mfa.enroll(yield* CurrentUser, {
+            factorType: payload.factor_type ?? "",
+            friendlyName: payload.friendly_name ?? "",
+            issuer: payload.issuer ?? "",
+            phone: payload.phone ?? ""
+          })
+          // The kind's keys are answered as it made them (their shapes are the kind's).
+          return HttpServerResponse.unsafeJson(answer)
+        }))
+      .handle("challenge", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentUser
+          const factor = yield* mfa.load(caller, path.factor_id)
+          yield* limits.check("factor_challenge")
+          const body = payload === null ? null : { channel: payload.channel, webauthn: payload.webauthn }
+          return HttpServerResponse.unsafeJson(yield* mfa.challenge(caller, factor, body, yield* callerIp))
+        }))
+      .handle("verify", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentUser
+          const factor = yield* mfa.load(caller, path.factor_id)
+          yield* limits.check("factor_verify")
+          const request = { challengeId: payload.challenge_id ?? "", code: payload.code ?? "", webauthn: payload.webauthn }
+          return yield* withSessionHeaders(mfa.verify(caller, factor, request, yield* callerIp))
+        }))
+      .handle("unenroll", ({ path }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentUser
+          return yield* mfa.unenroll(caller, yield* mfa.load(caller, path.factor_id))
+        }))
+  }))

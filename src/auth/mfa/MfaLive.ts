@@ -1,0 +1,33 @@
+import { Effect, Layer } from "effect"
+import type { FactorType } from "../domain/FactorRow.js"
+import { type FactorKind, FactorKinds } from "../factors/FactorKind.js"
+import { AdminAuthenticatedLive } from "../http/AdminAuthenticatedLive.js"
+import { AuthenticatedLive } from "../http/AuthenticatedLive.js"
+import { AdminFactorsHttpLive } from "./AdminFactorsHttp.js"
+import { ExpiredFactors } from "./ExpiredFactors.js"
+import { FactorsHttpLive } from "./FactorsHttp.js"
+import { Mfa } from "./Mfa.js"
+import { PhoneFactor } from "./PhoneFactor.js"
+import { TotpFactor } from "./TotpFactor.js"
+
+/**
+ * The registered factor kinds, by type. A type missing here answers as if its MFA_<TYPE>_* switches were off; the
+ * WebAuthn kind joins with its service in the list and its layer in the provide below.
+ */
+const FactorKindsLive = Layer.effect(
+  FactorKinds,
+  Effect.map(
+    Effect.all([TotpFactor, PhoneFactor]),
+    (kinds: ReadonlyArray<FactorKind>) => new Map<FactorType, FactorKind>(kinds.map((kind) => [kind.type, kind]))
+  )
+).pipe(Layer.provide([TotpFactor.Default, PhoneFactor.Default]))
+
+/**
+ * Second factors: the caller's factor routes behind the bearer check, the admin's behind the admin check, over the
+ * MFA service, and the periodic sweep of old challenges; the shared floors come from AuthHttp.
+ */
+export const MfaLive = Layer.mergeAll(FactorsHttpLive, AdminFactorsHttpLive).pipe(
+  Layer.provide([AuthenticatedLive, AdminAuthenticatedLive, Mfa.Default]),
+  Layer.provide(FactorKindsLive),
+  Layer.merge(ExpiredFactors.Default)
+)
