@@ -8,6 +8,7 @@ import { clientHeaderName, rateLimitKey, requestClient } from "../../platform/ht
 import { type RequestRate, requestRate } from "../../domain/RequestRate.js"
 import { overRequestRate } from "../domain/OverRequestRate.js"
 import { RateLimitsRepo } from "./RateLimitsRepo.js"
+import { sweepEvery } from "../../platform/process/SweepEvery.js"
 
 /**
  * The routes GoTrue puts behind a per-IP limiter, each with a bucket of its own even where several share one
@@ -93,12 +94,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
     // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,
     // whose clock runs behind, still counts on.
     const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => repo.sweep(now - Duration.toMillis(SWEEP_EVERY)))
-    yield* Effect.sleep(SWEEP_EVERY).pipe(
-      Effect.zipRight(sweep),
-      Effect.catchAllCause((cause) => Effect.logWarning("could not sweep the rate_limits table", cause)),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    yield* sweepEvery(SWEEP_EVERY, "the rate_limits table", sweep)
 
     const admit = (route: LimitedRoute, key: string) =>
       Effect.gen(function*() {

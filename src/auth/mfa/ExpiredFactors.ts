@@ -1,5 +1,6 @@
 import { Clock, Duration, Effect } from "effect"
 import { FactorsRepo } from "../factors/FactorsRepo.js"
+import { sweepEvery } from "../../platform/process/SweepEvery.js"
 
 /**
  * How long a challenge, and a factor never verified, is kept: a day, as GoTrue's cleanup. A challenge expires within
@@ -20,12 +21,7 @@ export class ExpiredFactors extends Effect.Service<ExpiredFactors>()("auth/Expir
       yield* repo.sweep(new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(FACTOR_RETENTION)))
     })
 
-    yield* Effect.sleep(SWEEP_EVERY).pipe(
-      Effect.zipRight(sweep()),
-      Effect.catchAllCause((cause) => Effect.logWarning("could not sweep old MFA challenges and unverified factors", cause)),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    yield* sweepEvery(SWEEP_EVERY, "old MFA challenges and unverified factors", sweep())
 
     return { sweep }
   }),

@@ -1,5 +1,6 @@
 import { Clock, Duration, Effect } from "effect"
 import { PasskeyCredentialsRepo } from "../webauthn/PasskeyCredentialsRepo.js"
+import { sweepEvery } from "../../platform/process/SweepEvery.js"
 
 /** How often each instance sweeps. */
 export const SWEEP_EVERY = Duration.minutes(10)
@@ -28,12 +29,7 @@ export class ExpiredPasskeyChallenges extends Effect.Service<ExpiredPasskeyChall
       }
     })
 
-    yield* Effect.sleep(SWEEP_EVERY).pipe(
-      Effect.zipRight(sweep()),
-      Effect.catchAllCause((cause) => Effect.logWarning("could not sweep expired webauthn_challenges rows", cause)),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    yield* sweepEvery(SWEEP_EVERY, "expired webauthn_challenges rows", sweep())
 
     return { sweep }
   }),

@@ -1,5 +1,6 @@
 import { Clock, Duration, Effect } from "effect"
 import { FlowStateRepo, type SweptFlows } from "./FlowStateRepo.js"
+import { sweepEvery } from "../../platform/process/SweepEvery.js"
 
 /**
  * How long a flow_state or oauth_client_states row is kept: GoTrue's cleanup drops them a day after they were made.
@@ -35,12 +36,7 @@ export class ExpiredFlows extends Effect.Service<ExpiredFlows>()("auth/ExpiredFl
       }
     })
 
-    yield* Effect.sleep(SWEEP_EVERY).pipe(
-      Effect.zipRight(sweep()),
-      Effect.catchAllCause((cause) => Effect.logWarning("could not sweep expired flow_state and oauth_client_states rows", cause)),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    yield* sweepEvery(SWEEP_EVERY, "expired flow_state and oauth_client_states rows", sweep())
 
     return { sweep }
   }),

@@ -4,6 +4,7 @@ import { requestRate } from "../../domain/RequestRate.js"
 import { IamError } from "../domain/IamError.js"
 import type { LoginBackoff } from "../domain/LoginBackoff.js"
 import { LoginThrottleRepo } from "../store/LoginThrottleRepo.js"
+import { sweepEvery } from "../../platform/process/SweepEvery.js"
 
 /** One sign-in attempt: the client it came from (undefined: none known, not counted) and the account it names. */
 export interface LoginAttempt {
@@ -51,12 +52,7 @@ export class LoginThrottle extends Context.Tag("iam/LoginThrottle")<LoginThrottl
       // A swept record changes no decision, so sweeping is only housekeeping; the margin keeps a record another
       // instance, whose clock runs behind, still counts on.
       const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => repo.sweep(now - Duration.toMillis(SWEEP_EVERY), backoff))
-      yield* Effect.sleep(SWEEP_EVERY).pipe(
-        Effect.zipRight(sweep),
-        Effect.catchAllCause((cause) => Effect.logWarning("iam: could not sweep the login throttle", cause)),
-        Effect.forever,
-        Effect.forkScoped
-      )
+      yield* sweepEvery(SWEEP_EVERY, "the IAM login throttle", sweep)
 
       const admit = Effect.fn("LoginThrottle.admit")(function*(attempt: LoginAttempt) {
         const now = yield* Clock.currentTimeMillis

@@ -1,0 +1,19 @@
+import { type Duration, Effect, type Scope } from "effect"
+
+/**
+ * Runs `sweep` every `interval` for as long as the scope lives, on each instance: the clean-ups of tables that would
+ * otherwise only grow (expired flows, challenges, refilled rate-limit buckets). A sweep that fails is logged and the
+ * next one comes at the next interval: no sweep decides an answer, so a missed one costs only space.
+ */
+export const sweepEvery = <A, E, R>(
+  interval: Duration.DurationInput,
+  what: string,
+  sweep: Effect.Effect<A, E, R>
+): Effect.Effect<void, never, R | Scope.Scope> =>
+  Effect.sleep(interval).pipe(
+    Effect.zipRight(sweep),
+    Effect.catchAllCause((cause) => Effect.logWarning(`could not sweep ${what}`, cause)),
+    Effect.forever,
+    Effect.forkScoped,
+    Effect.asVoid
+  )
