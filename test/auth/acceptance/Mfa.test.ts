@@ -448,6 +448,29 @@ describe("second factors (issue 27)", () => {
         expect(refreshed.json.user.factors).toBeUndefined()
       }))
 
+    it.effect("admin user routes never touch factors silently: an update keeps them, a soft delete drops them", () =>
+      Effect.gen(function*() {
+        const { email, factor, raised } = yield* mfaUser
+        const userId = raised.user.id
+        const shown = yield* adminRequest(`/admin/users/${userId}`)
+        expect(shown.json.factors).toMatchObject([{ id: factor.id, status: "verified" }])
+        const updated = yield* adminRequest(`/admin/users/${userId}`, {
+          method: "PUT", body: { user_metadata: { plan: "pro" }, app_metadata: { role: "x" }, email_confirm: true }
+        })
+        expect(updated.status, updated.text).toBe(200)
+        expect(updated.json.factors).toMatchObject([{ id: factor.id, status: "verified" }])
+        // A new password ends the sessions but not the factor: the next sign-in still has aal2 to reach.
+        expect((yield* adminRequest(`/admin/users/${userId}`, { method: "PUT", body: { password: `${PASSWORD}-2` } })).status).toBe(200)
+        const again = yield* request("/token?grant_type=password", { body: { email, password: `${PASSWORD}-2` } })
+        expect(again.json.user.factors).toMatchObject([{ id: factor.id, status: "verified" }])
+        const listed = yield* adminRequest("/admin/users?per_page=100&filter=" + encodeURIComponent(email))
+        expect(listed.json.users.find((u: { id: string }) => u.id === userId).factors).toMatchObject([{ id: factor.id }])
+
+        const soft = yield* adminRequest(`/admin/users/${userId}`, { method: "DELETE", body: { should_soft_delete: true } })
+        expect(soft.status).toBe(200)
+        expect((yield* adminRequest(`/admin/users/${userId}/factors`)).json).toEqual([])
+      }))
+
     it.effect("admin: a phone factor's number must be E.164", () =>
       Effect.gen(function*() {
         const { session } = yield* signUp()
