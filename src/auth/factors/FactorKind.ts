@@ -24,7 +24,10 @@ export interface FactorKind {
    * challenge row with `challengeId`. A failure rolls the transaction back (nothing is stored).
    */
   readonly challenge: (input: ChallengeInput) => Effect.Effect<NewChallenge, AuthError>
-  /** What the verify body must carry for this type, checked before the verify switch (GoTrue: "Code needs to be non-empty"). */
+  /**
+   * What the verify body must carry for this type, checked before the verify switch (GoTrue: "Code needs to be
+   * non-empty"). A type whose checks GoTrue makes after its switch (WebAuthn) checks nothing while the switch is off.
+   */
   readonly checkVerifyRequest: (request: VerifyRequest) => Effect.Effect<void, AuthError>
   /**
    * Judges a response to a challenge that exists, is this caller's, is not spent and has not expired; the factor is

@@ -86,6 +86,16 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
+    /**
+     * The stored credentials of a user's verified WebAuthn factors, oldest first: GoTrue's user.WebAuthnCredentials(),
+     * which a registration excludes and an MFA login allows (any of them, whichever factor was challenged).
+     */
+    const verifiedWebAuthnCredentials = Effect.fn("FactorsRepo.verifiedWebAuthnCredentials")(function*(userId: string) {
+      return yield* sql<{ readonly id: string; readonly web_authn_credential: unknown }>`SELECT f.id, f.web_authn_credential
+        FROM ${sql(t.mfa_factors)} f WHERE f.user_id = ${userId} AND f.factor_type = 'webauthn' AND f.status = 'verified'
+        ORDER BY f.created_at, f.id`
+    }, Effect.orDie)
+
     const insert = Effect.fn("FactorsRepo.insert")(function*(factor: FactorInsert) {
       const [row] = yield* sql<FactorRow>`INSERT INTO ${sql(t.mfa_factors)} AS f ${sql.insert({
         id: factor.id,
@@ -252,7 +262,7 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
     }, Effect.orDie)
 
     return {
-      forUser, forUsers, lockForUser, insert, purgeAbandoned, removeUnverifiedPhone, remove, removeForUser, update,
+      forUser, forUsers, lockForUser, verifiedWebAuthnCredentials, insert, purgeAbandoned, removeUnverifiedPhone, remove, removeForUser, update,
       markVerified, removeUnverifiedOfType, noteWebAuthnChallenge, insertChallenge, lockChallenge, markChallengeVerified, removeChallenge,
       recordFailure, failures, clearFailures, lastTotpStep, noteTotpStep, sweep
     } as const

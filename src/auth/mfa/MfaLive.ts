@@ -3,6 +3,7 @@ import type { FactorType } from "../domain/FactorRow.js"
 import { type FactorKind, FactorKinds } from "../factors/FactorKind.js"
 import { AdminAuthenticatedLive } from "../http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "../http/AuthenticatedLive.js"
+import { WebAuthnFactor } from "../webauthn/WebAuthnFactor.js"
 import { AdminFactorsHttpLive } from "./AdminFactorsHttp.js"
 import { ExpiredFactors } from "./ExpiredFactors.js"
 import { FactorsHttpLive } from "./FactorsHttp.js"
@@ -10,17 +11,14 @@ import { Mfa } from "./Mfa.js"
 import { PhoneFactor } from "./PhoneFactor.js"
 import { TotpFactor } from "./TotpFactor.js"
 
-/**
- * The registered factor kinds, by type. A type missing here answers as if its MFA_<TYPE>_* switches were off; the
- * WebAuthn kind joins with its service in the list and its layer in the provide below.
- */
+/** The registered factor kinds, by type. A type missing here would answer as if its MFA_<TYPE>_* switches were off. */
 const FactorKindsLive = Layer.effect(
   FactorKinds,
   Effect.map(
-    Effect.all([TotpFactor, PhoneFactor]),
+    Effect.all([TotpFactor, PhoneFactor, WebAuthnFactor]),
     (kinds: ReadonlyArray<FactorKind>) => new Map<FactorType, FactorKind>(kinds.map((kind) => [kind.type, kind]))
   )
-).pipe(Layer.provide([TotpFactor.Default, PhoneFactor.Default]))
+).pipe(Layer.provide([TotpFactor.Default, PhoneFactor.Default, WebAuthnFactor.Default]))
 
 /**
  * Second factors: the caller's factor routes behind the bearer check, the admin's behind the admin check, over the
