@@ -115,7 +115,8 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
       const { user } = caller
       yield* notAnonymous(user)
       if (caller.sessionId === undefined) {
-        return yield* AuthError.of(500, "unexpected_failure", "A valid session and a registered user are required to enroll a factor")
+        // GoTrue answers 500; a token without a session is the caller's, not a server fault.
+        return yield* AuthError.of(403, "session_not_found", "A valid session and a registered user are required to enroll a factor")
       }
       const type = FACTOR_TYPES.find((t) => t === request.factorType)
       if (type === undefined) return yield* AuthError.validation("factor_type needs to be totp, phone, or webauthn")
@@ -202,7 +203,7 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
           : verifyDisabled(type))
       }
       const sessionId = caller.sessionId
-      if (sessionId === undefined) return yield* AuthError.of(500, "unexpected_failure", "Cannot read SessionId claim as UUID")
+      if (sessionId === undefined) return yield* AuthError.of(403, "session_not_found", "A factor raises a session: this token names none")
       const at = yield* now
       const windowStart = new Date(at.getTime() - Duration.toMillis(config.mfa.verifyFailureWindow))
 

@@ -28,10 +28,14 @@ export class TotpFactor extends Effect.Service<TotpFactor>()("auth/TotpFactor", 
         const chosen = issuer !== "" ? Option.some(issuer) : defaultIssuer(config.siteUrl)
         if (Option.isNone(chosen)) return yield* AuthError.of(500, "unexpected_failure", "site url is improperly formatted")
         const secret = totpSecret(yield* random.bytes(TOTP_SECRET_BYTES))
-        const uri = otpAuthUri({ issuer: chosen.value, account: user.email ?? "", secret })
-        if (Option.isNone(uri)) return yield* AuthError.of(500, "unexpected_failure", "Error generating QR Code")
+        // The account name the app shows under the issuer. GoTrue takes only the email and answers a phone-only user
+        // with 500 "Error generating QR Code"; the phone names that account as well.
+        const account = user.email !== null && user.email !== "" ? user.email : user.phone ?? ""
+        const uri = otpAuthUri({ issuer: chosen.value, account, secret })
+        if (Option.isNone(uri)) return yield* AuthError.validation("A TOTP factor needs an email address or a phone number to name its account")
+        // Only a client's issuer can make the URI too long for a QR code (GoTrue: 500).
         const svg = yield* qrCodeSvg(uri.value).pipe(
-          Effect.mapError(() => AuthError.of(500, "unexpected_failure", "Error generating QR Code"))
+          Effect.mapError(() => AuthError.validation("issuer is too long to fit in a QR code"))
         )
         return { secret, phone: null, answer: { totp: { qr_code: svg, secret, uri: uri.value } } }
       }),

@@ -2,7 +2,7 @@ import { Effect, Either } from "effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { AuthError } from "../domain/AuthError.js"
-import type { FactorKind, VerifyInput, VerifyRequest } from "../factors/FactorKind.js"
+import type { FactorKind, Verdict, VerifyInput, VerifyRequest } from "../factors/FactorKind.js"
 import { type ChallengeRow, FactorsRepo } from "../factors/FactorsRepo.js"
 import { type GoCredential, goCredentialJson, goCredentialOf, readGoCredential } from "./GoWebAuthnJson.js"
 import type { RelyingParty } from "./RelyingParty.js"
@@ -28,10 +28,14 @@ const goKind = (value: unknown): string =>
 // Built when a request fails, not before.
 const badJson = () => AuthError.of(400, "bad_json", "Could not parse request body as JSON: unexpected end of JSON input")
 const invalidResponse = () => AuthError.validation("Invalid credential_response")
-/** GoTrue's default handler's answer, for go-webauthn's own errors (a registration that does not verify). */
+/** A verified factor whose stored credential cannot be read: the server's fault, and the factor fails closed. */
 const unexpected = () => AuthError.of(500, "unexpected_failure", "Unexpected failure, please check server logs for more information")
-const requestFailed = () => AuthError.of(500, "unexpected_failure", "Failed to validate WebAuthn MFA response")
-const failedAs = (ceremony: Ceremony) => (ceremony === "create" ? unexpected() : requestFailed())
+/**
+ * A response that does not verify. GoTrue answers 500 (its default handler for a registration, "Failed to validate
+ * WebAuthn MFA response" for a login), which auth-js takes for a server fault worth retrying. It is the client's
+ * answer that failed, so here it is the 422 a wrong TOTP or phone code gets, with GoTrue's login message for both.
+ */
+const responseFailed = () => AuthError.of(422, "mfa_verification_failed", "Failed to validate WebAuthn MFA response")
 
 const rejected = (error: AuthError) => ({ _tag: "Rejected", error }) as const
 
@@ -60,12 +64,12 @@ const lastChallengeData = (challenge: ChallengeRow, answer: Answer) => ({
   credential_response: answer.credential_response
 })
 
-/** A refusal of the floor: not a credential response at all (400), or one that does not verify (the ceremony's 500). */
-const judged = (ceremony: Ceremony) => (failed: WebAuthnVerificationFailed) =>
+/** A refusal of the floor: not a credential response at all (400), or one that does not verify (422). */
+const judged = (failed: WebAuthnVerificationFailed): Effect.Effect<Verdict, AuthError> =>
   // Why, for the trace only: the client is told as little as GoTrue tells it.
   Effect.zipRight(
     Effect.annotateCurrentSpan("webauthn.refusal", failed.detail),
-    failed.kind === "malformed" ? Effect.fail(invalidResponse()) : Effect.succeed(rejected(failedAs(ceremony)))
+    failed.kind === "malformed" ? Effect.fail(invalidResponse()) : Effect.succeed(rejected(responseFailed()))
   )
 
 /**
@@ -132,12 +136,12 @@ export class WebAuthnFactor extends Effect.Service<WebAuthnFactor>()("auth/WebAu
       const response = answer.credential_response
       yield* checkAssertionShape(response)
       const handle = assertionUserHandle(response)
-      if (handle !== undefined && handle.toLowerCase() !== input.user.id) return rejected(requestFailed())
+      if (handle !== undefined && handle.toLowerCase() !== input.user.id) return rejected(responseFailed())
       const id = assertionCredentialId(response)
       const credential = id === undefined
         ? undefined
         : (yield* credentialsOf(input.user.id)).find((known) => Buffer.from(known.id).equals(Buffer.from(id)))
-      if (credential === undefined) return rejected(requestFailed())
+      if (credential === undefined) return rejected(responseFailed())
       // GoTrue leaves an MFA credential's sign count as registered, so the stored one is checked and never moved.
       yield* verifyAuthentication(rp, challenge, {
         id: credential.id,
@@ -192,7 +196,7 @@ export class WebAuthnFactor extends Effect.Service<WebAuthnFactor>()("auth/WebAu
         const challenge = sessionChallenge(input.challenge.web_authn_session_data)
         if (answer.type === ceremony && challenge !== undefined) {
           return yield* (ceremony === "create" ? verifyCreate(input, answer, challenge) : verifyRequest(input, answer, challenge)).pipe(
-            Effect.catchTag("WebAuthnVerificationFailed", judged(ceremony))
+            Effect.catchTag("WebAuthnVerificationFailed", judged)
           )
         }
         // Read as the body's type first, as GoTrue parses it: what is no credential response at all is a bad request.
@@ -200,8 +204,8 @@ export class WebAuthnFactor extends Effect.Service<WebAuthnFactor>()("auth/WebAu
           ? Effect.asVoid(verifyRegistration(rp, challenge ?? "", answer.credential_response))
           : checkAssertionShape(answer.credential_response)
         return yield* parsed.pipe(Effect.matchEffect({
-          onFailure: judged(answer.type),
-          onSuccess: () => Effect.succeed(rejected(failedAs(answer.type)))
+          onFailure: judged,
+          onSuccess: () => Effect.succeed(rejected(responseFailed()))
         }))
       }),
       spentChallenge: "delete",

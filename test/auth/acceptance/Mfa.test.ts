@@ -591,4 +591,30 @@ describe("second factors (issue 27)", () => {
         expectError(yield* verify(bearer, factor.id, { challenge_id: randomUUID() }), 400, "validation_failed", "Code needs to be non-empty")
       }))
   })
+
+  acceptance({ AUTH_MAILER_AUTOCONFIRM: "true", AUTH_EXTERNAL_PHONE_ENABLED: "true", AUTH_SMS_AUTOCONFIRM: "true" })((it) => {
+    it.effect("where GoTrue answers 500, a client's mistake is a 4xx: a phone-only user, a huge issuer, a token without a session", () =>
+      Effect.gen(function*() {
+        // A phone-only user's TOTP names the account by the phone (GoTrue: 500 "Error generating QR Code").
+        const phone = uniquePhone()
+        const signedUp = yield* request("/signup", { body: { phone, password: PASSWORD } })
+        expect(signedUp.status, signedUp.text).toBe(200)
+        const bearer = (signedUp.json as Signed).access_token
+        const enrolled = yield* enroll(bearer, { factor_type: "totp", friendly_name: "app" })
+        expect(enrolled.status, enrolled.text).toBe(200)
+        expect(enrolled.json.totp.uri).toContain(`:${phone.slice(1)}?`)
+        // An issuer no QR code can hold.
+        expectError(yield* enroll(bearer, { factor_type: "totp", friendly_name: "long", issuer: "x".repeat(4000) }),
+          400, "validation_failed", "issuer is too long to fit in a QR code")
+        // A token the server signed but that names no session (an app minting its own): nothing to raise.
+        const config = yield* AuthConfig
+        const userId = (signedUp.json as Signed).user.id
+        const sessionless = signHs256({
+          sub: userId, aud: "authenticated", role: "authenticated", iat: nowSeconds(), exp: nowSeconds() + 600
+        }, Redacted.value(config.jwt.secret))
+        expectError(yield* enroll(sessionless, { factor_type: "totp", friendly_name: "none" }), 403, "session_not_found")
+        const id = yield* challengeId(bearer, enrolled.json.id)
+        expectError(yield* verify(sessionless, enrolled.json.id, { challenge_id: id, code: "123456" }), 403, "session_not_found")
+      }))
+  })
 })

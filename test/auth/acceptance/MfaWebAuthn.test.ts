@@ -13,7 +13,7 @@ import { readGoCredential } from "../../../src/auth/webauthn/GoWebAuthnJson.js"
 import { GOTRUE_ALGORITHMS } from "../../../src/auth/webauthn/WebAuthnOptions.js"
 import { SoftwareAuthenticator } from "../../support/SoftwareAuthenticator.js"
 import { ServerUrl } from "../../support/TestServer.js"
-import { acceptance, decodeJwt, expectingErrors, PASSWORD, raw, type RawRequest, uniqueEmail, versionedError } from "./AcceptanceKit.js"
+import { acceptance, decodeJwt, PASSWORD, raw, type RawRequest, uniqueEmail, versionedError } from "./AcceptanceKit.js"
 
 const ORIGIN = "http://localhost:3000"
 const AAGUID = "ee882879-721c-4913-9775-3dfcce97072a"
@@ -217,8 +217,8 @@ describe("the WebAuthn second factor (issue 27)", () => {
         expectError(yield* verify(second.access_token, factorId, answer(login.json.id, "request", assertion)),
           422, "mfa_factor_not_found", "MFA factor with the provided challenge ID not found")
         const fresh = yield* challenged(second.access_token, factorId)
-        const replayed = yield* expectingErrors(verify(second.access_token, factorId, answer(fresh.id, "request", assertion)))
-        expectError(replayed, 500, "unexpected_failure", "Failed to validate WebAuthn MFA response")
+        const replayed = yield* verify(second.access_token, factorId, answer(fresh.id, "request", assertion))
+        expectError(replayed, 422, "mfa_verification_failed", "Failed to validate WebAuthn MFA response")
         // The new challenge is still there to be answered properly.
         const proper = yield* verify(second.access_token, factorId, answer(fresh.id, "request", authenticator.authenticate(ORIGIN, fresh.webauthn.credential_options)))
         expect(proper.status, proper.text).toBe(200)
@@ -254,20 +254,20 @@ describe("the WebAuthn second factor (issue 27)", () => {
         }
         expect(yield* failuresOf(factor.id)).toBe(0)
 
-        // A registration made for another challenge, or on a page of another origin: GoTrue's registration failure.
+        // A registration made for another challenge, or on a page of another origin: refused as a wrong code is (GoTrue: 500).
         const second = yield* challenged(bearer, factor.id)
         const forSecond = authenticator.register(ORIGIN, second.webauthn.credential_options)
-        yield* expectingErrors(Effect.gen(function*() {
+        {
           expectError(yield* verify(bearer, factor.id, answer(first.id, "create", forSecond)),
-            500, "unexpected_failure", "Unexpected failure, please check server logs for more information")
+            422, "mfa_verification_failed", "Failed to validate WebAuthn MFA response")
           const elsewhere = new SoftwareAuthenticator().register("http://localhost:4000", first.webauthn.credential_options)
           expectError(yield* verify(bearer, factor.id, answer(first.id, "create", elsewhere)),
-            500, "unexpected_failure", "Unexpected failure, please check server logs for more information")
+            422, "mfa_verification_failed", "Failed to validate WebAuthn MFA response")
           // An assertion cannot finish a registration (GoTrue would check it against the user's other keys).
           const assertionShaped = { ...forSecond, response: { clientDataJSON: forSecond.response.clientDataJSON, authenticatorData: "AAAA", signature: "AAAA" } }
           expectError(yield* verify(bearer, factor.id, answer(first.id, "request", assertionShaped)),
-            500, "unexpected_failure", "Failed to validate WebAuthn MFA response")
-        }))
+            422, "mfa_verification_failed", "Failed to validate WebAuthn MFA response")
+        }
         // Each refusal of a real response counts toward the factor's failure limit.
         expect(yield* failuresOf(factor.id)).toBe(3)
         expect((yield* storedFactor(factor.id)).status).toBe("unverified")
@@ -278,8 +278,8 @@ describe("the WebAuthn second factor (issue 27)", () => {
         expect(yield* failuresOf(factor.id)).toBe(0)
         // The other challenge, once made for the unverified factor, now cannot register a second key on it.
         const again = new SoftwareAuthenticator().register(ORIGIN, first.webauthn.credential_options)
-        const late = yield* expectingErrors(verify((done.json as Signed).access_token, factor.id, answer(first.id, "create", again)))
-        expectError(late, 500, "unexpected_failure", "Unexpected failure, please check server logs for more information")
+        const late = yield* verify((done.json as Signed).access_token, factor.id, answer(first.id, "create", again))
+        expectError(late, 422, "mfa_verification_failed", "Failed to validate WebAuthn MFA response")
       }))
 
     it.effect("a second key: the verified one excluded from its registration; either key answers a login; no registration on a verified factor", () =>
@@ -329,8 +329,8 @@ describe("the WebAuthn second factor (issue 27)", () => {
             authenticatorSelection: {}
           }
         })
-        const refused = yield* expectingErrors(verify(third.access_token, first.factor.id, answer(loginAgain.id, "create", rogue)))
-        expectError(refused, 500, "unexpected_failure", "Unexpected failure, please check server logs for more information")
+        const refused = yield* verify(third.access_token, first.factor.id, answer(loginAgain.id, "create", rogue))
+        expectError(refused, 422, "mfa_verification_failed", "Failed to validate WebAuthn MFA response")
         // Nor with another user's key.
         const stranger = yield* signUp
         const strangerKey = new SoftwareAuthenticator()
@@ -340,8 +340,8 @@ describe("the WebAuthn second factor (issue 27)", () => {
         const foreign = strangerKey.authenticate(ORIGIN, {
           publicKey: { ...loginAgain.webauthn.credential_options.publicKey, allowCredentials: theirs.webauthn.credential_options.publicKey.allowCredentials }
         })
-        const notHers = yield* expectingErrors(verify(third.access_token, first.factor.id, answer(loginAgain.id, "request", foreign)))
-        expectError(notHers, 500, "unexpected_failure", "Failed to validate WebAuthn MFA response")
+        const notHers = yield* verify(third.access_token, first.factor.id, answer(loginAgain.id, "request", foreign))
+        expectError(notHers, 422, "mfa_verification_failed", "Failed to validate WebAuthn MFA response")
         expect(decodeJwt(third.access_token).payload["aal"]).toBe("aal1")
       }))
 
