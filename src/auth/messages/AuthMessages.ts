@@ -271,7 +271,8 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     /**
      * Texts a phone factor's challenge code in the MFA_PHONE_TEMPLATE body. Unlike sign-in codes, SMS_TEST_OTP has no
      * say here (GoTrue texts every MFA code), and the text counts against RATE_LIMIT_SMS_SENT like every other. A
-     * failure is GoTrue's 500 "error sending message". The facts name the challenge, which holds the code (the
+     * failure is 422 sms_send_failed, as for every other text (GoTrue: 500 "error sending message", which auth-js
+     * would retry as a server fault). The facts name the challenge, which holds the code (the
      * outbox shows the code without judging it: the challenge is not a users column).
      */
     const mfaText = Effect.fn("AuthMessages.mfaText")(function*(
@@ -291,7 +292,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
         sms.send({ to: phone, body: renderSmsTemplate(config.mfa.phone.template, code), channel, code, about }).pipe(
           Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", channel)),
           Effect.tapError((error) => Effect.logError("could not send MFA SMS", error)),
-          Effect.mapError(() => AuthError.of(500, "unexpected_failure", "error sending message"))
+          Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
         )
       )
     })

@@ -9,15 +9,16 @@ import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, expect } from "@effect/vitest"
 import { createClient } from "@supabase/supabase-js"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect, Redacted, Ref, Schedule } from "effect"
 import * as OTPAuth from "otpauth"
 import { AuthConfig } from "../../../src/config/AuthConfig.js"
-import { ServerUrl } from "../../support/TestServer.js"
+import { ServerUrl, SmsOutage } from "../../support/TestServer.js"
 import {
   acceptance,
   adminJwt,
   call,
   decodeJwt,
+  expectingErrors,
   legacyError,
   nowSeconds,
   PASSWORD,
@@ -377,6 +378,15 @@ describe("second factors (issue 27)", () => {
 
         expectError(yield* request(`/factors/${factorId}/challenge`, { bearer, apiVersion: true, method: "POST" }), 400, "bad_json")
         expectError(yield* challenge(bearer, factorId, { channel: "pigeon" }), 400, "validation_failed")
+        // A text that cannot be sent is the 422 every other text gets (GoTrue: 500), and stores nothing.
+        const outage = yield* SmsOutage
+        const undelivered = yield* expectingErrors(Ref.set(outage, true).pipe(
+          Effect.zipRight(challenge(bearer, factorId, { channel: "sms" })),
+          Effect.ensuring(Ref.set(outage, false))
+        ))
+        expectError(undelivered, 422, "sms_send_failed")
+        expect(yield* sql`SELECT 1 FROM auth.mfa_challenges WHERE factor_id = ${factorId}`).toHaveLength(0)
+        expect(yield* sql`SELECT 1 FROM auth.mfa_factors WHERE id = ${factorId} AND last_challenged_at IS NULL`).toHaveLength(1)
         const id = yield* challengeId(bearer, factorId, { channel: "sms" })
         const code = yield* textedCode(digits)
         expect(code).toMatch(/^\d{6}$/)
