@@ -10,6 +10,7 @@ import {
   type RegistrationResponseJSON,
   WebAuthnEmulator
 } from "nid-webauthn-emulator"
+import { Effect } from "effect"
 
 /*
  * A software FIDO2 authenticator for tests, on nid-webauthn-emulator: ES256 keys, user presence and verification
@@ -110,3 +111,18 @@ export class SoftwareAuthenticator {
     this.saved = undefined
   }
 }
+
+/**
+ * Runs `use` with a fresh authenticator installed as the browser's at `origin` (what auth-js's WebAuthn helpers call),
+ * and takes it away afterwards, whatever `use` did.
+ */
+export const withAuthenticator = <A, E, R>(origin: string, use: (authenticator: SoftwareAuthenticator) => Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const authenticator = new SoftwareAuthenticator()
+      authenticator.install(origin)
+      return authenticator
+    }),
+    use,
+    (authenticator) => Effect.sync(() => authenticator.uninstall())
+  )

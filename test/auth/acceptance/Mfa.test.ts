@@ -8,7 +8,6 @@
 import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, expect } from "@effect/vitest"
-import { createClient } from "@supabase/supabase-js"
 import { Effect, Redacted, Ref, Schedule } from "effect"
 import * as OTPAuth from "otpauth"
 import { AuthConfig } from "../../../src/config/AuthConfig.js"
@@ -29,6 +28,7 @@ import {
   uniquePhone,
   versionedError
 } from "./AcceptanceKit.js"
+import { projectClient } from "../../support/SupabaseJs.js"
 
 const ENV = {
   AUTH_MAILER_AUTOCONFIRM: "true",
@@ -124,12 +124,6 @@ const textedCode = (phone: string) =>
     Effect.map((message) => message!.code)
   )
 
-/** supabase-js builds its realtime client eagerly and on Node 20 wants a WebSocket; no test here opens a channel. */
-class NoWebSocket {
-  constructor() {
-    throw new Error("realtime is not part of these tests")
-  }
-}
 
 const adminRequest = (path: string, options: RawRequest = {}) => request(path, { bearer: adminJwt(), apiVersion: true, ...options })
 
@@ -493,15 +487,8 @@ describe("second factors (issue 27)", () => {
 
     it.effect("supabase-js: enroll, challenge, verify, assurance levels, listFactors, challengeAndVerify, unenroll, admin", () =>
       Effect.gen(function*() {
-        const url = yield* ServerUrl
-        const config = yield* AuthConfig
-        const key = (role: string) => signHs256({ iss: "supabase", role, iat: nowSeconds() }, Redacted.value(config.jwt.secret))
-        const options = {
-          auth: { autoRefreshToken: false, persistSession: false, detectSessionInUrl: false },
-          realtime: { transport: NoWebSocket as never }
-        }
-        const supabase = createClient(url, key("anon"), options)
-        const admin = createClient(url, key("service_role"), options)
+        const supabase = yield* projectClient("anon")
+        const admin = yield* projectClient("service_role")
         const email = uniqueEmail("supabase-mfa")
         expect((yield* call(() => supabase.auth.signUp({ email, password: PASSWORD }))).error).toBeNull()
 
@@ -520,7 +507,7 @@ describe("second factors (issue 27)", () => {
         expect(listed.data!.totp.map((f) => f.id)).toEqual([factorId])
 
         // A fresh sign-in: aal1 now, aal2 possible; challengeAndVerify raises it.
-        const other = createClient(url, key("anon"), options)
+        const other = yield* projectClient("anon")
         expect((yield* call(() => other.auth.signInWithPassword({ email, password: PASSWORD }))).error).toBeNull()
         const low = yield* call(() => other.auth.mfa.getAuthenticatorAssuranceLevel())
         expect(low.data).toMatchObject({ currentLevel: "aal1", nextLevel: "aal2" })

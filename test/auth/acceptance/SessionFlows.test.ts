@@ -13,7 +13,6 @@ import {
   isAuthApiError,
   type Session
 } from "@supabase/auth-js"
-import { createClient } from "@supabase/supabase-js"
 import { Effect, Redacted } from "effect"
 import { AuthConfig } from "../../../src/config/AuthConfig.js"
 import { ServerUrl } from "../../support/TestServer.js"
@@ -33,6 +32,7 @@ import {
   uniquePhone,
   versionedError
 } from "./AcceptanceKit.js"
+import { supabaseClient } from "../../support/SupabaseJs.js"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -48,15 +48,6 @@ const watch = (client: GoTrueClient) => {
   return { events, ready: call(() => initial) }
 }
 
-/**
- * supabase-js builds its realtime client eagerly and, on Node 20, insists on a WebSocket constructor. These tests
- * never open a channel, so one that refuses to connect is enough.
- */
-class NoWebSocket {
-  constructor() {
-    throw new Error("realtime is not part of these tests")
-  }
-}
 
 /** A signed-in client for a new email user. */
 const signedIn = (url: string, email = uniqueEmail("user"), password = PASSWORD) =>
@@ -529,10 +520,7 @@ acceptance({
       // A project's anon key: a JWT with role anon and, like many in the wild, no exp; supabase-js sends it as
       // apikey and as the bearer until a user signs in, and calls the auth API under {url}/auth/v1.
       const anonKey = signHs256({ iss: "supabase", role: "anon", iat: nowSeconds() }, Redacted.value(config.jwt.secret))
-      const supabase = createClient(url, anonKey, {
-        auth: { autoRefreshToken: false, persistSession: false, detectSessionInUrl: false },
-        realtime: { transport: NoWebSocket as never }
-      })
+      const supabase = supabaseClient(url, anonKey)
       const events: Array<string> = []
       supabase.auth.onAuthStateChange((event) => void events.push(event))
       const email = uniqueEmail("supabase-js")

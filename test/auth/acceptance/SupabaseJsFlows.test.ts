@@ -4,30 +4,16 @@
  * a magic link, a passwordless sign-up by code, a password reset and a double-confirmed email change.
  */
 import { describe, expect } from "@effect/vitest"
-import { createClient, type SupabaseClient } from "@supabase/supabase-js"
-import { Effect, Redacted } from "effect"
-import { AuthConfig } from "../../../src/config/AuthConfig.js"
+import type { SupabaseClient } from "@supabase/supabase-js"
+import { Effect } from "effect"
 import { ServerUrl } from "../../support/TestServer.js"
-import { acceptance, call, codeIn, linkIn, mailTo, nowSeconds, PASSWORD, signHs256, uniqueEmail } from "./AcceptanceKit.js"
+import { acceptance, call, codeIn, linkIn, mailTo, PASSWORD, uniqueEmail } from "./AcceptanceKit.js"
+import { projectClient } from "../../support/SupabaseJs.js"
 
 const NEW_PASSWORD = "An0ther-Correct-Horse"
 
-/** supabase-js builds its realtime client eagerly and on Node 20 wants a WebSocket; no test here opens a channel. */
-class NoWebSocket {
-  constructor() {
-    throw new Error("realtime is not part of these tests")
-  }
-}
 
-const supabaseClient = Effect.gen(function*() {
-  const url = yield* ServerUrl
-  const config = yield* AuthConfig
-  const anonKey = signHs256({ iss: "supabase", role: "anon", iat: nowSeconds() }, Redacted.value(config.jwt.secret))
-  return createClient(url, anonKey, {
-    auth: { autoRefreshToken: false, persistSession: false, detectSessionInUrl: false },
-    realtime: { transport: NoWebSocket as never }
-  })
-})
+const supabaseClient = projectClient("anon")
 
 /** What a browser does with a mailed link: GET it, and hand the session in the redirect's fragment to the client. */
 const followLink = (supabase: SupabaseClient, link: URL) =>

@@ -4,52 +4,17 @@
  * verify) raises it to aal2; a fresh sign-in is aal1 with aal2 next, and `mfa.webauthn.authenticate` raises it.
  */
 import { describe, expect } from "@effect/vitest"
-import { createClient } from "@supabase/supabase-js"
-import { Effect, Redacted } from "effect"
-import { AuthConfig } from "../../../src/config/AuthConfig.js"
-import { SoftwareAuthenticator } from "../../support/SoftwareAuthenticator.js"
-import { ServerUrl } from "../../support/TestServer.js"
-import { acceptance, call, decodeJwt, nowSeconds, PASSWORD, signHs256, uniqueEmail } from "./AcceptanceKit.js"
+import { Effect } from "effect"
+import { withAuthenticator } from "../../support/SoftwareAuthenticator.js"
+import { acceptance, call, decodeJwt, PASSWORD, uniqueEmail } from "./AcceptanceKit.js"
+import { projectClient } from "../../support/SupabaseJs.js"
 
 const ORIGIN = "http://localhost:3000"
 const WEBAUTHN = { rpId: "localhost", rpOrigins: [ORIGIN] }
 
-/** supabase-js builds its realtime client eagerly and on Node 20 wants a WebSocket; no test here opens a channel. */
-class NoWebSocket {
-  constructor() {
-    throw new Error("realtime is not part of these tests")
-  }
-}
 
-let clients = 0
+const appClient = projectClient("anon")
 
-const appClient = Effect.gen(function*() {
-  const url = yield* ServerUrl
-  const config = yield* AuthConfig
-  return createClient(url, signHs256({ iss: "supabase", role: "anon", iat: nowSeconds() }, Redacted.value(config.jwt.secret)), {
-    auth: {
-      persistSession: false,
-      autoRefreshToken: false,
-      detectSessionInUrl: false,
-      // While the authenticator is installed auth-js believes it is in a browser, where clients sharing a storage key
-      // warn; each client here is its own app.
-      storageKey: `sb-mfa-webauthn-test-${++clients}`
-    },
-    realtime: { transport: NoWebSocket as never }
-  })
-})
-
-/** The authenticator as the page's browser's, for the length of one test. */
-const withAuthenticator = <A, E, R>(use: (authenticator: SoftwareAuthenticator) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const authenticator = new SoftwareAuthenticator()
-      authenticator.install(ORIGIN)
-      return authenticator
-    }),
-    use,
-    (authenticator) => Effect.sync(() => authenticator.uninstall())
-  )
 
 describe("supabase-js: the WebAuthn second factor", () => {
   acceptance({
@@ -60,7 +25,7 @@ describe("supabase-js: the WebAuthn second factor", () => {
     AUTH_WEBAUTHN_RP_ORIGINS: ORIGIN
   })((it) => {
     it.effect("mfa.webauthn.register raises the session; a new sign-in is aal1 until mfa.webauthn.authenticate", () =>
-      withAuthenticator(() =>
+      withAuthenticator(ORIGIN, () =>
         Effect.gen(function*() {
           const app = yield* appClient
           const email = uniqueEmail("sjs-mfa-webauthn")

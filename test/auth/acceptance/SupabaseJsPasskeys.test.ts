@@ -4,56 +4,26 @@
  * client, the passkey list, rename and delete, the admin list and delete, and a replayed challenge refused.
  */
 import { describe, expect } from "@effect/vitest"
-import { createClient, type SupabaseClient } from "@supabase/supabase-js"
+import type { SupabaseClient } from "@supabase/supabase-js"
 import { Effect, Redacted } from "effect"
 import { AuthConfig } from "../../../src/config/AuthConfig.js"
 import { ServerUrl } from "../../support/TestServer.js"
-import { SoftwareAuthenticator } from "../../support/SoftwareAuthenticator.js"
+import { withAuthenticator } from "../../support/SoftwareAuthenticator.js"
 import { acceptance, adminJwt, call, decodeJwt, nowSeconds, PASSWORD, raw, signHs256, uniqueEmail } from "./AcceptanceKit.js"
+import { supabaseClient } from "../../support/SupabaseJs.js"
 
 const ORIGIN = "http://localhost:3000"
 
-/** supabase-js builds its realtime client eagerly and on Node 20 wants a WebSocket; no test here opens a channel. */
-class NoWebSocket {
-  constructor() {
-    throw new Error("realtime is not part of these tests")
-  }
-}
-
-let clients = 0
 
 const clientWith = (key: (secret: string) => string) =>
   Effect.gen(function*() {
-    const url = yield* ServerUrl
     const config = yield* AuthConfig
-    return createClient(url, key(Redacted.value(config.jwt.secret)), {
-      auth: {
-        persistSession: false,
-        autoRefreshToken: false,
-        detectSessionInUrl: false,
-        experimental: { passkey: true },
-        // While the authenticator is installed auth-js believes it is in a browser, where clients sharing a storage
-        // key warn; each client here is its own app.
-        storageKey: `sb-passkeys-test-${++clients}`
-      },
-      realtime: { transport: NoWebSocket as never }
-    })
+    return supabaseClient(yield* ServerUrl, key(Redacted.value(config.jwt.secret)), { experimental: { passkey: true } })
   })
 
 const appClient = clientWith((secret) => signHs256({ iss: "supabase", role: "anon", iat: nowSeconds() }, secret))
 const adminClient = clientWith(() => adminJwt())
 
-/** The authenticator as the page's browser's, for the length of one test. */
-const withAuthenticator = <A, E, R>(use: (authenticator: SoftwareAuthenticator) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const authenticator = new SoftwareAuthenticator()
-      authenticator.install(ORIGIN)
-      return authenticator
-    }),
-    use,
-    (authenticator) => Effect.sync(() => authenticator.uninstall())
-  )
 
 /** A confirmed user (made by the admin API) signed in with a password on an app client. */
 const signedIn = (tag: string) =>
@@ -82,7 +52,7 @@ describe("supabase-js passkeys", () => {
     AUTH_WEBAUTHN_RP_ORIGINS: ORIGIN
   })((it) => {
     it.effect("registerPasskey on a password session, then signInWithPasskey on a fresh client signs the same user in", () =>
-      withAuthenticator(() =>
+      withAuthenticator(ORIGIN, () =>
         Effect.gen(function*() {
           const { app, email, id } = yield* signedIn("sjs-pk")
           const passkey = yield* registered(app)
@@ -110,7 +80,7 @@ describe("supabase-js passkeys", () => {
     it.effect("passkey.list, update and delete; the admin lists and deletes a user's passkey", () =>
       Effect.gen(function*() {
         const { admin, app, id } = yield* signedIn("sjs-pk-manage")
-        const first = yield* withAuthenticator(() => registered(app))
+        const first = yield* withAuthenticator(ORIGIN, () => registered(app))
         const listed = yield* call(() => app.auth.passkey.list())
         expect(listed.error).toBeNull()
         expect(listed.data).toEqual([{ id: first.id, friendly_name: "Passkey", created_at: first.created_at }])
@@ -125,7 +95,7 @@ describe("supabase-js passkeys", () => {
         const missing = yield* call(() => app.auth.passkey.delete({ passkeyId: first.id }))
         expect(missing.error).toMatchObject({ status: 404, code: "validation_failed", message: "Passkey not found" })
 
-        const second = yield* withAuthenticator(() => registered(app))
+        const second = yield* withAuthenticator(ORIGIN, () => registered(app))
         const adminListed = yield* call(() => admin.auth.admin.passkey.listPasskeys({ userId: id }))
         expect(adminListed.error).toBeNull()
         expect(adminListed.data).toEqual([{ id: second.id, friendly_name: "Passkey", created_at: second.created_at }])
@@ -135,7 +105,7 @@ describe("supabase-js passkeys", () => {
       }))
 
     it.effect("a replayed challenge is refused with webauthn_challenge_not_found; a replayed assertion on a new one fails", () =>
-      withAuthenticator((authenticator) =>
+      withAuthenticator(ORIGIN, (authenticator) =>
         Effect.gen(function*() {
           const { app, id } = yield* signedIn("sjs-pk-replay")
           yield* registered(app)
