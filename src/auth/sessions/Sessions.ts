@@ -99,7 +99,12 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       sessionId: string,
       factor: FactorRow,
       now: Date
-    ): Effect.fn.Return<StartedSession> {
+    ): Effect.fn.Return<StartedSession, AuthError> {
+      // Locked first, as an exchange locks it: a sign-out racing the verification either ends the session before
+      // this reads it (and the verification is refused) or waits for it.
+      if (Option.isNone(yield* sessionsRepo.lockForRefresh(sessionId))) {
+        return yield* AuthError.of(403, "session_not_found", "Session from session_id claim in JWT does not exist")
+      }
       const amr = yield* sessionsRepo.stepUp(sessionId, METHOD_OF_FACTOR[factor.factor_type], factor.id, now)
       yield* tokens.revokeForSession(sessionId, now)
       const refreshToken = yield* insertToken(sessionId, factor.user_id, null, now)

@@ -143,3 +143,39 @@ layer(SessionsOverMemory({ AUTH_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: "false"
       expect(refusal(yield* Effect.either(sessions.refresh(child.refreshToken, at(3 + INTERVAL_S))))).toBe("issued")
     }))
 })
+
+layer(SessionsOverMemory())("a step-up over the in-memory repos", (it) => {
+  const factorOf = (userId: string) => ({
+    id: randomUUID(), user_id: userId, friendly_name: null, factor_type: "totp" as const, status: "verified" as const,
+    created_at: at(0), updated_at: at(0), phone: null, last_challenged_at: null, web_authn_aaguid: null,
+    last_webauthn_challenge_data: null
+  })
+
+  it.effect("raises the session: the factor's claim first, a new refresh token; the one held before is reuse and ends it", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const started = yield* signIn
+      const other = yield* sessions.start(started.user.id, "password", at(1))
+      const raised = yield* sessions.stepUp(started.sessionId, factorOf(started.user.id), at(2))
+      expect(raised.sessionId).toBe(started.sessionId)
+      expect(raised.amr.map((a) => a.method)).toEqual(["totp", "password"])
+      expect(raised.refreshToken).not.toBe(started.refreshToken)
+      // The user's other session was below aal2: it is gone.
+      expect(refusal(yield* Effect.either(sessions.refresh(other.refreshToken, at(3))))).toBe("refresh_token_not_found")
+      // The raised session's token works and keeps the claims.
+      const next = yield* sessions.refresh(raised.refreshToken, at(3))
+      expect(next.amr.map((a) => a.method)).toEqual(["totp", "password"])
+      // The aal1 token of before, even within the reuse interval, is reuse: the session ends.
+      expect(refusal(yield* Effect.either(sessions.refresh(started.refreshToken, at(4))))).toBe("refresh_token_already_used")
+      expect(refusal(yield* Effect.either(sessions.refresh(next.refreshToken, at(5))))).toBe("refresh_token_not_found")
+    }))
+
+  it.effect("a session that ended before the step-up is refused, not raised", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const started = yield* signIn
+      yield* sessions.logout(started.user.id, started.sessionId, "local")
+      const result = yield* Effect.either(sessions.stepUp(started.sessionId, factorOf(started.user.id), at(2)))
+      expect(refusal(result)).toBe("session_not_found")
+    }))
+})
