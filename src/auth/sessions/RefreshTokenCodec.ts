@@ -13,6 +13,17 @@ export const deriveRefreshToken = (key: Buffer, sessionId: string, rowId: string
 
 export const digestRefreshToken = (token: string): string => createHash("sha256").update(token).digest("hex")
 
+const GOTRUE_LEGACY = /^[a-z0-9]{12}$/
+
+/**
+ * GoTrue's classic refresh tokens: 12 random characters, stored as they are in refresh_tokens.token. A database
+ * adopted from GoTrue holds them for every session GoTrue started; Gatehouse's own rows hold 64-hex digests, so the
+ * two never collide, and a digest can never be presented as a legacy token (wrong length).
+ */
+export const isGoTrueLegacyToken = (token: string): boolean => GOTRUE_LEGACY.test(token)
+
 /** Shape check before any lookup: what deriveRefreshToken produces (and GoTrue's 12-character legacy tokens). */
-export const isWellFormedRefreshToken = (token: string): boolean =>
-  /^[A-Za-z0-9_-]{43}$/.test(token) || /^[a-z0-9]{12}$/.test(token)
+export const isWellFormedRefreshToken = (token: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(token) || isGoTrueLegacyToken(token)
+
+/** What refresh_tokens.token holds for a presented token: its digest, or a GoTrue legacy token itself. */
+export const refreshTokenLookupKey = (token: string): string => (isGoTrueLegacyToken(token) ? token : digestRefreshToken(token))

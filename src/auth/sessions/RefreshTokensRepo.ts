@@ -40,7 +40,7 @@ export interface RefreshTokensRepoShape {
    */
   readonly lockForExchange: (digest: string) => Effect.Effect<Option.Option<{
     readonly row: RefreshTokenRow
-    readonly current: Option.Option<{ readonly id: string; readonly parent: string | null }>
+    readonly current: Option.Option<{ readonly id: string; readonly token: string; readonly parent: string | null }>
     readonly nextId: string
   }>>
   /** Revokes a token and inserts its child, in one statement. */
@@ -97,17 +97,22 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
     }, Effect.orDie)
 
     const lockForExchange = Effect.fn("RefreshTokensRepo.lockForExchange")(function*(digest: string) {
-      const [row] = yield* sql<RefreshTokenRow & { current_id: string | null; current_parent: string | null; next_id: string }>`
+      const [row] = yield* sql<RefreshTokenRow & {
+        current_id: string | null
+        current_token: string | null
+        current_parent: string | null
+        next_id: string
+      }>`
         SELECT r.id::text AS id, r.token, r.user_id, r.revoked, r.updated_at, r.session_id,
-          c.id::text AS current_id, c.parent AS current_parent,
+          c.id::text AS current_id, c.token AS current_token, c.parent AS current_parent,
           nextval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'))::text AS next_id
         FROM ${sql(t.refresh_tokens)} r
-        LEFT JOIN LATERAL (SELECT id, parent FROM ${sql(t.refresh_tokens)}
+        LEFT JOIN LATERAL (SELECT id, token, parent FROM ${sql(t.refresh_tokens)}
           WHERE session_id = r.session_id AND revoked = false ORDER BY id DESC LIMIT 1) c ON true
         WHERE r.token = ${digest} FOR UPDATE OF r`
-      return Option.map(Option.fromNullable(row), ({ current_id, current_parent, next_id, ...token }) => ({
+      return Option.map(Option.fromNullable(row), ({ current_id, current_parent, current_token, next_id, ...token }) => ({
         row: token,
-        current: current_id === null ? Option.none() : Option.some({ id: current_id, parent: current_parent }),
+        current: current_id === null ? Option.none() : Option.some({ id: current_id, token: current_token!, parent: current_parent }),
         nextId: next_id
       }))
     }, Effect.orDie)
@@ -187,7 +192,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
           Option.fromNullable(
             all.filter((row) => row.session_id === sessionId && row.revoked === false)
               .sort((a, b) => Number(b.id) - Number(a.id))[0]
-          ).pipe(Option.map((row) => ({ id: row.id, parent: row.parent }))))
+          ).pipe(Option.map((row) => ({ id: row.id, token: row.token, parent: row.parent }))))
       const lock = (digest: string) => Effect.map(find(digest), Option.map(({ parent: _parent, ...row }) => row))
 
       return RefreshTokensRepo.make({

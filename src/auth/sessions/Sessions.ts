@@ -8,7 +8,14 @@ import type { FactorRow } from "../domain/FactorRow.js"
 import { type IdentityRow, isBanned, type UserRow } from "../domain/UserRow.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { decideRefresh, type RotationPolicy } from "../domain/RefreshRules.js"
-import { deriveRefreshToken, digestRefreshToken, isWellFormedRefreshToken, refreshTokenKey } from "./RefreshTokenCodec.js"
+import {
+  deriveRefreshToken,
+  digestRefreshToken,
+  isGoTrueLegacyToken,
+  isWellFormedRefreshToken,
+  refreshTokenKey,
+  refreshTokenLookupKey
+} from "./RefreshTokenCodec.js"
 import { RefreshTokensRepo } from "./RefreshTokensRepo.js"
 import { type AmrEntry, SessionsRepo } from "./SessionsRepo.js"
 import { AuthMetrics } from "../metrics/AuthMetrics.js"
@@ -114,6 +121,13 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       return { sessionId, refreshToken, user, identities, factors, amr }
     })
 
+    /**
+     * The session's current token, handed out again: derived from its row when Gatehouse issued it; stored as it is
+     * when GoTrue did (its legacy row holds the token itself, not a digest).
+     */
+    const childToken = (sessionId: string, current: { readonly id: string; readonly token: string }) =>
+      isGoTrueLegacyToken(current.token) ? current.token : deriveRefreshToken(key, sessionId, current.id)
+
     type Outcome =
       | { readonly _tag: "Issued"; readonly session: RefreshedSession }
       | { readonly _tag: "Refused"; readonly error: AuthError }
@@ -122,7 +136,9 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
     // a rotation is six statements (two locks, the user, the rotation, the session's writes, the audit entries).
     const exchange = (token: string, now: Date) =>
       Effect.gen(function*() {
-        const digest = digestRefreshToken(token)
+        // A session GoTrue started (an adopted database) presents GoTrue's own token, stored as it is; its child is
+        // Gatehouse's, so after one rotation the session is Gatehouse's.
+        const digest = refreshTokenLookupKey(token)
         // The session row is locked before the token row. Logout (DELETE on sessions, cascading to the tokens) and
         // reuse detection (which ends the session) lock in that order; locking the token first
         // deadlocked against both, and PostgreSQL aborted one side.
@@ -175,7 +191,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
                 identities,
                 factors,
                 sessionId: id,
-                refreshToken: deriveRefreshToken(key, id, Option.getOrThrow(current).id),
+                refreshToken: childToken(id, Option.getOrThrow(current)),
                 amr: yield* sessionsRepo.amr(id)
               }
             } as Outcome

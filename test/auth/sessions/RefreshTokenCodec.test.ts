@@ -4,7 +4,8 @@ import {
   deriveRefreshToken,
   digestRefreshToken,
   isWellFormedRefreshToken,
-  refreshTokenKey
+  refreshTokenKey,
+  refreshTokenLookupKey
 } from "../../../src/auth/sessions/RefreshTokenCodec.js"
 
 const secret = FastCheck.string({ minLength: 1, maxLength: 64 })
@@ -66,4 +67,13 @@ describe("RefreshTokenCodec", () => {
     const plausible = (base64url && s.length === 43) || (/^[a-z0-9]*$/.test(s) && s.length === 12)
     expect(isWellFormedRefreshToken(s)).toBe(plausible)
   })
+
+  it.prop("looks a Gatehouse token up by its digest and a GoTrue legacy token by itself; neither can stand for the other",
+    [secret, sessionId, rowId, FastCheck.stringMatching(/^[a-z0-9]{12}$/)], ([s, sid, row, legacy]) => {
+      const derived = deriveRefreshToken(refreshTokenKey(s), sid, row)
+      expect(refreshTokenLookupKey(derived)).toBe(digestRefreshToken(derived))
+      expect(refreshTokenLookupKey(legacy)).toBe(legacy)
+      // A stored digest (64 hex) is no well-formed token: it cannot be presented to find its row.
+      expect(isWellFormedRefreshToken(digestRefreshToken(derived))).toBe(false)
+    })
 })

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, Option } from "effect"
 import type { AuthError } from "../../../src/auth/domain/AuthError.js"
+import { RefreshTokensRepo } from "../../../src/auth/sessions/RefreshTokensRepo.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
 import { SessionsRepo } from "../../../src/auth/sessions/SessionsRepo.js"
 import { AuditLog } from "../../../src/auth/users/AuditLog.js"
@@ -177,5 +178,34 @@ layer(SessionsOverMemory())("a step-up over the in-memory repos", (it) => {
       yield* sessions.logout(started.user.id, started.sessionId, "local")
       const result = yield* Effect.either(sessions.stepUp(started.sessionId, factorOf(started.user.id), at(2)))
       expect(refusal(result)).toBe("session_not_found")
+    }))
+})
+
+layer(SessionsOverMemory())("a session GoTrue started, over the in-memory repos", (it) => {
+  it.effect("GoTrue's legacy tokens: the current one rotates to Gatehouse's; its parent, within the interval, gets GoTrue's child as stored", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const sessionsRepo = yield* SessionsRepo
+      const tokens = yield* RefreshTokensRepo
+      const { user } = yield* signIn
+      // What GoTrue left: a session whose first token (stored as it is) was rotated into a second at t=10.
+      const sessionId = randomUUID()
+      yield* sessionsRepo.insert({ id: sessionId, userId: user.id, now: at(0) })
+      yield* sessionsRepo.addAmr(sessionId, "password", at(0))
+      const first = yield* tokens.nextId()
+      yield* tokens.insert({ id: first, digest: "gotrue000001", userId: user.id, parent: null, sessionId, now: at(0) })
+      yield* tokens.rotate(first, { id: yield* tokens.nextId(), digest: "gotrue000002", userId: user.id, parent: "gotrue000001", sessionId, now: at(10) })
+
+      // The parent within the interval: GoTrue's child, as GoTrue stored it (it cannot be derived).
+      const retried = yield* sessions.refresh("gotrue000001", at(12))
+      expect(retried.refreshToken).toBe("gotrue000002")
+      expect(retried.amr.map((a) => a.method)).toEqual(["password"])
+      // The current one rotates into a Gatehouse token, and the session goes on from there.
+      const rotated = yield* sessions.refresh("gotrue000002", at(13))
+      expect(rotated.sessionId).toBe(sessionId)
+      expect(rotated.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/)
+      expect((yield* sessions.refresh(rotated.refreshToken, at(14))).sessionId).toBe(sessionId)
+      // GoTrue's first token, now past the interval: reuse, and the session ends.
+      expect(refusal(yield* Effect.either(sessions.refresh("gotrue000001", at(60))))).toBe("refresh_token_already_used")
     }))
 })
