@@ -60,6 +60,8 @@ export interface LockedSession {
   readonly not_after: Date | null
 }
 
+const NIL_INSTANCE = "00000000-0000-0000-0000-000000000000"
+
 /** The refresh_tokens table: trees of digests, one tree per session. */
 export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth/RefreshTokensRepo", {
   effect: Effect.gen(function*() {
@@ -74,6 +76,8 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
 
     const insert = Effect.fn("RefreshTokensRepo.insert")(function*(token: RefreshTokenInsert) {
       yield* sql`INSERT INTO ${sql(t.refresh_tokens)} ${sql.insert({
+        // GoTrue reads instance_id into a non-null UUID: NULL here would fail its every read of the row.
+        instance_id: NIL_INSTANCE,
         id: token.id,
         token: token.digest,
         user_id: token.userId,
@@ -123,6 +127,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
           UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${child.now} WHERE id = ${revokedId}
         )
         INSERT INTO ${sql(t.refresh_tokens)} ${sql.insert({
+        instance_id: NIL_INSTANCE,
         id: child.id,
         token: child.digest,
         user_id: child.userId,

@@ -79,6 +79,23 @@ const matchesFilter = (row: UserRow, filter: string): boolean => {
     .some((value) => value !== null && value.toLowerCase().includes(needle))
 }
 
+/**
+ * What a new user's token columns hold: "" and 0, as GoTrue writes them, never NULL. GoTrue reads these columns into
+ * plain strings (and the status into an int), and a NULL in any of them makes every query that loads the user fail
+ * ("Database error querying schema"): a database Gatehouse wrote to must stay readable by GoTrue.
+ */
+const NO_PENDING_TOKENS = {
+  confirmation_token: "",
+  recovery_token: "",
+  email_change_token_new: "",
+  email_change_token_current: "",
+  email_change: "",
+  email_change_confirm_status: 0,
+  phone_change: "",
+  phone_change_token: "",
+  reauthentication_token: ""
+} as const
+
 /** The table's generated confirmed_at: LEAST(email_confirmed_at, phone_confirmed_at), which skips NULLs. */
 const confirmedAt = (email: Date | null, phone: Date | null): Date | null =>
   email === null ? phone : phone === null ? email : email.getTime() <= phone.getTime() ? email : phone
@@ -198,7 +215,8 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
         raw_user_meta_data: sql.json(user.raw_user_meta_data),
         is_anonymous: user.is_anonymous,
         created_at: user.now,
-        updated_at: user.now
+        updated_at: user.now,
+        ...NO_PENDING_TOKENS
       })} RETURNING *`
       return row!
     }, unique)
@@ -298,14 +316,8 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
             encrypted_password: user.encrypted_password,
             email_confirmed_at: user.email_confirmed_at,
             invited_at: null,
-            confirmation_token: null,
             confirmation_sent_at: null,
-            recovery_token: null,
             recovery_sent_at: null,
-            email_change_token_new: null,
-            email_change: null,
-            email_change_token_current: "",
-            email_change_confirm_status: 0,
             email_change_sent_at: null,
             last_sign_in_at: null,
             raw_app_meta_data: user.raw_app_meta_data,
@@ -314,12 +326,10 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
             updated_at: user.now,
             phone: user.phone,
             phone_confirmed_at: user.phone_confirmed_at,
-            phone_change: "",
-            phone_change_token: "",
             phone_change_sent_at: null,
+            ...NO_PENDING_TOKENS,
             confirmed_at: confirmedAt(user.email_confirmed_at, user.phone_confirmed_at),
             banned_until: null,
-            reauthentication_token: "",
             reauthentication_sent_at: null,
             is_sso_user: false,
             deleted_at: null,
