@@ -25,6 +25,7 @@ import { PendingTokens } from "../users/PendingTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { Users } from "../users/Users.js"
 import { type UniqueViolation, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
+import { pathUser } from "../users/PathUser.js"
 
 export type AdminUserRequest = typeof AdminUserPayload.Type
 
@@ -51,7 +52,6 @@ const BCRYPT = /^\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}$/
 
 const emailExists = AuthError.of(422, "email_exists", "Email address already registered by another user")
 const phoneExists = AuthError.of(422, "phone_exists", "Phone number already registered by another user")
-const notFound = AuthError.of(404, "user_not_found", "User not found")
 
 const given = (value: string | null | undefined): string => value ?? ""
 
@@ -89,13 +89,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
         })
       )
 
-    /** A path's user_id: GoTrue answers a malformed one with 404, not 400. */
-    const userId = (raw: string): Effect.Effect<string, AuthError> =>
-      UUID.test(raw) ? Effect.succeed(raw.toLowerCase()) : Effect.fail(AuthError.of(404, "validation_failed", "user_id must be an UUID"))
-
-    const load = (raw: string): Effect.Effect<UserRow, AuthError> =>
-      Effect.flatMap(userId(raw), (id) =>
-        Effect.flatMap(users.findById(id), Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed })))
+    const load = (raw: string): Effect.Effect<UserRow, AuthError> => pathUser(users, raw)
 
     const email = (raw: string) => Either.mapLeft(parseEmail(raw), (problem) => AuthError.validation(emailProblemMessage[problem]))
     const phone = (raw: string) =>

@@ -243,6 +243,20 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     }
 
     /**
+     * Sends one text within RATE_LIMIT_SMS_SENT (a WhatsApp message counts as a text, as in GoTrue); a failure is
+     * 422 sms_send_failed, logged.
+     */
+    const deliverText = (to: string, body: string, channel: TextChannel, code: string, about: MessageFacts) =>
+      withinQuota(
+        "sms",
+        sms.send({ to, body, channel, code, about }).pipe(
+          Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", channel)),
+          Effect.tapError((error) => Effect.logError("could not send SMS", error)),
+          Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
+        )
+      )
+
+    /**
      * Texts the code in the SMS_TEMPLATE body; the answer is the provider's message id ("test-otp" for a test
      * number, as in GoTrue).
      */
@@ -256,15 +270,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       // Test numbers receive nothing, so they count against no quota: their code is known, and they work with no
       // provider configured.
       if (config.sms.testOtp.has(phone)) return "test-otp"
-      // A WhatsApp message counts as a text against RATE_LIMIT_SMS_SENT, as in GoTrue.
-      const receipt = yield* withinQuota(
-        "sms",
-        sms.send({ to: phone, body: renderSmsTemplate(config.sms.template, otp), channel, code: otp, about: factsOf(type, sent, null) }).pipe(
-          Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", channel)),
-          Effect.tapError((error) => Effect.logError("could not send SMS", error)),
-          Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
-        )
-      )
+      const receipt = yield* deliverText(phone, renderSmsTemplate(config.sms.template, otp), channel, otp, factsOf(type, sent, null))
       return receipt.messageId
     })
 
@@ -287,14 +293,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
         link: null,
         pending: { userId: challenge.userId, column: MFA_CHALLENGE_COLUMN, codeHash: challenge.challengeId }
       }
-      yield* withinQuota(
-        "sms",
-        sms.send({ to: phone, body: renderSmsTemplate(config.mfa.phone.template, code), channel, code, about }).pipe(
-          Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", channel)),
-          Effect.tapError((error) => Effect.logError("could not send MFA SMS", error)),
-          Effect.mapError((error) => AuthError.of(422, "sms_send_failed", `Error sending SMS: ${error.message}`))
-        )
-      )
+      yield* deliverText(phone, renderSmsTemplate(config.mfa.phone.template, code), channel, code, about)
     })
 
     /** Waits until every posted mail has been delivered or given up. */

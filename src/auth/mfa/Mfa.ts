@@ -20,6 +20,7 @@ import { SessionsRepo } from "../sessions/SessionsRepo.js"
 import { type AuditActor, AuditLog } from "../users/AuditLog.js"
 import { factorJson } from "../users/UserJson.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { pathUser } from "../users/PathUser.js"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const NIL_UUID = "00000000-0000-0000-0000-000000000000"
@@ -292,13 +293,7 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
       )
 
     /** GoTrue's loadUser, then loadFactor, for the admin routes. */
-    const loadUser = (rawUserId: string): Effect.Effect<UserRow, AuthError> =>
-      UUID.test(rawUserId)
-        ? Effect.flatMap(users.findById(rawUserId.toLowerCase()), Option.match({
-          onNone: () => Effect.fail(AuthError.of(404, "user_not_found", "User not found")),
-          onSome: Effect.succeed
-        }))
-        : Effect.fail(AuthError.of(404, "validation_failed", "user_id must be an UUID"))
+    const loadUser = (rawUserId: string) => pathUser(users, rawUserId)
 
     const loadUserFactor = (rawUserId: string, rawFactorId: string) =>
       Effect.gen(function*() {

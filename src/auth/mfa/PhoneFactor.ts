@@ -1,9 +1,9 @@
-import { timingSafeEqual } from "node:crypto"
 import { Effect, Either, Option } from "effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { AuthError } from "../domain/AuthError.js"
 import { requireCode } from "../domain/FactorChallenge.js"
+import { sameSecret } from "../domain/OtpToken.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
 import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import { textChannel } from "../domain/TextChannel.js"
@@ -12,13 +12,6 @@ import { FactorsRepo } from "../factors/FactorsRepo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
 
 const badJson = AuthError.of(400, "bad_json", "Could not parse request body as JSON: unexpected end of JSON input")
-
-/** A constant-time comparison, as GoTrue's subtle.ConstantTimeCompare: how long it takes says nothing of the code. */
-const sameCode = (stored: string, given: string): boolean => {
-  const a = Buffer.from(stored)
-  const b = Buffer.from(given)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
 
 /**
  * The phone factor: a numeric code of MFA_PHONE_OTP_LENGTH digits texted in MFA_PHONE_TEMPLATE, at most one text per
@@ -64,7 +57,8 @@ export class PhoneFactor extends Effect.Service<PhoneFactor>()("auth/PhoneFactor
       checkVerifyRequest: requireCode,
       verify: ({ challenge, code }) =>
         Effect.succeed(
-          challenge.otp_code !== null && challenge.otp_code !== "" && sameCode(challenge.otp_code, code)
+          // Constant time, as GoTrue's subtle.ConstantTimeCompare; an empty stored code never matches.
+          sameSecret(challenge.otp_code, code)
             ? { _tag: "Accepted", update: {} } as const
             : { _tag: "Rejected", error: AuthError.of(422, "mfa_verification_failed", "Invalid MFA Phone code entered") } as const
         ),

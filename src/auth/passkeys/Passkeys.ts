@@ -29,6 +29,7 @@ import {
   type RequestOptionsJson,
   sessionChallenge
 } from "../webauthn/WebAuthnOptions.js"
+import { pathUser } from "../users/PathUser.js"
 
 /** A passkey as GoTrue lists it: no name when it has none, no last use before the first sign-in. */
 export interface PasskeyItem {
@@ -291,14 +292,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("auth/Passkeys", {
       }))
     })
 
-    /** GoTrue's loadUser for the admin routes: a malformed id and an unknown user are both 404. */
-    const loadUser = (rawId: string): Effect.Effect<UserRow, AuthError> =>
-      UUID.test(rawId)
-        ? Effect.flatMap(users.findById(rawId.toLowerCase()), Option.match({
-          onNone: () => Effect.fail(AuthError.of(404, "user_not_found", "User not found")),
-          onSome: Effect.succeed
-        }))
-        : Effect.fail(AuthError.of(404, "validation_failed", "user_id must be an UUID"))
+    const loadUser = (rawUserId: string) => pathUser(users, rawUserId)
 
     const adminList = Effect.fn("Passkeys.adminList")(function*(rawUserId: string): Effect.fn.Return<ReadonlyArray<PasskeyItem>, AuthError> {
       const user = yield* loadUser(rawUserId)
