@@ -5,9 +5,10 @@ import { Transactions } from "../../platform/sql/Transactions.js"
 import type { CurrentUser } from "../contract/CurrentUser.js"
 import type { Factor } from "../contract/Factor.js"
 import type { Session } from "../contract/Session.js"
-import { METHOD_OF_FACTOR, needsAal2 } from "../domain/Assurance.js"
+import { METHOD_OF_FACTOR } from "../domain/Assurance.js"
 import { AuthError } from "../domain/AuthError.js"
 import { challengeExpiresAt, isChallengeExpired, verifyLockout } from "../domain/FactorChallenge.js"
+import { enrolmentRefusal } from "../domain/FactorEnrolment.js"
 import { FACTOR_TYPES, type FactorRow, type FactorType } from "../domain/FactorRow.js"
 import { overRequestRate } from "../domain/OverRequestRate.js"
 import { invalidPhoneMessage, normalizePhone } from "../domain/Phone.js"
@@ -130,17 +131,8 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
       // GoTrue's validateFactors: drop every user's abandoned enrolments, then judge this user's factors as they are now.
       yield* repo.purgeAbandoned(new Date(at.getTime() - Duration.toMillis(config.mfa.factorExpiry)))
       const factors = yield* repo.forUser(user.id)
-      if (factors.some((factor) => (factor.friendly_name ?? "") === request.friendlyName)) {
-        return yield* AuthError.of(422, "mfa_factor_name_conflict",
-          `A factor with the friendly name "${request.friendlyName}" for this user already exists`)
-      }
-      const verified = factors.filter((factor) => factor.status === "verified").length
-      if (factors.length >= config.mfa.maxEnrolledFactors || verified >= config.mfa.maxVerifiedFactors) {
-        return yield* AuthError.of(422, "too_many_enrolled_mfa_factors", "Maximum number of verified factors reached, unenroll to continue")
-      }
-      if (needsAal2(factors, caller.session?.aal)) {
-        return yield* AuthError.of(403, "insufficient_aal", "AAL2 required to enroll a new factor")
-      }
+      const refusal = enrolmentRefusal(factors, request.friendlyName, config.mfa, caller.session?.aal)
+      if (Option.isSome(refusal)) return yield* refusal.value
 
       const created = yield* kind.value.enroll({ ...base, factors })
       const id = yield* random.uuid()
