@@ -1,8 +1,7 @@
-import { isIP } from "node:net"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
-import { clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
+import { clientHeaderName, requestClientIp } from "../../platform/http/RateLimitKey.js"
 import { CurrentUser } from "../contract/CurrentUser.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
 import { RateLimits } from "../limits/RateLimits.js"
@@ -15,17 +14,8 @@ export const FactorsHttpLive = HttpApiBuilder.group(FactorsApi, "factors", (hand
     const limits = yield* RateLimits
     const header = clientHeaderName((yield* PlatformConfig).api.clientHeader)
 
-    /**
-     * The client a challenge is bound to (mfa_challenges.ip_address, an inet): the audit log's client, by the rate
-     * limits' rule, when it is an address; else the connection's peer; else 0.0.0.0. A header a client can write
-     * must never put something that is not an address into the column.
-     */
-    const callerIp = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
-      const client = requestClient(request, header)
-      if (client !== undefined && isIP(client) !== 0) return client
-      const peer = Option.getOrUndefined(request.remoteAddress)
-      return peer !== undefined && isIP(peer) !== 0 ? peer : "0.0.0.0"
-    })
+    /** The client a challenge is bound to (mfa_challenges.ip_address): the audit log's client, as an address. */
+    const callerIp = Effect.map(HttpServerRequest.HttpServerRequest, (request) => requestClientIp(request, header))
 
     return handlers
       .handle("enroll", ({ payload }) =>

@@ -1,5 +1,6 @@
 import type { HttpServerRequest } from "@effect/platform"
 import { Option } from "effect"
+import { isIP } from "node:net"
 
 /** Longer values are cut: an address is far shorter, and a key must fit the table's index whatever is sent. */
 export const MAX_RATE_LIMIT_KEY_LENGTH = 255
@@ -31,3 +32,15 @@ export const clientHeaderName = (setting: Option.Option<string>): string | undef
 /** clientAddress of a request: by `header` (RATE_LIMIT_HEADER, lower-cased) when it is set, else by the connection's peer. */
 export const requestClient = (request: HttpServerRequest.HttpServerRequest, header: string | undefined): string | undefined =>
   clientAddress(header === undefined ? undefined : request.headers[header], Option.getOrUndefined(request.remoteAddress))
+
+/**
+ * requestClient when it is an IP address, else the connection's peer when that is one, else 0.0.0.0: for a column
+ * of type inet (a challenge bound to its client), where a header a client can write must never put anything else.
+ */
+export const requestClientIp = (request: HttpServerRequest.HttpServerRequest, header: string | undefined): string => {
+  const client = requestClient(request, header)
+  if (client !== undefined && isIP(client) !== 0) return client
+  const peer = Option.getOrUndefined(request.remoteAddress)
+  return peer !== undefined && isIP(peer) !== 0 ? peer : "0.0.0.0"
+}
+
