@@ -1,11 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck, Option } from "effect"
 import { defaultIssuer, otpAuthUri } from "../../../src/auth/domain/OtpAuthUri.js"
-import { gotrueManifest } from "../../support/GoTrueFixture.js"
+import { gotrueFixtureMissing, gotrueManifest } from "../../support/GoTrueFixture.js"
 
-const mfaUser = gotrueManifest.users.mfa_user
+const mfaUser = gotrueManifest?.users.mfa_user
 // The issuer make-fixture.mjs asked for; the manifest's URI is what GoTrue answered.
-const FIXTURE = { issuer: "fixture", email: mfaUser.email, secret: mfaUser.totp_secret, uri: mfaUser.totp_uri }
+// The fixture's mfa_user, where the fixture is; the URI test skips without it, the others need only some account.
+const FIXTURE = {
+  issuer: "fixture",
+  email: mfaUser?.email ?? "mfa.user@example.com",
+  secret: mfaUser?.totp_secret ?? "OMHINWCD23VEXFFQPNEDGNUDRKTCTXLZ",
+  uri: mfaUser?.totp_uri ?? ""
+}
 
 /**
  * An oracle for Go's escaping built another way, from encodeURIComponent: it leaves alphanumerics and `-_.!~*'()`
@@ -22,7 +28,7 @@ const BASE32 = FastCheck.stringOf(FastCheck.constantFrom(..."ABCDEFGHIJKLMNOPQRS
 const text = FastCheck.fullUnicodeString({ minLength: 1, maxLength: 24 })
 
 describe("otpAuthUri", () => {
-  it("is byte for byte the URI GoTrue wrote for the fixture's mfa_user", () => {
+  it.skipIf(gotrueFixtureMissing !== undefined)("is byte for byte the URI GoTrue wrote for the fixture's mfa_user", () => {
     expect(otpAuthUri({ issuer: FIXTURE.issuer, account: FIXTURE.email, secret: FIXTURE.secret })).toStrictEqual(
       Option.some(FIXTURE.uri)
     )

@@ -4,7 +4,7 @@ import * as OTPAuth from "otpauth"
 import { create as createQrCode } from "qrcode"
 import { otpAuthUri } from "../../../src/auth/domain/OtpAuthUri.js"
 import { qrCodeSvg, TOTP_SECRET_BYTES, totpSecret, verifyTotp } from "../../../src/auth/factors/Totp.js"
-import { gotrueManifest } from "../../support/GoTrueFixture.js"
+import { gotrueFixtureMissing, gotrueManifest } from "../../support/GoTrueFixture.js"
 
 /** The code an independent implementation (otpauth, not otplib) gives for `secret` at `at`: what an app shows. */
 const appCode = (secret: string, at: Date): string =>
@@ -68,7 +68,7 @@ describe("verifyTotp", () => {
     expect(Option.isSome(verifyTotp(secret, guess, now))).toBe(window.includes(guess))
   })
 
-  it("treats a code of another length, or with other characters, as simply wrong; trims white space as GoTrue does", () => {
+  it.skipIf(gotrueFixtureMissing !== undefined)("treats a code of another length, or with other characters, as simply wrong; trims white space as GoTrue does", () => {
     const secret = gotrueManifest.users.mfa_user.totp_secret
     const now = new Date()
     const code = appCode(secret, now)
@@ -78,7 +78,7 @@ describe("verifyTotp", () => {
     expect(Option.isSome(verifyTotp(secret, ` ${code}\n`, now))).toBe(true)
   })
 
-  it("accepts the fixture's secrets as GoTrue stored them, and their lower-case spelling", () => {
+  it.skipIf(gotrueFixtureMissing !== undefined)("accepts the fixture's secrets as GoTrue stored them, and their lower-case spelling", () => {
     const now = new Date()
     for (const secret of [gotrueManifest.users.mfa_user.totp_secret, gotrueManifest.users.mfa_unverified.totp_secret]) {
       expect(verifyTotp(secret, appCode(secret, now), now)).toStrictEqual(Option.some({ timeStep: step(now), delta: 0 }))
@@ -88,7 +88,7 @@ describe("verifyTotp", () => {
 
   it("fails closed on a secret it cannot read: GoTrue's encrypted form, not base32, too short", () => {
     const now = new Date()
-    const code = appCode(gotrueManifest.users.mfa_user.totp_secret, now)
+    const code = appCode("OMHINWCD23VEXFFQPNEDGNUDRKTCTXLZ", now)
     const encrypted = JSON.stringify({ key_id: "k1", alg: "aes-gcm-hkdf", data: "AAAA", nonce: "AAAAAAAAAAAAAAAA" })
     for (const unreadable of [encrypted, "not base32!", "", totpSecret(new Uint8Array(10))]) {
       expect(verifyTotp(unreadable, code, now), unreadable).toStrictEqual(Option.none())
@@ -97,7 +97,8 @@ describe("verifyTotp", () => {
 })
 
 describe("qrCodeSvg", () => {
-  const uri = gotrueManifest.users.mfa_user.totp_uri
+  const uri = gotrueManifest?.users.mfa_user.totp_uri ??
+    "otpauth://totp/fixture:mfa.user@example.com?algorithm=SHA1&digits=6&issuer=fixture&period=30&secret=OMHINWCD23VEXFFQPNEDGNUDRKTCTXLZ"
 
   it.effect("is raw SVG markup (no data URL), the same for the same URI, another for another", () =>
     Effect.gen(function*() {
@@ -105,7 +106,7 @@ describe("qrCodeSvg", () => {
       expect(svg.startsWith("<svg ")).toBe(true)
       expect(svg.trimEnd().endsWith("</svg>")).toBe(true)
       expect(yield* qrCodeSvg(uri)).toBe(svg)
-      const other = Option.getOrThrow(otpAuthUri({ issuer: "fixture", account: "someone.else@example.com", secret: gotrueManifest.users.mfa_user.totp_secret }))
+      const other = Option.getOrThrow(otpAuthUri({ issuer: "fixture", account: "someone.else@example.com", secret: "OMHINWCD23VEXFFQPNEDGNUDRKTCTXLZ" }))
       expect(yield* qrCodeSvg(other)).not.toBe(svg)
     }))
 
