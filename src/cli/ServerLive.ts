@@ -3,6 +3,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type Duration, Effect, Layer, Option } from "effect"
 import { AuthHttp, AuthHttpLive } from "../auth/AuthHttp.js"
+import { logAdoptedRows, logGoTrueSchema, readGoTrueSchema } from "../auth/gotrue/GoTrueAdoption.js"
 import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } from "../auth/landing/LandingHttp.js"
 import { OutboxLive } from "../auth/messages/OutboxLive.js"
 import { OutboxRepo } from "../auth/messages/OutboxRepo.js"
@@ -102,10 +103,14 @@ export const databaseFor = (
 /** Applies the pending migrations of both products and logs which. */
 export const migrations = (config: DatabaseSettings) =>
   Effect.gen(function*() {
+    // A GoTrue database (switching from Supabase Auth in place): which release made it, before anything changes.
+    const gotrue = yield* readGoTrueSchema(config.db.namespace)
+    if (gotrue !== undefined) yield* logGoTrueSchema(gotrue)
     const applied = yield* migrate({ namespace: config.db.namespace })
     yield* Effect.logInfo(applied.length === 0 ? "migrations: up to date" : `migrations: applied ${applied.length}`).pipe(
       Effect.annotateLogs("migrations", applied.map((m) => `${m.product}/${String(m.version).padStart(4, "0")}_${m.name}`))
     )
+    if (gotrue !== undefined) yield* logAdoptedRows
   })
 
 /**

@@ -101,6 +101,33 @@ layer(TestDatabase, { timeout: 120_000 })("migrate", (it) => {
       expect(yield* appliedVersions("auth.broken_gatehouse_migrations")).toEqual([])
     }))
 
+  it.effect("a schema holding tables Gatehouse did not make, with no migration record it knows, is refused and left as it was", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe("CREATE SCHEMA IF NOT EXISTS auth; CREATE TABLE auth.foreign_accounts (id int)")
+      const set = [migration(1, "users", "CREATE TABLE IF NOT EXISTS {{schema}}.{{prefix}}users (id int)")]
+      const error = yield* Effect.flip(migrate({ namespace: "foreign", migrations: set }))
+      expect(error).toBeInstanceOf(MigrationFailed)
+      expect(error.message).toContain("schema auth already holds tables Gatehouse did not make (foreign_accounts)")
+      expect(error.message).toContain("DB_NAMESPACE")
+      expect(yield* tableExists("auth.foreign_users")).toBe(false)
+      expect(yield* tableExists("auth.foreign_gatehouse_migrations")).toBe(false)
+      // Under another prefix those tables are not Gatehouse's to collide with: that namespace migrates.
+      expect(yield* migrate({ namespace: "foreign_b", migrations: set })).toHaveLength(1)
+    }))
+
+  it.effect("an unknown table in the iam schema is refused too; a GoTrue record adopts nothing under a namespace prefix", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe("CREATE SCHEMA IF NOT EXISTS iam; CREATE TABLE iam.stray_roles (id int)")
+      const set = [migration(1, "roles", "CREATE TABLE IF NOT EXISTS {{schema}}.{{prefix}}roles (id int)", "iam")]
+      const error = yield* Effect.flip(migrate({ namespace: "stray", migrations: set }))
+      expect(error.message).toContain("schema iam already holds tables Gatehouse did not make (stray_roles)")
+      yield* sql.unsafe("CREATE TABLE auth.supa_schema_migrations (version text)")
+      const prefixed = yield* Effect.flip(migrate({ namespace: "supa", migrations: [migration(1, "t", "SELECT 1")] }))
+      expect(prefixed.message).toContain("(supa_schema_migrations)")
+    }))
+
   it.effect("an applied migration whose file changed stops the run", () =>
     Effect.gen(function*() {
       yield* migrate({ namespace: "edited", migrations: [migration(1, "t", "CREATE TABLE {{schema}}.{{prefix}}t (id int)")] })

@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
+import { schemaOwner, unknownSchemaMessage } from "./SchemaOwner.js"
 
 /**
  * Each product keeps its tables in a Postgres schema of its own name, with its migrations in
@@ -69,6 +70,12 @@ export const tablePrefix = (namespace: string): string => (namespace === "" ? ""
 export const renderMigration = (migration: Migration, namespace: string): string =>
   migration.sql.replaceAll("{{schema}}", migration.product).replaceAll("{{prefix}}", tablePrefix(namespace))
 
+/**
+ * The migration records of other programs whose schemas Gatehouse adopts: GoTrue's (Supabase Auth) `auth` schema, whose
+ * tables Gatehouse's auth migrations extend. Any other schema that holds tables is refused (SchemaOwner).
+ */
+export const ADOPTABLE_MARKERS: Readonly<Record<Product, ReadonlyArray<string>>> = { auth: ["schema_migrations"], iam: [] }
+
 // One key for all Gatehouse migrators: instances starting together queue on it, so each migration runs once.
 const LOCK_KEY = 7_212_386_011_917_011n
 
@@ -100,6 +107,15 @@ export const migrate = (options: {
       const table = sql(`${product}.${prefix}gatehouse_migrations`)
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* lock
+        // Under the lock: an instance that finds the record a concurrent one just made sees Gatehouse's schema.
+        const tables = yield* sql<{ readonly name: string }>`
+          SELECT c.relname AS name FROM pg_catalog.pg_class c
+          JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = ${product} AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`
+        const owner = schemaOwner(tables.map((row) => row.name), prefix, ADOPTABLE_MARKERS[product])
+        if (owner._tag === "Unknown") {
+          return yield* new MigrationFailed({ message: unknownSchemaMessage(product, owner.tables, ADOPTABLE_MARKERS[product]) })
+        }
         yield* sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${product}`)
         yield* sql`CREATE TABLE IF NOT EXISTS ${table} (
           version integer PRIMARY KEY,
