@@ -236,6 +236,14 @@ const normalizeLogLevel = (level: LogLevelName | "warning"): LogLevelName => (le
  * The database and logging settings, read the same way for the server and for `migrate`; the pool's default depends
  * on how many processes each hold one.
  */
+/**
+ * GoTrue reads DB_NAMESPACE as the name of its schema: `auth`, its default and the value in Supabase's own deployment
+ * settings. Gatehouse reads it as a prefix of its table names in that schema. Taken as a prefix, a GoTrue deployment's
+ * `DB_NAMESPACE=auth` would put Gatehouse's tables beside GoTrue's (`auth.auth_users`) and leave every user behind, so
+ * that one value means what it means to GoTrue: the `auth` schema itself, no prefix.
+ */
+export const tablePrefixNamespace = (value: string): string => (value === "auth" ? "" : value)
+
 const readStorage = (r: SettingsReader, driverRequired: boolean, workers: number): Pick<PlatformConfig, "db" | "log"> => {
   const urlNames = { unprefixed: ["DATABASE_URL"] }
   const url = r.lookup("DB_DATABASE_URL", urlNames)
@@ -256,7 +264,7 @@ const readStorage = (r: SettingsReader, driverRequired: boolean, workers: number
       url: r.secret("DB_DATABASE_URL", urlNames),
       // 0, set explicitly, is GoTrue's "no limit"; unset is a share of a budget (DefaultPoolSize).
       maxPoolSize: r.integer("DB_MAX_POOL_SIZE", defaultPoolSize(workers), { min: 0, max: 10_000 }),
-      namespace: Option.match(namespace, { onNone: () => "", onSome: (found) => found.value })
+      namespace: Option.match(namespace, { onNone: () => "", onSome: (found) => tablePrefixNamespace(found.value) })
     },
     log: {
       level: normalizeLogLevel(r.oneOf("LOG_LEVEL", LOG_LEVELS, "info", { unprefixed: ["LOG_LEVEL"] })),

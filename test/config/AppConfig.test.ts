@@ -556,7 +556,14 @@ describe("rules", () => {
     expect(found[0]!.rule).toContain(rule)
   })
 
-  it.each(["auth", "_private", "gatehouse_2", "a".repeat(41)])("DB_NAMESPACE %j is an identifier", (namespace) => {
+  it.each([["DB_NAMESPACE"], ["GOTRUE_DB_NAMESPACE"], ["AUTH_DB_NAMESPACE"]])(
+    "%s=auth, a GoTrue deployment's value (its schema's name), is GoTrue's auth schema itself: no table prefix",
+    (variable) => {
+      expect(config(embedded({ [variable]: "auth" })).db.namespace).toBe("")
+    }
+  )
+
+  it.each(["_private", "gatehouse_2", "authx", "a".repeat(41)])("DB_NAMESPACE %j is an identifier", (namespace) => {
     expect(config(embedded({ AUTH_DB_NAMESPACE: namespace })).db.namespace).toBe(namespace)
   })
 
