@@ -63,6 +63,9 @@ export const parseAppConfig = (
   const auth = readAuthConfig(r, ctx, platform, options)
   const iam = readIamConfig(r, ctx)
   const config: AppConfig = { ...platform, ...auth, iam }
+  const unread = r.unread()
+  // A deployment switching from GoTrue brings its settings; one Gatehouse has no such setting for is said, not dropped.
+  if (unread.length > 0) ctx.warnings.push(`set but not read (no such setting in Gatehouse): ${unread.join(", ")}`)
   return r.issues.length > 0 ? Either.left(r.issues) : Either.right({ config, defaulted: ctx.defaulted, warnings: ctx.warnings })
 }
 

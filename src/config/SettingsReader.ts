@@ -28,10 +28,14 @@ const BOOLEAN_FALSE = new Set(["0", "f", "false", "n", "no", "off"])
 export class SettingsReader {
   readonly issues: Array<ConfigIssue> = []
 
+  /** Every key some reader asked for, set or not: what the configuration knows. */
+  private readonly asked = new Set<string>()
+
   constructor(private readonly env: Readonly<Record<string, string | undefined>>) {}
 
   /** The first spelling of `key` that is set (to a non-empty value), with its value. */
   lookup(key: string, names: Names = {}): Option.Option<{ readonly variable: string; readonly value: string }> {
+    this.asked.add(key)
     for (const variable of this.spellings(key, names)) {
       const value = this.env[variable]
       if (value !== undefined && value.trim() !== "") return Option.some({ variable, value: value.trim() })
@@ -136,6 +140,17 @@ export class SettingsReader {
       return fallback
     }
     return decoded.value
+  }
+
+  /**
+   * The AUTH_ and GOTRUE_ variables that are set but that no reader asked for, sorted: a GoTrue setting Gatehouse does
+   * not have, or a misspelt one. Call it after every setting was read.
+   */
+  unread(): ReadonlyArray<string> {
+    return Object.keys(this.env).filter((variable) => {
+      const prefix = PREFIXES.find((candidate) => variable.startsWith(candidate))
+      return prefix !== undefined && (this.env[variable] ?? "").trim() !== "" && !this.asked.has(variable.slice(prefix.length))
+    }).sort()
   }
 
   private spellings(key: string, names: Names): ReadonlyArray<string> {

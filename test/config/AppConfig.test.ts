@@ -210,6 +210,25 @@ describe("production (DATABASE_URL set)", () => {
     expect(Either.getOrThrow(complete).warnings).toStrictEqual([])
   })
 
+  it("names, in one warning, the AUTH_ and GOTRUE_ variables that are set but are no setting of Gatehouse's (a misspelling, a GoTrue feature not built)", () => {
+    const parsed = Either.getOrThrow(parseAppConfig({
+      ...productionEnv,
+      GOTRUE_SMTP_HOSTNAME: "smtp.example.com",
+      AUTH_JWT_SECRETS: "x",
+      GOTRUE_EXTERNAL_GOOGLE_ENABLED: "true",
+      GOTRUE_EXTERNAL_GOOGLE_CLIENT_ID: "id",
+      GOTRUE_EXTERNAL_GOOGLE_SECRET: "secret",
+      GOTRUE_EXTERNAL_GOOGLE_REDIRECT_URI: "https://auth.example.com/callback",
+      // Set but empty is as unset, and variables of other programs are not Gatehouse's to judge.
+      GOTRUE_UNHEARD_OF: " ",
+      NODE_OPTIONS: "--max-old-space-size=512",
+      SUPABASE_URL: "https://x.supabase.co"
+    }, { oauthProviders: OAUTH_PROVIDER_SPECS }))
+    expect(parsed.warnings).toStrictEqual(["set but not read (no such setting in Gatehouse): AUTH_JWT_SECRETS, GOTRUE_SMTP_HOSTNAME"])
+    // A value never appears in the warning, only names.
+    expect(parsed.warnings.join(" ")).not.toContain("smtp.example.com")
+  })
+
   it("turns the IAM service off without a signing key, and says so unless AUTH_IAM_ENABLED=false says it first", () => {
     const { AUTH_IAM_ENABLED: _, ...unsaid } = productionEnv
     const parsed = Either.getOrThrow(parseAppConfig(unsaid))
