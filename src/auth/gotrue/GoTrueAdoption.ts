@@ -66,6 +66,21 @@ export const logAdoptedRows: Effect.Effect<void, never, SqlClient.SqlClient> = E
       `${n(found.gotrue_refresh_tokens, "refresh token")} in GoTrue's format, ${n(found.verified_factors, "verified factor")}, ` +
       `${n(found.pending_links, "pending link")}`
   ).pipe(Effect.annotateLogs("adopted", found))
+  // GoTrue features Gatehouse does not serve yet: their rows stay as GoTrue left them, and the operator hears of them.
+  const [present] = yield* sql<{ readonly sso: boolean; readonly clients: boolean }>`SELECT
+    to_regclass('auth.sso_providers') IS NOT NULL AS sso, to_regclass('auth.oauth_clients') IS NOT NULL AS clients`
+  const count = <E>(query: Effect.Effect<ReadonlyArray<{ readonly n: string }>, E>) =>
+    Effect.map(query, (rows) => Number(rows[0]?.n ?? 0))
+  const sso = present?.sso === true ? yield* count(sql`SELECT count(*) AS n FROM auth.sso_providers`) : 0
+  const clients = present?.clients === true
+    ? yield* count(sql`SELECT count(*) AS n FROM auth.oauth_clients WHERE deleted_at IS NULL`)
+    : 0
+  if (sso > 0 || clients > 0) {
+    yield* Effect.logWarning(
+      `GoTrue's rows Gatehouse does not serve yet, kept as they are: ${sso} SAML SSO providers, ${clients} OAuth clients ` +
+        `(their sign-ins answer 404 until then; a switch back to GoTrue finds them unchanged)`
+    )
+  }
 }).pipe(
   // A report, not a step: a GoTrue schema too old to count something is still served.
   Effect.catchAll((error) => Effect.logWarning(`could not count GoTrue's rows: ${error.message}`))
