@@ -196,6 +196,7 @@ export type DoctorFinding =
   | { readonly _tag: "Unparsable"; readonly table: string; readonly column: string; readonly rows: number; readonly why: string }
   | { readonly _tag: "MissingColumn"; readonly table: string; readonly column: string }
   | { readonly _tag: "MissingTable"; readonly table: string }
+  | { readonly _tag: "NoGoTrueHistory" }
   | { readonly _tag: "SessionsNotRefreshable"; readonly sessions: number }
 
 /**
@@ -209,6 +210,7 @@ export const isBlocking = (finding: DoctorFinding): boolean => {
       return false
     case "MissingColumn":
     case "MissingTable":
+    case "NoGoTrueHistory":
       return true
     default:
       return finding.rows > 0
@@ -226,6 +228,9 @@ export const describeFinding = (finding: DoctorFinding): string => {
       return `FAIL ${finding.table}.${finding.column}: the column does not exist, and GoTrue selects it`
     case "MissingTable":
       return `FAIL ${finding.table}: the table does not exist`
+    case "NoGoTrueHistory":
+      return "FAIL schema_migrations: GoTrue never ran on this database (no migration history): GoTrue would run all its " +
+        "migrations over Gatehouse's tables; the way back is for databases GoTrue made"
     case "SessionsNotRefreshable":
       return `NOTE sessions: ${finding.sessions} live session(s) hold a Gatehouse refresh token, which GoTrue v2.196 refuses ` +
         `("Refresh token is not valid"); their users stay signed in until the access token expires, then sign in again`

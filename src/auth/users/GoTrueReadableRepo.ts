@@ -78,7 +78,11 @@ export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("au
       const sessions = sessionColumns === undefined || !columns.has(bareName(t.refresh_tokens))
         ? 0
         : yield* unrefreshableSessions(t, now, sessionColumns.has("refresh_token_hmac_key"))
-      return [...perTable.flat(), { _tag: "SessionsNotRefreshable", sessions } as DoctorFinding]
+      // GoTrue's migrator's own table, beside its others: without it GoTrue would start by migrating from nothing.
+      const history: ReadonlyArray<DoctorFinding> = columns.has(bareName(t.users).replace(/users$/, "schema_migrations"))
+        ? []
+        : [{ _tag: "NoGoTrueHistory" }]
+      return [...history, ...perTable.flat(), { _tag: "SessionsNotRefreshable", sessions } as DoctorFinding]
     }, Effect.orDie)
 
     return { findings }

@@ -17,6 +17,7 @@ const finding: FastCheck.Arbitrary<DoctorFinding> = FastCheck.oneof(
   FastCheck.record({ _tag: FastCheck.constant("Unparsable" as const), table: name, column: FastCheck.string(), rows: FastCheck.nat(), why: FastCheck.string() }),
   FastCheck.record({ _tag: FastCheck.constant("MissingColumn" as const), table: name, column: FastCheck.string() }),
   FastCheck.record({ _tag: FastCheck.constant("MissingTable" as const), table: name }),
+  FastCheck.record({ _tag: FastCheck.constant("NoGoTrueHistory" as const) }),
   FastCheck.record({ _tag: FastCheck.constant("SessionsNotRefreshable" as const), sessions: FastCheck.nat() })
 )
 
@@ -52,8 +53,8 @@ describe("GoTrueReadable: the audit of what GoTrue v2.196 cannot read", () => {
     expect(verdict.summary.startsWith("doctor: ")).toBe(true)
   })
 
-  it.prop("a count of zero rows is no problem; a missing table or column always is", [finding], ([f]) => {
-    const expected = f._tag === "MissingTable" || f._tag === "MissingColumn" ? true
+  it.prop("a count of zero rows is no problem; a missing table, column or GoTrue history always is", [finding], ([f]) => {
+    const expected = f._tag === "MissingTable" || f._tag === "MissingColumn" || f._tag === "NoGoTrueHistory" ? true
       : f._tag === "SessionsNotRefreshable" ? false
       : f.rows > 0
     expect(isBlocking(f)).toBe(expected)
@@ -63,7 +64,7 @@ describe("GoTrueReadable: the audit of what GoTrue v2.196 cannot read", () => {
     const line = describeFinding(f)
     expect(line.includes("\n")).toBe(false)
     expect(line).toMatch(/^(FAIL|NOTE) /)
-    expect(line).toContain(f._tag === "SessionsNotRefreshable" ? "sessions" : f.table)
+    expect(line).toContain(f._tag === "SessionsNotRefreshable" ? "sessions" : f._tag === "NoGoTrueHistory" ? "schema_migrations" : f.table)
   })
 
   it.prop("the legacy pattern the repo runs in SQL is the codec's rule", [FastCheck.string({ maxLength: 14 })], ([token]) => {
