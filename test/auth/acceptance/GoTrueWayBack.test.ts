@@ -67,6 +67,8 @@ interface Made {
   deleted: { email: string; password: string }
   unconfirmed: { email: string; password: string }
   totp: { email: string; password: string; secret: string; factorId: string }
+  /** A refresh token GoTrue issued after the switch back, for the return to Gatehouse. */
+  gotrueRefreshToken: string
 }
 
 const made: Made = {
@@ -78,7 +80,8 @@ const made: Made = {
   banned: { email: "", password: "" },
   deleted: { email: "", password: "" },
   unconfirmed: { email: "", password: "" },
-  totp: { email: "", password: "", secret: "", factorId: "" }
+  totp: { email: "", password: "", secret: "", factorId: "" },
+  gotrueRefreshToken: ""
 }
 
 /** The period on Gatehouse, against a Gatehouse server on the fixture's database; the server stops at its end. */
@@ -332,6 +335,7 @@ describe.skipIf(skipped)("the way back: GoTrue v2.196 on a database after a peri
             expect(rotated.status, rotated.text).toBe(200)
             token = rotated.json.refresh_token
           }
+          made.gotrueRefreshToken = token
         }))
 
       it.effect("the TOTP user enrolled at Gatehouse is aal1 with aal2 next at GoTrue, and a code verifies there", () =>
@@ -356,5 +360,18 @@ describe.skipIf(skipped)("the way back: GoTrue v2.196 on a database after a peri
         }))
 
     })
+
+    it.effect("and back to Gatehouse: its migrations run over what GoTrue left, and GoTrue's refresh token refreshes there", () =>
+      Effect.gen(function*() {
+        yield* Effect.orDie(migrate({ namespace: testConfig(ENV).db.namespace }))
+        const url = yield* ServerUrl
+        expect(made.gotrueRefreshToken).toMatch(/^[a-z0-9]{12}$/)
+        const refreshed = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: made.gotrueRefreshToken } })
+        expect(refreshed.status, refreshed.text).toBe(200)
+        expect((yield* raw(url, "/user", { bearer: refreshed.json.access_token })).status).toBe(200)
+        const editor = made.signIns.find((u) => u.label.startsWith("editor"))!
+        const signedIn = yield* call(() => authClient(url).client.signInWithPassword({ email: editor.email!, password: editor.password }))
+        expect(signedIn.error).toBeNull()
+      }).pipe(Effect.provide(TestServerOver(ENV))))
   })
 })
