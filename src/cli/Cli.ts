@@ -5,6 +5,7 @@ import { formatConfigIssues } from "../config/AppConfig.js"
 import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "../config/loadConfig.js"
 import { ignoreRepeatedSignals, workerId } from "../platform/process/Workers.js"
 import { generateKeyText, iamCommand } from "./IamCommand.js"
+import { doctorCommand } from "./DoctorCommand.js"
 import { keysCommand } from "./KeysCommand.js"
 import { migrateCommand } from "./MigrateCommand.js"
 import { primaryTeardown, serve, servePrimary, serveWorker } from "./Serve.js"
@@ -32,7 +33,8 @@ export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
     process.stdout.write(USAGE)
     return
   }
-  if (command !== "serve" && command !== "multi" && command !== "migrate" && command !== "keys" && command !== "iam") {
+  const commands = ["serve", "multi", "migrate", "doctor", "keys", "iam"]
+  if (!commands.includes(command)) {
     process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`)
     process.exitCode = 2
     return
@@ -46,6 +48,12 @@ export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
     const settings = await loadOrReport(loadDatabaseSettings(sources))
     if (Option.isSome(settings)) NodeRuntime.runMain(migrateCommand(settings.value), runOptions)
     return
+  }
+  if (command === "doctor") {
+    const settings = await loadOrReport(loadDatabaseSettings(sources))
+    if (Option.isNone(settings)) return
+    // As runMain does for migrate: the exit ends the process, so a pool still open cannot keep it alive.
+    process.exit(await Effect.runPromise(doctorCommand(settings.value)))
   }
   const configured = await loadOrReport(loadConfig(sources, OAUTH_PROVIDER_SPECS))
   if (Option.isNone(configured)) return

@@ -9,6 +9,9 @@ Usage:
                        operator's signature (header x-nf-sign, a JWT signed HS256 with AUTH_OPERATOR_TOKEN,
                        which the mode requires); AUTH_API_ENDPOINT says where the operator reaches the API
   gatehouse migrate    apply pending database migrations and exit (needs only the database settings)
+  gatehouse doctor     check that Supabase Auth (GoTrue v2.196) could read every row if started on this database
+                       (the way back from Gatehouse): counts rows with a NULL or a value GoTrue cannot read;
+                       exit code 0 when it can read them all, 1 otherwise (needs only the database settings)
   gatehouse keys       print the anon and service_role API keys for Supabase clients, signed with the
                        configured JWT secret (or the signing key in AUTH_JWT_KEYS)
   gatehouse iam bootstrap-admin --username NAME --email ADDRESS

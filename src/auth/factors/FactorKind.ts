@@ -79,7 +79,7 @@ export interface ChallengeInput {
 }
 
 export interface NewChallenge {
-  /** mfa_challenges.otp_code: the texted code of a phone challenge; "" for TOTP (as GoTrue writes); null otherwise. */
+  /** mfa_challenges.otp_code: the texted code of a phone challenge; "" for TOTP and WebAuthn (as GoTrue writes). */
   readonly otpCode: string | null
   /** mfa_challenges.web_authn_session_data, or null. */
   readonly webAuthnSessionData: unknown

@@ -105,7 +105,8 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
         status: "unverified",
         created_at: factor.now,
         updated_at: factor.now,
-        secret: factor.secret,
+        // GoTrue scans secret into a plain string: a phone or WebAuthn factor has "" there, never NULL.
+        secret: factor.secret ?? "",
         phone: factor.phone
       })} RETURNING ${columns}`
       return row!
@@ -188,7 +189,8 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
         factor_id: challenge.factorId,
         created_at: challenge.now,
         ip_address: challenge.ip,
-        otp_code: challenge.otpCode,
+        // A plain string to GoTrue too: "" for a challenge that texts no code.
+        otp_code: challenge.otpCode ?? "",
         web_authn_session_data: asJson(challenge.webAuthnSessionData)
       })}`
       yield* sql`UPDATE ${sql(t.mfa_factors)} SET last_challenged_at = (

@@ -139,8 +139,10 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
     const sql = yield* SqlClient.SqlClient
     const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
+    // GoTrue scans both provider tokens into plain strings, so "" (never NULL) is written for none; read back as null.
     const columns = sql`id, user_id, auth_code, code_challenge_method, code_challenge, authentication_method, provider_type,
-      provider_access_token, provider_refresh_token, created_at`
+      NULLIF(provider_access_token, '') AS provider_access_token, NULLIF(provider_refresh_token, '') AS provider_refresh_token,
+      created_at`
 
     const insert = Effect.fn("FlowStateRepo.insert")(function*(flow: NewFlowState) {
       yield* sql`INSERT INTO ${sql(t.flow_state)} ${sql.insert({
@@ -150,6 +152,8 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
         code_challenge_method: flow.method,
         code_challenge: flow.challenge,
         provider_type: "email",
+        provider_access_token: "",
+        provider_refresh_token: "",
         authentication_method: flow.authenticationMethod,
         created_at: flow.now,
         updated_at: flow.now
@@ -192,6 +196,8 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
         code_challenge_method: flow.pkce?.method ?? null,
         code_challenge: flow.pkce?.challenge ?? null,
         provider_type: flow.providerType,
+        provider_access_token: "",
+        provider_refresh_token: "",
         authentication_method: "oauth",
         referrer: flow.referrer,
         oauth_client_state_id: clientStateId,
@@ -255,7 +261,7 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
         code_challenge: flow.challenge,
         provider_type: flow.providerType,
         provider_access_token: flow.providerAccessToken,
-        provider_refresh_token: flow.providerRefreshToken,
+        provider_refresh_token: flow.providerRefreshToken ?? "",
         authentication_method: "oauth",
         auth_code_issued_at: flow.now,
         created_at: flow.createdAt,

@@ -1,0 +1,255 @@
+/**
+ * What GoTrue v2.196 needs of the rows in its `auth` schema to read them at all: the way back from Gatehouse to
+ * GoTrue on one database. GoTrue loads whole rows into Go structs; a NULL in a column it scans into a plain Go type
+ * (string, bool, int, time.Time, uuid.UUID) fails the scan, so the whole query fails and the request answers 500
+ * ("Database error querying schema"), for every request that loads the row. A value outside a set GoTrue parses
+ * fails the same way. Audited against internal/models (user.go, identity.go, sessions.go, refresh_token.go,
+ * flow_state.go, factor.go, challenge.go, amr.go, one_time_token.go, audit_log_entry.go, webauthn_*.go).
+ *
+ * Columns whose Go type is a pointer, storage.NullString or a JSON type whose Scan accepts NULL (JSONMap,
+ * WebAuthnSessionData, MFAWebAuthnCredential, WebAuthnTransports) are not listed: GoTrue reads NULL there.
+ */
+
+/** A column GoTrue scans into a non-pointer Go type, and why that matters for the row. */
+export interface RequiredColumn {
+  readonly column: string
+  readonly why: string
+}
+
+/** A column whose value GoTrue parses: anything outside `values` (or not matching `pattern`) fails its read. */
+export interface ParsedColumn {
+  readonly column: string
+  readonly values?: ReadonlyArray<string>
+  /** A PostgreSQL regular expression the value must match (as text). */
+  readonly pattern?: string
+  readonly why: string
+}
+
+export interface GoTrueTable {
+  readonly table: GoTrueTableName
+  readonly required: ReadonlyArray<RequiredColumn>
+  readonly parsed: ReadonlyArray<ParsedColumn>
+}
+
+export type GoTrueTableName =
+  | "users"
+  | "identities"
+  | "sessions"
+  | "refresh_tokens"
+  | "mfa_amr_claims"
+  | "flow_state"
+  | "mfa_factors"
+  | "mfa_challenges"
+  | "one_time_tokens"
+  | "audit_log_entries"
+  | "webauthn_credentials"
+  | "webauthn_challenges"
+
+const col = (column: string, why: string): RequiredColumn => ({ column, why })
+const uuidCol = (column: string) => col(column, "uuid.UUID: its Scan refuses NULL")
+const timeCol = (column: string) => col(column, "time.Time: database/sql cannot convert NULL to it")
+const stringCol = (column: string, why = "string: GoTrue writes \"\" for none, and NULL fails the scan") => col(column, why)
+
+const UUID_TEXT = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+
+/** The audit, as data: table by table, in the order GoTrue's models declare them. */
+export const GOTRUE_READABLE: ReadonlyArray<GoTrueTable> = [
+  {
+    table: "users",
+    required: [
+      col("instance_id", "uuid.UUID DONTUSEINSTANCEID: GoTrue writes the nil UUID; NULL fails every user load"),
+      uuidCol("id"),
+      stringCol("aud"),
+      stringCol("role"),
+      col("is_sso_user", "bool"),
+      stringCol("confirmation_token"),
+      stringCol("recovery_token"),
+      stringCol("email_change_token_current"),
+      stringCol("email_change_token_new"),
+      stringCol("email_change", "string (the pending new address): \"\" when none"),
+      col("email_change_confirm_status", "int: 0 when no change is pending"),
+      stringCol("phone_change_token"),
+      stringCol("phone_change", "string (the pending new number): \"\" when none"),
+      stringCol("reauthentication_token"),
+      timeCol("created_at"),
+      timeCol("updated_at"),
+      col("is_anonymous", "bool")
+    ],
+    parsed: []
+  },
+  {
+    table: "identities",
+    required: [uuidCol("id"), stringCol("provider_id"), uuidCol("user_id"), stringCol("provider"), timeCol("created_at"), timeCol("updated_at")],
+    parsed: []
+  },
+  {
+    table: "sessions",
+    required: [uuidCol("id"), uuidCol("user_id"), timeCol("created_at"), timeCol("updated_at")],
+    parsed: [{ column: "aal", values: ["aal1", "aal2", "aal3"], why: "GoTrue compares the level by name to compute the JWT's aal" }]
+  },
+  {
+    table: "refresh_tokens",
+    required: [
+      col("instance_id", "uuid.UUID, and GoTrue's FindTokenBySessionID matches instance_id = the nil UUID"),
+      col("id", "int64"),
+      stringCol("token", "string: the token itself; NULL fails every read of the user's tokens"),
+      col("user_id", "uuid.UUID read from a varchar: NULL fails the scan"),
+      col("revoked", "bool"),
+      timeCol("created_at"),
+      timeCol("updated_at")
+    ],
+    parsed: [{ column: "user_id", pattern: UUID_TEXT, why: "a varchar GoTrue parses as a UUID" }]
+  },
+  {
+    table: "mfa_amr_claims",
+    required: [uuidCol("id"), uuidCol("session_id"), timeCol("created_at"), timeCol("updated_at")],
+    parsed: []
+  },
+  {
+    table: "flow_state",
+    required: [
+      uuidCol("id"),
+      stringCol("authentication_method"),
+      stringCol("provider_type"),
+      stringCol("provider_access_token", "string: \"\" for a flow with no provider (email, magic link)"),
+      stringCol("provider_refresh_token", "string: \"\" for a flow with no provider or no provider refresh token"),
+      timeCol("created_at"),
+      timeCol("updated_at"),
+      col("email_optional", "bool")
+    ],
+    parsed: [{ column: "code_challenge_method", values: ["s256", "plain"], why: "ParseCodeChallengeMethod refuses anything else" }]
+  },
+  {
+    table: "mfa_factors",
+    required: [
+      uuidCol("id"),
+      uuidCol("user_id"),
+      timeCol("created_at"),
+      timeCol("updated_at"),
+      stringCol("status"),
+      stringCol("friendly_name", "string: \"\" when the user gave no name"),
+      stringCol("secret", "string: \"\" for phone and WebAuthn factors, which have no TOTP secret"),
+      stringCol("factor_type")
+    ],
+    parsed: [
+      { column: "status", values: ["unverified", "verified"], why: "GoTrue's factor states" },
+      { column: "factor_type", values: ["totp", "phone", "webauthn"], why: "GoTrue's factor types" }
+    ]
+  },
+  {
+    table: "mfa_challenges",
+    required: [
+      uuidCol("id"),
+      uuidCol("factor_id"),
+      timeCol("created_at"),
+      stringCol("ip_address"),
+      stringCol("otp_code", "string: \"\" for TOTP and WebAuthn challenges, which text no code")
+    ],
+    parsed: []
+  },
+  {
+    table: "one_time_tokens",
+    required: [uuidCol("id"), uuidCol("user_id"), stringCol("token_type"), stringCol("token_hash"), stringCol("relates_to"), timeCol("created_at"), timeCol("updated_at")],
+    parsed: [{
+      column: "token_type",
+      values: ["confirmation_token", "reauthentication_token", "recovery_token", "email_change_token_new", "email_change_token_current", "phone_change_token"],
+      why: "ParseOneTimeTokenType refuses anything else"
+    }]
+  },
+  {
+    table: "audit_log_entries",
+    required: [
+      col("instance_id", "uuid.UUID: the audit log page fails on a NULL"),
+      uuidCol("id"),
+      timeCol("created_at"),
+      stringCol("ip_address")
+    ],
+    parsed: []
+  },
+  {
+    table: "webauthn_credentials",
+    required: [
+      uuidCol("id"),
+      uuidCol("user_id"),
+      col("credential_id", "[]byte: NULL would be an empty credential that never matches"),
+      col("public_key", "[]byte"),
+      stringCol("attestation_type"),
+      col("sign_count", "uint32"),
+      col("backup_eligible", "bool"),
+      col("backed_up", "bool"),
+      stringCol("friendly_name"),
+      timeCol("created_at"),
+      timeCol("updated_at")
+    ],
+    parsed: []
+  },
+  {
+    table: "webauthn_challenges",
+    required: [uuidCol("id"), stringCol("challenge_type"), timeCol("created_at"), timeCol("expires_at")],
+    parsed: [{ column: "challenge_type", values: ["signup", "registration", "authentication"], why: "GoTrue's challenge kinds" }]
+  }
+]
+
+/** One thing the doctor counted: rows GoTrue cannot read, or a note that does not stop GoTrue reading. */
+export type DoctorFinding =
+  | { readonly _tag: "NullInRequired"; readonly table: string; readonly column: string; readonly rows: number; readonly why: string }
+  | { readonly _tag: "Unparsable"; readonly table: string; readonly column: string; readonly rows: number; readonly why: string }
+  | { readonly _tag: "MissingColumn"; readonly table: string; readonly column: string }
+  | { readonly _tag: "MissingTable"; readonly table: string }
+  | { readonly _tag: "NoGoTrueHistory" }
+  | { readonly _tag: "SessionsNotRefreshable"; readonly sessions: number }
+
+/**
+ * Only what stops GoTrue reading rows fails the check. Sessions GoTrue cannot refresh are a note: GoTrue reads them
+ * (and their access tokens verify until they expire), it only refuses their refresh tokens, so those users sign in
+ * again once; no step can change that, since the token is what the client holds.
+ */
+export const isBlocking = (finding: DoctorFinding): boolean => {
+  switch (finding._tag) {
+    case "SessionsNotRefreshable":
+      return false
+    case "MissingColumn":
+    case "MissingTable":
+    case "NoGoTrueHistory":
+      return true
+    default:
+      return finding.rows > 0
+  }
+}
+
+/** One line per finding, for a person; no value from a row is ever printed, only counts. */
+export const describeFinding = (finding: DoctorFinding): string => {
+  switch (finding._tag) {
+    case "NullInRequired":
+      return `FAIL ${finding.table}.${finding.column}: ${finding.rows} row(s) hold NULL (${finding.why})`
+    case "Unparsable":
+      return `FAIL ${finding.table}.${finding.column}: ${finding.rows} row(s) hold a value GoTrue cannot parse (${finding.why})`
+    case "MissingColumn":
+      return `FAIL ${finding.table}.${finding.column}: the column does not exist, and GoTrue selects it`
+    case "MissingTable":
+      return `FAIL ${finding.table}: the table does not exist`
+    case "NoGoTrueHistory":
+      return "FAIL schema_migrations: GoTrue never ran on this database (no migration history): GoTrue would run all its " +
+        "migrations over Gatehouse's tables; the way back is for databases GoTrue made"
+    case "SessionsNotRefreshable":
+      return `NOTE sessions: ${finding.sessions} live session(s) hold a Gatehouse refresh token, which GoTrue v2.196 refuses ` +
+        `("Refresh token is not valid"); their users stay signed in until the access token expires, then sign in again`
+  }
+}
+
+/** The summary line and the exit code: 0 when GoTrue can read every row, 1 otherwise. */
+export const doctorVerdict = (findings: ReadonlyArray<DoctorFinding>): { readonly summary: string; readonly exitCode: 0 | 1 } => {
+  const blocking = findings.filter(isBlocking).length
+  const notes = findings.filter((f) => f._tag === "SessionsNotRefreshable" && f.sessions > 0).length
+  return blocking === 0
+    ? { summary: `doctor: GoTrue v2.196 can read every row (${notes} note(s))`, exitCode: 0 }
+    : { summary: `doctor: ${blocking} problem(s) GoTrue v2.196 cannot read past (${notes} note(s))`, exitCode: 1 }
+}
+
+/**
+ * GoTrue's legacy refresh token (12 characters [a-z0-9], stored as it is), as a PostgreSQL pattern. GoTrue v2.196
+ * refuses, before any lookup, a refresh token that is neither this nor its signed form (version byte 0, session id,
+ * counter, HMAC, checksum, 38 bytes or more): Gatehouse's 43-character tokens (32 bytes) are neither, so nothing
+ * written to the database can make GoTrue exchange one.
+ */
+export const GOTRUE_LEGACY_TOKEN_PATTERN = "^[a-z0-9]{12}$"

@@ -1,0 +1,90 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { type AuthTables, authTables } from "../AuthTables.js"
+import { type DoctorFinding, GOTRUE_LEGACY_TOKEN_PATTERN, GOTRUE_READABLE, type ParsedColumn } from "../domain/GoTrueReadable.js"
+
+/**
+ * The doctor's reads: for the audit in domain/GoTrueReadable.ts, how many rows of this database GoTrue v2.196 could
+ * not read. Read-only, one scan per table; only counts leave the database, never a value. The namespace is an
+ * argument, not PlatformConfig: `doctor` runs, as `migrate` does, on the database settings alone.
+ */
+export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("auth/GoTrueReadableRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const columnsOf = Effect.fn("GoTrueReadableRepo.columns")(function*(schema: string) {
+      const rows = yield* sql<{ table_name: string; column_name: string }>`
+        SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${schema}`
+      const byTable = new Map<string, Set<string>>()
+      for (const row of rows) byTable.set(row.table_name, (byTable.get(row.table_name) ?? new Set()).add(row.column_name))
+      return byTable
+    })
+
+    const unparsable = (parsed: ParsedColumn) => {
+      const column = sql(parsed.column)
+      return parsed.values !== undefined
+        ? sql`${column}::text <> ALL(string_to_array(${parsed.values.join(",")}, ','))`
+        : sql`${column}::text !~ ${parsed.pattern ?? ""}`
+    }
+
+    const tableFindings = (t: AuthTables, table: (typeof GOTRUE_READABLE)[number], present: ReadonlySet<string> | undefined) =>
+      Effect.gen(function*() {
+        const name = t[table.table]
+        if (present === undefined) return [{ _tag: "MissingTable", table: table.table }] as Array<DoctorFinding>
+        const missing = [...table.required, ...table.parsed].filter((c) => !present.has(c.column))
+          .map((c): DoctorFinding => ({ _tag: "MissingColumn", table: table.table, column: c.column }))
+        const required = table.required.filter((c) => present.has(c.column))
+        const parsed = table.parsed.filter((c) => present.has(c.column))
+        const counts = [
+          ...required.map((c, i) => sql`count(*) FILTER (WHERE ${sql(c.column)} IS NULL)::int AS ${sql(`n${i}`)}`),
+          ...parsed.map((c, i) => sql`count(*) FILTER (WHERE ${sql(c.column)} IS NOT NULL AND ${unparsable(c)})::int AS ${sql(`p${i}`)}`)
+        ]
+        if (counts.length === 0) return missing
+        const [row] = yield* sql<Record<string, number>>`SELECT ${sql.csv(counts)} FROM ${sql(name)}`
+        return [
+          ...missing,
+          ...required.map((c, i): DoctorFinding => ({ _tag: "NullInRequired", table: table.table, column: c.column, rows: row![`n${i}`]!, why: c.why })),
+          ...parsed.map((c, i): DoctorFinding => ({ _tag: "Unparsable", table: table.table, column: c.column, rows: row![`p${i}`]!, why: c.why }))
+        ]
+      })
+
+    /**
+     * Live sessions (not past not_after, of a user not deleted) that hold an unrevoked refresh token, none of them in
+     * GoTrue's legacy form, and no key for GoTrue's signed form: GoTrue cannot refresh them.
+     */
+    const unrefreshableSessions = Effect.fn("GoTrueReadableRepo.unrefreshableSessions")(function*(
+      t: AuthTables,
+      now: Date,
+      signedKeyColumn: boolean
+    ) {
+      const noSignedKey = signedKeyColumn ? sql`s.refresh_token_hmac_key IS NULL` : sql`TRUE`
+      const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(t.sessions)} s
+        JOIN ${sql(t.users)} u ON u.id = s.user_id
+        WHERE (s.not_after IS NULL OR s.not_after > ${now}) AND u.deleted_at IS NULL AND ${noSignedKey}
+          AND EXISTS (SELECT 1 FROM ${sql(t.refresh_tokens)} r WHERE r.session_id = s.id AND r.revoked = false)
+          AND NOT EXISTS (SELECT 1 FROM ${sql(t.refresh_tokens)} r WHERE r.session_id = s.id AND r.revoked = false
+            AND r.token ~ ${GOTRUE_LEGACY_TOKEN_PATTERN})`
+      return row!.n
+    })
+
+    /** Every finding for this database, in the audit's order, then the sessions note. */
+    const findings = Effect.fn("GoTrueReadableRepo.findings")(function*(namespace: string, now: Date) {
+      const t = authTables(namespace)
+      const [schema] = t.users.split(".") as [string]
+      const bareName = (qualified: string) => qualified.slice(schema.length + 1)
+      const columns = yield* columnsOf(schema)
+      const perTable = yield* Effect.forEach(GOTRUE_READABLE, (table) => tableFindings(t, table, columns.get(bareName(t[table.table]))))
+      const sessionColumns = columns.get(bareName(t.sessions))
+      const sessions = sessionColumns === undefined || !columns.has(bareName(t.refresh_tokens))
+        ? 0
+        : yield* unrefreshableSessions(t, now, sessionColumns.has("refresh_token_hmac_key"))
+      // GoTrue's migrator's own table, beside its others: without it GoTrue would start by migrating from nothing.
+      const history: ReadonlyArray<DoctorFinding> = columns.has(bareName(t.users).replace(/users$/, "schema_migrations"))
+        ? []
+        : [{ _tag: "NoGoTrueHistory" }]
+      return [...history, ...perTable.flat(), { _tag: "SessionsNotRefreshable", sessions } as DoctorFinding]
+    }, Effect.orDie)
+
+    return { findings }
+  })
+}) {}

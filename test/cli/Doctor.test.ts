@@ -1,0 +1,84 @@
+/**
+ * `doctor` run as an operator runs it (dist/main.js): over GoTrue's fixture after Gatehouse's migrations (PostgreSQL
+ * only, psql loads the fixture) and over a database only Gatehouse ever used (PGlite without DATABASE_URL).
+ */
+import { execFile } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Option, Scope } from "effect"
+import { gotrueFixtureMissing, loadGoTrueFixture } from "../support/GoTrueFixture.js"
+import { externalDatabaseUrl, freshDatabaseUrl } from "../support/TestDatabase.js"
+
+const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url))
+const PSQL = join(process.env["PG_BIN"] ?? "/usr/lib/postgresql/15/bin", "psql")
+
+interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const run = (args: ReadonlyArray<string>, env: Record<string, string>, cwd: string): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile(process.execPath, [MAIN, ...args], { cwd, env: { PATH: process.env["PATH"] ?? "", ...env } }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
+  })
+
+const psql = (url: string, statement: string): Promise<void> =>
+  new Promise((resolve, reject) =>
+    execFile(PSQL, [url, "-v", "ON_ERROR_STOP=1", "-qc", statement], (error) => (error === null ? resolve() : reject(error))))
+
+let scope: Scope.CloseableScope
+const dirs: Array<string> = []
+const workDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-doctor-"))
+  dirs.push(dir)
+  return dir
+}
+beforeAll(() => {
+  if (!existsSync(MAIN)) throw new Error("dist/main.js is missing: run `npm run build` (npm test does)")
+  scope = Effect.runSync(Scope.make())
+})
+afterAll(async () => {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+describe("doctor", () => {
+  it.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== undefined)(
+    "over GoTrue's database after Gatehouse's migrations: exit 0; a NULL where GoTrue scans a string: exit 1, counted",
+    async () => {
+      const { url } = await Effect.runPromise(Scope.extend(loadGoTrueFixture(Option.getOrThrow(externalDatabaseUrl)), scope))
+      const cwd = workDir()
+      expect((await run(["migrate"], { DATABASE_URL: url }, cwd)).code).toBe(0)
+      const clean = await run(["doctor"], { DATABASE_URL: url }, cwd)
+      expect(clean.code, clean.stdout + clean.stderr).toBe(0)
+      expect(clean.stdout.trim().split("\n").at(-1)).toMatch(/^doctor: GoTrue v2\.196 can read every row/)
+
+      await psql(url, "UPDATE auth.users SET confirmation_token = NULL WHERE id IN (SELECT id FROM auth.users ORDER BY id LIMIT 2)")
+      await psql(url, "UPDATE auth.flow_state SET provider_access_token = NULL")
+      const broken = await run(["doctor"], { DATABASE_URL: url }, cwd)
+      expect(broken.code).toBe(1)
+      const lines = broken.stdout.trim().split("\n")
+      expect(lines).toContain("FAIL users.confirmation_token: 2 row(s) hold NULL (string: GoTrue writes \"\" for none, and NULL fails the scan)")
+      expect(lines.at(-1)).toMatch(/^doctor: \d+ problem\(s\) GoTrue v2\.196 cannot read past/)
+      // Only counts: no row's value (an address, a hash) is ever printed.
+      expect(broken.stdout).not.toMatch(/@|\$2a\$/)
+    },
+    120_000
+  )
+
+  it("over a database only Gatehouse used: exit 1, GoTrue never ran there", async () => {
+    const cwd = workDir()
+    const env: Record<string, string> = Option.isSome(externalDatabaseUrl)
+      ? { DATABASE_URL: (await Effect.runPromise(Scope.extend(freshDatabaseUrl(externalDatabaseUrl.value), scope))).url }
+      : { AUTH_DATA_DIR: join(cwd, "data") }
+    expect((await run(["migrate"], env, cwd)).code).toBe(0)
+    const result = await run(["doctor"], env, cwd)
+    expect(result.code).toBe(1)
+    expect(result.stdout).toContain("FAIL schema_migrations: GoTrue never ran on this database")
+  }, 120_000)
+})
