@@ -9,13 +9,19 @@
 import { createHash, randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
-import { encodeSignedRefreshToken } from "../../../src/auth/domain/GoTrueSignedRefreshToken.js"
+import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import {
+  encodeSignedRefreshToken,
+  isSignedWith,
+  parseSignedRefreshToken,
+  signingKeyOf
+} from "../../../src/auth/domain/GoTrueSignedRefreshToken.js"
 import { PostgresDatabase } from "../../../src/platform/sql/Database.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { gotrueFixtureMissing, gotrueManifest, loadGoTrueFixture } from "../../support/GoTrueFixture.js"
 import { projectClient } from "../../support/SupabaseJs.js"
-import { externalDatabaseUrl } from "../../support/TestDatabase.js"
+import { realGoTrueMissing, startGoTrue } from "../../support/RealGoTrue.js"
+import { externalDatabaseUrl, freshDatabaseUrl } from "../../support/TestDatabase.js"
 import { ServerUrl, TestServerOver, testConfig } from "../../support/TestServer.js"
 import { call, decodeJwt, raw } from "./AcceptanceKit.js"
 
@@ -203,3 +209,115 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== u
       }))
   })
 })
+
+const SECRET = "signed-refresh-tokens-test-secret-0123456789abcdef"
+
+/** The real GoTrue's address, serving the same database as the Gatehouse server. */
+class GoTrueUrl extends Context.Tag("test/GoTrueUrl")<GoTrueUrl, string>() {}
+
+/**
+ * A fresh database GoTrue migrated and serves, minting signed tokens for every session (algorithm 2, every session
+ * upgraded), with Gatehouse's migrations run over it and a Gatehouse server on it too.
+ */
+const BesideRealGoTrue = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const { url } = yield* freshDatabaseUrl(Option.getOrElse(externalDatabaseUrl, () => ""))
+    const gotrue = yield* startGoTrue(url, {
+      GOTRUE_JWT_SECRET: SECRET,
+      GOTRUE_JWT_EXP: "3600",
+      GOTRUE_JWT_AUD: "authenticated",
+      GOTRUE_JWT_DEFAULT_GROUP_NAME: "authenticated",
+      GOTRUE_SITE_URL: "http://127.0.0.1:3000",
+      GOTRUE_DISABLE_SIGNUP: "false",
+      GOTRUE_EXTERNAL_EMAIL_ENABLED: "true",
+      GOTRUE_MAILER_AUTOCONFIRM: "true",
+      GOTRUE_PASSWORD_MIN_LENGTH: "6",
+      GOTRUE_RATE_LIMIT_TOKEN_REFRESH: "100000",
+      GOTRUE_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: "true",
+      GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: "10",
+      GOTRUE_SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION: "2",
+      GOTRUE_SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE: "100"
+    })
+    const env = { AUTH_JWT_SECRET: SECRET }
+    const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: testConfig(env).db.namespace })))
+    return TestServerOver(env).pipe(
+      Layer.provideMerge(Migrated),
+      Layer.provideMerge(PostgresDatabase({ url: Redacted.make(url), maxPoolSize: 10 })),
+      Layer.provideMerge(Layer.succeed(GoTrueUrl, gotrue.url))
+    )
+  })
+).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Error)), Layer.orDie)
+
+const atGoTrue = (path: string, body: unknown) => Effect.flatMap(GoTrueUrl, (url) => raw(url, path, { body }))
+
+/** A user signed up at GoTrue, signed in there: a new session and GoTrue's first signed token for it. */
+const gotrueSession = (email: string) =>
+  Effect.gen(function*() {
+    const password = "secret-123456"
+    const signup = yield* atGoTrue("/signup", { email, password })
+    expect(signup.status, signup.text).toBe(200)
+    const signIn = yield* atGoTrue("/token?grant_type=password", { email, password })
+    expect(signIn.status, signIn.text).toBe(200)
+    return { token: signIn.json.refresh_token as string, sessionId: decodeJwt(signIn.json.access_token).payload.session_id as string }
+  })
+
+const signingKey = (sessionId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ readonly key: string | null }>`SELECT refresh_token_hmac_key AS key FROM auth.sessions WHERE id = ${sessionId}`
+    return signingKeyOf(row!.key)!
+  })
+
+describe.skipIf(Option.isNone(externalDatabaseUrl) || realGoTrueMissing !== undefined)(
+  realGoTrueMissing ?? "signed refresh tokens the real GoTrue minted",
+  () => {
+    layer(BesideRealGoTrue, { timeout: 180_000, excludeTestServices: true })((it) => {
+      it.effect("GoTrue's tokens read here, and Gatehouse signs byte for byte as GoTrue does", () =>
+        Effect.gen(function*() {
+          const { sessionId, token } = yield* gotrueSession("mint@example.com")
+          const next = yield* atGoTrue("/token?grant_type=refresh_token", { refresh_token: token })
+          expect(next.status, next.text).toBe(200)
+          const key = yield* signingKey(sessionId)
+          expect(key.length).toBe(32)
+          for (const [presented, counter] of [[token, 0n], [next.json.refresh_token as string, 1n]] as const) {
+            const parsed = parseSignedRefreshToken(presented)
+            expect([parsed?.sessionId, parsed?.counter]).toEqual([sessionId, counter])
+            expect(isSignedWith(parsed!, key)).toBe(true)
+            expect(encodeSignedRefreshToken(key, sessionId, counter)).toBe(presented)
+          }
+        }))
+
+      it.effect("Gatehouse exchanges GoTrue's current token; GoTrue then sees it used once and answers its next", () =>
+        Effect.gen(function*() {
+          const { sessionId, token } = yield* gotrueSession("exchange@example.com")
+          const current = (yield* atGoTrue("/token?grant_type=refresh_token", { refresh_token: token })).json.refresh_token as string
+          const exchanged = yield* refresh(current)
+          expect(exchanged.status, exchanged.text).toBe(200)
+          expect(exchanged.json.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+          expect(exchanged.json.user.email).toBe("exchange@example.com")
+          expect(yield* counterOf(sessionId)).toBe("2")
+          expect((yield* refresh(current)).json.refresh_token).toBe(exchanged.json.refresh_token)
+          expect((yield* refresh(exchanged.json.refresh_token)).status).toBe(200)
+
+          // The way back: GoTrue takes the exchanged token for a lost answer and hands out the token after it.
+          const back = yield* atGoTrue("/token?grant_type=refresh_token", { refresh_token: current })
+          expect(back.status, back.text).toBe(200)
+          expect(back.json.refresh_token).toBe(encodeSignedRefreshToken(yield* signingKey(sessionId), sessionId, 2n))
+        }))
+
+      it.effect("an older token just after GoTrue refreshed (tabs refreshing at once) gets GoTrue's current token back", () =>
+        Effect.gen(function*() {
+          const { token } = yield* gotrueSession("tabs@example.com")
+          const first = (yield* atGoTrue("/token?grant_type=refresh_token", { refresh_token: token })).json.refresh_token as string
+          const second = (yield* atGoTrue("/token?grant_type=refresh_token", { refresh_token: first })).json.refresh_token as string
+          // Two behind, within the reuse interval of GoTrue's refresh (refreshed_at, a timestamp without time zone).
+          const concurrent = yield* refresh(token)
+          expect(concurrent.status, concurrent.text).toBe(200)
+          expect(concurrent.json.refresh_token).toBe(second)
+          const exchanged = yield* refresh(second)
+          expect(exchanged.status, exchanged.text).toBe(200)
+          expect(exchanged.json.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+        }))
+    })
+  }
+)
