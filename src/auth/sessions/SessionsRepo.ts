@@ -318,6 +318,10 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         readonly notAfter: Date | null
         readonly aal: string
         readonly factorId: string | null
+        readonly createdAt: Date
+        readonly refreshedAt: Date
+        /** Only ever set by `refreshed`: GoTrue never signed tokens for a session made in memory (no key). */
+        readonly signedCounter: bigint | null
       }
       const sessions = yield* Ref.make(new Map<string, Row>())
       // session id -> method -> last updated
@@ -333,8 +337,18 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
           })
         )
       return SessionsRepo.make({
-        insert: ({ id, now: _now, userId }) =>
-          Ref.update(sessions, (map) => new Map(map).set(id, { id, userId, notAfter: null, aal: "aal1", factorId: null })),
+        insert: ({ id, now, userId }) =>
+          Ref.update(sessions, (map) =>
+            new Map(map).set(id, {
+              id,
+              userId,
+              notAfter: null,
+              aal: "aal1",
+              factorId: null,
+              createdAt: now,
+              refreshedAt: now,
+              signedCounter: null
+            })),
         // No factors in memory: MFA is tested over SQL (FactorsRepo has no in-memory twin).
         signedIn: (userId, now) =>
           Effect.all({
@@ -344,7 +358,6 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
           }),
         lockForRefresh: (id) =>
           Effect.map(Ref.get(sessions), (map) => Option.map(Option.fromNullable(map.get(id)), (row) => ({ id: row.id, not_after: row.notAfter }))),
-        // Sessions in memory are Gatehouse's: GoTrue never signed tokens for them (no key, no counter).
         lockSigned: (id) =>
           Effect.map(Ref.get(sessions), (map) =>
             Option.map(Option.fromNullable(map.get(id)), (row): SignedSessionRow => ({
@@ -352,11 +365,20 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
               user_id: row.userId,
               not_after: row.notAfter,
               refresh_token_hmac_key: null,
-              refresh_token_counter: null,
-              created_at: null,
-              refreshed_at: null
+              refresh_token_counter: row.signedCounter,
+              created_at: row.createdAt,
+              refreshed_at: row.refreshedAt
             }))),
-        refreshed: (id) => Effect.map(Ref.get(claims), (all) => amrOf(all, id)),
+        refreshed: (id, now, signedCounter) =>
+          Effect.zipRight(
+            Ref.update(sessions, (map) => {
+              const row = map.get(id)
+              return row === undefined
+                ? map
+                : new Map(map).set(id, { ...row, refreshedAt: now, signedCounter: signedCounter ?? row.signedCounter })
+            }),
+            Effect.map(Ref.get(claims), (all) => amrOf(all, id))
+          ),
         stepUp: (sessionId, method, factorId, now) =>
           Effect.zipRight(
             Effect.zipRight(
