@@ -142,6 +142,15 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== u
         expect(exchanged.json.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
       }))
 
+    it.effect("the same signed token presented eight times at once: one exchange, and every answer the same Gatehouse token", () =>
+      Effect.gen(function*() {
+        const signed = yield* signSession(manifest.users.pending_magiclink.id, 4n)
+        const answers = yield* Effect.all(Array.from({ length: 8 }, () => refresh(signed.token(4n))), { concurrency: "unbounded" })
+        expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(200))
+        expect(new Set(answers.map((answer) => answer.json.refresh_token)).size).toBe(1)
+        expect(yield* counterOf(signed.sessionId)).toBe("5")
+      }))
+
     it.effect("an older token outside the reuse interval is reuse: 400 refresh_token_already_used, and the session ends", () =>
       Effect.gen(function*() {
         const user = manifest.users.anonymous
