@@ -895,6 +895,34 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(Option.isNone(yield* tokens.lockSessionOf("no-such-digest"))).toBe(true)
       }))
 
+    it.effect("sessions: read for a GoTrue signed token, a session Gatehouse started has no key; a signed exchange sets its counter", () =>
+      Effect.gen(function*() {
+        const sessions = yield* SessionsRepo
+        const tokens = yield* RefreshTokensRepo
+        const { digest, sessionId, tokenId, user } = yield* withSession
+        expect(yield* sessions.lockSigned(sessionId)).toEqual(Option.some({
+          id: sessionId,
+          user_id: user.id,
+          not_after: null,
+          refresh_token_hmac_key: null,
+          refresh_token_counter: null,
+          created_at: at(0),
+          refreshed_at: at(0)
+        }))
+        yield* sessions.refreshed(sessionId, at(5), 7n)
+        expect(Option.map(yield* sessions.lockSigned(sessionId), (row) => [row.refresh_token_counter, row.refreshed_at])).toEqual(Option.some([7n, at(5)]))
+        yield* sessions.refreshed(sessionId, at(6))
+        expect(Option.map(yield* sessions.lockSigned(sessionId), (row) => [row.refresh_token_counter, row.refreshed_at])).toEqual(Option.some([7n, at(6)]))
+        expect(Option.isNone(yield* sessions.lockSigned(randomUUID()))).toBe(true)
+
+        const latest = yield* tokens.latestOf(sessionId)
+        expect(latest.current).toEqual(Option.some({ id: tokenId, token: digest, parent: null }))
+        expect(Number(latest.nextId)).toBeGreaterThan(Number(tokenId))
+        const none = yield* tokens.latestOf(randomUUID())
+        expect(none.current).toEqual(Option.none())
+        expect(Number(none.nextId)).toBeGreaterThan(Number(latest.nextId))
+      }))
+
     it.effect("refresh tokens: an exchange's read locks the token and names the current token and a fresh id; rotate revokes and adds", () =>
       Effect.gen(function*() {
         const tokens = yield* RefreshTokensRepo

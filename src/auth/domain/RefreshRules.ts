@@ -43,3 +43,67 @@ export const decideRefresh = (
   const withinInterval = now.getTime() - token.revokedAt.getTime() <= policy.reuseIntervalMillis
   return isImmediateParentOfCurrent && withinInterval ? RefreshDecision.ReturnChild() : RefreshDecision.ReuseDetected()
 }
+
+/** What the counter rules need to know about a session GoTrue signed refresh tokens for (sessions row, locked). */
+export interface SignedSession {
+  /** refresh_token_counter: the counter of the last token issued for the session. */
+  readonly counter: bigint
+  /** GoTrue's LastRefreshedAt: refreshed_at, or created_at for a session never refreshed. */
+  readonly lastRefreshedAt: Date
+  /**
+   * The session's current Gatehouse token, once Gatehouse has exchanged one of the session's signed tokens: "none"
+   * before that; "child" when the presented token is the one that exchange took (so it is its parent); "other" when
+   * the session has gone on from there.
+   */
+  readonly gatehouseToken: "none" | "child" | "other"
+}
+
+export type SignedRefreshDecision = Data.TaggedEnum<{
+  /** The counter is ahead of the session's: no server of this project issued it. */
+  NotIssuedHere: {}
+  /** The session's latest token: count it used and hand out a Gatehouse token in its place. */
+  Exchange: {}
+  /** An allowed reuse once Gatehouse has taken the session over: hand out its current Gatehouse token again. */
+  ReturnCurrent: {}
+  /** An allowed reuse before Gatehouse has taken the session over: hand out GoTrue's token at the session's counter. */
+  ReturnSigned: {}
+  /** A forbidden reuse with rotation on: end the session and refuse. */
+  ReuseDetected: {}
+  /** A forbidden reuse with rotation off: refuse, end nothing. */
+  AlreadyUsed: {}
+}>
+export const SignedRefreshDecision = Data.taggedEnum<SignedRefreshDecision>()
+
+/**
+ * GoTrue's counter rules for its signed tokens (v2.196), with Gatehouse's tokens in the place of the ones GoTrue would
+ * have signed next. The counter a token carries against the session's:
+ * - ahead: not issued here;
+ * - equal: normal use;
+ * - one behind: the client lost the last answer ("fail-to-save"), allowed; once Gatehouse has taken the session over,
+ *   only while the token Gatehouse gave in exchange is still the current one (Gatehouse's own rule for a lost
+ *   answer: the immediate parent of the current token);
+ * - further behind (or one behind after the session went on): allowed only if the session was refreshed less than
+ *   the reuse interval ago, before or after now (several tabs refreshing at once); otherwise reuse.
+ */
+export const decideSignedRefresh = (
+  presentedCounter: bigint,
+  session: SignedSession,
+  now: Date,
+  policy: RotationPolicy
+): SignedRefreshDecision => {
+  const behind = session.counter - presentedCounter
+  if (behind < 0n) return SignedRefreshDecision.NotIssuedHere()
+  if (behind === 0n) return SignedRefreshDecision.Exchange()
+  const lostAnswer = behind === 1n && session.gatehouseToken !== "other"
+  const concurrent = Math.abs(now.getTime() - session.lastRefreshedAt.getTime()) < policy.reuseIntervalMillis
+  if (lostAnswer || concurrent) {
+    return session.gatehouseToken === "none" ? SignedRefreshDecision.ReturnSigned() : SignedRefreshDecision.ReturnCurrent()
+  }
+  return policy.rotationEnabled ? SignedRefreshDecision.ReuseDetected() : SignedRefreshDecision.AlreadyUsed()
+}
+
+/**
+ * GoTrue's LastRefreshedAt: when the session was last refreshed, or started if never (GoTrue writes refreshed_at
+ * only on a refresh). A row with neither counts as refreshed long ago: no reuse is concurrent with it.
+ */
+export const lastRefreshedAt = (refreshedAt: Date | null, createdAt: Date | null): Date => refreshedAt ?? createdAt ?? new Date(0)

@@ -1,4 +1,5 @@
 import { createHash, createHmac } from "node:crypto"
+import { hasSignedTokenShape } from "../domain/GoTrueSignedRefreshToken.js"
 
 /**
  * Refresh tokens are derived, not stored: token = HMAC(key, "<session id>.<row id>"), and the database keeps
@@ -22,8 +23,12 @@ const GOTRUE_LEGACY = /^[a-z0-9]{12}$/
  */
 export const isGoTrueLegacyToken = (token: string): boolean => GOTRUE_LEGACY.test(token)
 
-/** Shape check before any lookup: what deriveRefreshToken produces (and GoTrue's 12-character legacy tokens). */
-export const isWellFormedRefreshToken = (token: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(token) || isGoTrueLegacyToken(token)
+/**
+ * Shape check before any lookup: what deriveRefreshToken produces, GoTrue's 12-character legacy tokens, and GoTrue's
+ * signed tokens (51 to 63 characters). The exchange's hot path, Gatehouse's own token, is the first test.
+ */
+export const isWellFormedRefreshToken = (token: string): boolean =>
+  /^[A-Za-z0-9_-]{43}$/.test(token) || isGoTrueLegacyToken(token) || hasSignedTokenShape(token)
 
 /** What refresh_tokens.token holds for a presented token: its digest, or a GoTrue legacy token itself. */
 export const refreshTokenLookupKey = (token: string): string => (isGoTrueLegacyToken(token) ? token : digestRefreshToken(token))

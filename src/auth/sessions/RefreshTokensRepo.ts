@@ -40,9 +40,17 @@ export interface RefreshTokensRepoShape {
    */
   readonly lockForExchange: (digest: string) => Effect.Effect<Option.Option<{
     readonly row: RefreshTokenRow
-    readonly current: Option.Option<{ readonly id: string; readonly token: string; readonly parent: string | null }>
+    readonly current: Option.Option<CurrentToken>
     readonly nextId: string
   }>>
+  /**
+   * The session's newest unrevoked token (as `current` of lockForExchange) and the id a new token would take (as
+   * `nextId`), in one statement: what the exchange of a GoTrue signed token, which has no row, reads of the tokens.
+   */
+  readonly latestOf: (sessionId: string) => Effect.Effect<{
+    readonly current: Option.Option<CurrentToken>
+    readonly nextId: string
+  }>
   /** Revokes a token and inserts its child, in one statement. */
   readonly rotate: (revokedId: string, child: RefreshTokenInsert) => Effect.Effect<void>
   readonly remove: (id: string) => Effect.Effect<void>
@@ -53,6 +61,13 @@ export interface RefreshTokensRepoShape {
    * tokens without a session along; this does.
    */
   readonly removeForUser: (userId: string) => Effect.Effect<void>
+}
+
+/** A session's newest unrevoked token: `token` its digest (or a GoTrue legacy token), `parent` its parent's. */
+export interface CurrentToken {
+  readonly id: string
+  readonly token: string
+  readonly parent: string | null
 }
 
 export interface LockedSession {
@@ -121,6 +136,20 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       }))
     }, Effect.orDie)
 
+    const latestOf = Effect.fn("RefreshTokensRepo.latestOf")(function*(sessionId: string) {
+      const [row] = yield* sql<{ current_id: string | null; current_token: string | null; current_parent: string | null; next_id: string }>`
+        SELECT c.id::text AS current_id, c.token AS current_token, c.parent AS current_parent,
+          nextval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'))::text AS next_id
+        FROM (SELECT 1) AS one
+        LEFT JOIN LATERAL (SELECT id, token, parent FROM ${sql(t.refresh_tokens)}
+          WHERE session_id = ${sessionId} AND revoked = false ORDER BY id DESC LIMIT 1) c ON true`
+      const { current_id, current_parent, current_token, next_id } = row!
+      return {
+        current: current_id === null ? Option.none() : Option.some({ id: current_id, token: current_token!, parent: current_parent }),
+        nextId: next_id
+      }
+    }, Effect.orDie)
+
     const rotate = Effect.fn("RefreshTokensRepo.rotate")(function*(revokedId: string, child: RefreshTokenInsert) {
       yield* sql`
         WITH revoked AS (
@@ -160,7 +189,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
     }, Effect.orDie)
 
     return {
-      nextId, insert, lockSessionOf, lock, lockForExchange, rotate, remove, revokeForSession, removeForUser
+      nextId, insert, lockSessionOf, lock, lockForExchange, latestOf, rotate, remove, revokeForSession, removeForUser
     } satisfies RefreshTokensRepoShape
   })
 }) {
@@ -218,6 +247,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
             onNone: () => Effect.succeed(Option.none()),
             onSome: (row) => Effect.map(Effect.all({ current: current(row.session_id), nextId: nextId() }), (rest) => Option.some({ row, ...rest }))
           })),
+        latestOf: (sessionId) => Effect.all({ current: current(sessionId), nextId: nextId() }),
         rotate: (revokedId, child) => Effect.zipRight(set([revokedId], child.now), insert(child)),
         remove: (id) => Ref.update(rows, (all) => all.filter((row) => row.id !== id)),
         revokeForSession: (sessionId, now) =>

@@ -7,7 +7,13 @@ import { METHOD_OF_FACTOR } from "../domain/Assurance.js"
 import type { FactorRow } from "../domain/FactorRow.js"
 import { type IdentityRow, isBanned, type UserRow } from "../domain/UserRow.js"
 import { AuditLog } from "../users/AuditLog.js"
-import { decideRefresh, type RotationPolicy } from "../domain/RefreshRules.js"
+import {
+  encodeSignedRefreshToken,
+  isSignedWith,
+  parseSignedRefreshToken,
+  signingKeyOf
+} from "../domain/GoTrueSignedRefreshToken.js"
+import { decideRefresh, decideSignedRefresh, lastRefreshedAt, type RotationPolicy } from "../domain/RefreshRules.js"
 import {
   deriveRefreshToken,
   digestRefreshToken,
@@ -16,8 +22,8 @@ import {
   refreshTokenKey,
   refreshTokenLookupKey
 } from "./RefreshTokenCodec.js"
-import { RefreshTokensRepo } from "./RefreshTokensRepo.js"
-import { type AmrEntry, SessionsRepo } from "./SessionsRepo.js"
+import { type CurrentToken, RefreshTokensRepo } from "./RefreshTokensRepo.js"
+import { type AmrEntry, SessionsRepo, type UserWithRelations } from "./SessionsRepo.js"
 import { AuthMetrics } from "../metrics/AuthMetrics.js"
 
 /** amr methods (GoTrue's names) a session can be started or extended with. */
@@ -52,6 +58,19 @@ export type LogoutScope = (typeof LOGOUT_SCOPES)[number]
 
 const notFound = AuthError.of(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
 const alreadyUsed = AuthError.of(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
+const userBanned = AuthError.of(400, "user_banned", "Invalid Refresh Token: User Banned")
+const sessionExpired = AuthError.of(400, "session_expired", "Invalid Refresh Token: Session Expired")
+const notIssuedHere = AuthError.of(400, "validation_failed", "Invalid Refresh Token: Not Issued By This Server")
+
+/**
+ * What every exchange refuses of the token's user, whichever kind of token it was: a user gone is an unknown token,
+ * a banned one is refused as such.
+ */
+const refusalOfUser = (found: Option.Option<UserWithRelations>, now: Date): AuthError | undefined =>
+  Option.isNone(found) ? notFound : isBanned(found.value.user, now) ? userBanned : undefined
+
+/** Past the session's not_after, every exchange is refused. */
+const isPastNotAfter = (notAfter: Date | null, now: Date): boolean => notAfter !== null && notAfter.getTime() <= now.getTime()
 
 /**
  * Sessions and their refresh tokens (spec §3). Each token exchange runs in one transaction holding row locks on
@@ -125,7 +144,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
      * The session's current token, handed out again: derived from its row when Gatehouse issued it; stored as it is
      * when GoTrue did (its legacy row holds the token itself, not a digest).
      */
-    const childToken = (sessionId: string, current: { readonly id: string; readonly token: string }) =>
+    const childToken = (sessionId: string, current: CurrentToken) =>
       isGoTrueLegacyToken(current.token) ? current.token : deriveRefreshToken(key, sessionId, current.id)
 
     type Outcome =
@@ -149,11 +168,9 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         if (Option.isNone(locked) || locked.value.row.user_id === null) return { _tag: "Refused", error: notFound } as Outcome
         const { current, nextId, row } = locked.value
         const found = yield* sessionsRepo.findForSession(row.user_id!, undefined)
-        if (Option.isNone(found)) return { _tag: "Refused", error: notFound } as Outcome
-        const { factors, identities, user } = found.value
-        if (isBanned(user, now)) {
-          return { _tag: "Refused", error: AuthError.of(400, "user_banned", "Invalid Refresh Token: User Banned") } as Outcome
-        }
+        const refusal = refusalOfUser(found, now)
+        if (refusal !== undefined) return { _tag: "Refused", error: refusal } as Outcome
+        const { factors, identities, user } = Option.getOrThrow(found)
         if (Option.isNone(session)) {
           yield* tokens.remove(row.id)
           return {
@@ -162,12 +179,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
           } as Outcome
         }
         const { id, not_after } = session.value
-        if (not_after !== null && not_after.getTime() <= now.getTime()) {
-          return {
-            _tag: "Refused",
-            error: AuthError.of(400, "session_expired", "Invalid Refresh Token: Session Expired")
-          } as Outcome
-        }
+        if (isPastNotAfter(not_after, now)) return { _tag: "Refused", error: sessionExpired } as Outcome
         const decision = decideRefresh(
           { revoked: row.revoked === true, revokedAt: row.updated_at ?? new Date(0) },
           Option.isSome(current) && current.value.parent === row.token,
@@ -195,16 +207,88 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
                 amr: yield* sessionsRepo.amr(id)
               }
             } as Outcome
-          case "ReuseDetected": {
-            // Reuse means one of two holders is a thief, and which is unknowable: the session ends for both. Its
-            // access tokens stop working at once (GET /user answers session_not_found, as after a sign-out), not
-            // only at their expiry, and every refresh token of the family goes with it (ON DELETE CASCADE).
-            // The session row is already locked by this exchange, so the delete queues no other lock.
-            yield* sessionsRepo.deleteForUser(user.id, { only: id })
-            yield* audit.record("token_revoked", { actor: user, traits: { reason: "refresh_token_reused", session_id: id } })
-            yield* Metric.increment(AuthMetrics.refreshTokenReuse)
+          case "ReuseDetected":
+            return yield* endForReuse(user, id)
+          case "AlreadyUsed":
             return { _tag: "Refused", error: alreadyUsed } as Outcome
+        }
+      })
+
+    // Reuse means one of two holders is a thief, and which is unknowable: the session ends for both. Its access
+    // tokens stop working at once (GET /user answers session_not_found, as after a sign-out), not only at their
+    // expiry, and every refresh token of the family goes with it (ON DELETE CASCADE). The session row is already
+    // locked by the exchange, so the delete queues no other lock.
+    const endForReuse = (user: UserRow, sessionId: string) =>
+      Effect.gen(function*() {
+        yield* sessionsRepo.deleteForUser(user.id, { only: sessionId })
+        yield* audit.record("token_revoked", { actor: user, traits: { reason: "refresh_token_reused", session_id: sessionId } })
+        yield* Metric.increment(AuthMetrics.refreshTokenReuse)
+        return { _tag: "Refused", error: alreadyUsed } as Outcome
+      })
+
+    /**
+     * The exchange of a GoTrue signed refresh token (a session GoTrue started with its "v2" tokens, in an adopted
+     * database), with the checks of every exchange and GoTrue's counter rules. Its normal use counts the token used
+     * on the session row, as GoTrue would, and hands out a Gatehouse token whose parent is the signed token's
+     * digest: from there the session rotates as Gatehouse's own do, and a lost answer finds that token again.
+     * Lock order as the other exchange: the session row first, then the token rows (only the current one, rotated).
+     */
+    const exchangeSigned = (token: string, now: Date) =>
+      Effect.gen(function*() {
+        // Anything that does not read as a signed token, or that the session's key did not sign, is unknown, as
+        // in GoTrue's lookup: a made-up token learns nothing about which sessions exist.
+        const presented = parseSignedRefreshToken(token)
+        if (presented === undefined) return { _tag: "Refused", error: notFound } as Outcome
+        const locked = yield* sessionsRepo.lockSigned(presented.sessionId)
+        if (Option.isNone(locked)) return { _tag: "Refused", error: notFound } as Outcome
+        const session = locked.value
+        const signingKey = signingKeyOf(session.refresh_token_hmac_key)
+        if (signingKey === undefined || session.refresh_token_counter === null || !isSignedWith(presented, signingKey)) {
+          return { _tag: "Refused", error: notFound } as Outcome
+        }
+        const found = yield* sessionsRepo.findForSession(session.user_id, undefined)
+        const refusal = refusalOfUser(found, now)
+        if (refusal !== undefined) return { _tag: "Refused", error: refusal } as Outcome
+        const { factors, identities, user } = Option.getOrThrow(found)
+        if (isPastNotAfter(session.not_after, now)) return { _tag: "Refused", error: sessionExpired } as Outcome
+        const { id } = session
+        const presentedDigest = digestRefreshToken(token)
+        const { current, nextId } = yield* tokens.latestOf(id)
+        // A live GoTrue legacy row beside the signed data is none of Gatehouse's: it is never handed out for a
+        // signed token, and the exchange revokes it.
+        const gatehouseToken = Option.isNone(current) || isGoTrueLegacyToken(current.value.token)
+          ? "none"
+          : current.value.parent === presentedDigest ? "child" : "other"
+        const decision = decideSignedRefresh(
+          presented.counter,
+          {
+            counter: session.refresh_token_counter,
+            lastRefreshedAt: lastRefreshedAt(session.refreshed_at, session.created_at),
+            gatehouseToken
+          },
+          now,
+          policy
+        )
+        const issued = (refreshToken: string, amr: ReadonlyArray<AmrEntry>) =>
+          ({ _tag: "Issued", session: { user, identities, factors, sessionId: id, refreshToken, amr } }) as Outcome
+        switch (decision._tag) {
+          case "NotIssuedHere":
+            return { _tag: "Refused", error: notIssuedHere } as Outcome
+          case "Exchange": {
+            const child = deriveRefreshToken(key, id, nextId)
+            const row = { id: nextId, digest: digestRefreshToken(child), userId: user.id, parent: presentedDigest, sessionId: id, now }
+            yield* Option.isSome(current) ? tokens.rotate(current.value.id, row) : tokens.insert(row)
+            const amr = yield* sessionsRepo.refreshed(id, now, presented.counter + 1n)
+            // GoTrue's one entry for a signed token's use: no token row was revoked.
+            yield* audit.record("token_refreshed", { actor: user })
+            return issued(child, amr)
           }
+          case "ReturnCurrent":
+            return issued(childToken(id, Option.getOrThrow(current)), yield* sessionsRepo.amr(id))
+          case "ReturnSigned":
+            return issued(encodeSignedRefreshToken(signingKey, id, session.refresh_token_counter), yield* sessionsRepo.amr(id))
+          case "ReuseDetected":
+            return yield* endForReuse(user, id)
           case "AlreadyUsed":
             return { _tag: "Refused", error: alreadyUsed } as Outcome
         }
@@ -219,7 +303,8 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       now: Date
     ): Effect.fn.Return<RefreshedSession, AuthError, never> {
       if (!isWellFormedRefreshToken(token)) return yield* AuthError.validation("Refresh token is not valid")
-      const outcome = yield* transactions.run(exchange(token, now)).pipe(Effect.orDie)
+      // Gatehouse's own tokens (43 characters) and GoTrue's legacy ones (12) have rows; GoTrue's signed ones are longer.
+      const outcome = yield* transactions.run(token.length > 43 ? exchangeSigned(token, now) : exchange(token, now)).pipe(Effect.orDie)
       return outcome._tag === "Issued" ? outcome.session : yield* outcome.error
     })
 

@@ -22,11 +22,17 @@ export interface SessionsRepoShape {
    */
   readonly lockForRefresh: (id: string) => Effect.Effect<Option.Option<{ readonly id: string; readonly not_after: Date | null }>>
   /**
+   * The session row locked until the transaction ends, with what GoTrue's signed refresh tokens need of it: the
+   * exchange of such a token locks its session first, as every exchange does.
+   */
+  readonly lockSigned: (id: string) => Effect.Effect<Option.Option<SignedSessionRow>>
+  /**
    * A rotation's session writes in one statement: stamps the session refreshed and returns its amr claims, most
    * recent first. A refresh adds no claim: GoTrue's tokens keep the methods the session was signed in and stepped
-   * up with, so the claims (and the level they give) survive any number of refreshes unchanged.
+   * up with, so the claims (and the level they give) survive any number of refreshes unchanged. With
+   * `signedCounter`, the session's refresh_token_counter is set to it too (a GoTrue signed token exchanged).
    */
-  readonly refreshed: (id: string, now: Date) => Effect.Effect<ReadonlyArray<AmrEntry>>
+  readonly refreshed: (id: string, now: Date, signedCounter?: bigint) => Effect.Effect<ReadonlyArray<AmrEntry>>
   /**
    * A verified second factor raises the session: records (or renews) the factor's amr claim, sets the row's aal2
    * and the factor that raised it, and returns the claims as they now are, most recent first.
@@ -53,6 +59,18 @@ export interface SessionsRepoShape {
   ) => Effect.Effect<Option.Option<SignedInUser>>
   /** Deletes sessions of a user: all, only one, or all but one. Their refresh tokens and amr claims go with them. */
   readonly deleteForUser: (userId: string, which: { readonly only: string } | { readonly except: string } | "all") => Effect.Effect<void>
+}
+
+/** A session row as the exchange of a GoTrue signed refresh token reads it. */
+export interface SignedSessionRow {
+  readonly id: string
+  readonly user_id: string
+  readonly not_after: Date | null
+  /** GoTrue's signing key for the session's tokens, as stored (NULL for a session GoTrue did not sign tokens for). */
+  readonly refresh_token_hmac_key: string | null
+  readonly refresh_token_counter: bigint | null
+  readonly created_at: Date | null
+  readonly refreshed_at: Date | null
 }
 
 export interface UserWithRelations {
@@ -154,13 +172,38 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       return Option.fromNullable(session)
     }, Effect.orDie)
 
+    // GoTrue made refreshed_at a timestamp without time zone (holding UTC), Gatehouse's 0002 a timestamptz: the
+    // epoch of either is the instant, where reading the former as a Date would take it in the process's time zone.
+    const lockSigned = Effect.fn("SessionsRepo.lockSigned")(function*(id: string) {
+      const [row] = yield* sql<{
+        id: string
+        user_id: string
+        not_after: Date | null
+        refresh_token_hmac_key: string | null
+        counter: string | null
+        created_ms: number | null
+        refreshed_ms: number | null
+      }>`
+        SELECT id, user_id, not_after, refresh_token_hmac_key, refresh_token_counter::text AS counter,
+          (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
+          (extract(epoch FROM refreshed_at) * 1000)::float8 AS refreshed_ms
+        FROM ${sql(t.sessions)} WHERE id = ${id} FOR UPDATE`
+      return Option.map(Option.fromNullable(row), ({ counter, created_ms, refreshed_ms, ...session }): SignedSessionRow => ({
+        ...session,
+        refresh_token_counter: counter === null ? null : BigInt(counter),
+        created_at: created_ms === null ? null : new Date(created_ms),
+        refreshed_at: refreshed_ms === null ? null : new Date(refreshed_ms)
+      }))
+    }, Effect.orDie)
+
     const claimsOf = (rows: ReadonlyArray<{ authentication_method: string; updated_at: Date }>) =>
       rows.map((r): AmrEntry => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
 
-    const refreshed = Effect.fn("SessionsRepo.refreshed")(function*(id: string, now: Date) {
+    const refreshed = Effect.fn("SessionsRepo.refreshed")(function*(id: string, now: Date, signedCounter?: bigint) {
       const rows = yield* sql<{ authentication_method: string; updated_at: Date }>`
         WITH touched AS (
-          UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now} WHERE id = ${id}
+          UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now}${
+        signedCounter === undefined ? sql`` : sql`, refresh_token_counter = ${signedCounter.toString()}::bigint`} WHERE id = ${id}
         )
         SELECT authentication_method, updated_at FROM ${sql(t.mfa_amr_claims)}
           WHERE session_id = ${id} ORDER BY updated_at DESC, authentication_method`
@@ -254,7 +297,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     }, Effect.orDie)
 
     return {
-      insert, signedIn, lockForRefresh, refreshed, stepUp, deleteBelowAal2, downgradeForFactor, addAmr, amr, findForSession,
+      insert, signedIn, lockForRefresh, lockSigned, refreshed, stepUp, deleteBelowAal2, downgradeForFactor, addAmr, amr, findForSession,
       deleteForUser
     } satisfies SessionsRepoShape
   })
@@ -275,6 +318,10 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         readonly notAfter: Date | null
         readonly aal: string
         readonly factorId: string | null
+        readonly createdAt: Date
+        readonly refreshedAt: Date
+        /** Only ever set by `refreshed`: GoTrue never signed tokens for a session made in memory (no key). */
+        readonly signedCounter: bigint | null
       }
       const sessions = yield* Ref.make(new Map<string, Row>())
       // session id -> method -> last updated
@@ -290,8 +337,18 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
           })
         )
       return SessionsRepo.make({
-        insert: ({ id, now: _now, userId }) =>
-          Ref.update(sessions, (map) => new Map(map).set(id, { id, userId, notAfter: null, aal: "aal1", factorId: null })),
+        insert: ({ id, now, userId }) =>
+          Ref.update(sessions, (map) =>
+            new Map(map).set(id, {
+              id,
+              userId,
+              notAfter: null,
+              aal: "aal1",
+              factorId: null,
+              createdAt: now,
+              refreshedAt: now,
+              signedCounter: null
+            })),
         // No factors in memory: MFA is tested over SQL (FactorsRepo has no in-memory twin).
         signedIn: (userId, now) =>
           Effect.all({
@@ -301,7 +358,27 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
           }),
         lockForRefresh: (id) =>
           Effect.map(Ref.get(sessions), (map) => Option.map(Option.fromNullable(map.get(id)), (row) => ({ id: row.id, not_after: row.notAfter }))),
-        refreshed: (id) => Effect.map(Ref.get(claims), (all) => amrOf(all, id)),
+        lockSigned: (id) =>
+          Effect.map(Ref.get(sessions), (map) =>
+            Option.map(Option.fromNullable(map.get(id)), (row): SignedSessionRow => ({
+              id: row.id,
+              user_id: row.userId,
+              not_after: row.notAfter,
+              refresh_token_hmac_key: null,
+              refresh_token_counter: row.signedCounter,
+              created_at: row.createdAt,
+              refreshed_at: row.refreshedAt
+            }))),
+        refreshed: (id, now, signedCounter) =>
+          Effect.zipRight(
+            Ref.update(sessions, (map) => {
+              const row = map.get(id)
+              return row === undefined
+                ? map
+                : new Map(map).set(id, { ...row, refreshedAt: now, signedCounter: signedCounter ?? row.signedCounter })
+            }),
+            Effect.map(Ref.get(claims), (all) => amrOf(all, id))
+          ),
         stepUp: (sessionId, method, factorId, now) =>
           Effect.zipRight(
             Effect.zipRight(

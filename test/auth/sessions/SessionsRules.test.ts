@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, Option } from "effect"
 import type { AuthError } from "../../../src/auth/domain/AuthError.js"
+import { encodeSignedRefreshToken } from "../../../src/auth/domain/GoTrueSignedRefreshToken.js"
 import { RefreshTokensRepo } from "../../../src/auth/sessions/RefreshTokensRepo.js"
 import { Sessions } from "../../../src/auth/sessions/Sessions.js"
 import { SessionsRepo } from "../../../src/auth/sessions/SessionsRepo.js"
@@ -207,5 +208,19 @@ layer(SessionsOverMemory())("a session GoTrue started, over the in-memory repos"
       expect((yield* sessions.refresh(rotated.refreshToken, at(14))).sessionId).toBe(sessionId)
       // GoTrue's first token, now past the interval: reuse, and the session ends.
       expect(refusal(yield* Effect.either(sessions.refresh("gotrue000001", at(60))))).toBe("refresh_token_already_used")
+    }))
+})
+
+layer(SessionsOverMemory())("GoTrue's signed tokens, over the in-memory repos", (it) => {
+  it.effect("a signed token for a session GoTrue never signed for (no key), or one that does not read, is unknown", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      const { sessionId } = yield* signIn
+      const forged = encodeSignedRefreshToken(Buffer.alloc(32, 1), sessionId, 0n)
+      expect(refusal(yield* Effect.either(sessions.refresh(forged, at(1))))).toBe("refresh_token_not_found")
+      expect(refusal(yield* Effect.either(sessions.refresh(`${forged.slice(0, -1)}A`, at(1))))).toBe("refresh_token_not_found")
+      expect(refusal(yield* Effect.either(sessions.refresh("A".repeat(51), at(1))))).toBe("refresh_token_not_found")
+      // Not of any token's shape: refused before any lookup, as before.
+      expect(refusal(yield* Effect.either(sessions.refresh("A".repeat(53), at(1))))).toBe("validation_failed")
     }))
 })
