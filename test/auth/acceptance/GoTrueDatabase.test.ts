@@ -5,16 +5,29 @@
  * PostgreSQL only: the dump can be loaded only by psql (pg_dump 15 writes `\restrict` meta-commands), which PGlite,
  * the embedded default, cannot run. Without DATABASE_URL the file is skipped.
  */
+import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
+import type { AuthError as ClientError, GoTrueClient } from "@supabase/auth-js"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as OTPAuth from "otpauth"
 import { PostgresDatabase } from "../../../src/platform/sql/Database.js"
 import { migrate, readMigrations } from "../../../src/platform/sql/Migrator.js"
-import { gotrueFixtureMissing, gotrueManifest, loadGoTrueFixture, moveSentAtForward } from "../../support/GoTrueFixture.js"
+import * as bcrypt from "@node-rs/bcrypt"
+import {
+  gotrueFixtureMissing,
+  gotrueManifest,
+  loadGoTrueFixture,
+  moveSentAtForward,
+  pendingState,
+  SENT_BEFORE_SWITCH,
+  setEncryptedPassword,
+  writePendingEmailChange
+} from "../../support/GoTrueFixture.js"
+import { projectClient } from "../../support/SupabaseJs.js"
 import { externalDatabaseUrl } from "../../support/TestDatabase.js"
 import { ServerUrl, TestServerOver, testConfig } from "../../support/TestServer.js"
-import { authClient, call, decodeJwt, PASSWORD, raw, uniqueEmail } from "./AcceptanceKit.js"
+import { authClient, call, decodeJwt, legacyError, nowSeconds, PASSWORD, raw, signHs256, uniqueEmail } from "./AcceptanceKit.js"
 
 const manifest = gotrueManifest
 
@@ -29,19 +42,97 @@ const ENV = {
 class FixtureUrl extends Context.Tag("test/FixtureUrl")<FixtureUrl, string>() {}
 
 /** The fixture loaded into a database of its own, Gatehouse's migrations run over it, and a server on it. */
-const OverGoTrueDatabase = Layer.unwrapScoped(
-  Effect.map(loadGoTrueFixture(Option.getOrElse(externalDatabaseUrl, () => "")), ({ url }) => {
-    const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: testConfig(ENV).db.namespace })))
-    return TestServerOver(ENV).pipe(
-      Layer.provideMerge(Migrated),
-      Layer.provideMerge(PostgresDatabase({ url: Redacted.make(url), maxPoolSize: 10 })),
-      Layer.provideMerge(Layer.succeed(FixtureUrl, url))
-    )
+const overGoTrueDatabase = (env: Readonly<Record<string, string>>) =>
+  Layer.unwrapScoped(
+    Effect.map(loadGoTrueFixture(Option.getOrElse(externalDatabaseUrl, () => "")), ({ url }) => {
+      const Migrated = Layer.effectDiscard(Effect.orDie(migrate({ namespace: testConfig(env).db.namespace })))
+      return TestServerOver(env).pipe(
+        Layer.provideMerge(Migrated),
+        Layer.provideMerge(PostgresDatabase({ url: Redacted.make(url), maxPoolSize: 10 })),
+        Layer.provideMerge(Layer.succeed(FixtureUrl, url))
+      )
+    })
+  ).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Error)), Layer.orDie)
+
+const OverGoTrueDatabase = overGoTrueDatabase(ENV)
+
+/**
+ * The settings GoTrue made the fixture's links under: mails confirmed by their links (so an email change waits for
+ * both halves, as GoTrue's emailChangeVerify does only without MAILER_AUTOCONFIRM), and the action links'
+ * redirect_to (http://127.0.0.1:3000) as the site.
+ */
+const LINKS_ENV = { ...ENV, AUTH_MAILER_AUTOCONFIRM: "false", AUTH_SITE_URL: "http://127.0.0.1:3000" }
+
+/** The four users GoTrue left a mailed link pending for. */
+const pendingLinks = () => [
+  manifest.users.pending_signup,
+  manifest.users.pending_recovery,
+  manifest.users.pending_magiclink,
+  manifest.users.pending_invite
+] as const
+
+/**
+ * A token GoTrue spent: its users column emptied to "" (not NULL) and every one_time_tokens row of the user deleted
+ * (models.User Confirm / Recover, ClearAllOneTimeTokensForUser).
+ */
+const expectSpent = (userId: string) =>
+  Effect.map(pendingState(userId), (state) => {
+    expect(state.columns).toMatchObject({ confirmation_token: "", recovery_token: "" })
+    expect(state.oneTimeTokens).toEqual([])
   })
-).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Error)), Layer.orDie)
+
+/** GoTrue's answer to a code that was spent: 403 otp_expired. */
+const expectOtpRefused = (attempt: Promise<{ readonly error: ClientError | null }>) =>
+  Effect.map(call(() => attempt), ({ error }) => {
+    expect([error?.status, error?.code, error?.message]).toEqual([403, "otp_expired", "Token has expired or is invalid"])
+  })
+
+/** A signed-in client sets a new password (updateUser), and a fresh client signs in with it. */
+const expectNewPasswordWorks = (client: GoTrueClient, email: string) =>
+  Effect.gen(function*() {
+    const password = `${PASSWORD}-${randomUUID().slice(0, 4)}`
+    expect((yield* call(() => client.updateUser({ password }))).error).toBeNull()
+    const { client: fresh } = authClient(yield* ServerUrl)
+    const signedIn = yield* call(() => fresh.signInWithPassword({ email, password }))
+    expect(signedIn.error).toBeNull()
+    expect(signedIn.data.user?.email).toBe(email)
+  })
+
+/** When GoTrue sent the email change written by SQL: before the switch, as moveSentAtForward leaves its codes. */
+const sentBeforeSwitch = Effect.sync(() => new Date(Date.now() - Duration.toMillis(SENT_BEFORE_SWITCH)))
+
+/** After both halves: the address moved, GoTrue's columns and rows emptied, the identity follows, the new address signs in. */
+const expectEmailChanged = (user: { readonly id: string; readonly email: string; readonly password: string }, email: string) =>
+  Effect.gen(function*() {
+    const state = yield* pendingState(user.id)
+    expect(state.columns).toMatchObject({
+      email_change: "",
+      email_change_token_new: "",
+      email_change_token_current: "",
+      email_change_confirm_status: 0
+    })
+    expect(state.oneTimeTokens).toEqual([])
+    const { client } = authClient(yield* ServerUrl)
+    const signedIn = yield* call(() => client.signInWithPassword({ email, password: user.password }))
+    expect(signedIn.error).toBeNull()
+    expect(signedIn.data.user).toMatchObject({ id: user.id, email })
+    expect(signedIn.data.user?.identities).toMatchObject([{ provider: "email", identity_data: { email, email_verified: true } }])
+    const old = yield* call(() => client.signInWithPassword({ email: user.email, password: user.password }))
+    expect([old.error?.status, old.error?.code]).toEqual([400, "invalid_credentials"])
+  })
+
+/** GET of a link without following its redirect. */
+const openLink = (url: string, path: string) =>
+  call(async () => {
+    const response = await fetch(`${url}${path}`, { redirect: "manual" })
+    return { status: response.status, location: response.headers.get("location") ?? "" }
+  })
 
 describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== undefined)("a database GoTrue v2.196 made", () => {
-  layer(OverGoTrueDatabase, { timeout: 180_000, excludeTestServices: true })((it) => {
+  // Each layer is named: @effect/vitest's layer() sets `it.effect` on the one shared `it`, and vitest runs a describe's
+  // body only after the file's, so a nested describe (MFA's, the pending links') in an unnamed layer would take the
+  // last layer's server. A named layer is a describe of its own, whose nested describes are collected before the next.
+  layer(OverGoTrueDatabase, { timeout: 180_000, excludeTestServices: true })("one server over the fixture", (it) => {
     it.effect("takes Gatehouse's migrations, and GoTrue's own tables and rows stay as they were", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -218,5 +309,376 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== u
           expect(removed.json).toEqual({ id: user.factor_id })
         }))
     })
+
+    // From here on every user of the fixture, one at a time: what each could do against GoTrue, it does here.
+    describe("pending links, by the code GoTrue mailed (verifyOtp with email and token)", () => {
+      it.effect("pending_signup: its spent code is cleared as GoTrue clears it, refused again, and its password signs in", () =>
+        Effect.gen(function*() {
+          const url = yield* ServerUrl
+          const user = manifest.users.pending_signup
+          // The test above verified it: GoTrue's Confirm empties the column and deletes every one_time_tokens row.
+          yield* expectSpent(user.id)
+          const { client } = authClient(url)
+          yield* expectOtpRefused(client.verifyOtp({ email: user.email, token: user.email_otp, type: "signup" }))
+          const signedIn = yield* call(() => client.signInWithPassword({ email: user.email, password: user.password }))
+          expect(signedIn.error).toBeNull()
+          expect(signedIn.data.user?.id).toBe(user.id)
+        }))
+
+      it.effect("pending_recovery: the code signs in, the user sets a new password and signs in with it", () =>
+        Effect.gen(function*() {
+          const user = manifest.users.pending_recovery
+          const { client } = authClient(yield* ServerUrl)
+          const verified = yield* call(() => client.verifyOtp({ email: user.email, token: user.email_otp, type: "recovery" }))
+          expect(verified.error).toBeNull()
+          expect(verified.data.user?.id).toBe(user.id)
+          expect(decodeJwt(verified.data.session!.access_token).payload["amr"]).toMatchObject([{ method: "otp" }])
+          yield* expectSpent(user.id)
+          yield* expectOtpRefused(client.verifyOtp({ email: user.email, token: user.email_otp, type: "recovery" }))
+          yield* expectNewPasswordWorks(client, user.email)
+        }))
+
+      it.effect("pending_magiclink: the code signs in once", () =>
+        Effect.gen(function*() {
+          const user = manifest.users.pending_magiclink
+          const { client } = authClient(yield* ServerUrl)
+          const verified = yield* call(() => client.verifyOtp({ email: user.email, token: user.email_otp, type: "magiclink" }))
+          expect(verified.error).toBeNull()
+          expect(verified.data.user).toMatchObject({ id: user.id, email: user.email })
+          const me = yield* call(() => client.getUser())
+          expect(me.data.user?.id).toBe(user.id)
+          yield* expectSpent(user.id)
+          yield* expectOtpRefused(client.verifyOtp({ email: user.email, token: user.email_otp, type: "magiclink" }))
+        }))
+
+      it.effect("pending_invite: the code confirms the invitation and signs in; the user then chooses a password", () =>
+        Effect.gen(function*() {
+          const user = manifest.users.pending_invite
+          const { client } = authClient(yield* ServerUrl)
+          const verified = yield* call(() => client.verifyOtp({ email: user.email, token: user.email_otp, type: "invite" }))
+          expect(verified.error).toBeNull()
+          expect(verified.data.user).toMatchObject({ id: user.id, email: user.email, email_confirmed_at: expect.any(String) })
+          yield* expectSpent(user.id)
+          yield* expectOtpRefused(client.verifyOtp({ email: user.email, token: user.email_otp, type: "invite" }))
+          yield* expectNewPasswordWorks(client, user.email)
+        }))
+    })
+
+    it.effect("editor: signs in, and its access token carries the app_metadata an admin set, beside GoTrue's provider fields", () =>
+      Effect.gen(function*() {
+        const user = manifest.users.editor
+        const { client } = authClient(yield* ServerUrl)
+        const { data, error } = yield* call(() => client.signInWithPassword({ email: user.email, password: user.password }))
+        expect(error).toBeNull()
+        const appMetadata = { provider: "email", providers: ["email"], ...user.app_metadata_set }
+        expect(decodeJwt(data.session!.access_token).payload["app_metadata"]).toEqual(appMetadata)
+        expect(data.user?.app_metadata).toEqual(appMetadata)
+      }))
+
+    it.effect("phone_user: signs in with phone and password; the refresh token GoTrue gave it refreshes", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const user = manifest.users.phone_user
+        const { client } = authClient(url)
+        const { data, error } = yield* call(() => client.signInWithPassword({ phone: `+${user.phone}`, password: user.password }))
+        expect(error).toBeNull()
+        expect(data.user).toMatchObject({ id: user.id, phone: user.phone, phone_confirmed_at: expect.any(String) })
+        const refreshed = yield* call(() => authClient(url).client.refreshSession({ refresh_token: user.refresh_token }))
+        expect(refreshed.error).toBeNull()
+        expect(refreshed.data.user?.id).toBe(user.id)
+        expect(decodeJwt(refreshed.data.session!.access_token).payload).toMatchObject({ sub: user.id, phone: user.phone })
+      }))
+
+    it.effect("anonymous: its refresh token refreshes, GET /user says is_anonymous, and it becomes a permanent user by adding an email", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const user = manifest.users.anonymous
+        const before = yield* raw(url, "/user", { bearer: user.access_token })
+        expect([before.status, before.json.is_anonymous]).toEqual([200, true])
+        const { client } = authClient(url)
+        const refreshed = yield* call(() => client.refreshSession({ refresh_token: user.refresh_token }))
+        expect(refreshed.error).toBeNull()
+        expect(decodeJwt(refreshed.data.session!.access_token).payload).toMatchObject({ sub: user.id, is_anonymous: true })
+        expect((yield* call(() => client.getUser())).data.user).toMatchObject({ id: user.id, is_anonymous: true })
+        // With MAILER_AUTOCONFIRM on, GoTrue's updateUser confirms an anonymous user's new address at once (user.go).
+        const email = uniqueEmail("was-anonymous")
+        const converted = yield* call(() => client.updateUser({ email }))
+        expect(converted.error).toBeNull()
+        expect(converted.data.user).toMatchObject({ id: user.id, email, is_anonymous: false, email_confirmed_at: expect.any(String) })
+        expect(converted.data.user?.identities).toMatchObject([{ provider: "email", identity_data: { email, email_verified: true } }])
+        // It can now set a password and sign in with it.
+        expect((yield* call(() => client.updateUser({ password: PASSWORD }))).error).toBeNull()
+        const signedIn = yield* call(() => authClient(url).client.signInWithPassword({ email, password: PASSWORD }))
+        expect(signedIn.error).toBeNull()
+        expect(signedIn.data.user).toMatchObject({ id: user.id, is_anonymous: false })
+      }))
+
+    it.effect("banned: the password answers 400 user_banned, the token from before the ban is refused, GoTrue's access token 403", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const user = manifest.users.banned
+        const signIn = yield* raw(url, "/token?grant_type=password", { body: { email: user.email, password: user.password } })
+        expect(signIn.json).toEqual(legacyError(400, "user_banned", "User is banned"))
+        expect(signIn.status).toBe(400)
+        // Before the password (GoTrue's order), so a wrong one is told the same.
+        const wrong = yield* raw(url, "/token?grant_type=password", { body: { email: user.email, password: "not it" } })
+        expect([wrong.status, wrong.json.error_code]).toEqual([400, "user_banned"])
+        const { client } = authClient(url)
+        const refused = yield* call(() => client.refreshSession({ refresh_token: user.refresh_token_before_ban }))
+        expect([refused.error?.status, refused.error?.code, refused.error?.message])
+          .toEqual([400, "user_banned", "Invalid Refresh Token: User Banned"])
+      }))
+
+    it.effect("soft_deleted: cannot sign in; GoTrue freed its address, so it signs up anew; the admin API still shows the deleted row", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const user = manifest.users.soft_deleted
+        const signIn = yield* raw(url, "/token?grant_type=password", { body: { email: user.email, password: user.password } })
+        expect([signIn.status, signIn.json]).toEqual([400, legacyError(400, "invalid_credentials", "Invalid login credentials")])
+        // GoTrue's soft delete scrambled email and phone, so the address is free: a sign-up makes a new user.
+        const { client } = authClient(url)
+        const signUp = yield* call(() => client.signUp({ email: user.email, password: PASSWORD }))
+        expect(signUp.error).toBeNull()
+        expect(signUp.data.user?.id).not.toBe(user.id)
+        expect(signUp.data.user?.email).toBe(user.email)
+        // GoTrue's FindUsersInAudience does not filter deleted_at: the admin API lists and reads the deleted row.
+        const admin = yield* projectClient("service_role")
+        const read = yield* call(() => admin.auth.admin.getUserById(user.id))
+        expect(read.error).toBeNull()
+        expect(read.data.user).toMatchObject({ id: user.id, deleted_at: expect.any(String) })
+        expect(read.data.user?.email).not.toBe(user.email)
+      }))
+
+    it.effect("signs in with GoTrue-made bcrypt hashes of any cost and prefix ($2a$ cost 4 and 13, $2y$, $2b$)", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        // The magic-link user has no password of its own, so its row is free for this.
+        const user = manifest.users.pending_magiclink
+        const password = "a known password 1"
+        const hashes = [
+          yield* call(() => bcrypt.hash(password, { cost: 4, version: "2a" })),
+          yield* call(() => bcrypt.hash(password, { cost: 13, version: "2a" })),
+          yield* call(() => bcrypt.hash(password, { cost: 10, version: "2y" })),
+          yield* call(() => bcrypt.hash(password, { cost: 4, version: "2y" })),
+          yield* call(() => bcrypt.hash(password, { cost: 10, version: "2b" }))
+        ]
+        expect(hashes.map((hash) => hash.slice(0, 7))).toEqual(["$2a$04$", "$2a$13$", "$2y$10$", "$2y$04$", "$2b$10$"])
+        for (const hash of hashes) {
+          yield* setEncryptedPassword(user.id, hash)
+          const signIn = yield* raw(url, "/token?grant_type=password", { body: { email: user.email, password } })
+          expect(signIn.status, `${hash.slice(0, 7)}: ${signIn.text}`).toBe(200)
+          expect(signIn.json.user.id).toBe(user.id)
+          const wrong = yield* raw(url, "/token?grant_type=password", { body: { email: user.email, password: `${password}!` } })
+          expect([wrong.status, wrong.json.error_code]).toEqual([400, "invalid_credentials"])
+        }
+      }))
+
+    it.effect("GET /user shows the identities GoTrue stored, and unlinking the only one is refused as GoTrue refuses it", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const sql = yield* SqlClient.SqlClient
+        const cases = [
+          { user: manifest.users.editor, login: { email: manifest.users.editor.email } },
+          { user: manifest.users.phone_user, login: { phone: `+${manifest.users.phone_user.phone}` } }
+        ] as const
+        for (const { login, user } of cases) {
+          const stored = yield* sql<{ id: string; provider: string; provider_id: string; identity_data: Record<string, unknown> }>`
+            SELECT id, provider, provider_id, identity_data FROM auth.identities WHERE user_id = ${user.id}`
+          expect(stored).toHaveLength(1)
+          const { client } = authClient(url)
+          expect((yield* call(() => client.signInWithPassword({ ...login, password: user.password } as never))).error).toBeNull()
+          const me = (yield* call(() => client.getUser())).data.user!
+          expect(me.identities).toHaveLength(1)
+          expect(me.identities![0]).toMatchObject({
+            identity_id: stored[0]!.id,
+            id: stored[0]!.provider_id,
+            user_id: user.id,
+            provider: stored[0]!.provider,
+            identity_data: stored[0]!.identity_data
+          })
+          const identities = yield* call(() => client.getUserIdentities())
+          expect(identities.data?.identities.map((identity) => identity.identity_id)).toEqual([stored[0]!.id])
+          const unlink = yield* call(() => client.unlinkIdentity(me.identities![0]!))
+          expect([unlink.error?.status, unlink.error?.code]).toEqual([422, "single_identity_not_deletable"])
+        }
+        // password_user's identity, as GoTrue wrote it for the sign-up (its metadata copied into identity_data).
+        const me = yield* raw(url, "/user", { bearer: manifest.users.password_user.access_token })
+        if (me.status === 200) {
+          expect(me.json.identities).toMatchObject([{
+            provider: "email",
+            id: manifest.users.password_user.id,
+            identity_data: { display_name: "Pat", email: manifest.users.password_user.email, sub: manifest.users.password_user.id }
+          }])
+        }
+      }))
+
+    it.effect("a session GoTrue started whose not_after has passed refuses to refresh (400 session_expired)", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const sql = yield* SqlClient.SqlClient
+        const user = manifest.users.editor
+        // The editor's session GoTrue started, and its 12-character refresh token as GoTrue stored it.
+        const [row] = yield* sql<{ session_id: string; token: string }>`
+          SELECT session_id::text AS session_id, token FROM auth.refresh_tokens
+          WHERE user_id = ${user.id} AND NOT revoked ORDER BY id DESC LIMIT 1`
+        expect(row?.token).toMatch(/^[a-z0-9]{12}$/)
+        yield* sql`UPDATE auth.sessions SET not_after = now() - interval '1 minute' WHERE id = ${row!.session_id}`
+        const refused = yield* call(() => authClient(url).client.refreshSession({ refresh_token: row!.token }))
+        expect([refused.error?.status, refused.error?.code, refused.error?.message])
+          .toEqual([400, "session_expired", "Invalid Refresh Token: Session Expired"])
+        // An access token of that session: GoTrue's requireAuthentication only checks that the session exists
+        // (auth.go maybeLoadUserOrSession), so GET /user answers until the token's exp.
+        const bearer = signHs256({
+          sub: user.id,
+          aud: "authenticated",
+          role: "authenticated",
+          exp: nowSeconds() + 600,
+          iat: nowSeconds(),
+          email: user.email,
+          phone: "",
+          app_metadata: {},
+          user_metadata: {},
+          aal: "aal1",
+          amr: [{ method: "password", timestamp: nowSeconds() }],
+          session_id: row!.session_id,
+          is_anonymous: false
+        }, manifest.jwt_secret)
+        const me = yield* raw(url, "/user", { bearer })
+        expect([me.status, me.json.id]).toEqual([200, user.id])
+      }))
+
+    it.effect("the admin API lists GoTrue's users page by page, reads each, and an update keeps what it does not name", () =>
+      Effect.gen(function*() {
+        const admin = yield* projectClient("service_role")
+        const ids = Object.values(manifest.users).map((user) => user.id)
+        const seen: Array<string> = []
+        let total = 0
+        for (let page = 1; page <= 20; page++) {
+          const listed = yield* call(() => admin.auth.admin.listUsers({ page, perPage: 5 }))
+          expect(listed.error).toBeNull()
+          total = (listed.data as { total: number }).total
+          expect(listed.data.users.length).toBeLessThanOrEqual(5)
+          seen.push(...listed.data.users.map((user) => user.id))
+          if (listed.data.users.length < 5) break
+        }
+        expect(seen.length).toBe(total)
+        expect(new Set(seen).size).toBe(seen.length)
+        expect(seen).toEqual(expect.arrayContaining(ids))
+        for (const id of ids) {
+          const read = yield* call(() => admin.auth.admin.getUserById(id))
+          expect(read.error, id).toBeNull()
+          expect(read.data.user?.id).toBe(id)
+        }
+        const editor = manifest.users.editor
+        const before = (yield* call(() => admin.auth.admin.getUserById(editor.id))).data.user!
+        const updated = yield* call(() => admin.auth.admin.updateUserById(editor.id, { app_metadata: { plan: "team" } }))
+        expect(updated.error).toBeNull()
+        const { app_metadata: afterMeta, updated_at: _after, ...afterRest } = updated.data.user!
+        const { app_metadata: beforeMeta, updated_at: _before, ...beforeRest } = before
+        expect(afterMeta).toEqual({ ...beforeMeta, plan: "team" })
+        expect(afterRest).toEqual(beforeRest)
+        const { client } = authClient(yield* ServerUrl)
+        const { data, error } = yield* call(() => client.signInWithPassword({ email: editor.email, password: editor.password }))
+        expect(error).toBeNull()
+        expect(decodeJwt(data.session!.access_token).payload["app_metadata"]).toMatchObject({ roles: ["editor"], plan: "team" })
+      }))
+  })
+
+  // A second copy of the fixture: each pending link once more, now by the hash GoTrue's link carries.
+  layer(overGoTrueDatabase(LINKS_ENV), { timeout: 180_000, excludeTestServices: true })("a second copy: links by token_hash", (it) => {
+    it.effect("verifies each pending link by verifyOtp({ token_hash, type }) once, and clears it as GoTrue does", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        yield* moveSentAtForward(yield* FixtureUrl)
+        for (const user of pendingLinks()) {
+          const { client } = authClient(url)
+          const verified = yield* call(() => client.verifyOtp({ token_hash: user.hashed_token, type: user.verification_type as never }))
+          expect(verified.error, user.verification_type).toBeNull()
+          expect(verified.data.user).toMatchObject({ id: user.id, email: user.email, email_confirmed_at: expect.any(String) })
+          expect((yield* call(() => client.getUser())).data.user?.id).toBe(user.id)
+          yield* expectSpent(user.id)
+          const again = yield* call(() => authClient(url).client.verifyOtp({ token_hash: user.hashed_token, type: user.verification_type as never }))
+          expect([again.error?.status, again.error?.code, again.error?.message])
+            .toEqual([403, "otp_expired", "Email link is invalid or has expired"])
+          // The code of the same mail went with it.
+          yield* expectOtpRefused(authClient(url).client.verifyOtp({ email: user.email, token: user.email_otp, type: user.verification_type as never }))
+        }
+      }))
+
+    it.effect("confirms an email change GoTrue left pending by both codes (secure email change), and the address changes", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const user = manifest.users.editor
+        const change = yield* writePendingEmailChange(user, uniqueEmail("editor-moved"), yield* sentBeforeSwitch)
+        const { client } = authClient(url)
+        const first = yield* call(() => client.verifyOtp({ email: change.current.email, token: change.current.otp, type: "email_change" }))
+        expect(first.error).toBeNull()
+        // The first half answers only GoTrue's message, and spends only its own column and row.
+        expect(first.data).toMatchObject({ user: null, session: null })
+        const half = yield* pendingState(user.id)
+        expect(half.columns).toMatchObject({
+          email_change: change.next.email,
+          email_change_token_current: "",
+          email_change_token_new: change.next.tokenHash,
+          email_change_confirm_status: 1
+        })
+        expect(half.oneTimeTokens.map((row) => row.token_type)).toEqual(["email_change_token_new"])
+        const second = yield* call(() => client.verifyOtp({ email: change.next.email, token: change.next.otp, type: "email_change" }))
+        expect(second.error).toBeNull()
+        expect(second.data.user).toMatchObject({ id: user.id, email: change.next.email })
+        yield* expectEmailChanged(user, change.next.email)
+      }))
+  })
+
+  // A third copy: each pending link as the browser opens it (GET /verify, the action_link), then an email change by links.
+  layer(overGoTrueDatabase(LINKS_ENV), { timeout: 180_000, excludeTestServices: true })("a third copy: links opened", (it) => {
+    it.effect("opens each pending link's action_link: 303 to its redirect_to with the session in the fragment, once", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        yield* moveSentAtForward(yield* FixtureUrl)
+        const redirectTo = "http://127.0.0.1:3000"
+        for (const user of pendingLinks()) {
+          // GoTrue's action_link, pointed at this server; the manifest has pending_signup's as GoTrue printed it.
+          const link = `/verify?token=${user.hashed_token}&type=${user.verification_type}&redirect_to=${redirectTo}`
+          if (user.verification_type === "signup") {
+            expect(manifest.users.pending_signup.action_link).toBe(`http://localhost:9990${link}`)
+          }
+          const opened = yield* openLink(url, link)
+          expect(opened.status, user.verification_type).toBe(303)
+          const landed = new URL(opened.location)
+          expect(`${landed.origin}${landed.pathname}`).toBe(`${redirectTo}/`)
+          const fragment = new URLSearchParams(landed.hash.slice(1))
+          expect(fragment.get("type")).toBe(user.verification_type)
+          expect(fragment.get("token_type")).toBe("bearer")
+          const me = yield* raw(url, "/user", { bearer: fragment.get("access_token")! })
+          expect([me.status, me.json.id]).toEqual([200, user.id])
+          expect((yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: fragment.get("refresh_token") } })).status).toBe(200)
+          yield* expectSpent(user.id)
+          const again = new URL((yield* openLink(url, link)).location)
+          expect(Object.fromEntries(new URLSearchParams(again.hash.slice(1)))).toMatchObject({
+            error: "access_denied",
+            error_code: "otp_expired",
+            error_description: "Email link is invalid or has expired"
+          })
+        }
+      }))
+
+    it.effect("confirms an email change GoTrue left pending by both links' token_hash, and the address changes", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const user = manifest.users.editor
+        const change = yield* writePendingEmailChange(user, uniqueEmail("editor-linked"), yield* sentBeforeSwitch)
+        const first = yield* call(() => authClient(url).client.verifyOtp({ token_hash: change.next.tokenHash, type: "email_change" }))
+        expect(first.error).toBeNull()
+        const half = yield* pendingState(user.id)
+        expect(half.columns).toMatchObject({ email_change_token_new: "", email_change_token_current: change.current.tokenHash, email_change_confirm_status: 1 })
+        expect(half.oneTimeTokens.map((row) => row.token_type)).toEqual(["email_change_token_current"])
+        const second = yield* call(() => authClient(url).client.verifyOtp({ token_hash: change.current.tokenHash, type: "email_change" }))
+        expect(second.error).toBeNull()
+        expect(second.data.user).toMatchObject({ id: user.id, email: change.next.email })
+        yield* expectEmailChanged(user, change.next.email)
+        const again = yield* call(() => authClient(url).client.verifyOtp({ token_hash: change.current.tokenHash, type: "email_change" }))
+        expect([again.error?.status, again.error?.code]).toEqual([403, "otp_expired"])
+      }))
   })
 })
