@@ -5,10 +5,11 @@
  * PostgreSQL only: the dump can be loaded only by psql (pg_dump 15 writes `\restrict` meta-commands), which PGlite,
  * the embedded default, cannot run. Without DATABASE_URL the file is skipped.
  */
-import { randomUUID } from "node:crypto"
+import { randomInt, randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import type { AuthError as ClientError, GoTrueClient } from "@supabase/auth-js"
 import { describe, expect, layer } from "@effect/vitest"
+import { afterAll } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as OTPAuth from "otpauth"
 import { PostgresDatabase } from "../../../src/platform/sql/Database.js"
@@ -24,7 +25,9 @@ import {
   setEncryptedPassword,
   writePendingEmailChange
 } from "../../support/GoTrueFixture.js"
-import { projectClient } from "../../support/SupabaseJs.js"
+import { projectClient, projectKey } from "../../support/SupabaseJs.js"
+import { browser } from "../support/Browser.js"
+import { GITHUB_CODE, GITHUB_REDIRECT_URI, githubEnv, octocat, startGitHubFake } from "../support/GitHubFake.js"
 import { externalDatabaseUrl } from "../../support/TestDatabase.js"
 import { ServerUrl, TestServerOver, testConfig } from "../../support/TestServer.js"
 import { authClient, call, decodeJwt, legacyError, nowSeconds, PASSWORD, raw, signHs256, uniqueEmail } from "./AcceptanceKit.js"
@@ -58,7 +61,11 @@ const overGoTrueDatabase = (env: Readonly<Record<string, string>>) =>
     })
   ).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Error)), Layer.orDie)
 
-const OverGoTrueDatabase = overGoTrueDatabase(ENV)
+/** GitHub, for linking an identity to a user GoTrue made. */
+const github = await startGitHubFake()
+afterAll(() => github.close())
+
+const OverGoTrueDatabase = overGoTrueDatabase({ ...ENV, ...githubEnv(github) })
 
 /**
  * The settings GoTrue made the fixture's links under: mails confirmed by their links (so an email change waits for
@@ -124,6 +131,24 @@ const expectEmailChanged = (user: { readonly id: string; readonly email: string;
     const old = yield* call(() => client.signInWithPassword({ email: user.email, password: user.password }))
     expect([old.error?.status, old.error?.code]).toEqual([400, "invalid_credentials"])
   })
+
+/** An access token of a session GoTrue started, shaped and signed as GoTrue signs them (the fixture's secret). */
+const gotrueAccessToken = (userId: string, email: string, sessionId: string): string =>
+  signHs256({
+    sub: userId,
+    aud: "authenticated",
+    role: "authenticated",
+    exp: nowSeconds() + 600,
+    iat: nowSeconds(),
+    email,
+    phone: "",
+    app_metadata: { provider: "email", providers: ["email"] },
+    user_metadata: {},
+    aal: "aal1",
+    amr: [{ method: "password", timestamp: nowSeconds() }],
+    session_id: sessionId,
+    is_anonymous: false
+  }, manifest.jwt_secret)
 
 /** GET of a link without following its redirect. */
 const openLink = (url: string, path: string) =>
@@ -432,6 +457,11 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== u
         const refused = yield* call(() => client.refreshSession({ refresh_token: user.refresh_token_before_ban }))
         expect([refused.error?.status, refused.error?.code, refused.error?.message])
           .toEqual([400, "user_banned", "Invalid Refresh Token: User Banned"])
+        // An access token of the session GoTrue left it (a ban ends no session): 403 user_banned (auth.go).
+        const sql = yield* SqlClient.SqlClient
+        const [session] = yield* sql<{ id: string }>`SELECT id::text AS id FROM auth.sessions WHERE user_id = ${user.id}`
+        const me = yield* raw(url, "/user", { bearer: gotrueAccessToken(user.id, user.email, session!.id) })
+        expect([me.status, me.json]).toEqual([403, legacyError(403, "user_banned", "User is banned")])
       }))
 
     it.effect("soft_deleted: cannot sign in; GoTrue freed its address, so it signs up anew; the admin API still shows the deleted row", () =>
@@ -520,6 +550,39 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== u
         })])
       }))
 
+    it.effect("links a github identity to password_user beside the email identity GoTrue made, and unlinks it again", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const user = manifest.users.password_user
+        const { client } = authClient(url)
+        expect((yield* call(() => client.signInWithPassword({ email: user.email, password: user.password }))).error).toBeNull()
+        const id = randomInt(1_000_000, 2_000_000_000)
+        github.user = { ...octocat, id, login: `octo-${id}`, name: `Octo ${id}` }
+        github.emails = [{ email: uniqueEmail("octo"), primary: true, verified: true, visibility: "public" }]
+        // The browser opens linkIdentity's URL under API_EXTERNAL_URL, goes on to GitHub, which sends it back at once.
+        const apiExternal = new URL(GITHUB_REDIRECT_URI).origin
+        const linkBrowser = browser({ [apiExternal]: url })
+        const started = yield* call(() => client.linkIdentity({ provider: "github", options: { redirectTo: "http://localhost:3000/linked" } }))
+        expect(started.error).toBeNull()
+        const toGitHub = (yield* call(() => linkBrowser.request(started.data.url!))).headers.get("location")!
+        const state = new URL(toGitHub).searchParams.get("state")!
+        const back = yield* call(() => linkBrowser.request(`${GITHUB_REDIRECT_URI}?${new URLSearchParams({ code: GITHUB_CODE, state })}`))
+        const fragment = new URLSearchParams(new URL(back.headers.get("location")!).hash.slice(1))
+        expect(fragment.get("error_description")).toBeNull()
+        expect(decodeJwt(fragment.get("access_token")!).payload["sub"]).toBe(user.id)
+        const identities = (yield* call(() => client.getUserIdentities())).data!.identities
+        expect(identities.map((identity) => [identity.provider, identity.id])).toEqual([["email", user.id], ["github", String(id)]])
+        expect((yield* call(() => client.getUser())).data.user?.app_metadata).toEqual({ provider: "email", providers: ["email", "github"] })
+        const unlinked = yield* call(() => client.unlinkIdentity(identities[1]!))
+        expect(unlinked.error).toBeNull()
+        const left = (yield* call(() => client.getUserIdentities())).data!.identities
+        expect(left.map((identity) => identity.identity_id)).toEqual(["14b48043-dfeb-4839-b091-627c5fe7f1f2"])
+        const refused = yield* call(() => client.unlinkIdentity(left[0]!))
+        expect([refused.error?.status, refused.error?.code]).toEqual([422, "single_identity_not_deletable"])
+        // Still signs in with the password GoTrue hashed.
+        expect((yield* call(() => authClient(url).client.signInWithPassword({ email: user.email, password: user.password }))).error).toBeNull()
+      }))
+
     it.effect("a session GoTrue started whose not_after has passed refuses to refresh (400 session_expired)", () =>
       Effect.gen(function*() {
         const url = yield* ServerUrl
@@ -536,22 +599,7 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== u
           .toEqual([400, "session_expired", "Invalid Refresh Token: Session Expired"])
         // An access token of that session: GoTrue's requireAuthentication only checks that the session exists
         // (auth.go maybeLoadUserOrSession), so GET /user answers until the token's exp.
-        const bearer = signHs256({
-          sub: user.id,
-          aud: "authenticated",
-          role: "authenticated",
-          exp: nowSeconds() + 600,
-          iat: nowSeconds(),
-          email: user.email,
-          phone: "",
-          app_metadata: {},
-          user_metadata: {},
-          aal: "aal1",
-          amr: [{ method: "password", timestamp: nowSeconds() }],
-          session_id: row!.session_id,
-          is_anonymous: false
-        }, manifest.jwt_secret)
-        const me = yield* raw(url, "/user", { bearer })
+        const me = yield* raw(url, "/user", { bearer: gotrueAccessToken(user.id, user.email, row!.session_id) })
         expect([me.status, me.json.id]).toEqual([200, user.id])
       }))
 
@@ -570,6 +618,15 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== u
           if (listed.data.users.length < 5) break
         }
         expect(seen.length).toBe(total)
+        // GoTrue's paging headers over the raw route: the total, and the links to the next and the last page.
+        const secondPage = yield* raw(yield* ServerUrl, "/admin/users?page=2&per_page=3", { bearer: yield* projectKey("service_role") })
+        expect(secondPage.status).toBe(200)
+        expect(secondPage.json.users.map((user: { id: string }) => user.id)).toEqual(seen.slice(3, 6))
+        expect(secondPage.headers.get("x-total-count")).toBe(String(total))
+        expect(secondPage.headers.get("link")).toContain('rel="next"')
+        // The soft-deleted user is listed, with its deleted_at (GoTrue's FindUsersInAudience does not filter it).
+        const listedDeleted = yield* raw(yield* ServerUrl, `/admin/users/${manifest.users.soft_deleted.id}`, { bearer: yield* projectKey("service_role") })
+        expect(listedDeleted.json).toMatchObject({ id: manifest.users.soft_deleted.id, deleted_at: expect.any(String) })
         expect(new Set(seen).size).toBe(seen.length)
         expect(seen).toEqual(expect.arrayContaining(ids))
         for (const id of ids) {
