@@ -30,7 +30,7 @@ import { browser } from "../support/Browser.js"
 import { GITHUB_CODE, GITHUB_REDIRECT_URI, githubEnv, octocat, startGitHubFake } from "../support/GitHubFake.js"
 import { externalDatabaseUrl } from "../../support/TestDatabase.js"
 import { ServerUrl, TestServerOver, testConfig } from "../../support/TestServer.js"
-import { authClient, call, decodeJwt, legacyError, nowSeconds, PASSWORD, raw, signHs256, uniqueEmail } from "./AcceptanceKit.js"
+import { authClient, call, codeIn, decodeJwt, legacyError, mailTo, settledMail, nowSeconds, PASSWORD, raw, signHs256, uniqueEmail } from "./AcceptanceKit.js"
 
 const manifest = gotrueManifest
 
@@ -656,6 +656,12 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== u
         const url = yield* ServerUrl
         yield* moveSentAtForward(yield* FixtureUrl)
         for (const user of pendingLinks()) {
+          // GoTrue's row for the mail, as its CreateOneTimeToken wrote it, beside the users column.
+          expect((yield* pendingState(user.id)).oneTimeTokens).toEqual([{
+            token_type: user.verification_type === "signup" || user.verification_type === "invite" ? "confirmation_token" : "recovery_token",
+            token_hash: user.hashed_token,
+            relates_to: user.email
+          }])
           const { client } = authClient(url)
           const verified = yield* call(() => client.verifyOtp({ token_hash: user.hashed_token, type: user.verification_type as never }))
           expect(verified.error, user.verification_type).toBeNull()
@@ -692,6 +698,25 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== u
         expect(second.error).toBeNull()
         expect(second.data.user).toMatchObject({ id: user.id, email: change.next.email })
         yield* expectEmailChanged(user, change.next.email)
+      }))
+    it.effect("anonymous adds an email without MAILER_AUTOCONFIRM: the code mailed to the new address alone makes it permanent", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const user = manifest.users.anonymous
+        const { client } = authClient(url)
+        expect((yield* call(() => client.refreshSession({ refresh_token: user.refresh_token }))).error).toBeNull()
+        const email = uniqueEmail("anonymous-confirms")
+        const requested = yield* call(() => client.updateUser({ email }))
+        expect(requested.error).toBeNull()
+        expect(requested.data.user).toMatchObject({ id: user.id, email: "", new_email: email, is_anonymous: true })
+        yield* settledMail
+        const mails = yield* mailTo(email)
+        expect(mails).toHaveLength(1)
+        // No current address to confirm from: one half is the whole change (GoTrue's emailChangeVerify).
+        const verified = yield* call(() => client.verifyOtp({ email, token: codeIn(mails[0]!), type: "email_change" }))
+        expect(verified.error).toBeNull()
+        expect(verified.data.user).toMatchObject({ id: user.id, email, is_anonymous: false, email_confirmed_at: expect.any(String) })
+        expect(decodeJwt(verified.data.session!.access_token).payload).toMatchObject({ sub: user.id, is_anonymous: false, email })
       }))
   })
 
