@@ -434,7 +434,11 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== u
         const converted = yield* call(() => client.updateUser({ email }))
         expect(converted.error).toBeNull()
         expect(converted.data.user).toMatchObject({ id: user.id, email, is_anonymous: false, email_confirmed_at: expect.any(String) })
-        expect(converted.data.user?.identities).toMatchObject([{ provider: "email", identity_data: { email, email_verified: true } }])
+        // GoTrue's emailChangeVerify makes the identity from provider.Claims{sub, email, email_verified}: structs.Map
+        // keeps phone_verified (false) too.
+        expect(converted.data.user?.identities).toMatchObject([{ provider: "email", id: user.id, user_id: user.id, email }])
+        expect(converted.data.user?.identities?.[0]?.identity_data).toEqual({ sub: user.id, email, email_verified: true, phone_verified: false })
+        expect(converted.data.user?.user_metadata).toEqual({ email_verified: true })
         // It can now set a password and sign in with it.
         expect((yield* call(() => client.updateUser({ password: PASSWORD }))).error).toBeNull()
         const signedIn = yield* call(() => authClient(url).client.signInWithPassword({ email, password: PASSWORD }))
