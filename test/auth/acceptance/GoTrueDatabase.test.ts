@@ -8,13 +8,12 @@
 import { randomInt, randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import type { AuthError as ClientError, GoTrueClient } from "@supabase/auth-js"
-import { describe, expect, layer } from "@effect/vitest"
-import { afterAll } from "@effect/vitest"
+import { afterAll, describe, expect, layer } from "@effect/vitest"
+import * as bcrypt from "@node-rs/bcrypt"
 import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as OTPAuth from "otpauth"
 import { PostgresDatabase } from "../../../src/platform/sql/Database.js"
 import { migrate, readMigrations } from "../../../src/platform/sql/Migrator.js"
-import * as bcrypt from "@node-rs/bcrypt"
 import {
   gotrueFixtureMissing,
   gotrueManifest,
@@ -30,7 +29,20 @@ import { browser } from "../support/Browser.js"
 import { GITHUB_CODE, GITHUB_REDIRECT_URI, githubEnv, octocat, startGitHubFake } from "../support/GitHubFake.js"
 import { externalDatabaseUrl } from "../../support/TestDatabase.js"
 import { ServerUrl, TestServerOver, testConfig } from "../../support/TestServer.js"
-import { authClient, call, codeIn, decodeJwt, legacyError, mailTo, settledMail, nowSeconds, PASSWORD, raw, signHs256, uniqueEmail } from "./AcceptanceKit.js"
+import {
+  authClient,
+  call,
+  codeIn,
+  decodeJwt,
+  legacyError,
+  mailTo,
+  nowSeconds,
+  PASSWORD,
+  raw,
+  settledMail,
+  signHs256,
+  uniqueEmail
+} from "./AcceptanceKit.js"
 
 const manifest = gotrueManifest
 
