@@ -19,8 +19,29 @@ export class PasswordHasher extends Context.Tag("platform/PasswordHasher")<
      * `false`, so the response time of a login does not tell whether the account exists.
      */
     readonly verifyOrBurn: (password: Redacted.Redacted<string>, hash: string | undefined) => Effect.Effect<boolean>
+    /**
+     * Whether a hash that just verified should be stored again at this hasher's cost: a bcrypt hash of any other cost
+     * (see needsRehash).
+     */
+    readonly needsRehash: (hash: string) => boolean
   }
 >() {}
+
+/** The cost a bcrypt hash was made at (`$2a$13$…` → 13); undefined for anything that is not a bcrypt hash. */
+export const bcryptCost = (hash: string): number | undefined => {
+  const match = /^\$2[abxy]\$(\d{2})\$/.exec(hash)
+  return match === null ? undefined : Number(match[1])
+}
+
+/**
+ * Whether a bcrypt hash is of another cost than `cost`. GoTrue rehashes at its default cost, after a sign-in, a hash
+ * above that cost or at the minimum (4); Gatehouse keeps every hash at its configured cost, so a weak cost brought
+ * from elsewhere (5 to 9 too) is raised and a needlessly slow one lowered. A hash that is not bcrypt's is left alone.
+ */
+export const needsRehash = (hash: string, cost: number): boolean => {
+  const found = bcryptCost(hash)
+  return found !== undefined && found !== cost
+}
 
 /** The part of @node-rs/bcrypt this port uses; a seam for instrumenting the native calls in tests. */
 export interface Bcrypt {
@@ -61,7 +82,8 @@ const make = Effect.fnUntraced(function*(
         encoded === undefined
           ? Effect.as(verify(Redacted.value(password), dummyHash), false)
           : verify(Redacted.value(password), encoded)
-    )
+    ),
+    needsRehash: (encoded: string) => needsRehash(encoded, cost)
   })
 })
 

@@ -188,6 +188,16 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(ids(yield* users.list({ aud: `${aud}-other`, filter: "", page: 1, perPage: 50 }))).toEqual([[], 0])
       }))
 
+    it.effect("users: replacePasswordHash stores the new hash only over the one it names", () =>
+      Effect.gen(function*() {
+        const users = yield* UsersRepo
+        const user = yield* users.insert({ ...newUser(), encrypted_password: "$2a$13$old" })
+        expect(yield* users.replacePasswordHash(user.id, "$2a$13$other", "$2a$10$new")).toBe(false)
+        expect(Option.map(yield* users.findById(user.id), (u) => u.encrypted_password)).toEqual(Option.some("$2a$13$old"))
+        expect(yield* users.replacePasswordHash(user.id, "$2a$13$old", "$2a$10$new")).toBe(true)
+        expect(Option.map(yield* users.findById(user.id), (u) => u.encrypted_password)).toEqual(Option.some("$2a$10$new"))
+      }))
+
     it.effect("users: update sets role, banned_until and deleted_at; remove deletes the row", () =>
       Effect.gen(function*() {
         const users = yield* UsersRepo

@@ -3,8 +3,10 @@ import * as NodeRsBcrypt from "@node-rs/bcrypt"
 import { Effect, FastCheck, Fiber, Redacted } from "effect"
 import {
   type Bcrypt,
+  bcryptCost,
   BcryptPasswordHasher,
   bcryptPermits,
+  needsRehash,
   PasswordHasher,
   PasswordHasherTest
 } from "../../src/platform/PasswordHasher.js"
@@ -203,5 +205,37 @@ describe("bcryptPermits", () => {
 
   it("two workers on two cores get one permit each; one process gets a permit per core", () => {
     expect([bcryptPermits(2, 2), bcryptPermits(2, 1), bcryptPermits(8, 3), bcryptPermits(0, 4)]).toEqual([1, 2, 3, 1])
+  })
+})
+
+describe("needsRehash", () => {
+  it("reads a bcrypt hash's cost from any of its labels, and nothing from anything else", () => {
+    expect(["$2a$13$x", "$2b$04$x", "$2y$10$x", "$2x$31$x"].map(bcryptCost)).toEqual([13, 4, 10, 31])
+    expect(["", "$argon2id$v=19$m=65536", "$fbscrypt$v=1", "$2a$1$x", "plain"].map(bcryptCost)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined
+    ])
+  })
+
+  it.prop("a bcrypt hash needs a rehash exactly when its cost is not the hasher's",
+    [FastCheck.integer({ min: 4, max: 31 }), FastCheck.integer({ min: 4, max: 31 }), FastCheck.constantFrom("a", "b", "y")],
+    ([found, configured, label]) => {
+      expect(needsRehash(`$2${label}$${String(found).padStart(2, "0")}$salt`, configured)).toBe(found !== configured)
+    })
+
+  it("leaves a hash that is not bcrypt's alone", () => {
+    expect(needsRehash("$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA", 10)).toBe(false)
+  })
+
+  layer(PasswordHasherTest)((it) => {
+    it.effect("the hasher judges by its own cost (4 here): GoTrue's cost-10 hash is stored again, its own is not", () =>
+      Effect.gen(function*() {
+        const hasher = yield* PasswordHasher
+        expect(hasher.needsRehash(yield* hasher.hash(secret("pw")))).toBe(false)
+        expect(hasher.needsRehash("$2a$10$abcdefghijklmnopqrstuu5Wf1bC8o4rT1c5ZyZ2mG7V0o9i1Z1vK")).toBe(true)
+      }))
   })
 })

@@ -5,6 +5,7 @@
  * `\restrict` meta-commands), so it needs a real server, never PGlite.
  */
 import { execFile } from "node:child_process"
+import { createHash, randomInt, randomUUID } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { join } from "node:path"
@@ -128,15 +129,23 @@ const psqlFile = (url: string, file: string): Effect.Effect<void> =>
   }).pipe(Effect.orDie)
 
 /**
- * Moves every time a pending code is judged by forward by the dump's age (now − generated_at): all `*_sent_at`
- * columns of the `auth` schema and `one_time_tokens.created_at`. GoTrue made the link codes with a day to live
- * (MAILER_OTP_EXP=86400), so without this they are expired in any run more than a day after the fixture was made.
- * Returns the shift.
+ * How old GoTrue's codes are made by moveSentAtForward: sent an hour before the switch, as a project's last mails
+ * before it moves are. A code sent after Gatehouse took the database over is Gatehouse's own, and GoTrue's form of a
+ * link (the code's hash) is taken only for codes sent before (LinkToken.acceptsLegacyLink).
+ */
+export const SENT_BEFORE_SWITCH = Duration.hours(1)
+
+/**
+ * Moves every time a pending code is judged by forward by the dump's age (now − generated_at), less
+ * SENT_BEFORE_SWITCH: all `*_sent_at` columns of the `auth` schema and `one_time_tokens.created_at`. GoTrue made
+ * the link codes with a day to live (MAILER_OTP_EXP=86400), so without this they are expired in any run more than a
+ * day after the fixture was made. Returns the shift.
  */
 export const moveSentAtForward = (url: string, now: Date = new Date()): Effect.Effect<Duration.Duration> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const seconds = Math.max(0, (now.getTime() - gotrueManifest.generated_at.getTime()) / 1000)
+    const age = (now.getTime() - gotrueManifest.generated_at.getTime()) / 1000
+    const seconds = Math.max(0, age - Duration.toSeconds(SENT_BEFORE_SWITCH))
     const columns = yield* sql<{ readonly table: string; readonly column: string }>`
       SELECT c.table_name AS table, c.column_name AS column
       FROM information_schema.columns c
@@ -151,5 +160,87 @@ export const moveSentAtForward = (url: string, now: Date = new Date()): Effect.E
     return Duration.seconds(seconds)
   }).pipe(
     Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })),
+    Effect.orDie
+  )
+
+/** A user's pending-token columns, as GoTrue's verify reads and clears them. */
+export interface TokenColumns {
+  readonly confirmation_token: string | null
+  readonly recovery_token: string | null
+  readonly email_change_token_new: string | null
+  readonly email_change_token_current: string | null
+  readonly email_change: string | null
+  readonly email_change_confirm_status: number | null
+}
+
+/** What GoTrue keeps of a user's pending tokens: the users columns and the one_time_tokens rows. */
+export interface PendingState {
+  readonly columns: TokenColumns
+  readonly oneTimeTokens: ReadonlyArray<{ readonly token_type: string; readonly token_hash: string; readonly relates_to: string }>
+}
+
+export const pendingState = (userId: string): Effect.Effect<PendingState, never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [columns] = yield* sql<TokenColumns>`SELECT confirmation_token, recovery_token, email_change_token_new,
+        email_change_token_current, email_change, email_change_confirm_status
+      FROM auth.users WHERE id = ${userId}`
+    const oneTimeTokens = yield* sql<PendingState["oneTimeTokens"][number]>`SELECT token_type::text AS token_type,
+        token_hash, relates_to FROM auth.one_time_tokens WHERE user_id = ${userId} ORDER BY token_type`
+    return { columns: columns!, oneTimeTokens }
+  }).pipe(Effect.orDie)
+
+/** GoTrue's stored form of a code sent to `address` (internal/crypto GenerateTokenHash): hex sha224(address + code). */
+export const gotrueTokenHash = (address: string, otp: string): string =>
+  createHash("sha224").update(address + otp).digest("hex")
+
+export interface PendingEmailChange {
+  readonly current: { readonly email: string; readonly otp: string; readonly tokenHash: string }
+  readonly next: { readonly email: string; readonly otp: string; readonly tokenHash: string }
+}
+
+/**
+ * An email change pending as GoTrue v2.196 leaves it with MAILER_SECURE_EMAIL_CHANGE_ENABLED on, an implicit flow
+ * (internal/api/mail.go sendEmailChange, models.CreateOneTimeToken): both codes' hashes in the users columns,
+ * email_change the new address, email_change_confirm_status 0, email_change_sent_at `sentAt`, and one
+ * one_time_tokens row per half, relates_to the address that half went to, lower-cased. Written by SQL, as GoTrue
+ * would have written it before the switch.
+ */
+export const writePendingEmailChange = (
+  user: { readonly id: string; readonly email: string },
+  newEmail: string,
+  sentAt: Date
+): Effect.Effect<PendingEmailChange, never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const code = () => String(randomInt(0, 1_000_000)).padStart(6, "0")
+    const current = { email: user.email, otp: code() }
+    const next = { email: newEmail, otp: code() }
+    const change: PendingEmailChange = {
+      current: { ...current, tokenHash: gotrueTokenHash(current.email, current.otp) },
+      next: { ...next, tokenHash: gotrueTokenHash(next.email, next.otp) }
+    }
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`UPDATE auth.users SET email_change = ${newEmail}, email_change_token_new = ${change.next.tokenHash},
+          email_change_token_current = ${change.current.tokenHash}, email_change_confirm_status = 0,
+          email_change_sent_at = ${sentAt}, updated_at = ${sentAt}
+        WHERE id = ${user.id}`
+      for (
+        const [type, half] of [["email_change_token_current", change.current], ["email_change_token_new", change.next]] as const
+      ) {
+        // GoTrue's CreateOneTimeToken: the user's earlier row of the type goes, a new one with a new id comes.
+        yield* sql`DELETE FROM auth.one_time_tokens WHERE user_id = ${user.id} AND token_type = ${type}::auth.one_time_token_type`
+        yield* sql`INSERT INTO auth.one_time_tokens (id, user_id, token_type, token_hash, relates_to, created_at, updated_at)
+          VALUES (${randomUUID()}, ${user.id}, ${type}::auth.one_time_token_type, ${half.tokenHash}, ${half.email.toLowerCase()},
+            ${sentAt}::timestamptz AT TIME ZONE 'UTC', ${sentAt}::timestamptz AT TIME ZONE 'UTC')`
+      }
+    }))
+    return change
+  }).pipe(Effect.orDie)
+
+/** Replaces a user's encrypted_password, as a hash another system made would arrive. */
+export const setEncryptedPassword = (userId: string, hash: string): Effect.Effect<void, never, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE auth.users SET encrypted_password = ${hash} WHERE id = ${userId}`).pipe(
+    Effect.asVoid,
     Effect.orDie
   )

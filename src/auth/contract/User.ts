@@ -31,5 +31,7 @@ export class User extends Schema.Class<User>("User")({
   updated_at: Timestamp,
   is_anonymous: Schema.Boolean,
   invited_at: Schema.optional(Timestamp),
-  banned_until: Schema.optional(Timestamp)
+  banned_until: Schema.optional(Timestamp),
+  /** A soft-deleted user (GoTrue's admin delete with should_soft_delete), as the admin API still reads it. */
+  deleted_at: Schema.optional(Timestamp)
 }) {}

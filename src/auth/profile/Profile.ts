@@ -104,6 +104,22 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
         onSome: (seconds) => Effect.fail(tooSoon(channel, seconds))
       })
 
+    /** Gives the user an email identity for `email`, verified: the one it has updated, else a new one. */
+    const emailIdentity = (userId: string, email: string, at: Date) =>
+      Effect.gen(function*() {
+        const claims = { email, email_verified: true }
+        const existing = (yield* identities.forUser(userId)).find((identity) => identity.provider === "email")
+        if (existing !== undefined) return yield* identities.updateData(existing.id, { ...existing.identity_data, ...claims }, at)
+        yield* identities.insert({
+          id: yield* random.uuid(),
+          provider_id: userId,
+          user_id: userId,
+          identity_data: { sub: userId, ...claims, phone_verified: false },
+          provider: "email",
+          now: at
+        })
+      })
+
     const update = Effect.fn("Profile.update")(function*(
       { factors, session, sessionId, user }: Pick<CurrentUser["Type"], "user" | "sessionId" | "session" | "factors">,
       request: UserUpdate
@@ -131,6 +147,8 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const patch: Record<string, unknown> = {}
       const outgoing: Array<Outgoing> = []
       let passwordChanged = false
+      /** The address an anonymous user became permanent with, confirmed at once (MAILER_AUTOCONFIRM). */
+      let convertedTo: string | undefined
       let emailChangeFlow = Option.none<PkceChallenge>()
 
       if (request.appMetadata !== undefined && request.appMetadata !== null) {
@@ -169,7 +187,14 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
             return yield* AuthError.of(422, "email_exists", "A user with this email address has already been registered")
           }
           if (user.is_anonymous && config.mailer.autoconfirm) {
-            Object.assign(patch, { email, email_confirmed_at: at, is_anonymous: false })
+            // GoTrue confirms the address at once, as a sign-up would (user.go → emailChangeVerify, Confirm).
+            Object.assign(patch, {
+              email,
+              email_confirmed_at: at,
+              is_anonymous: false,
+              raw_user_meta_data: { ...((patch["raw_user_meta_data"] ?? user.raw_user_meta_data ?? {}) as Record<string, unknown>), email_verified: true }
+            })
+            convertedTo = email
           } else {
             yield* frequencyLimit(user.email_change_sent_at, config.smtp.maxFrequency, at, "email")
             // In a PKCE flow both tokens are stored and linked with GoTrue's prefix, so either link's GET /verify
@@ -226,6 +251,9 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       // One transaction for every write of the request; the messages go out after it commits.
       const updated = yield* transactions.run(Effect.gen(function*() {
         const row = Object.keys(patch).length > 0 ? yield* users.update(user.id, patch as UserPatch, at) : user
+        // The signed-up user's email identity, as GoTrue's emailChangeVerify makes or updates it, so the address
+        // can sign in and be linked like any other.
+        if (convertedTo !== undefined) yield* emailIdentity(user.id, convertedTo, at)
         if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
         // A password change spends the reauthentication nonce, an email change the current-address token of the one before.
         yield* pending.forgetCleared(row)

@@ -61,6 +61,11 @@ export class PasswordGrant extends Effect.Service<PasswordGrant>()("auth/Passwor
       if (phone !== "" && user.phone_confirmed_at === null) {
         return yield* AuthError.of(400, "phone_not_confirmed", "Phone not confirmed")
       }
+      // A hash made at another cost (GoTrue's at a cost above its default or at the minimum, another system's at any)
+      // is stored again at ours, as GoTrue's Authenticate does after a sign-in.
+      if (Option.isSome(stored) && hasher.needsRehash(stored.value)) {
+        yield* users.replacePasswordHash(user.id, stored.value, yield* hasher.hash(password))
+      }
       const session = yield* tokens.issue(user, "password", at, { action: "login", traits: { provider: email !== "" ? "email" : "phone" } })
       const check = checkPassword(Redacted.value(password), config.password)
       return check._tag === "Weak"

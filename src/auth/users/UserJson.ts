@@ -72,5 +72,6 @@ export const userJson = (
     updated_at: iso(row.updated_at) ?? new Date(0).toISOString(),
     is_anonymous: row.is_anonymous,
     invited_at: iso(row.invited_at),
-    banned_until: iso(row.banned_until)
+    banned_until: iso(row.banned_until),
+    deleted_at: iso(row.deleted_at)
   }), trusted)

@@ -129,6 +129,11 @@ export interface UsersRepoShape {
   readonly insert: (user: UserInsert) => Effect.Effect<UserRow, UniqueViolation>
   readonly update: (id: string, patch: UserPatch, now: Date) => Effect.Effect<UserRow, UniqueViolation>
   readonly remove: (id: string) => Effect.Effect<void>
+  /**
+   * Stores `next` as the user's password hash only while `previous` is still the stored one, so that a rehash of the
+   * password a sign-in just checked never undoes a password change made meanwhile. Answers whether it was stored.
+   */
+  readonly replacePasswordHash: (id: string, previous: string, next: string) => Effect.Effect<boolean>
   readonly list: (query: UserListQuery) => Effect.Effect<UserList>
   /**
    * Sets a "message sent at" column only if the previous message is older than `window`, in one statement, so
@@ -233,6 +238,12 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
       yield* sql`DELETE FROM ${sql(t.users)} WHERE id = ${id}`
     }, Effect.orDie)
 
+    const replacePasswordHash = Effect.fn("UsersRepo.replacePasswordHash")(function*(id: string, previous: string, next: string) {
+      const rows = yield* sql`UPDATE ${sql(t.users)} SET encrypted_password = ${next}
+        WHERE id = ${id} AND encrypted_password = ${previous} RETURNING id`
+      return rows.length > 0
+    }, Effect.orDie)
+
     const list = Effect.fn("UsersRepo.list")(function*(query: UserListQuery) {
       const where = query.filter === ""
         ? sql`aud = ${query.aud}`
@@ -258,7 +269,8 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
     }, Effect.orDie)
 
     return {
-      findByEmail, findByPhone, findById, findByEmailChange, findByPhoneChange, findByToken, lockById, isTaken, insert, update, remove, list, claimSend
+      findByEmail, findByPhone, findById, findByEmailChange, findByPhoneChange, findByToken, lockById, isTaken, insert, update, remove,
+      replacePasswordHash, list, claimSend
     } satisfies UsersRepoShape
   })
 }) {
@@ -345,6 +357,13 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
             const next = new Map(map)
             next.delete(id)
             return next
+          }),
+        replacePasswordHash: (id, previous, next) =>
+          Ref.modify(rows, (map): readonly [boolean, Map<string, UserRow>] => {
+            const row = map.get(id)
+            return row === undefined || row.encrypted_password !== previous
+              ? [false, map]
+              : [true, new Map(map).set(id, { ...row, encrypted_password: next })]
           }),
         list: (query) =>
           Effect.map(all, (list) => {
