@@ -6,6 +6,7 @@ import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings
 import { ignoreRepeatedSignals, workerId } from "../platform/process/Workers.js"
 import { generateKeyText, iamCommand } from "./IamCommand.js"
 import { doctorCommand } from "./DoctorCommand.js"
+import { exportSessionsCommand } from "./ExportSessionsCommand.js"
 import { keysCommand } from "./KeysCommand.js"
 import { migrateCommand } from "./MigrateCommand.js"
 import { primaryTeardown, serve, servePrimary, serveWorker } from "./Serve.js"
@@ -33,7 +34,7 @@ export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
     process.stdout.write(USAGE)
     return
   }
-  const commands = ["serve", "multi", "migrate", "doctor", "keys", "iam"]
+  const commands = ["serve", "multi", "migrate", "doctor", "export-sessions", "keys", "iam"]
   if (!commands.includes(command)) {
     process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`)
     process.exitCode = 2
@@ -66,6 +67,9 @@ export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
     ? { ...configured.value, config: { ...configured.value.config, multiInstance: true } }
     : configured.value
   const { config } = loaded
+  if (command === "export-sessions") {
+    process.exit(await Effect.runPromise(exportSessionsCommand(config)))
+  }
   if (command === "keys") {
     process.exitCode = await keysCommand(config)
     return

@@ -12,6 +12,10 @@ Usage:
   gatehouse doctor     check that Supabase Auth (GoTrue v2.196) could read every row if started on this database
                        (the way back from Gatehouse): counts rows with a NULL or a value GoTrue cannot read;
                        exit code 0 when it can read them all, 1 otherwise (needs only the database settings)
+  gatehouse export-sessions
+                       before switching back to Supabase Auth, with Gatehouse stopped: writes each live session's
+                       refresh-token key and counter where GoTrue reads them, so apps stay signed in (needs the
+                       server's settings: the JWT secret)
   gatehouse keys       print the anon and service_role API keys for Supabase clients, signed with the
                        configured JWT secret (or the signing key in AUTH_JWT_KEYS)
   gatehouse iam bootstrap-admin --username NAME --email ADDRESS

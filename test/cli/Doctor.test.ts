@@ -9,7 +9,8 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Option, Scope } from "effect"
-import { gotrueFixtureMissing, loadGoTrueFixture } from "../support/GoTrueFixture.js"
+import { deriveRefreshToken, digestRefreshToken, refreshTokenKey } from "../../src/auth/sessions/RefreshTokenCodec.js"
+import { gotrueFixtureMissing, gotrueManifest, loadGoTrueFixture } from "../support/GoTrueFixture.js"
 import { externalDatabaseUrl, freshDatabaseUrl } from "../support/TestDatabase.js"
 
 const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url))
@@ -67,6 +68,53 @@ describe("doctor", () => {
       expect(lines.at(-1)).toMatch(/^doctor: \d+ problem\(s\) GoTrue v2\.196 cannot read past/)
       // Only counts: no row's value (an address, a hash) is ever printed.
       expect(broken.stdout).not.toMatch(/@|\$2a\$/)
+    },
+    120_000
+  )
+
+  it.skipIf(Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== undefined)(
+    "export-sessions: a session on a Gatehouse refresh token is doctor's note until export-sessions writes its key; exit 0, counted",
+    async () => {
+      const { url } = await Effect.runPromise(Scope.extend(loadGoTrueFixture(Option.getOrThrow(externalDatabaseUrl)), scope))
+      const cwd = workDir()
+      const secret = gotrueManifest.jwt_secret
+      // The server's settings, as the operator has them: export-sessions derives the keys from the JWT secret.
+      const env = {
+        DATABASE_URL: url,
+        AUTH_DB_DRIVER: "postgres",
+        AUTH_SITE_URL: "https://app.example.com",
+        API_EXTERNAL_URL: "https://auth.example.com",
+        AUTH_JWT_SECRET: secret,
+        AUTH_SMTP_ADMIN_EMAIL: "noreply@example.com",
+        AUTH_SMTP_HOST: "127.0.0.1",
+        AUTH_SMTP_PORT: "2525",
+        AUTH_IAM_ENABLED: "false"
+      }
+      expect((await run(["migrate"], env, cwd)).code).toBe(0)
+      // phone_user's session, rotated once at Gatehouse: its GoTrue token revoked, a Gatehouse token current.
+      const session = "(SELECT session_id FROM auth.refresh_tokens WHERE token = '" + gotrueManifest.users.phone_user.refresh_token + "')"
+      const sessionId = await new Promise<string>((resolve, reject) =>
+        execFile(PSQL, [url, "-XAtc", `SELECT ${session}::text`], (error, stdout) => (error === null ? resolve(stdout.trim()) : reject(error))))
+      const digest = digestRefreshToken(deriveRefreshToken(refreshTokenKey(secret), sessionId, "900001"))
+      await psql(url, `UPDATE auth.refresh_tokens SET revoked = true WHERE session_id = '${sessionId}';
+        INSERT INTO auth.refresh_tokens (instance_id, id, token, user_id, revoked, created_at, updated_at, parent, session_id)
+        VALUES ('00000000-0000-0000-0000-000000000000', 900001, '${digest}', '${gotrueManifest.users.phone_user.id}', false,
+          now(), now(), '${gotrueManifest.users.phone_user.refresh_token}', '${sessionId}')`)
+
+      const before = await run(["doctor"], env, cwd)
+      expect(before.code, before.stdout + before.stderr).toBe(0)
+      expect(before.stdout).toContain("NOTE sessions: 1 live session(s) hold a Gatehouse refresh token GoTrue cannot exchange until `export-sessions` runs")
+
+      const exported = await run(["export-sessions"], env, cwd)
+      expect(exported.code, exported.stdout + exported.stderr).toBe(0)
+      expect(exported.stdout).toMatch(/^export-sessions: 1 live session\(s\) can now be refreshed by GoTrue \(key and counter written\); [1-9]\d* hold GoTrue's own tokens already; 0 hold a token of Gatehouse's first form/)
+      // The key is written to the database, never printed.
+      expect(exported.stdout + exported.stderr).not.toContain(refreshTokenKey(secret).toString("base64url").slice(0, 12))
+
+      const after = await run(["doctor"], env, cwd)
+      expect(after.code).toBe(0)
+      expect(after.stdout).not.toContain("NOTE sessions")
+      expect(after.stdout.trim().split("\n").at(-1)).toBe("doctor: GoTrue v2.196 can read every row (0 note(s))")
     },
     120_000
   )

@@ -201,8 +201,8 @@ export type DoctorFinding =
 
 /**
  * Only what stops GoTrue reading rows fails the check. Sessions GoTrue cannot refresh are a note: GoTrue reads them
- * (and their access tokens verify until they expire), it only refuses their refresh tokens, so those users sign in
- * again once; no step can change that, since the token is what the client holds.
+ * (and their access tokens verify until they expire), it only refuses their refresh tokens until `export-sessions`
+ * writes the sessions' keys where GoTrue reads them.
  */
 export const isBlocking = (finding: DoctorFinding): boolean => {
   switch (finding._tag) {
@@ -232,8 +232,8 @@ export const describeFinding = (finding: DoctorFinding): string => {
       return "FAIL schema_migrations: GoTrue never ran on this database (no migration history): GoTrue would run all its " +
         "migrations over Gatehouse's tables; the way back is for databases GoTrue made"
     case "SessionsNotRefreshable":
-      return `NOTE sessions: ${finding.sessions} live session(s) hold a Gatehouse refresh token, which GoTrue v2.196 refuses ` +
-        `("Refresh token is not valid"); their users stay signed in until the access token expires, then sign in again`
+      return `NOTE sessions: ${finding.sessions} live session(s) hold a Gatehouse refresh token GoTrue cannot exchange ` +
+        `until \`export-sessions\` runs (with Gatehouse stopped); their access tokens verify until they expire`
   }
 }
 
@@ -249,7 +249,7 @@ export const doctorVerdict = (findings: ReadonlyArray<DoctorFinding>): { readonl
 /**
  * GoTrue's legacy refresh token (12 characters [a-z0-9], stored as it is), as a PostgreSQL pattern. GoTrue v2.196
  * refuses, before any lookup, a refresh token that is neither this nor its signed form (version byte 0, session id,
- * counter, HMAC, checksum, 38 bytes or more): Gatehouse's 43-character tokens (32 bytes) are neither, so nothing
- * written to the database can make GoTrue exchange one.
+ * counter, HMAC, checksum, 38 bytes or more). Gatehouse's tokens are of the signed form, and GoTrue exchanges them
+ * once the session row holds their key (export-sessions); a session with neither is one GoTrue cannot refresh.
  */
 export const GOTRUE_LEGACY_TOKEN_PATTERN = "^[a-z0-9]{12}$"

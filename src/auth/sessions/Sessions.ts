@@ -20,7 +20,8 @@ import {
   isGoTrueLegacyToken,
   isWellFormedRefreshToken,
   refreshTokenKey,
-  refreshTokenLookupKey
+  refreshTokenLookupKey,
+  tokenOfRow
 } from "./RefreshTokenCodec.js"
 import { type CurrentToken, RefreshTokensRepo } from "./RefreshTokensRepo.js"
 import { type AmrEntry, SessionsRepo, type UserWithRelations } from "./SessionsRepo.js"
@@ -145,11 +146,13 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
      * when GoTrue did (its legacy row holds the token itself, not a digest).
      */
     const childToken = (sessionId: string, current: CurrentToken) =>
-      isGoTrueLegacyToken(current.token) ? current.token : deriveRefreshToken(key, sessionId, current.id)
+      isGoTrueLegacyToken(current.token) ? current.token : tokenOfRow(key, sessionId, current)
 
     type Outcome =
       | { readonly _tag: "Issued"; readonly session: RefreshedSession }
       | { readonly _tag: "Refused"; readonly error: AuthError }
+      /** No row holds the token: an unknown token, or one of GoTrue's signed tokens (which have none). */
+      | { readonly _tag: "NoRow" }
 
     // Every statement is a round trip, and a round trip costs more CPU here than anything else an exchange does:
     // a rotation is six statements (two locks, the user, the rotation, the session's writes, the audit entries).
@@ -162,7 +165,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         // reuse detection (which ends the session) lock in that order; locking the token first
         // deadlocked against both, and PostgreSQL aborted one side.
         const located = yield* tokens.lockSessionOf(digest)
-        if (Option.isNone(located)) return { _tag: "Refused", error: notFound } as Outcome
+        if (Option.isNone(located)) return { _tag: "NoRow" } as Outcome
         const session = located.value.session
         const locked = yield* tokens.lockForExchange(digest)
         if (Option.isNone(locked) || locked.value.row.user_id === null) return { _tag: "Refused", error: notFound } as Outcome
@@ -303,9 +306,18 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       now: Date
     ): Effect.fn.Return<RefreshedSession, AuthError, never> {
       if (!isWellFormedRefreshToken(token)) return yield* AuthError.validation("Refresh token is not valid")
-      // Gatehouse's own tokens (43 characters) and GoTrue's legacy ones (12) have rows; GoTrue's signed ones are longer.
-      const outcome = yield* transactions.run(token.length > 43 ? exchangeSigned(token, now) : exchange(token, now)).pipe(Effect.orDie)
-      return outcome._tag === "Issued" ? outcome.session : yield* outcome.error
+      // Gatehouse's own tokens and GoTrue's legacy ones have rows, looked up first (the hot path, one lookup). A
+      // signed token no row holds is GoTrue's, whose session's row holds the key and counter.
+      const outcome = yield* transactions.run(Effect.flatMap(exchange(token, now), (first) =>
+        first._tag === "NoRow" && token.length > 43 ? exchangeSigned(token, now) : Effect.succeed(first))).pipe(Effect.orDie)
+      switch (outcome._tag) {
+        case "Issued":
+          return outcome.session
+        case "Refused":
+          return yield* outcome.error
+        case "NoRow":
+          return yield* notFound
+      }
     })
 
     /** Deleting sessions cascades to their refresh tokens and amr claims. */

@@ -10,13 +10,18 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { createServer } from "node:net"
+import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as OTPAuth from "otpauth"
 import { doctorVerdict } from "../../../src/auth/domain/GoTrueReadable.js"
+import { parseSignedRefreshToken } from "../../../src/auth/domain/GoTrueSignedRefreshToken.js"
+import { refreshTokenKey } from "../../../src/auth/sessions/RefreshTokenCodec.js"
+import { exportSessions } from "../../../src/auth/sessions/SessionExport.js"
 import { GoTrueReadableRepo } from "../../../src/auth/users/GoTrueReadableRepo.js"
 import { PostgresDatabase } from "../../../src/platform/sql/Database.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
+import { isGatehouseRefreshToken } from "../../support/GatehouseTokens.js"
 import { gotrueFixtureMissing, gotrueManifest, loadGoTrueFixture } from "../../support/GoTrueFixture.js"
 import { externalDatabaseUrl } from "../../support/TestDatabase.js"
 import { ServerUrl, TestServerOver, testConfig } from "../../support/TestServer.js"
@@ -67,6 +72,8 @@ interface Made {
   deleted: { email: string; password: string }
   unconfirmed: { email: string; password: string }
   totp: { email: string; password: string; secret: string; factorId: string }
+  /** A signed refresh token GoTrue issued for a session Gatehouse started, for the return to Gatehouse. */
+  gotrueSignedToken: string
   /** A refresh token GoTrue issued after the switch back, for the return to Gatehouse. */
   gotrueRefreshToken: string
 }
@@ -81,6 +88,7 @@ const made: Made = {
   deleted: { email: "", password: "" },
   unconfirmed: { email: "", password: "" },
   totp: { email: "", password: "", secret: "", factorId: "" },
+  gotrueSignedToken: "",
   gotrueRefreshToken: ""
 }
 
@@ -281,6 +289,27 @@ describe.skipIf(skipped)("the way back: GoTrue v2.196 on a database after a peri
         expect(note !== undefined && note._tag === "SessionsNotRefreshable" && note.sessions).toBeGreaterThan(0)
       }).pipe(Effect.provide(GoTrueReadableRepo.Default)))
 
+    it.effect("export-sessions writes every live Gatehouse session's key and counter; doctor's note is gone, and a second run changes nothing", () =>
+      Effect.gen(function*() {
+        const key = refreshTokenKey(manifest.jwt_secret)
+        const namespace = testConfig(ENV).db.namespace
+        const counts = yield* exportSessions(key, namespace, new Date())
+        expect(counts.exported).toBeGreaterThanOrEqual(made.refreshTokens.length)
+        expect(counts.firstForm).toBe(0)
+        // GoTrue's own sessions that were never refreshed here keep their 12-character tokens.
+        expect(counts.gotrueTokens).toBeGreaterThan(0)
+        const findings = yield* (yield* GoTrueReadableRepo).findings(namespace, new Date())
+        expect(findings.find((f) => f._tag === "SessionsNotRefreshable")).toEqual({ _tag: "SessionsNotRefreshable", sessions: 0 })
+        const sql = yield* SqlClient.SqlClient
+        const written = () => sql<{ readonly id: string; readonly key: string; readonly counter: string }>`
+          SELECT id::text, refresh_token_hmac_key AS key, refresh_token_counter::text AS counter FROM auth.sessions
+          WHERE refresh_token_hmac_key IS NOT NULL ORDER BY id`
+        const before = yield* written()
+        expect(before).toHaveLength(counts.exported)
+        expect(yield* exportSessions(key, namespace, new Date())).toEqual(counts)
+        expect(yield* written()).toEqual(before)
+      }).pipe(Effect.provide(GoTrueReadableRepo.Default)))
+
     it.layer(GoTrue, { timeout: 60_000 })((it) => {
       it.effect("every user Gatehouse made or changed, and GoTrue's own, signs in at GoTrue; GET /user answers with GoTrue's token", () =>
         Effect.gen(function*() {
@@ -319,13 +348,19 @@ describe.skipIf(skipped)("the way back: GoTrue v2.196 on a database after a peri
           }
         }))
 
-      it.effect("GoTrue refuses Gatehouse's refresh tokens (neither its 12-character nor its signed form); its own rotate", () =>
+      it.effect("GoTrue exchanges every refresh token Gatehouse issued (export-sessions carried them), and rotates on; its own rotate", () =>
         Effect.gen(function*() {
           const url = yield* ServerUrl
           expect(made.refreshTokens.length).toBeGreaterThan(0)
           for (const token of made.refreshTokens) {
-            const refused = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: token } })
-            expect([refused.status, refused.json.error_code]).toEqual([400, "validation_failed"])
+            const exchanged = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: token } })
+            expect(exchanged.status, exchanged.text).toBe(200)
+            // GoTrue goes on in its signed form, counting from the counter export-sessions wrote.
+            const next = parseSignedRefreshToken(exchanged.json.refresh_token)
+            expect(next).toMatchObject({ sessionId: parseSignedRefreshToken(token)!.sessionId, counter: parseSignedRefreshToken(token)!.counter + 1n })
+            const again = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: exchanged.json.refresh_token } })
+            expect(again.status, again.text).toBe(200)
+            made.gotrueSignedToken = again.json.refresh_token
           }
           const client = authClient(url).client
           const signedIn = yield* call(() => client.signInWithPassword({ email: made.signIns[0]!.email!, password: PASSWORD }))
@@ -369,6 +404,10 @@ describe.skipIf(skipped)("the way back: GoTrue v2.196 on a database after a peri
         const refreshed = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: made.gotrueRefreshToken } })
         expect(refreshed.status, refreshed.text).toBe(200)
         expect((yield* raw(url, "/user", { bearer: refreshed.json.access_token })).status).toBe(200)
+        // A session Gatehouse started, carried to GoTrue and refreshed there in GoTrue's signed form, comes back.
+        const carried = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: made.gotrueSignedToken } })
+        expect(carried.status, carried.text).toBe(200)
+        expect(isGatehouseRefreshToken(carried.json.refresh_token, manifest.jwt_secret)).toBe(true)
         const editor = made.signIns.find((u) => u.label.startsWith("editor"))!
         const signedIn = yield* call(() => authClient(url).client.signInWithPassword({ email: editor.email!, password: editor.password }))
         expect(signedIn.error).toBeNull()

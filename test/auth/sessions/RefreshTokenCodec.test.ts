@@ -1,11 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
+import { isSignedWith, parseSignedRefreshToken } from "../../../src/auth/domain/GoTrueSignedRefreshToken.js"
 import {
+  deriveFirstFormRefreshToken,
   deriveRefreshToken,
   digestRefreshToken,
   isWellFormedRefreshToken,
   refreshTokenKey,
-  refreshTokenLookupKey
+  refreshTokenLookupKey,
+  sessionSigningKey,
+  tokenOfRow
 } from "../../../src/auth/sessions/RefreshTokenCodec.js"
 
 const secret = FastCheck.string({ minLength: 1, maxLength: 64 })
@@ -17,9 +21,30 @@ describe("RefreshTokenCodec", () => {
     const key = refreshTokenKey("test-secret-that-is-at-least-32-characters-long")
     const token = deriveRefreshToken(key, "6f1c0b8e-8a53-4a5e-9a36-0d0f6f5b6c11", "42")
     expect(token).toBe(deriveRefreshToken(key, "6f1c0b8e-8a53-4a5e-9a36-0d0f6f5b6c11", "42"))
-    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    // GoTrue's signed form: 1 + 16 + 1 + 16 + 4 bytes for a counter below 128.
+    expect(token).toMatch(/^[A-Za-z0-9_-]{51}$/)
     expect(digestRefreshToken(token)).toMatch(/^[0-9a-f]{64}$/)
     expect(digestRefreshToken(token)).not.toContain(token)
+  })
+
+  it.prop("a token is GoTrue's signed form naming its session, with the row id as the counter, signed with the session's derived key",
+    [secret, sessionId, rowId], ([s, sid, row]) => {
+      const key = refreshTokenKey(s)
+      const parsed = parseSignedRefreshToken(deriveRefreshToken(key, sid, row))
+      expect(parsed).toMatchObject({ sessionId: sid, counter: BigInt(row) })
+      expect(isSignedWith(parsed!, sessionSigningKey(key, sid))).toBe(true)
+      // Another session's key (what export-sessions would write for it) does not sign it.
+      expect(isSignedWith(parsed!, sessionSigningKey(key, sid === "00000000-0000-4000-8000-000000000000" ? "00000000-0000-4000-8000-000000000001" : "00000000-0000-4000-8000-000000000000"))).toBe(false)
+    })
+
+  it.prop("a row stands for the token whose digest it holds, of either form; the first form is 43 characters", [secret, sessionId, rowId], ([s, sid, row]) => {
+    const key = refreshTokenKey(s)
+    const signed = deriveRefreshToken(key, sid, row)
+    const first = deriveFirstFormRefreshToken(key, sid, row)
+    expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(isWellFormedRefreshToken(first)).toBe(true)
+    expect(tokenOfRow(key, sid, { id: row, token: digestRefreshToken(signed) })).toBe(signed)
+    expect(tokenOfRow(key, sid, { id: row, token: digestRefreshToken(first) })).toBe(first)
   })
 
   it.prop("derivation is deterministic per (key, session, row)", [secret, sessionId, rowId], ([s, sid, row]) => {
@@ -55,8 +80,9 @@ describe("RefreshTokenCodec", () => {
 
   it("rejects junk", () => {
     const derived = deriveRefreshToken(refreshTokenKey("s"), "6f1c0b8e-8a53-4a5e-9a36-0d0f6f5b6c11", "1")
-    for (const junk of ["", " ", "abc", derived.slice(1), `${derived}A`, `${derived.slice(0, 42)}=`,
-      `${derived.slice(0, 42)}+`, ` ${derived.slice(1)}`, "ABCDEFGH2345", "abcdefgh234!", "abcdefgh23456",
+    const first = deriveFirstFormRefreshToken(refreshTokenKey("s"), "6f1c0b8e-8a53-4a5e-9a36-0d0f6f5b6c11", "1")
+    for (const junk of ["", " ", "abc", first.slice(1), `${first}A`, `${first.slice(0, 42)}=`, `${derived.slice(0, 50)}=`,
+      `${first.slice(0, 42)}+`, ` ${derived.slice(1)}`, `${derived}AA`, "ABCDEFGH2345", "abcdefgh234!", "abcdefgh23456",
       "' OR 1=1 --", "a".repeat(10_000)]) {
       expect(isWellFormedRefreshToken(junk), JSON.stringify(junk.slice(0, 50))).toBe(false)
     }
