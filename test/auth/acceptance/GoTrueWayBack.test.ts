@@ -72,6 +72,8 @@ interface Made {
   deleted: { email: string; password: string }
   unconfirmed: { email: string; password: string }
   totp: { email: string; password: string; secret: string; factorId: string }
+  /** Codes Gatehouse mailed and nobody used yet, to verify at GoTrue. */
+  readonly pendingCodes: Array<{ readonly type: "signup" | "recovery"; readonly email: string; readonly code: string }>
   /** A signed refresh token GoTrue issued for a session Gatehouse started, for the return to Gatehouse. */
   gotrueSignedToken: string
   /** A refresh token GoTrue issued after the switch back, for the return to Gatehouse. */
@@ -82,6 +84,7 @@ const made: Made = {
   signIns: [],
   accessTokens: [],
   refreshTokens: [],
+  pendingCodes: [],
   ids: [],
   editorOldPassword: "",
   banned: { email: "", password: "" },
@@ -114,6 +117,9 @@ const periodOnGatehouse = Effect.gen(function*() {
   const unconfirmed = uniqueEmail("back-unconfirmed")
   expect((yield* call(() => fresh().signUp({ email: unconfirmed, password: PASSWORD }))).error).toBeNull()
   made.unconfirmed = { email: unconfirmed, password: PASSWORD }
+  yield* settledMail
+  const [confirmation] = yield* mailTo(unconfirmed)
+  made.pendingCodes.push({ type: "signup", email: unconfirmed, code: codeIn(confirmation!) })
 
   // A magic-link user: signs up by the emailed code, has no password.
   const magic = uniqueEmail("back-magic")
@@ -126,6 +132,11 @@ const periodOnGatehouse = Effect.gen(function*() {
   made.accessTokens.push({ label: "magic link", token: magicIn.data.session!.access_token, id: magicIn.data.user!.id })
   made.refreshTokens.push(magicIn.data.session!.refresh_token)
   made.ids.push(magicIn.data.user!.id)
+  // A recovery code the magic-link user asked for and has not used yet.
+  expect((yield* call(() => fresh().resetPasswordForEmail(magic))).error).toBeNull()
+  yield* settledMail
+  const recovery = (yield* mailTo(magic)).at(-1)
+  made.pendingCodes.push({ type: "recovery", email: magic, code: codeIn(recovery!) })
 
   // A phone sign-up (SMS autoconfirm) and an anonymous user.
   const phone = uniquePhone()
@@ -336,6 +347,21 @@ describe.skipIf(skipped)("the way back: GoTrue v2.196 on a database after a peri
           expect((yield* tryIn(made.banned)).error?.code).toBe("user_banned")
           expect((yield* tryIn(made.deleted)).error?.code).toBe("invalid_credentials")
           expect((yield* tryIn(made.unconfirmed)).error?.code).toBe("email_not_confirmed")
+        }))
+
+      it.effect("codes Gatehouse mailed (a sign-up confirmation, a recovery) verify at GoTrue, which then signs the user in", () =>
+        Effect.gen(function*() {
+          const url = yield* ServerUrl
+          expect(made.pendingCodes.map((pending) => pending.type)).toEqual(["signup", "recovery"])
+          for (const { code, email, type } of made.pendingCodes) {
+            const verified = yield* call(() => authClient(url).client.verifyOtp({ email, token: code, type }))
+            expect(verified.error, `${type}: ${verified.error?.message}`).toBeNull()
+            expect(verified.data.user?.email).toBe(email)
+            expect((yield* raw(url, "/user", { bearer: verified.data.session!.access_token })).status).toBe(200)
+          }
+          // Confirmed at GoTrue, the user Gatehouse left unconfirmed signs in with their password.
+          const signedIn = yield* call(() => authClient(url).client.signInWithPassword(made.unconfirmed))
+          expect(signedIn.error).toBeNull()
         }))
 
       it.effect("access tokens Gatehouse issued (magic link, anonymous) are accepted by GoTrue's GET /user", () =>
