@@ -18,11 +18,23 @@ export const bcryptCrypto = async (jwtSecret: string): Promise<Crypto> => {
     hashPassword: (password) => bcrypt.hash(password, options),
     checkPassword: async (password, hash) =>
       hash === undefined ? (await bcrypt.verify(password, dummy), false) : bcrypt.verify(password, hash),
-    // Gatehouse's derivation (src/auth/sessions/RefreshTokenCodec.ts), so tokens of either side work on both.
+    // Gatehouse's derivation (src/auth/sessions/RefreshTokenCodec.ts), so tokens of either side work on both: GoTrue's
+    // signed form, the row id as the counter, signed with a key derived for the session.
     refreshToken: (sessionId, rowId) => {
-      const token = createHmac("sha256", refreshKey).update(`${sessionId}.${rowId}`).digest("base64url")
+      const key = createHmac("sha256", refreshKey).update(`gotrue-signed/${sessionId}`).digest()
+      const signed = Buffer.concat([Buffer.of(0), Buffer.from(sessionId.replaceAll("-", ""), "hex"), uvarint(BigInt(rowId))])
+      const body = Buffer.concat([signed, createHmac("sha256", key).update(signed).digest().subarray(0, 16)])
+      const token = Buffer.concat([body, createHash("sha256").update(body).digest().subarray(0, 4)]).toString("base64url")
       return { token, digest: createHash("sha256").update(token).digest("hex") }
     }
+  }
+}
+
+const uvarint = (value: bigint): Buffer => {
+  const out: Array<number> = []
+  for (let rest = value; ; rest >>= 7n) {
+    if (rest < 0x80n) return Buffer.from([...out, Number(rest)])
+    out.push(Number(rest & 0x7fn) | 0x80)
   }
 }
 
@@ -111,7 +123,7 @@ export const minimalAuthHandler = (pool: pg.Pool, crypto: Crypto, config: Minima
         const started = await passwordGrantSql(pool, crypto, { email: body.email, password: body.password })
         return started === "invalid" ? send(res, 400, invalidGrant) : send(res, 200, session(started))
       }
-      if (grant === "refresh_token" && typeof body.refresh_token === "string" && /^[A-Za-z0-9_-]{43}$/.test(body.refresh_token)) {
+      if (grant === "refresh_token" && typeof body.refresh_token === "string" && /^[A-Za-z0-9_-]{51,63}$/.test(body.refresh_token)) {
         const digest = createHash("sha256").update(body.refresh_token).digest("hex")
         const started = await refreshGrantSql(pool, crypto, { digest })
         return started === "invalid"

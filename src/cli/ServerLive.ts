@@ -3,10 +3,11 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type Duration, Effect, Layer, Option } from "effect"
 import { AuthHttp, AuthHttpLive } from "../auth/AuthHttp.js"
-import { logAdoptedRows, logGoTrueSchema, readGoTrueSchema } from "../auth/gotrue/GoTrueAdoption.js"
+import { describeAdoptedRows, describeGoTrueSchema, recognizeGoTrue } from "../auth/domain/GoTrueRelease.js"
 import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } from "../auth/landing/LandingHttp.js"
 import { OutboxLive } from "../auth/messages/OutboxLive.js"
 import { OutboxRepo } from "../auth/messages/OutboxRepo.js"
+import { countAdoptedRows, readGoTrueMigrationRecord } from "../auth/users/GoTrueAdoptionRepo.js"
 import { UsersRepo } from "../auth/users/UsersRepo.js"
 import { type AppConfig, configLayer } from "../config/AppConfig.js"
 import type { AuthConfig } from "../config/AuthConfig.js"
@@ -104,14 +105,29 @@ export const databaseFor = (
 export const migrations = (config: DatabaseSettings) =>
   Effect.gen(function*() {
     // A GoTrue database (switching from Supabase Auth in place): which release made it, before anything changes.
-    const gotrue = yield* readGoTrueSchema(config.db.namespace)
-    if (gotrue !== undefined) yield* logGoTrueSchema(gotrue)
+    const record = yield* readGoTrueMigrationRecord(config.db.namespace)
+    if (record !== undefined) {
+      const { text, warning } = describeGoTrueSchema(recognizeGoTrue(record))
+      yield* warning ? Effect.logWarning(`GoTrue's schema: ${text}`) : Effect.logInfo(`GoTrue's schema: made by ${text}`)
+    }
     const applied = yield* migrate({ namespace: config.db.namespace })
     yield* Effect.logInfo(applied.length === 0 ? "migrations: up to date" : `migrations: applied ${applied.length}`).pipe(
       Effect.annotateLogs("migrations", applied.map((m) => `${m.product}/${String(m.version).padStart(4, "0")}_${m.name}`))
     )
-    if (gotrue !== undefined) yield* logAdoptedRows
+    if (record !== undefined) yield* logAdoptedRows
   })
+
+/** What an adopted GoTrue database holds, logged after the migrations: a report, never a reason to stop. */
+const logAdoptedRows = countAdoptedRows.pipe(
+  Effect.flatMap((rows) => {
+    const { found, unserved } = describeAdoptedRows(rows)
+    return Effect.zipRight(
+      Effect.logInfo(found).pipe(Effect.annotateLogs("adopted", rows)),
+      unserved === undefined ? Effect.void : Effect.logWarning(unserved)
+    )
+  }),
+  Effect.catchAll(() => Effect.logWarning("could not count GoTrue's rows (an older schema?): the migrations are applied all the same"))
+)
 
 /**
  * The ports one serving process listens on, over the database. A single process also does the start-up work that

@@ -142,3 +142,35 @@ export const describeGoTrueSchema = (schema: GoTrueSchema): { readonly text: str
       }
   }
 }
+
+/** What an adopted GoTrue database holds, for the operator's report. */
+export interface AdoptedRows {
+  readonly users: number
+  readonly anonymous: number
+  readonly banned: number
+  readonly softDeleted: number
+  readonly identities: number
+  readonly liveSessions: number
+  readonly aal2Sessions: number
+  readonly gotrueRefreshTokens: number
+  readonly verifiedFactors: number
+  readonly pendingLinks: number
+  /** Rows of GoTrue features Gatehouse does not serve yet (SAML, the OAuth 2.1 server): kept as they are. */
+  readonly ssoProviders: number
+  readonly oauthClients: number
+}
+
+const counted = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+
+/** The report's lines: what was found, and a warning for the rows Gatehouse keeps but does not serve. */
+export const describeAdoptedRows = (rows: AdoptedRows): { readonly found: string; readonly unserved: string | undefined } => ({
+  found: `GoTrue's rows: ${counted(rows.users, "user")} (${rows.anonymous} anonymous, ${rows.banned} banned, ` +
+    `${rows.softDeleted} soft-deleted), ${counted(rows.identities, "identity", "identities")}, ` +
+    `${counted(rows.liveSessions, "live session")} (${rows.aal2Sessions} at aal2) with ` +
+    `${counted(rows.gotrueRefreshTokens, "refresh token")} in GoTrue's format, ${counted(rows.verifiedFactors, "verified factor")}, ` +
+    `${counted(rows.pendingLinks, "pending link")}`,
+  unserved: rows.ssoProviders > 0 || rows.oauthClients > 0
+    ? `GoTrue's rows Gatehouse does not serve yet, kept as they are: ${rows.ssoProviders} SAML SSO providers, ` +
+      `${rows.oauthClients} OAuth clients (their sign-ins answer 404 until then; a switch back to GoTrue finds them unchanged)`
+    : undefined
+})

@@ -1,7 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { authTables } from "../AuthTables.js"
 import { deriveRefreshToken, digestRefreshToken, isGoTrueLegacyToken, sessionSigningKey } from "./RefreshTokenCodec.js"
+import { type ExportedKey, SessionExportRepo } from "./SessionExportRepo.js"
 
 /** What `export-sessions` did, counted by session. */
 export interface SessionExportCounts {
@@ -27,24 +27,13 @@ const BATCH = 5_000
  */
 export const exportSessions = (key: Buffer, namespace: string, now: Date): Effect.Effect<SessionExportCounts, never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const t = authTables(namespace)
     let after = "00000000-0000-0000-0000-000000000000"
     const counts = { exported: 0, gotrueTokens: 0, firstForm: 0 }
     for (;;) {
-      // The session's current token: its newest unrevoked row (the index on session_id, revoked serves it).
-      const rows = yield* sql<{ readonly session_id: string; readonly row_id: string; readonly token: string }>`
-        SELECT s.id::text AS session_id, r.id::text AS row_id, r.token
-        FROM ${sql(t.sessions)} s
-        JOIN LATERAL (
-          SELECT id, token FROM ${sql(t.refresh_tokens)} WHERE session_id = s.id AND NOT revoked ORDER BY id DESC LIMIT 1
-        ) r ON true
-        WHERE s.id > ${after}::uuid AND (s.not_after IS NULL OR s.not_after > ${now})
-        ORDER BY s.id
-        LIMIT ${BATCH}`
+      const rows = yield* SessionExportRepo.liveSessionTokens(namespace, after, now, BATCH)
       if (rows.length === 0) break
       after = rows[rows.length - 1]!.session_id
-      const exported: Array<{ readonly id: string; readonly key: string; readonly counter: string }> = []
+      const exported: Array<ExportedKey> = []
       for (const row of rows) {
         if (isGoTrueLegacyToken(row.token)) counts.gotrueTokens++
         else if (digestRefreshToken(deriveRefreshToken(key, row.session_id, row.row_id)) === row.token) {
@@ -52,17 +41,7 @@ export const exportSessions = (key: Buffer, namespace: string, now: Date): Effec
         } else counts.firstForm++
       }
       if (exported.length > 0) {
-        // Three comma-joined lists unnested side by side: one statement per batch, and no array parameters (which
-        // PGlite and node-postgres bind differently). Neither uuids, base64url keys nor integers hold a comma.
-        yield* sql`
-          UPDATE ${sql(t.sessions)} s
-          SET refresh_token_hmac_key = v.key, refresh_token_counter = v.counter
-          FROM (
-            SELECT unnest(string_to_array(${exported.map((e) => e.id).join(",")}, ','))::uuid AS id,
-              unnest(string_to_array(${exported.map((e) => e.key).join(",")}, ',')) AS key,
-              unnest(string_to_array(${exported.map((e) => e.counter).join(",")}, ','))::bigint AS counter
-          ) v
-          WHERE s.id = v.id`.pipe(sql.withTransaction)
+        yield* SessionExportRepo.writeKeys(namespace, exported)
         counts.exported += exported.length
       }
       if (rows.length < BATCH) break

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 import {
+  describeAdoptedRows,
   describeGoTrueSchema,
   GOTRUE_RELEASES,
   recognizeGoTrue,
@@ -76,5 +77,27 @@ describe("GoTrue's releases", () => {
     expect(describeGoTrueSchema(recognizeGoTrue(["00"])).warning).toBe(true)
     // Padded rows (GoTrue's column is varchar(14); a hand-made record may hold spaces) are read trimmed.
     expect(recognizeGoTrue([` ${V2_196_NEWEST} `])).toMatchObject({ _tag: "Known", tested: true })
+  })
+})
+
+describe("describeAdoptedRows", () => {
+  const rows = {
+    users: 1, anonymous: 0, banned: 0, softDeleted: 0, identities: 1, liveSessions: 1, aal2Sessions: 0,
+    gotrueRefreshTokens: 1, verifiedFactors: 1, pendingLinks: 1, ssoProviders: 0, oauthClients: 0
+  }
+
+  it("counts in the singular and the plural, and has no warning when nothing is kept unserved", () => {
+    expect(describeAdoptedRows(rows)).toEqual({
+      found: "GoTrue's rows: 1 user (0 anonymous, 0 banned, 0 soft-deleted), 1 identity, 1 live session (0 at aal2) with " +
+        "1 refresh token in GoTrue's format, 1 verified factor, 1 pending link",
+      unserved: undefined
+    })
+    expect(describeAdoptedRows({ ...rows, users: 2, identities: 3 }).found).toMatch(/^GoTrue's rows: 2 users .*, 3 identities, /)
+  })
+
+  it.prop("warns whenever SAML providers or OAuth clients are kept, naming both counts", [FastCheck.nat(), FastCheck.nat()], ([sso, clients]) => {
+    const { unserved } = describeAdoptedRows({ ...rows, ssoProviders: sso, oauthClients: clients })
+    if (sso + clients === 0) expect(unserved).toBeUndefined()
+    else expect(unserved).toContain(`${sso} SAML SSO providers, ${clients} OAuth clients`)
   })
 })

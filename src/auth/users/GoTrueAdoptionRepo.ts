@@ -1,0 +1,60 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { tablePrefix } from "../../platform/sql/Migrator.js"
+import type { AdoptedRows } from "../domain/GoTrueRelease.js"
+
+/**
+ * The reads of adopting a database Supabase Auth (GoTrue) made: its migration record, `auth.schema_migrations`, and
+ * counts of what it holds. Plain functions over the SqlClient, not a service: `migrate` runs them on the database
+ * settings alone, before and after the migrations.
+ *
+ * Under a DB_NAMESPACE prefix Gatehouse's tables are its own, apart from GoTrue's: nothing is adopted then.
+ */
+export const readGoTrueMigrationRecord = (namespace: string): Effect.Effect<ReadonlyArray<string> | undefined, never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    if (tablePrefix(namespace) !== "") return undefined
+    const sql = yield* SqlClient.SqlClient
+    const [record] = yield* sql<{ readonly present: boolean }>`SELECT to_regclass('auth.schema_migrations') IS NOT NULL AS present`
+    if (record?.present !== true) return undefined
+    const versions = yield* sql<{ readonly version: string }>`SELECT version FROM auth.schema_migrations`
+    return versions.map((row) => row.version)
+  }).pipe(Effect.orElseSucceed(() => undefined))
+
+/**
+ * What the adopted database holds, counted once the migrations ran (so every table exists, whatever GoTrue release
+ * made the rest). One statement, plus one per GoTrue table Gatehouse does not serve yet where it exists; at a million
+ * users a few hundred milliseconds of a start-up.
+ */
+export const countAdoptedRows: Effect.Effect<AdoptedRows, unknown, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const [found] = yield* sql<Record<string, string>>`SELECT
+    (SELECT count(*) FROM auth.users) AS users,
+    (SELECT count(*) FROM auth.users WHERE is_anonymous) AS anonymous,
+    (SELECT count(*) FROM auth.users WHERE banned_until > now()) AS banned,
+    (SELECT count(*) FROM auth.users WHERE deleted_at IS NOT NULL) AS soft_deleted,
+    (SELECT count(*) FROM auth.identities) AS identities,
+    (SELECT count(*) FROM auth.sessions WHERE not_after IS NULL OR not_after > now()) AS live_sessions,
+    (SELECT count(*) FROM auth.sessions WHERE aal = 'aal2' AND (not_after IS NULL OR not_after > now())) AS aal2_sessions,
+    (SELECT count(*) FROM auth.refresh_tokens WHERE NOT revoked AND length(token) <> 64) AS gotrue_refresh_tokens,
+    (SELECT count(*) FROM auth.mfa_factors WHERE status = 'verified') AS verified_factors,
+    (SELECT count(*) FROM auth.one_time_tokens) AS pending_links,
+    to_regclass('auth.sso_providers') IS NOT NULL AS has_sso, to_regclass('auth.oauth_clients') IS NOT NULL AS has_clients`
+  const n = (key: string) => Number(found?.[key] ?? 0)
+  const count = <E>(query: Effect.Effect<ReadonlyArray<{ readonly n: string }>, E>) => Effect.map(query, (rows) => Number(rows[0]?.n ?? 0))
+  return {
+    users: n("users"),
+    anonymous: n("anonymous"),
+    banned: n("banned"),
+    softDeleted: n("soft_deleted"),
+    identities: n("identities"),
+    liveSessions: n("live_sessions"),
+    aal2Sessions: n("aal2_sessions"),
+    gotrueRefreshTokens: n("gotrue_refresh_tokens"),
+    verifiedFactors: n("verified_factors"),
+    pendingLinks: n("pending_links"),
+    ssoProviders: found?.["has_sso"] as unknown === true ? yield* count(sql`SELECT count(*) AS n FROM auth.sso_providers`) : 0,
+    oauthClients: found?.["has_clients"] as unknown === true
+      ? yield* count(sql`SELECT count(*) AS n FROM auth.oauth_clients WHERE deleted_at IS NULL`)
+      : 0
+  }
+})
