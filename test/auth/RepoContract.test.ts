@@ -888,7 +888,9 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
       Effect.gen(function*() {
         const tokens = yield* RefreshTokensRepo
         const { digest, sessionId, tokenId, user } = yield* withSession
-        expect(yield* tokens.lockSessionOf(digest)).toEqual(Option.some({ session_id: sessionId, session: Option.some({ id: sessionId, not_after: null }) }))
+        expect(yield* tokens.lockSessionOf(digest)).toEqual(
+          Option.some({ session_id: sessionId, session: Option.some({ id: sessionId, not_after: null, signed_key: null, moved_on: false }) })
+        )
         const locked = yield* tokens.lock(digest)
         expect(Option.map(locked, (r) => [r.id, r.token, r.user_id, r.revoked, r.session_id])).toEqual(
           Option.some([tokenId, digest, user.id, false, sessionId])

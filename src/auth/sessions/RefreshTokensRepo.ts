@@ -73,6 +73,13 @@ export interface CurrentToken {
 export interface LockedSession {
   readonly id: string
   readonly not_after: Date | null
+  /** GoTrue's key for signed tokens on the session row, if any (GoTrue's own, or written by export-sessions). */
+  readonly signed_key?: string | null
+  /**
+   * The session was refreshed, with a signed-token counter beyond this token's row, after the row was made: GoTrue
+   * went on with the session (a switch back to GoTrue and back again), and this row's token is behind GoTrue's.
+   */
+  readonly moved_on?: boolean
 }
 
 const NIL_INSTANCE = "00000000-0000-0000-0000-000000000000"
@@ -105,13 +112,25 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
     }, Effect.orDie)
 
     const lockSessionOf = Effect.fn("RefreshTokensRepo.lockSessionOf")(function*(digest: string) {
-      const [located] = yield* sql<{ session_id: string | null; id: string | null; not_after: Date | null }>`
-        SELECT r.session_id, s.id, s.not_after FROM ${sql(t.refresh_tokens)} r
-        LEFT JOIN LATERAL (SELECT id, not_after FROM ${sql(t.sessions)} WHERE id = r.session_id FOR UPDATE) s ON true
+      // refreshed_at is GoTrue's `timestamp without time zone`, holding UTC: compared as UTC, in SQL.
+      const [located] = yield* sql<{
+        session_id: string | null
+        id: string | null
+        not_after: Date | null
+        signed_key: string | null
+        moved_on: boolean | null
+      }>`
+        SELECT r.session_id, s.id, s.not_after, s.refresh_token_hmac_key AS signed_key,
+          (s.refresh_token_counter > r.id AND r.created_at < s.refreshed_at AT TIME ZONE 'UTC') AS moved_on
+        FROM ${sql(t.refresh_tokens)} r
+        LEFT JOIN LATERAL (
+          SELECT id, not_after, refresh_token_hmac_key, refresh_token_counter, refreshed_at FROM ${sql(t.sessions)}
+          WHERE id = r.session_id FOR UPDATE
+        ) s ON true
         WHERE r.token = ${digest}`
-      return Option.map(Option.fromNullable(located), ({ id, not_after, session_id }) => ({
+      return Option.map(Option.fromNullable(located), ({ id, moved_on, not_after, session_id, signed_key }) => ({
         session_id,
-        session: id === null ? Option.none<LockedSession>() : Option.some({ id, not_after })
+        session: id === null ? Option.none<LockedSession>() : Option.some({ id, not_after, signed_key, moved_on: moved_on === true })
       }))
     }, Effect.orDie)
 
@@ -238,7 +257,12 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
             onSome: (row) =>
               Effect.map(
                 row.session_id === null ? Effect.succeed(Option.none()) : sessions.lockForRefresh(row.session_id),
-                (session) => Option.some({ session_id: row.session_id, session })
+                // A session made in memory never holds a key for signed tokens (only GoTrue or export-sessions write one).
+                (session) =>
+                  Option.some({
+                    session_id: row.session_id,
+                    session: Option.map(session, (found) => ({ ...found, signed_key: null, moved_on: false }))
+                  })
               )
           })),
         lock,

@@ -21,6 +21,7 @@ import {
   isWellFormedRefreshToken,
   refreshTokenKey,
   refreshTokenLookupKey,
+  sessionSigningKey,
   tokenOfRow
 } from "./RefreshTokenCodec.js"
 import { type CurrentToken, RefreshTokensRepo } from "./RefreshTokensRepo.js"
@@ -151,7 +152,10 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
     type Outcome =
       | { readonly _tag: "Issued"; readonly session: RefreshedSession }
       | { readonly _tag: "Refused"; readonly error: AuthError }
-      /** No row holds the token: an unknown token, or one of GoTrue's signed tokens (which have none). */
+      /**
+       * No row holds the token (an unknown token, or one of GoTrue's signed tokens, which have none), or its row is
+       * behind a session GoTrue went on with: GoTrue's rules judge it as a signed token.
+       */
       | { readonly _tag: "NoRow" }
 
     // Every statement is a round trip, and a round trip costs more CPU here than anything else an exchange does:
@@ -181,8 +185,11 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
             error: AuthError.of(400, "session_not_found", "Invalid Refresh Token: No Valid Session Found")
           } as Outcome
         }
-        const { id, not_after } = session.value
+        const { id, moved_on, not_after, signed_key } = session.value
         if (isPastNotAfter(not_after, now)) return { _tag: "Refused", error: sessionExpired } as Outcome
+        // Back from GoTrue after export-sessions: GoTrue refreshed the session past this token without revoking its
+        // row. Its row alone would rotate it; GoTrue's counter says it is spent, so GoTrue's rules judge it.
+        if (moved_on === true && token.length > 43) return { _tag: "NoRow" } as Outcome
         const decision = decideRefresh(
           { revoked: row.revoked === true, revokedAt: row.updated_at ?? new Date(0) },
           Option.isSome(current) && current.value.parent === row.token,
@@ -193,7 +200,11 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
           case "Rotate": {
             const child = deriveRefreshToken(key, id, nextId)
             yield* tokens.rotate(row.id, { id: nextId, digest: digestRefreshToken(child), userId: user.id, parent: row.token, sessionId: id, now })
-            const amr = yield* sessionsRepo.refreshed(id, now)
+            // A key export-sessions wrote (a switch back to GoTrue that did not happen, or that came back) goes at the
+            // session's first rotation: the database holds no key of Gatehouse's while Gatehouse serves the session.
+            const exported = signed_key !== undefined && signed_key !== null &&
+              signed_key === sessionSigningKey(key, id).toString("base64url")
+            const amr = yield* sessionsRepo.refreshed(id, now, exported ? null : undefined)
             // GoTrue's two entries for a rotation: the old token revoked, then the session refreshed.
             yield* audit.recordAll([["token_revoked", { actor: user }], ["token_refreshed", { actor: user }]])
             return { _tag: "Issued", session: { user, identities, factors, sessionId: id, refreshToken: child, amr } } as Outcome

@@ -32,7 +32,11 @@ export interface SessionsRepoShape {
    * up with, so the claims (and the level they give) survive any number of refreshes unchanged. With
    * `signedCounter`, the session's refresh_token_counter is set to it too (a GoTrue signed token exchanged).
    */
-  readonly refreshed: (id: string, now: Date, signedCounter?: bigint) => Effect.Effect<ReadonlyArray<AmrEntry>>
+  /**
+   * A refresh: the session's refreshed_at, and its signed-token counter (`signedCounter`), or, with null, its key and
+   * counter cleared (keys export-sessions wrote, once Gatehouse rotates the session on).
+   */
+  readonly refreshed: (id: string, now: Date, signedCounter?: bigint | null) => Effect.Effect<ReadonlyArray<AmrEntry>>
   /**
    * A verified second factor raises the session: records (or renews) the factor's amr claim, sets the row's aal2
    * and the factor that raised it, and returns the claims as they now are, most recent first.
@@ -199,11 +203,15 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     const claimsOf = (rows: ReadonlyArray<{ authentication_method: string; updated_at: Date }>) =>
       rows.map((r): AmrEntry => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
 
-    const refreshed = Effect.fn("SessionsRepo.refreshed")(function*(id: string, now: Date, signedCounter?: bigint) {
+    const refreshed = Effect.fn("SessionsRepo.refreshed")(function*(id: string, now: Date, signedCounter?: bigint | null) {
+      const signed = signedCounter === undefined
+        ? sql``
+        : signedCounter === null
+        ? sql`, refresh_token_hmac_key = NULL, refresh_token_counter = NULL`
+        : sql`, refresh_token_counter = ${signedCounter.toString()}::bigint`
       const rows = yield* sql<{ authentication_method: string; updated_at: Date }>`
         WITH touched AS (
-          UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now}${
-        signedCounter === undefined ? sql`` : sql`, refresh_token_counter = ${signedCounter.toString()}::bigint`} WHERE id = ${id}
+          UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now}${signed} WHERE id = ${id}
         )
         SELECT authentication_method, updated_at FROM ${sql(t.mfa_amr_claims)}
           WHERE session_id = ${id} ORDER BY updated_at DESC, authentication_method`
@@ -375,7 +383,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
               const row = map.get(id)
               return row === undefined
                 ? map
-                : new Map(map).set(id, { ...row, refreshedAt: now, signedCounter: signedCounter ?? row.signedCounter })
+                : new Map(map).set(id, { ...row, refreshedAt: now, signedCounter: signedCounter === undefined ? row.signedCounter : signedCounter })
             }),
             Effect.map(Ref.get(claims), (all) => amrOf(all, id))
           ),

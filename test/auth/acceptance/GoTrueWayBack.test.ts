@@ -434,6 +434,27 @@ describe.skipIf(skipped)("the way back: GoTrue v2.196 on a database after a peri
         const carried = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: made.gotrueSignedToken } })
         expect(carried.status, carried.text).toBe(200)
         expect(isGatehouseRefreshToken(carried.json.refresh_token, manifest.jwt_secret)).toBe(true)
+        // Rotated on at Gatehouse, the session no longer holds the key export-sessions wrote.
+        const sql = yield* SqlClient.SqlClient
+        const carriedSession = parseSignedRefreshToken(carried.json.refresh_token)!.sessionId
+        const keyOf = (id: string) => Effect.map(sql<{ readonly key: string | null }>`
+          SELECT refresh_token_hmac_key AS key FROM auth.sessions WHERE id = ${id}`, (rows) => rows[0]?.key)
+        expect(yield* keyOf(carriedSession)).toEqual(expect.any(String))
+        const onward = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: carried.json.refresh_token } })
+        expect(onward.status, onward.text).toBe(200)
+        expect(yield* keyOf(carriedSession)).toBeNull()
+
+        // The token Gatehouse issued before the switch, which GoTrue refreshed past (its row never revoked), is judged
+        // by GoTrue's counter: spent. Past the reuse interval it is reuse, and the session ends.
+        const stale = made.refreshTokens[0]!
+        const staleSession = parseSignedRefreshToken(stale)!.sessionId
+        expect(staleSession).not.toBe(carriedSession)
+        // As if all this had happened a while ago: the row made before the switch, GoTrue's last refresh a minute back.
+        yield* sql`UPDATE auth.refresh_tokens SET created_at = created_at - interval '10 minutes' WHERE session_id = ${staleSession}`
+        yield* sql`UPDATE auth.sessions SET refreshed_at = refreshed_at - interval '1 minute' WHERE id = ${staleSession}`
+        const reused = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: stale } })
+        expect([reused.status, reused.json.error_code]).toEqual([400, "refresh_token_already_used"])
+        expect(yield* sql`SELECT 1 FROM auth.sessions WHERE id = ${staleSession}`).toHaveLength(0)
         const editor = made.signIns.find((u) => u.label.startsWith("editor"))!
         const signedIn = yield* call(() => authClient(url).client.signInWithPassword({ email: editor.email!, password: editor.password }))
         expect(signedIn.error).toBeNull()
