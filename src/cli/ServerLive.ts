@@ -7,7 +7,7 @@ import { describeAdoptedRows, describeGoTrueSchema, recognizeGoTrue } from "../a
 import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } from "../auth/landing/LandingHttp.js"
 import { OutboxLive } from "../auth/messages/OutboxLive.js"
 import { OutboxRepo } from "../auth/messages/OutboxRepo.js"
-import { countAdoptedRows, readGoTrueMigrationRecord } from "../auth/users/GoTrueAdoptionRepo.js"
+import { GoTrueAdoptionRepo } from "../auth/users/GoTrueAdoptionRepo.js"
 import { UsersRepo } from "../auth/users/UsersRepo.js"
 import { type AppConfig, configLayer } from "../config/AppConfig.js"
 import type { AuthConfig } from "../config/AuthConfig.js"
@@ -105,7 +105,7 @@ export const databaseFor = (
 export const migrations = (config: DatabaseSettings) =>
   Effect.gen(function*() {
     // A GoTrue database (switching from Supabase Auth in place): which release made it, before anything changes.
-    const record = yield* readGoTrueMigrationRecord(config.db.namespace)
+    const record = yield* GoTrueAdoptionRepo.migrationRecord(config.db.namespace)
     if (record !== undefined) {
       const { text, warning } = describeGoTrueSchema(recognizeGoTrue(record))
       yield* warning ? Effect.logWarning(`GoTrue's schema: ${text}`) : Effect.logInfo(`GoTrue's schema: made by ${text}`)
@@ -118,7 +118,7 @@ export const migrations = (config: DatabaseSettings) =>
   })
 
 /** What an adopted GoTrue database holds, logged after the migrations: a report, never a reason to stop. */
-const logAdoptedRows = countAdoptedRows.pipe(
+const logAdoptedRows = GoTrueAdoptionRepo.adoptedRows.pipe(
   Effect.flatMap((rows) => {
     const { found, unserved } = describeAdoptedRows(rows)
     return Effect.zipRight(

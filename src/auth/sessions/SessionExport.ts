@@ -1,4 +1,4 @@
-import type { SqlClient } from "@effect/sql"
+import type { SqlClient, SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import { deriveRefreshToken, digestRefreshToken, isGoTrueLegacyToken, sessionSigningKey } from "./RefreshTokenCodec.js"
 import { type ExportedKey, SessionExportRepo } from "./SessionExportRepo.js"
@@ -25,7 +25,11 @@ const BATCH = 5_000
  * The keys written are what GoTrue itself stores for such sessions; until this runs the database holds no key, so
  * a leaked copy of it holds no usable token.
  */
-export const exportSessions = (key: Buffer, namespace: string, now: Date): Effect.Effect<SessionExportCounts, never, SqlClient.SqlClient> =>
+export const exportSessions = (
+  key: Buffer,
+  namespace: string,
+  now: Date
+): Effect.Effect<SessionExportCounts, SqlError.SqlError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     let after = "00000000-0000-0000-0000-000000000000"
     const counts = { exported: 0, gotrueTokens: 0, firstForm: 0 }
@@ -47,4 +51,4 @@ export const exportSessions = (key: Buffer, namespace: string, now: Date): Effec
       if (rows.length < BATCH) break
     }
     return counts
-  }).pipe(Effect.orDie, Effect.withSpan("SessionExport.exportSessions"))
+  }).pipe(Effect.withSpan("SessionExport.exportSessions"))

@@ -5,12 +5,11 @@ import type { AdoptedRows } from "../domain/GoTrueRelease.js"
 
 /**
  * The reads of adopting a database Supabase Auth (GoTrue) made: its migration record, `auth.schema_migrations`, and
- * counts of what it holds. Plain functions over the SqlClient, not a service: `migrate` runs them on the database
- * settings alone, before and after the migrations.
+ * counts of what it holds.
  *
  * Under a DB_NAMESPACE prefix Gatehouse's tables are its own, apart from GoTrue's: nothing is adopted then.
  */
-export const readGoTrueMigrationRecord = (namespace: string): Effect.Effect<ReadonlyArray<string> | undefined, never, SqlClient.SqlClient> =>
+const migrationRecord = (namespace: string): Effect.Effect<ReadonlyArray<string> | undefined, never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     if (tablePrefix(namespace) !== "") return undefined
     const sql = yield* SqlClient.SqlClient
@@ -25,7 +24,7 @@ export const readGoTrueMigrationRecord = (namespace: string): Effect.Effect<Read
  * made the rest). One statement, plus one per GoTrue table Gatehouse does not serve yet where it exists; at a million
  * users a few hundred milliseconds of a start-up.
  */
-export const countAdoptedRows: Effect.Effect<AdoptedRows, unknown, SqlClient.SqlClient> = Effect.gen(function*() {
+const adoptedRows: Effect.Effect<AdoptedRows, unknown, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const [found] = yield* sql<Record<string, string>>`SELECT
     (SELECT count(*) FROM auth.users) AS users,
@@ -58,3 +57,9 @@ export const countAdoptedRows: Effect.Effect<AdoptedRows, unknown, SqlClient.Sql
       : 0
   }
 })
+
+/**
+ * The reads of adopting a GoTrue database, as plain functions over the SqlClient, not a service: `migrate` runs them
+ * on the database settings alone, before and after the migrations.
+ */
+export const GoTrueAdoptionRepo = { migrationRecord, adoptedRows } as const

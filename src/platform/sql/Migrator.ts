@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
-import { schemaOwner, unknownSchemaMessage } from "./SchemaOwner.js"
+import { formerAuthPrefixMessage, schemaOwner, tablesCreatedBy, unknownSchemaMessage } from "./SchemaOwner.js"
 
 /**
  * Each product keeps its tables in a Postgres schema of its own name, with its migrations in
@@ -112,10 +112,12 @@ export const migrate = (options: {
           SELECT c.relname AS name FROM pg_catalog.pg_class c
           JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
           WHERE n.nspname = ${product} AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`
-        const owner = schemaOwner(tables.map((row) => row.name), prefix, ADOPTABLE_MARKERS[product])
+        const own = tablesCreatedBy(migrations.filter((m) => m.product === product).map((m) => m.sql))
+        const owner = schemaOwner(tables.map((row) => row.name), prefix, own, ADOPTABLE_MARKERS[product])
         if (owner._tag === "Unknown") {
           return yield* new MigrationFailed({ message: unknownSchemaMessage(product, owner.tables, ADOPTABLE_MARKERS[product]) })
         }
+        if (owner._tag === "FormerAuthPrefix") return yield* new MigrationFailed({ message: formerAuthPrefixMessage(product) })
         yield* sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${product}`)
         yield* sql`CREATE TABLE IF NOT EXISTS ${table} (
           version integer PRIMARY KEY,
