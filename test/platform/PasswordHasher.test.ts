@@ -1,15 +1,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as NodeRsBcrypt from "@node-rs/bcrypt"
 import { Effect, FastCheck, Fiber, Redacted } from "effect"
-import {
-  type Bcrypt,
-  bcryptCost,
-  BcryptPasswordHasher,
-  bcryptPermits,
-  needsRehash,
-  PasswordHasher,
-  PasswordHasherTest
-} from "../../src/platform/PasswordHasher.js"
+import { bcryptCost, needsRehash } from "../../src/domain/BcryptCost.js"
+import { type Bcrypt, BcryptPasswordHasher, bcryptPermits, PasswordHasher, PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
 
 const secret = (password: string): Redacted.Redacted<string> => Redacted.make(password)
 
