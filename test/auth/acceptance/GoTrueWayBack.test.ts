@@ -7,9 +7,6 @@
  * PostgreSQL only (psql loads the fixture), and only where the GoTrue binary is (GOTRUE_BIN, else /tmp/gotrue/auth):
  * CI cannot build it, so there the file is skipped.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync } from "node:fs"
-import { createServer } from "node:net"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
@@ -23,15 +20,13 @@ import { PostgresDatabase } from "../../../src/platform/sql/Database.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { isGatehouseRefreshToken } from "../../support/GatehouseTokens.js"
 import { gotrueFixtureMissing, gotrueManifest, loadGoTrueFixture } from "../../support/GoTrueFixture.js"
+import { realGoTrueMissing, startGoTrue } from "../../support/RealGoTrue.js"
 import { externalDatabaseUrl } from "../../support/TestDatabase.js"
 import { ServerUrl, TestServerOver, testConfig } from "../../support/TestServer.js"
 import { authClient, call, codeIn, mailTo, nowSeconds, PASSWORD, raw, settledMail, signHs256, uniqueEmail, uniquePhone } from "./AcceptanceKit.js"
 
 const manifest = gotrueManifest
-const GOTRUE_BIN = process.env["GOTRUE_BIN"] ?? "/tmp/gotrue/auth"
-const GOTRUE_MIGRATIONS = process.env["GOTRUE_MIGRATIONS"] ?? "/tmp/gotrue-27c/src/migrations"
-const skipped = Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== undefined || !existsSync(GOTRUE_BIN) ||
-  !existsSync(GOTRUE_MIGRATIONS)
+const skipped = Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== undefined || realGoTrueMissing !== undefined
 
 const ENV = {
   // One secret for both servers: GoTrue's fixture tokens verify at Gatehouse and Gatehouse's at GoTrue.
@@ -215,43 +210,17 @@ const periodOnGatehouse = Effect.gen(function*() {
   }
 })
 
-/** A free port on 127.0.0.1 for GoTrue. */
-const freePort = Effect.promise(() =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-)
-
-/** The real GoTrue on the fixture's database, as /work/shared/tools/gotrue/main.env configures it; killed by PID. */
+/** The real GoTrue on the fixture's database (test/support/RealGoTrue), configured as shared/tools/gotrue/main.env. */
 const GoTrue = Layer.scoped(
   ServerUrl,
   Effect.gen(function*() {
-    const database = new URL(yield* FixtureUrl)
-    database.searchParams.set("sslmode", "disable")
-    database.searchParams.set("search_path", "auth")
-    const port = yield* freePort
-    const url = `http://127.0.0.1:${port}`
-    const env: Record<string, string> = {
-      PATH: process.env["PATH"] ?? "",
-      GOTRUE_DB_DRIVER: "postgres",
-      DATABASE_URL: database.toString(),
-      GOTRUE_DB_MIGRATIONS_PATH: GOTRUE_MIGRATIONS,
-      DB_NAMESPACE: "auth",
-      GOTRUE_API_HOST: "127.0.0.1",
-      PORT: String(port),
-      API_EXTERNAL_URL: url,
+    const { url } = yield* startGoTrue(yield* FixtureUrl, {
       GOTRUE_SITE_URL: "http://localhost:3000",
       GOTRUE_JWT_SECRET: manifest.jwt_secret,
       GOTRUE_JWT_EXP: "3600",
       GOTRUE_JWT_AUD: "authenticated",
       GOTRUE_JWT_DEFAULT_GROUP_NAME: "authenticated",
       GOTRUE_JWT_ADMIN_ROLES: "service_role,supabase_admin",
-      GOTRUE_LOG_LEVEL: "warn",
       GOTRUE_EXTERNAL_EMAIL_ENABLED: "true",
       GOTRUE_EXTERNAL_PHONE_ENABLED: "true",
       GOTRUE_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
@@ -264,24 +233,8 @@ const GoTrue = Layer.scoped(
       GOTRUE_RATE_LIMIT_TOKEN_REFRESH: "100000",
       GOTRUE_RATE_LIMIT_VERIFY: "100000",
       GOTRUE_RATE_LIMIT_OTP: "100000"
-    }
-    const output: Array<string> = []
-    const child = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const started: ChildProcess = spawn(GOTRUE_BIN, [], { env, stdio: ["ignore", "pipe", "pipe"] })
-        started.stdout?.on("data", (chunk) => output.push(String(chunk)))
-        started.stderr?.on("data", (chunk) => output.push(String(chunk)))
-        return started
-      }),
-      (started) => Effect.sync(() => started.pid !== undefined && started.exitCode === null && process.kill(started.pid, "SIGTERM"))
-    )
-    for (let attempt = 0; attempt < 200; attempt++) {
-      if (child.exitCode !== null) throw new Error(`GoTrue exited (${child.exitCode}):\n${output.join("")}`)
-      const healthy = yield* Effect.promise(() => fetch(`${url}/health`).then((r) => r.ok, () => false))
-      if (healthy) return url
-      yield* Effect.sleep("100 millis")
-    }
-    throw new Error(`GoTrue did not answer /health:\n${output.join("")}`)
+    })
+    return url
   })
 )
 
