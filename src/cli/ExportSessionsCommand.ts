@@ -1,6 +1,7 @@
 import { Clock, Console, Effect, Redacted } from "effect"
 import { refreshTokenKey } from "../auth/sessions/RefreshTokenCodec.js"
 import { exportSessions } from "../auth/sessions/SessionExport.js"
+import { GoTrueAdoptionRepo } from "../auth/users/GoTrueAdoptionRepo.js"
 import type { AppConfig } from "../config/AppConfig.js"
 import { LoggingLive } from "../platform/Logging.js"
 import { databaseFor } from "./ServerLive.js"
@@ -11,6 +12,14 @@ import { databaseFor } from "./ServerLive.js"
  */
 export const exportSessionsCommand = (config: AppConfig): Effect.Effect<0 | 1> =>
   Effect.gen(function*() {
+    // Keys are only worth writing where GoTrue can take over: a database it made (and, so, without a table prefix).
+    if ((yield* GoTrueAdoptionRepo.migrationRecord(config.db.namespace)) === undefined) {
+      yield* Console.error(
+        "export-sessions: GoTrue never ran on this database (no auth.schema_migrations), so there is nothing to switch " +
+          "back to; no key was written"
+      )
+      return 1 as const
+    }
     const started = yield* Clock.currentTimeMillis
     const counts = yield* exportSessions(refreshTokenKey(Redacted.value(config.jwt.secret)), config.db.namespace, new Date(started))
     const seconds = ((yield* Clock.currentTimeMillis) - started) / 1000

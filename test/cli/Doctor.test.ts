@@ -32,6 +32,21 @@ const psql = (url: string, statement: string): Promise<void> =>
   new Promise((resolve, reject) =>
     execFile(PSQL, [url, "-v", "ON_ERROR_STOP=1", "-qc", statement], (error) => (error === null ? resolve() : reject(error))))
 
+/**
+ * The server's settings in production, as the operator has them: export-sessions needs them (it derives the keys from
+ * the JWT secret). Unused by the embedded default, which fills its own.
+ */
+const serverSettings = (jwtSecret: string): Record<string, string> => ({
+  AUTH_DB_DRIVER: "postgres",
+  AUTH_SITE_URL: "https://app.example.com",
+  API_EXTERNAL_URL: "https://auth.example.com",
+  AUTH_JWT_SECRET: jwtSecret,
+  AUTH_SMTP_ADMIN_EMAIL: "noreply@example.com",
+  AUTH_SMTP_HOST: "127.0.0.1",
+  AUTH_SMTP_PORT: "2525",
+  AUTH_IAM_ENABLED: "false"
+})
+
 let scope: Scope.CloseableScope
 const dirs: Array<string> = []
 const workDir = () => {
@@ -78,18 +93,7 @@ describe("doctor", () => {
       const { url } = await Effect.runPromise(Scope.extend(loadGoTrueFixture(Option.getOrThrow(externalDatabaseUrl)), scope))
       const cwd = workDir()
       const secret = gotrueManifest.jwt_secret
-      // The server's settings, as the operator has them: export-sessions derives the keys from the JWT secret.
-      const env = {
-        DATABASE_URL: url,
-        AUTH_DB_DRIVER: "postgres",
-        AUTH_SITE_URL: "https://app.example.com",
-        API_EXTERNAL_URL: "https://auth.example.com",
-        AUTH_JWT_SECRET: secret,
-        AUTH_SMTP_ADMIN_EMAIL: "noreply@example.com",
-        AUTH_SMTP_HOST: "127.0.0.1",
-        AUTH_SMTP_PORT: "2525",
-        AUTH_IAM_ENABLED: "false"
-      }
+      const env = { DATABASE_URL: url, ...serverSettings(secret) }
       expect((await run(["migrate"], env, cwd)).code).toBe(0)
       // phone_user's session, rotated once at Gatehouse: its GoTrue token revoked, a Gatehouse token current.
       const session = "(SELECT session_id FROM auth.refresh_tokens WHERE token = '" + gotrueManifest.users.phone_user.refresh_token + "')"
@@ -119,7 +123,7 @@ describe("doctor", () => {
     120_000
   )
 
-  it("over a database only Gatehouse used: exit 1, GoTrue never ran there", async () => {
+  it("over a database only Gatehouse used: doctor exits 1, GoTrue never ran there, and export-sessions refuses", async () => {
     const cwd = workDir()
     const env: Record<string, string> = Option.isSome(externalDatabaseUrl)
       ? { DATABASE_URL: (await Effect.runPromise(Scope.extend(freshDatabaseUrl(externalDatabaseUrl.value), scope))).url }
@@ -128,5 +132,9 @@ describe("doctor", () => {
     const result = await run(["doctor"], env, cwd)
     expect(result.code).toBe(1)
     expect(result.stdout).toContain("FAIL schema_migrations: GoTrue never ran on this database")
+    // Nothing to switch back to: export-sessions writes no key there.
+    const exported = await run(["export-sessions"], { ...env, ...serverSettings("a-secret-for-this-test-of-32-bytes-or-more") }, cwd)
+    expect(exported.code).toBe(1)
+    expect(exported.stderr).toContain("export-sessions: GoTrue never ran on this database (no auth.schema_migrations)")
   }, 120_000)
 })
