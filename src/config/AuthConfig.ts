@@ -43,6 +43,12 @@ export interface EmailTemplateSet<A> {
   readonly emailChange: A
 }
 
+/** One Web3 chain's switch, and how far a signed message's Issued At may be from now (GoTrue's default, 10 minutes). */
+export interface Web3ChainConfig {
+  readonly enabled: boolean
+  readonly maximumValidityDuration: Duration.Duration
+}
+
 /** The GoTrue-compatible auth server's settings (spec/auth-server.md §1.1), parsed and validated once at start-up. */
 export interface AuthConfig {
   readonly siteUrl: string
@@ -53,6 +59,11 @@ export interface AuthConfig {
   readonly externalEmailMagicLinkEnabled: boolean
   readonly externalPhoneEnabled: boolean
   readonly anonymousUsersEnabled: boolean
+  /** EXTERNAL_WEB3_ETHEREUM_* / EXTERNAL_WEB3_SOLANA_*: Web3 sign-in (POST /token?grant_type=web3), per chain. */
+  readonly web3: {
+    readonly ethereum: Web3ChainConfig
+    readonly solana: Web3ChainConfig
+  }
   readonly rateLimit: {
     /** RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT: instance-wide quotas, counted in fixed windows of `per`. */
     readonly emailSent: { readonly events: number; readonly per: Duration.Duration }
@@ -74,7 +85,7 @@ export interface AuthConfig {
      * codes and GoTrue-form link hashes, counted always: by RATE_LIMIT_HEADER's client, else the connection's peer.
      */
     readonly verifyGuesses: RequestLimit
-    /** RATE_LIMIT_WEB3: POST /token?grant_type=web3, counted before its answer (Web3 sign-in is off until it lands). */
+    /** RATE_LIMIT_WEB3: POST /token?grant_type=web3, counted before its answer, in place of RATE_LIMIT_TOKEN. */
     readonly web3: RequestLimit
     /** RATE_LIMIT_SSO: read and checked as GoTrue does; SSO answers "disabled" until it lands. */
     readonly sso: RequestLimit
@@ -250,6 +261,7 @@ export const authConfigOf = (config: AuthConfig): AuthConfig => ({
   externalEmailMagicLinkEnabled: config.externalEmailMagicLinkEnabled,
   externalPhoneEnabled: config.externalPhoneEnabled,
   anonymousUsersEnabled: config.anonymousUsersEnabled,
+  web3: config.web3,
   rateLimit: config.rateLimit,
   password: config.password,
   security: config.security,

@@ -87,6 +87,16 @@ export const readAuthConfig = (
     externalEmailMagicLinkEnabled: r.boolean("EXTERNAL_EMAIL_MAGIC_LINK_ENABLED", true),
     externalPhoneEnabled: phone.enabled,
     anonymousUsersEnabled: r.boolean("EXTERNAL_ANONYMOUS_USERS_ENABLED", false),
+    web3: {
+      ethereum: {
+        enabled: r.boolean("EXTERNAL_WEB3_ETHEREUM_ENABLED", false),
+        maximumValidityDuration: r.duration("EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION", Duration.minutes(10))
+      },
+      solana: {
+        enabled: r.boolean("EXTERNAL_WEB3_SOLANA_ENABLED", false),
+        maximumValidityDuration: r.duration("EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION", Duration.minutes(10))
+      }
+    },
     rateLimit,
     password: {
       minLength: r.integer("PASSWORD_MIN_LENGTH", 6, { min: 1, max: 72 }),

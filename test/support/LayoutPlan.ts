@@ -56,7 +56,11 @@ export const PLAN: LayoutPlan = {
       groundFiles: ["IamContract.ts", "IamSql.ts", "JsonInputProblem.ts", "ProtoEnums.ts"]
     }
   },
-  domainPackages: ["effect", "@effect/platform", "node:crypto", "node:url"]
+  // The noble and scure libraries are pure arithmetic and encodings (no I/O): the Web3 signature rules use them.
+  domainPackages: [
+    "effect", "@effect/platform", "node:crypto", "node:url", "@noble/curves/ed25519.js", "@noble/curves/secp256k1.js",
+    "@noble/hashes/sha3.js", "@scure/base"
+  ]
 }
 
 export type SourceTree = ReadonlyMap<string, string>

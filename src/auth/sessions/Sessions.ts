@@ -39,6 +39,7 @@ export type AuthMethod =
   | "email_change"
   | "oauth"
   | "passkey"
+  | "web3"
 
 export interface StartedSession {
   readonly sessionId: string

@@ -22,17 +22,21 @@ export const TokenPayload = requiring(Schema.Struct({
   provider: OptionalString,
   client_id: OptionalString,
   issuer: OptionalString,
+  chain: OptionalString,
+  message: OptionalString,
+  signature: OptionalString,
   gotrue_meta_security: MetaSecurity
 }), {
   anyOf: [
     { ...present("password"), anyOf: [present("email"), present("phone")] },
     present("refresh_token"),
     present("auth_code", "code_verifier"),
-    { ...present("id_token"), anyOf: [present("provider"), present("client_id", "issuer")] }
+    { ...present("id_token"), anyOf: [present("provider"), present("client_id", "issuer")] },
+    present("chain", "message", "signature")
   ]
 })
 
-const GRANTS = ["password", "refresh_token", "pkce", "id_token"]
+const GRANTS = ["password", "refresh_token", "pkce", "id_token", "web3"]
 
 export class TokenGroup extends HttpApiGroup.make("token")
   .add(
@@ -43,19 +47,20 @@ export class TokenGroup extends HttpApiGroup.make("token")
       .addError(AuthErrors.refused(400, [
         "invalid_credentials", "email_not_confirmed", "phone_not_confirmed", "user_banned", "refresh_token_not_found",
         "refresh_token_already_used", "session_not_found", "session_expired", "bad_code_verifier", "provider_disabled",
-        "validation_failed"
+        "validation_failed", "web3_unsupported_chain"
       ], "GoTrue answers 400 to a grant it refuses (wrong password, unknown or reused refresh token, unknown grant_type), where a strict reading of HTTP would say 401 or 422; Gatehouse keeps GoTrue's answer."))
-      .addError(AuthErrors.oauth(["invalid request", "invalid nonce"], "The id_token grant refuses a token as GoTrue's OAuthError does."))
+      .addError(AuthErrors.oauth(["invalid request", "invalid nonce", "invalid_grant"],
+        "The id_token grant refuses a token, and the web3 grant a signed message (signature, URI, domain, time window, or a message already used), as GoTrue's OAuthError does."))
       .addError(AuthErrors.refused(403, ["user_banned"]))
       .addError(AuthErrors.refused(404, ["flow_state_not_found"]))
       .addError(AuthErrors.refused(422, ["flow_state_expired", "email_provider_disabled", "phone_provider_disabled", "signup_disabled", "email_exists", "web3_provider_disabled"],
-        "`web3_provider_disabled`: grant_type=web3, with Web3 sign-in off (GoTrue's answer)."))
+        "`web3_provider_disabled`: grant_type=web3 for a chain whose EXTERNAL_WEB3_<CHAIN>_ENABLED is off."))
       .addError(RateLimited)
-      .annotate(OpenApi.Description, "The grant is the query's `grant_type`; the body carries that grant's fields.")
+      .annotate(OpenApi.Description, "The grant is the query's `grant_type`; the body carries that grant's fields. `web3`: `chain` (`ethereum` or `solana`), `message` (a Sign-In-With-Ethereum (EIP-4361) or Sign-In-With-Solana message) and `signature` (Ethereum: the wallet's personal_sign, 0x and 130 hex digits; Solana: 64 bytes in base64 or base64url, padded or not).")
   )
   .middleware(TokenCaptchaProtected)
   .annotate(OpenApi.Title, "Token")
-  .annotate(OpenApi.Description, "Sign-in: the password, refresh_token, pkce and id_token grants (web3 answers 422 web3_provider_disabled)") {}
+  .annotate(OpenApi.Description, "Sign-in: the password, refresh_token, pkce, id_token and web3 grants") {}
 
 /** The token slice on its own: what its handlers are built against (Api.ts composes TokenGroup into AuthApi). */
 export const TokenApi = AuthApiBase.add(TokenGroup)

@@ -9,6 +9,7 @@ import { Sessions } from "../sessions/Sessions.js"
 import { PasswordGrant } from "./PasswordGrant.js"
 import { IdTokenGrant } from "./IdTokenGrant.js"
 import { PkceGrant } from "./PkceGrant.js"
+import { Web3Grant } from "./Web3Grant.js"
 import { TokenApi } from "./TokenApi.js"
 
 export const TokenHttpLive = HttpApiBuilder.group(TokenApi, "token", (handlers) =>
@@ -16,6 +17,7 @@ export const TokenHttpLive = HttpApiBuilder.group(TokenApi, "token", (handlers) 
     const password = yield* PasswordGrant
     const pkce = yield* PkceGrant
     const idToken = yield* IdTokenGrant
+    const web3 = yield* Web3Grant
     const sessions = yield* Sessions
     const tokens = yield* AccessTokens
     const limits = yield* RateLimits
@@ -39,11 +41,8 @@ export const TokenHttpLive = HttpApiBuilder.group(TokenApi, "token", (handlers) 
         case "id_token":
           return counted(limited(withSessionHeaders(idToken.signIn(payload))))
         case "web3":
-          // No chain is served yet: GoTrue's answer with both chains off, after its own Web3 limiter.
-          return Effect.zipRight(
-            limits.check("web3"),
-            Effect.fail(AuthError.of(422, "web3_provider_disabled", "Web3 provider is disabled"))
-          )
+          // GoTrue counts this grant against its own Web3 limiter instead of the token one.
+          return counted(Effect.zipRight(limits.check("web3"), withSessionHeaders(web3.signIn(payload))))
         default:
           // GoTrue's answer, code and all, for any grant it does not handle.
           return Effect.fail(AuthError.of(400, "invalid_credentials", "unsupported_grant_type"))

@@ -222,7 +222,49 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
       return settled.signIn
     })
 
-    return { signIn } as const
+    /**
+     * Signs in an identity that carries no email (Web3: the wallet is the account), inside the caller's transaction:
+     * the identity's user when it is known (metadata refreshed; never reclaimed nor held for verification, since
+     * there is no address to prove), else a new user without email, phone or password. Fails with 422
+     * signup_disabled or 403 user_banned. No audit entry: the caller writes the one its sign-in makes.
+     */
+    const signInWithoutEmail = Effect.fn("ExternalAccounts.signInWithoutEmail")(function*(
+      provider: string,
+      providerId: string,
+      identityData: Record<string, unknown>,
+      at: Date
+    ): Effect.fn.Return<UserRow, AuthError> {
+      const known = yield* identities.findByProvider(provider, providerId)
+      if (Option.isNone(known)) {
+        if (config.disableSignup) return yield* AuthError.of(422, "signup_disabled", "Signups not allowed for this instance")
+        const id = yield* random.uuid()
+        const user = yield* users.insert({
+          id,
+          aud: config.jwt.aud,
+          role: config.jwt.defaultGroupName,
+          email: null,
+          phone: null,
+          encrypted_password: "",
+          email_confirmed_at: null,
+          phone_confirmed_at: null,
+          raw_app_meta_data: { provider, providers: [provider] },
+          raw_user_meta_data: identityData,
+          is_anonymous: false,
+          now: at
+        }).pipe(Effect.orDie)
+        yield* identities.insert({ id: yield* random.uuid(), provider_id: providerId, user_id: id, identity_data: identityData, provider, now: at })
+        return user
+      }
+      const owner = yield* mustFind(known.value.user_id)
+      if (isBanned(owner, at)) return yield* AuthError.of(403, "user_banned", "User is banned")
+      yield* identities.signedIn(known.value.id, identityData, at)
+      return yield* users.update(owner.id, {
+        raw_user_meta_data: mergeMetadata(owner.raw_user_meta_data ?? {}, identityData),
+        raw_app_meta_data: yield* appMetadataAfter(owner, provider)
+      }, at).pipe(Effect.orDie)
+    })
+
+    return { signIn, signInWithoutEmail } as const
   }),
   dependencies: [UsersRepo.Default, IdentitiesRepo.Default, AccountReclaim.Default, AuditLog.Default, Transactions.Live]
 }) {}
