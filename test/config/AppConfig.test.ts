@@ -838,3 +838,26 @@ describe("MFA, passkeys and the WebAuthn relying party", () => {
     expect(variables(embedded({ AUTH_WEBAUTHN_RP_ORIGINS: "https://example.com/path" }))).toStrictEqual(["AUTH_WEBAUTHN_RP_ORIGINS"])
   })
 })
+
+describe("Web3 sign-in", () => {
+  it("is off for both chains by default, with GoTrue's ten-minute validity", () => {
+    const { web3 } = config(embedded({}))
+    expect(web3).toStrictEqual({
+      ethereum: { enabled: false, maximumValidityDuration: Duration.minutes(10) },
+      solana: { enabled: false, maximumValidityDuration: Duration.minutes(10) }
+    })
+  })
+
+  it("reads each chain's switch and Go-duration validity under both prefixes", () => {
+    const { web3 } = config(embedded({
+      GOTRUE_EXTERNAL_WEB3_ETHEREUM_ENABLED: "true",
+      AUTH_EXTERNAL_WEB3_SOLANA_ENABLED: "1",
+      AUTH_EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION: "5m",
+      GOTRUE_EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION: "1h30m"
+    }))
+    expect(web3.ethereum).toStrictEqual({ enabled: true, maximumValidityDuration: Duration.minutes(5) })
+    expect(web3.solana).toStrictEqual({ enabled: true, maximumValidityDuration: Duration.minutes(90) })
+    expect(issues(embedded({ AUTH_EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION: "ten minutes" })).map((i) => i.variable))
+      .toStrictEqual(["AUTH_EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION"])
+  })
+})

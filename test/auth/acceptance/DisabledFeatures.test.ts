@@ -1,6 +1,6 @@
 /**
- * What auth-js gets from features that are not served yet, as GoTrue answers with them off: Web3 sign-in is a 422
- * web3_provider_disabled after the Web3 limiter, and every SAML route a 404 saml_provider_disabled before anything
+ * What auth-js gets from features that are off, as GoTrue answers with them off: Web3 sign-in (both chains off, the
+ * default) is a 422 web3_provider_disabled after the Web3 limiter, and every SAML route a 404 saml_provider_disabled before anything
  * else. /settings names the email autoconfirm both as GoTrue does and as the spec's Settings object does.
  */
 import { describe, expect } from "@effect/vitest"
