@@ -139,7 +139,11 @@ describe(".env.example", () => {
     expect([...documentedProviders].sort()).toStrictEqual(OAUTH_PROVIDERS.map((p) => p.toUpperCase()).sort())
     const read = [...parser.keys].filter((key) => key.startsWith("EXTERNAL_") && !providerVariables.has(key))
     expect(read.sort()).toStrictEqual(
-      ["EXTERNAL_ANONYMOUS_USERS_ENABLED", "EXTERNAL_EMAIL_ENABLED", "EXTERNAL_EMAIL_MAGIC_LINK_ENABLED", "EXTERNAL_PHONE_ENABLED"]
+      [
+        "EXTERNAL_ANONYMOUS_USERS_ENABLED", "EXTERNAL_EMAIL_ENABLED", "EXTERNAL_EMAIL_MAGIC_LINK_ENABLED", "EXTERNAL_PHONE_ENABLED",
+        "EXTERNAL_WEB3_ETHEREUM_ENABLED", "EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION", "EXTERNAL_WEB3_SOLANA_ENABLED",
+        "EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION"
+      ]
     )
     for (const variable of providerVariables) expect(parser.keys, variable).toContain(variable)
   })
