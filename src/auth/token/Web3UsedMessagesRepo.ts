@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Ref } from "effect"
+import { Clock, Effect, Layer, Ref } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 
@@ -48,7 +48,11 @@ export class Web3UsedMessagesRepo extends Effect.Service<Web3UsedMessagesRepo>()
     Effect.map(Ref.make(new Map<string, number>()), (rows) =>
       Web3UsedMessagesRepo.make({
         claim: (digest, expiresAt) =>
-          Ref.modify(rows, (map) => map.has(keyOf(digest)) ? [false, map] : [true, new Map(map).set(keyOf(digest), expiresAt.getTime())]),
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Ref.modify(rows, (map) => {
+              const held = map.get(keyOf(digest))
+              return held !== undefined && held >= now ? [false, map] : [true, new Map(map).set(keyOf(digest), expiresAt.getTime())]
+            })),
         sweep: (now, limit) =>
           Ref.modify(rows, (map) => {
             const expired = [...map].filter(([, at]) => at < now.getTime()).slice(0, limit).map(([key]) => key)
