@@ -14,7 +14,11 @@ export const settingsFor = (config: AuthConfig): Settings =>
       anonymous_users: config.anonymousUsersEnabled,
       ...Object.fromEntries(OAUTH_PROVIDERS.map((name) => [name, providerSettings(config, name).enabled])),
       email: config.externalEmailEnabled,
-      phone: config.externalPhoneEnabled
+      phone: config.externalPhoneEnabled,
+      // Gatehouse's own, asked for by issue 29: GoTrue v2.196 has no Web3 flag in /settings. They sit among the
+      // providers' switches, where a client looking for what it may offer reads, and add no top-level key.
+      web3_ethereum: config.web3.ethereum.enabled,
+      web3_solana: config.web3.solana.enabled
     },
     disable_signup: config.disableSignup,
     autoconfirm: config.mailer.autoconfirm,

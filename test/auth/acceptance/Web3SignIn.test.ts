@@ -168,6 +168,9 @@ describe("Web3 sign-in", () => {
         const message = ethereumMessage(wallet.address)
         const { error } = yield* call(() => client.signInWithWeb3({ chain: "ethereum", message, signature: wallet.sign(message) as `0x${string}` }))
         expect(error).toMatchObject({ status: 422, code: "web3_provider_disabled", message: "Ethereum Web3 provider is disabled" })
+        // /settings says which chain is on (Gatehouse's flags among the providers' switches).
+        const settings = yield* raw(url, "/settings", { method: "GET" })
+        expect(settings.json.external).toMatchObject({ web3_ethereum: false, web3_solana: true })
       }))
   })
 

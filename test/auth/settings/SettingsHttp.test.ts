@@ -35,8 +35,9 @@ layer(TestServer({ AUTH_EXTERNAL_GITHUB_ENABLED: "true", AUTH_EXTERNAL_GITHUB_CL
       const url = yield* ServerUrl
       const body = yield* json(yield* get(`${url}/settings`))
       expect(Object.keys(body["external"]).sort()).toEqual(
-        [...OAUTH_PROVIDERS, "anonymous_users", "email", "phone"].sort()
+        [...OAUTH_PROVIDERS, "anonymous_users", "email", "phone", "web3_ethereum", "web3_solana"].sort()
       )
+      expect([body["external"]["web3_ethereum"], body["external"]["web3_solana"]]).toEqual([false, false])
       expect(body["external"]["github"]).toBe(true)
       expect(body["external"]["google"]).toBe(false)
       expect(body["external"]["email"]).toBe(true)
