@@ -44,7 +44,7 @@ layer(TestServer({ AUTH_EXTERNAL_GITHUB_ENABLED: "true", AUTH_EXTERNAL_GITHUB_CL
       expect(body).toMatchObject({ disable_signup: false, mailer_autoconfirm: true, phone_autoconfirm: false })
     }))
 
-  it.effect("GET /settings has exactly GoTrue v2.196's keys, and the spec's autoconfirm", () =>
+  it.effect("GET /settings has exactly GoTrue v2.196's keys, the spec's autoconfirm and Gatehouse's Web3 switches", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
       const body = yield* json(yield* get(`${url}/settings`))
@@ -56,8 +56,10 @@ layer(TestServer({ AUTH_EXTERNAL_GITHUB_ENABLED: "true", AUTH_EXTERNAL_GITHUB_CL
       expect(Object.keys(body["external"]).sort()).toEqual([
         "anonymous_users", "apple", "azure", "bitbucket", "discord", "email", "facebook", "figma", "fly", "github",
         "gitlab", "google", "kakao", "keycloak", "linkedin", "linkedin_oidc", "notion", "phone", "slack", "slack_oidc",
-        "snapchat", "spotify", "twitch", "twitter", "workos", "zoom"
-      ])
+        "snapchat", "spotify", "twitch", "twitter", "workos", "zoom",
+        // Gatehouse's own (issue 29 asks for the Web3 switches; GoTrue v2.196 has none), among the providers' flags.
+        "web3_ethereum", "web3_solana"
+      ].sort())
     }))
 
   it.effect("an unknown route is a 404 in the legacy envelope without an API version", () =>
