@@ -3,6 +3,15 @@ import { Either } from "effect"
 /** The chains Web3 sign-in serves, by the `chain` value auth-js posts. */
 export type Web3Chain = "ethereum" | "solana"
 
+const MIN_MESSAGE_BYTES = 64
+const MAX_MESSAGE_BYTES = 20 * 1024
+
+/** GoTrue's bounds on a posted message, in bytes (Go's len), not characters: a validation failure's text, or undefined. */
+export const web3MessageSizeProblem = (raw: string): string | undefined => {
+  const bytes = new TextEncoder().encode(raw).length
+  return bytes < MIN_MESSAGE_BYTES ? "message is too short" : bytes > MAX_MESSAGE_BYTES ? "message must not exceed 20KB" : undefined
+}
+
 /**
  * A parsed Sign-In-With-Ethereum (EIP-4361) or Sign-In-With-Solana message, as GoTrue's siwe/siws parsers read it.
  * Times are epoch milliseconds.

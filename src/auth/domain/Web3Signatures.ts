@@ -2,6 +2,7 @@ import { ed25519 } from "@noble/curves/ed25519.js"
 import { secp256k1 } from "@noble/curves/secp256k1.js"
 import { keccak_256 } from "@noble/hashes/sha3.js"
 import { base58 } from "@scure/base"
+import { Either } from "effect"
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text)
 
@@ -82,4 +83,21 @@ export const verifySolanaSignature = (message: string, domain: string, address: 
     }
   }
   return verify(body) || (body.length <= 0xffff && verify(offchainEnvelope(domain, publicKey, body)))
+}
+
+/** GoTrue's shape check of an Ethereum signature before anything else: a validation failure's text, or undefined. */
+export const ethereumSignatureProblem = (signature: string): string | undefined =>
+  signature.replace(/^0x/, "").length === 130
+    ? undefined
+    : "signature must be 65 bytes long, encoded as a 130 character-long hexadecimal string"
+
+/** GoTrue's decoding of a Solana signature: base64 or base64url, padded or not; else a validation failure's text. */
+export const decodeSolanaSignature = (signature: string): Either.Either<Uint8Array, string> => {
+  if (signature.length !== 86 && signature.length !== 88) {
+    return Either.left("signature must be 64 bytes encoded as base64 with or without padding")
+  }
+  const url = signature.replace(/=+$/, "").replaceAll("+", "-").replaceAll("/", "_")
+  return /^[A-Za-z0-9_-]*$/.test(url) && url.length % 4 !== 1
+    ? Either.right(new Uint8Array(Buffer.from(url, "base64url")))
+    : Either.left("signature does not contain valid base64 characters")
 }

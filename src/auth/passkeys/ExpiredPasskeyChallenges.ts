@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect } from "effect"
 import { PasskeyCredentialsRepo } from "../webauthn/PasskeyCredentialsRepo.js"
-import { sweepEvery } from "../../platform/process/SweepEvery.js"
+import { sweepEvery, sweepInBatches } from "../../platform/process/SweepEvery.js"
 
 /** How often each instance sweeps. */
 export const SWEEP_EVERY = Duration.minutes(10)
@@ -21,12 +21,7 @@ export class ExpiredPasskeyChallenges extends Effect.Service<ExpiredPasskeyChall
     /** One sweep: batch after batch, until a batch finds less than it may take. How many rows it deleted. */
     const sweep = Effect.fn("ExpiredPasskeyChallenges.sweep")(function*(): Effect.fn.Return<number> {
       const before = new Date(yield* Clock.currentTimeMillis)
-      let swept = 0
-      for (;;) {
-        const deleted = yield* repo.sweepChallenges(before, BATCH)
-        swept += deleted
-        if (deleted < BATCH) return swept
-      }
+      return yield* sweepInBatches(BATCH, (limit) => repo.sweepChallenges(before, limit))
     })
 
     yield* sweepEvery(SWEEP_EVERY, "expired webauthn_challenges rows", sweep())

@@ -1,5 +1,5 @@
 import { Clock, Duration, Effect } from "effect"
-import { sweepEvery } from "../../platform/process/SweepEvery.js"
+import { sweepEvery, sweepInBatches } from "../../platform/process/SweepEvery.js"
 import { Web3UsedMessagesRepo } from "./Web3UsedMessagesRepo.js"
 
 /** How often each instance sweeps. */
@@ -19,12 +19,7 @@ export class ExpiredWeb3Messages extends Effect.Service<ExpiredWeb3Messages>()("
     /** One sweep: batch after batch, until a batch finds less than it may take. The records it deleted. */
     const sweep = Effect.fn("ExpiredWeb3Messages.sweep")(function*(): Effect.fn.Return<number> {
       const now = new Date(yield* Clock.currentTimeMillis)
-      let swept = 0
-      for (;;) {
-        const batch = yield* repo.sweep(now, BATCH)
-        swept += batch
-        if (batch < BATCH) return swept
-      }
+      return yield* sweepInBatches(BATCH, (limit) => repo.sweep(now, limit))
     })
 
     yield* sweepEvery(SWEEP_EVERY, "expired web3_used_messages rows", sweep())

@@ -7,8 +7,8 @@ import { Transactions } from "../../platform/sql/Transactions.js"
 import type { Session } from "../contract/Session.js"
 import { AuthError } from "../domain/AuthError.js"
 import { chainName, checkWeb3Message, web3MessageValidUntil } from "../domain/Web3Checks.js"
-import { parseWeb3Message, type Web3Chain, type Web3Message } from "../domain/Web3Message.js"
-import { verifyEthereumSignature, verifySolanaSignature } from "../domain/Web3Signatures.js"
+import { parseWeb3Message, type Web3Chain, type Web3Message, web3MessageSizeProblem } from "../domain/Web3Message.js"
+import { decodeSolanaSignature, ethereumSignatureProblem, verifyEthereumSignature, verifySolanaSignature } from "../domain/Web3Signatures.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
@@ -20,20 +20,6 @@ export interface Web3GrantRequest {
   readonly chain?: string | null | undefined
   readonly message?: string | null | undefined
   readonly signature?: string | null | undefined
-}
-
-const MIN_MESSAGE_BYTES = 64
-const MAX_MESSAGE_BYTES = 20 * 1024
-
-/** GoTrue's decoding of a Solana signature: base64 or base64url, padded or not; a validation failure's text. */
-const solanaSignatureBytes = (signature: string): Either.Either<Uint8Array, string> => {
-  if (signature.length !== 86 && signature.length !== 88) {
-    return Either.left("signature must be 64 bytes encoded as base64 with or without padding")
-  }
-  const url = signature.replace(/=+$/, "").replaceAll("+", "-").replaceAll("/", "_")
-  return /^[A-Za-z0-9_-]*$/.test(url) && url.length % 4 !== 1
-    ? Either.right(new Uint8Array(Buffer.from(url, "base64url")))
-    : Either.left("signature does not contain valid base64 characters")
 }
 
 /** GoTrue's identity_data for a wallet (its Claims struct as a map): no provider_id key, unlike other providers'. */
@@ -87,19 +73,16 @@ export class Web3Grant extends Effect.Service<Web3Grant>()("auth/Web3Grant", {
       const settings = config.web3[chain]
       const raw = request.message ?? ""
       const signature = request.signature ?? ""
-      // GoTrue counts bytes (Go's len), not characters.
-      const bytes = Buffer.byteLength(raw, "utf8")
-      if (bytes < MIN_MESSAGE_BYTES) return yield* AuthError.validation("message is too short")
-      if (bytes > MAX_MESSAGE_BYTES) return yield* AuthError.validation("message must not exceed 20KB")
+      const sizeProblem = web3MessageSizeProblem(raw)
+      if (sizeProblem !== undefined) return yield* AuthError.validation(sizeProblem)
 
       let verify: (message: Web3Message) => boolean
       if (chain === "ethereum") {
-        if (signature.replace(/^0x/, "").length !== 130) {
-          return yield* AuthError.validation("signature must be 65 bytes long, encoded as a 130 character-long hexadecimal string")
-        }
+        const shapeProblem = ethereumSignatureProblem(signature)
+        if (shapeProblem !== undefined) return yield* AuthError.validation(shapeProblem)
         verify = (message) => verifyEthereumSignature(message.raw, message.address, signature)
       } else {
-        const decoded = solanaSignatureBytes(signature)
+        const decoded = decodeSolanaSignature(signature)
         if (Either.isLeft(decoded)) return yield* AuthError.validation(decoded.left)
         verify = (message) => verifySolanaSignature(message.raw, message.domain, message.address, decoded.right)
       }

@@ -17,3 +17,17 @@ export const sweepEvery = <A, E, R>(
     Effect.forkScoped,
     Effect.asVoid
   )
+
+/**
+ * One sweep worked off in batches: `deleteBatch(limit)` deletes at most `limit` rows in one short statement and says how
+ * many; batches follow until one finds fewer than it may take. The rows deleted in all.
+ */
+export const sweepInBatches = <E, R>(limit: number, deleteBatch: (limit: number) => Effect.Effect<number, E, R>): Effect.Effect<number, E, R> =>
+  Effect.gen(function*() {
+    let swept = 0
+    for (;;) {
+      const deleted = yield* deleteBatch(limit)
+      swept += deleted
+      if (deleted < limit) return swept
+    }
+  })

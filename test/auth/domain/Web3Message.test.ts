@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck } from "effect"
-import { GO_ZERO_TIME, parseRfc3339, parseWeb3Message, type Web3Chain } from "../../../src/auth/domain/Web3Message.js"
+import { GO_ZERO_TIME, parseRfc3339, parseWeb3Message, type Web3Chain, web3MessageSizeProblem } from "../../../src/auth/domain/Web3Message.js"
 import { signInMessage } from "../../support/Web3Wallets.js"
 
 const ETH = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"
@@ -107,5 +107,16 @@ describe("parseWeb3Message", () => {
       issuedAt: f.issuedAt, expirationTime: expirationTime?.getTime(), notBefore: undefined, requestId: f.requestId,
       resources: f.resources ?? []
     })
+  })
+})
+
+describe("web3MessageSizeProblem", () => {
+  it("counts bytes as GoTrue does: 64 to 20 KiB", () => {
+    expect(web3MessageSizeProblem("a".repeat(63))).toBe("message is too short")
+    expect(web3MessageSizeProblem("a".repeat(64))).toBeUndefined()
+    // 32 two-byte characters are 64 bytes.
+    expect(web3MessageSizeProblem("é".repeat(32))).toBeUndefined()
+    expect(web3MessageSizeProblem("a".repeat(20 * 1024))).toBeUndefined()
+    expect(web3MessageSizeProblem("a".repeat(20 * 1024 + 1))).toBe("message must not exceed 20KB")
   })
 })

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck } from "effect"
+import { Either, FastCheck } from "effect"
 import { base58 } from "@scure/base"
-import { verifyEthereumSignature, verifySolanaSignature } from "../../../src/auth/domain/Web3Signatures.js"
+import {
+  decodeSolanaSignature,
+  ethereumSignatureProblem,
+  verifyEthereumSignature,
+  verifySolanaSignature
+} from "../../../src/auth/domain/Web3Signatures.js"
 import { ethereumWallet, signInMessage, solanaWallet } from "../../support/Web3Wallets.js"
 
 const AT = new Date("2026-11-26T12:00:00.000Z")
@@ -72,5 +77,22 @@ describe("verifySolanaSignature", () => {
     expect(verifySolanaSignature("hi", "d.example", "0OIl0OIl0OIl0OIl0OIl0OIl0OIl0OIl", signature)).toBe(false)
     expect(verifySolanaSignature("hi", "d.example", wallet.address, signature.subarray(0, 63))).toBe(false)
     expect(verifySolanaSignature("hi", "d.example", solanaWallet().address, signature)).toBe(false)
+  })
+})
+
+describe("signature shapes, before any parsing", () => {
+  it.prop("a Solana signature reads the same in base64 and base64url, padded or not", [FastCheck.uint8Array({ minLength: 64, maxLength: 64 })], ([bytes]) => {
+    const b64 = Buffer.from(bytes).toString("base64")
+    for (const spelling of [b64, b64.replace(/=+$/, ""), Buffer.from(bytes).toString("base64url"), `${Buffer.from(bytes).toString("base64url")}==`]) {
+      expect(decodeSolanaSignature(spelling)).toEqual(Either.right(Uint8Array.from(bytes)))
+    }
+  })
+
+  it("a Solana signature of another length or alphabet, and an Ethereum one not of 130 hex digits, get GoTrue's texts", () => {
+    expect(decodeSolanaSignature("a".repeat(87))).toEqual(Either.left("signature must be 64 bytes encoded as base64 with or without padding"))
+    expect(decodeSolanaSignature(`${"a".repeat(85)}!`)).toEqual(Either.left("signature does not contain valid base64 characters"))
+    expect(ethereumSignatureProblem(`0x${"a".repeat(130)}`)).toBeUndefined()
+    expect(ethereumSignatureProblem("a".repeat(130))).toBeUndefined()
+    expect(ethereumSignatureProblem(`0x${"a".repeat(128)}`)).toBe("signature must be 65 bytes long, encoded as a 130 character-long hexadecimal string")
   })
 })
