@@ -2,12 +2,13 @@
  * Web3 sign-in (POST /token?grant_type=web3) through auth-js's signInWithWeb3, with wallets over real keys: an
  * Ethereum wallet shim (eth_requestAccounts, personal_sign over secp256k1) and a Solana message signed with ed25519.
  * GoTrue's answers for every refusal, and what Gatehouse adds: a signed message is accepted once (also when two
- * posts of it race), and an Ethereum Expiration Time holds without a Not Before.
+ * posts of it race, or go to two servers over one database), and an Ethereum Expiration Time holds without a Not
+ * Before.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect } from "@effect/vitest"
-import { Effect } from "effect"
-import { ServerUrl } from "../../support/TestServer.js"
+import { Context, Effect, Layer } from "effect"
+import { ServerUrl, TestServerOver } from "../../support/TestServer.js"
 import { ethereumWallet, type MessageFields, signInMessage, solanaWallet } from "../../support/Web3Wallets.js"
 import { acceptance, authClient, call, decodeJwt, legacyError, raw } from "./AcceptanceKit.js"
 
@@ -17,6 +18,14 @@ const ethereumMessage = (address: string, overrides: Partial<MessageFields> = {}
   signInMessage("Ethereum", { domain: "app.example.com", address, uri: `${SITE}/login`, chainId: "1", issuedAt: new Date(), ...overrides })
 const solanaMessage = (address: string, overrides: Partial<MessageFields> = {}) =>
   signInMessage("Solana", { domain: "app.example.com", address, uri: `${SITE}/login`, issuedAt: new Date(), ...overrides })
+
+const ENV = {
+  AUTH_SITE_URL: SITE,
+  AUTH_URI_ALLOW_LIST: "http://localhost:*/**",
+  AUTH_EXTERNAL_WEB3_ETHEREUM_ENABLED: "true",
+  AUTH_EXTERNAL_WEB3_SOLANA_ENABLED: "true",
+  AUTH_RATE_LIMIT_WEB3: "100000"
+}
 
 const post = (url: string, body: Record<string, unknown>) => raw(url, "/token?grant_type=web3", { body })
 const invalidGrant = (description: string) => ({ error: "invalid_grant", error_description: description })
@@ -32,13 +41,7 @@ const eip1193 = (wallet: ReturnType<typeof ethereumWallet>) => ({
 })
 
 describe("Web3 sign-in", () => {
-  acceptance({
-    AUTH_SITE_URL: SITE,
-    AUTH_URI_ALLOW_LIST: "http://localhost:*/**",
-    AUTH_EXTERNAL_WEB3_ETHEREUM_ENABLED: "true",
-    AUTH_EXTERNAL_WEB3_SOLANA_ENABLED: "true",
-    AUTH_RATE_LIMIT_WEB3: "100000"
-  })((it) => {
+  acceptance(ENV)((it) => {
     it.effect("an Ethereum wallet signs in through auth-js, makes a web3 user and identity, and finds it again", () =>
       Effect.gen(function*() {
         const url = yield* ServerUrl
@@ -103,6 +106,28 @@ describe("Web3 sign-in", () => {
         const message = ethereumMessage(wallet.address)
         const answers = yield* Effect.all([1, 2, 3].map(() => post(url, { chain: "ethereum", message, signature: wallet.sign(message) })), { concurrency: "unbounded" })
         expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400])
+      }))
+
+    it.scoped("a message spent at one server is refused by a second server over the same database, both ways at once too", () =>
+      Effect.gen(function*() {
+        const first = yield* ServerUrl
+        const other = yield* Layer.build(Layer.fresh(TestServerOver(ENV)))
+        const second = Context.get(other, ServerUrl)
+        expect(second).not.toBe(first)
+        const wallet = ethereumWallet()
+        const message = ethereumMessage(wallet.address)
+        const signature = wallet.sign(message)
+        expect((yield* post(first, { chain: "ethereum", message, signature })).status).toBe(200)
+        const replay = yield* post(second, { chain: "ethereum", message, signature })
+        expect([replay.status, replay.json]).toEqual([400, invalidGrant("Signed Ethereum message was already used")])
+
+        const racing = ethereumMessage(wallet.address, { statement: "race" })
+        const racingSignature = wallet.sign(racing)
+        const answers = yield* Effect.all(
+          [first, second, first, second].map((url) => post(url, { chain: "ethereum", message: racing, signature: racingSignature })),
+          { concurrency: "unbounded" }
+        )
+        expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400, 400])
       }))
 
     it.effect("refuses a message for another domain or URI, expired, not yet valid or too old, with GoTrue's words", () =>
