@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Effect, Layer, Ref } from "effect"
+import { Effect } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 
@@ -12,8 +12,6 @@ export interface Web3UsedMessagesRepoShape {
   /** Deletes up to `limit` records that expired before `now`; how many it deleted. */
   readonly sweep: (now: Date, limit: number) => Effect.Effect<number>
 }
-
-const keyOf = (digest: Uint8Array) => Buffer.from(digest).toString("hex")
 
 /** The web3_used_messages table (migration 0019): Web3 sign-in messages already accepted, by digest. */
 export class Web3UsedMessagesRepo extends Effect.Service<Web3UsedMessagesRepo>()("auth/Web3UsedMessagesRepo", {
@@ -42,24 +40,4 @@ export class Web3UsedMessagesRepo extends Effect.Service<Web3UsedMessagesRepo>()
 
     return { claim, sweep } satisfies Web3UsedMessagesRepoShape
   })
-}) {
-  static readonly Test: Layer.Layer<Web3UsedMessagesRepo> = Layer.effect(
-    Web3UsedMessagesRepo,
-    Effect.map(Ref.make(new Map<string, number>()), (rows) =>
-      Web3UsedMessagesRepo.make({
-        claim: (digest, expiresAt) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            Ref.modify(rows, (map) => {
-              const held = map.get(keyOf(digest))
-              return held !== undefined && held >= now ? [false, map] : [true, new Map(map).set(keyOf(digest), expiresAt.getTime())]
-            })),
-        sweep: (now, limit) =>
-          Ref.modify(rows, (map) => {
-            const expired = [...map].filter(([, at]) => at < now.getTime()).slice(0, limit).map(([key]) => key)
-            const next = new Map(map)
-            for (const key of expired) next.delete(key)
-            return [expired.length, next]
-          })
-      }))
-  )
-}
+}) {}
