@@ -129,6 +129,7 @@ export const readAuthConfig = (
       adminRoles: r.list("JWT_ADMIN_ROLES", ["service_role", "supabase_admin"])
     },
     ...readWebAuthn(r, ctx, siteUrl),
+    oauthServer: readOAuthServer(r, ctx),
     external,
     smtp: {
       host: smtpServer.host,
@@ -151,6 +152,22 @@ export const readAuthConfig = (
       testOtp: phone.testOtp,
       ...phone.credentials
     }
+  }
+}
+
+/** OAUTH_SERVER_*, GoTrue's names and defaults; an enabled server without a consent page warns at start. */
+const readOAuthServer = (r: SettingsReader, ctx: ReadContext): AuthConfig["oauthServer"] => {
+  const enabled = r.boolean("OAUTH_SERVER_ENABLED", false)
+  const authorizationPath = Option.getOrElse(r.string("OAUTH_SERVER_AUTHORIZATION_PATH"), () => "")
+  if (enabled && authorizationPath === "") {
+    ctx.warnings.push(`${r.canonical("OAUTH_SERVER_AUTHORIZATION_PATH")} is not set: /oauth/authorize answers server_error until it is`)
+  }
+  return {
+    enabled,
+    allowDynamicRegistration: r.boolean("OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION", false),
+    authorizationPath,
+    authorizationTtl: r.duration("OAUTH_SERVER_AUTHORIZATION_TTL", Duration.minutes(10)),
+    defaultScope: Option.getOrElse(r.string("OAUTH_SERVER_DEFAULT_SCOPE"), () => "email")
   }
 }
 
@@ -365,6 +382,7 @@ const readRateLimits = (r: SettingsReader): AuthConfig["rateLimit"] => {
     sso: perFiveMinutes(r.parse("RATE_LIMIT_SSO", undefined, 30, REQUESTS_RULE, parseRequests)),
     web3: perFiveMinutes(r.parse("RATE_LIMIT_WEB3", undefined, 30, REQUESTS_RULE, parseRequests)),
     passkey: perFiveMinutes(r.parse("RATE_LIMIT_PASSKEY", undefined, 30, REQUESTS_RULE, parseRequests)),
+    oauthClientRegister: perFiveMinutes(r.parse("RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER", undefined, 10, REQUESTS_RULE, parseRequests)),
     mfaChallengeAndVerify: {
       events: r.parse("MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY", undefined, 15, REQUESTS_RULE, parseRequests),
       per: Duration.minutes(1),

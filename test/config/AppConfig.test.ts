@@ -488,7 +488,8 @@ describe("per-IP request limits", () => {
       verifyGuesses: limit(30, 300, 30),
       sso: limit(30, 300, 30),
       web3: limit(30, 300, 30),
-      passkey: limit(30, 300, 30)
+      passkey: limit(30, 300, 30),
+      oauthClientRegister: limit(10, 300, 30)
     })
   })
 
@@ -514,7 +515,8 @@ describe("per-IP request limits", () => {
       verifyGuesses: limit(3, 300, 30),
       sso: limit(0, 300, 30),
       web3: limit(12, 300, 30),
-      passkey: limit(4, 300, 30)
+      passkey: limit(4, 300, 30),
+      oauthClientRegister: limit(10, 300, 30)
     })
   })
 

@@ -71,9 +71,13 @@ const bodyAsJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
         headers: Headers.set(request.headers, "content-type", "application/json")
       })))
 
-/** A provider's form_post answer (Apple's): the one auth route whose body is a form, as in GoTrue. */
+/**
+ * A provider's form_post answer (Apple's), the one auth route whose body is a form, as in GoTrue; and the OAuth
+ * server's token endpoint, which reads its body by its Content-Type itself (forms, as RFC 6749 says, or JSON).
+ */
 const isFormPostCallback = (request: HttpServerRequest.HttpServerRequest): boolean => {
   const path = request.url.split("?")[0]
+  if (path === "/oauth/token" || path === `${AUTH_PREFIX}/oauth/token`) return true
   return (path === "/callback" || path === `${AUTH_PREFIX}/callback`) &&
     /^application\/x-www-form-urlencoded\s*(;|$)/i.test(request.headers["content-type"] ?? "")
 }

@@ -40,6 +40,7 @@ export type AuthMethod =
   | "oauth"
   | "passkey"
   | "web3"
+  | "oauth_provider/authorization_code"
 
 export interface StartedSession {
   readonly sessionId: string
