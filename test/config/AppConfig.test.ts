@@ -471,7 +471,7 @@ describe("typed values", () => {
 describe("per-IP request limits", () => {
   const limit = (events: number, perSeconds: number, burst: number) => ({ events, perSeconds, burst })
   const read = (c: AppConfig) =>
-    Object.fromEntries((["otp", "anonymousUsers", "tokenRefresh", "verify", "verifyGuesses", "sso", "web3", "passkey"] as const).map((name) => {
+    Object.fromEntries((["otp", "anonymousUsers", "tokenRefresh", "verify", "verifyGuesses", "sso", "web3", "passkey", "oauthClientRegister"] as const).map((name) => {
       const { burst, events, per } = c.rateLimit[name]
       return [name, limit(events, seconds(per), burst)]
     }))
@@ -503,7 +503,8 @@ describe("per-IP request limits", () => {
       GOTRUE_RATE_LIMIT_VERIFY_GUESSES: "3",
       AUTH_RATE_LIMIT_SSO: "0",
       AUTH_RATE_LIMIT_WEB3: "12.",
-      AUTH_RATE_LIMIT_PASSKEY: "4"
+      AUTH_RATE_LIMIT_PASSKEY: "4",
+      GOTRUE_RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: "5"
     }))
     expect(c.api.clientHeader).toStrictEqual(Option.some("X-Forwarded-For"))
     expect(read(c)).toStrictEqual({
@@ -516,7 +517,7 @@ describe("per-IP request limits", () => {
       sso: limit(0, 300, 30),
       web3: limit(12, 300, 30),
       passkey: limit(4, 300, 30),
-      oauthClientRegister: limit(10, 300, 30)
+      oauthClientRegister: limit(5, 300, 30)
     })
   })
 

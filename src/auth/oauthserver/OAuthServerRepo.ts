@@ -60,6 +60,7 @@ export interface OAuthGrantRow {
 
 export interface NewOAuthClient {
   readonly id: string
+  /** null for a public client: stored as "", as GoTrue does (its model scans the column into a plain string). */
   readonly secretHash: string | null
   readonly registrationType: "dynamic" | "manual"
   readonly redirectUris: ReadonlyArray<string>
@@ -126,7 +127,7 @@ export class OAuthServerRepo extends Effect.Service<OAuthServerRepo>()("auth/OAu
     const insertClient = Effect.fn("OAuthServerRepo.insertClient")(function*(client: NewOAuthClient) {
       const rows = yield* sql<OAuthClientRow>`INSERT INTO ${sql(t.oauth_clients)} AS c (id, client_secret_hash, registration_type,
           redirect_uris, grant_types, client_name, client_uri, logo_uri, created_at, updated_at, client_type, token_endpoint_auth_method)
-        VALUES (${client.id}, ${client.secretHash}, ${client.registrationType}, ${client.redirectUris.join(",")},
+        VALUES (${client.id}, ${client.secretHash ?? ""}, ${client.registrationType}, ${client.redirectUris.join(",")},
           ${client.grantTypes.join(",")}, ${orNull(client.clientName)}, ${orNull(client.clientUri)}, ${orNull(client.logoUri)},
           ${client.now}, ${client.now}, ${client.clientType}, ${client.method})
         RETURNING ${clientColumns}`
