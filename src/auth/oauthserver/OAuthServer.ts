@@ -30,10 +30,11 @@ import { type PkceChallenge, verifierMatches } from "../domain/Pkce.js"
 import { allowedRedirect } from "../domain/RedirectTo.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
+import { OAuthSessions } from "../sessions/OAuthSessions.js"
+import { SessionGrantsRepo } from "../sessions/SessionGrantsRepo.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { UsersRepo } from "../users/UsersRepo.js"
-import { OAuthSessions } from "./OAuthSessions.js"
 import { type OAuthAuthorizationRow, type OAuthClientRow, OAuthServerRepo } from "./OAuthServerRepo.js"
 
 /** A client as GoTrue's admin API and registration answer it (empty optional strings left out). */
@@ -139,6 +140,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
     const signer = yield* TokenSigner
     const audit = yield* AuditLog
     const oauthSessions = yield* OAuthSessions
+    const sessionGrants = yield* SessionGrantsRepo
     const settings = config.oauthServer
     const allowList = compileAllowList(config.uriAllowList)
     // The issuer access tokens carry (AccessTokens: JWT_ISSUER, else the external URL): ID tokens and discovery agree.
@@ -493,7 +495,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
         const started = yield* commit(Effect.gen(function*() {
           if (!(yield* repo.consumeAuthorization(authorization.id))) return undefined
           const session = yield* sessions.start(user.value.id, "oauth_provider/authorization_code", at)
-          yield* repo.markSession(session.sessionId, client.id, authorization.scope)
+          yield* sessionGrants.markSession(session.sessionId, client.id, authorization.scope)
           yield* audit.record("login", {
             actor: session.user,
             traits: { provider_type: "oauth_provider_authorization_code", client_id: client.id }
@@ -545,7 +547,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
     // ---- userinfo and grants ---------------------------------------------------------------------------------------
 
     const userInfo = Effect.fn("OAuthServer.userInfo")(function*(user: UserRow, sessionId: string | undefined) {
-      const grant = sessionId === undefined ? Option.none() : yield* repo.sessionGrant(sessionId)
+      const grant = sessionId === undefined ? Option.none() : yield* sessionGrants.sessionGrant(sessionId)
       return userInfoClaims(user, Option.match(grant, { onNone: () => null, onSome: (g) => g.scopes }))
     })
 
@@ -579,5 +581,5 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       userInfo, grants, revokeGrant, sweep
     } as const
   }),
-  dependencies: [OAuthServerRepo.Default, OAuthSessions.Default, UsersRepo.Default, AuditLog.Default, Transactions.Live]
+  dependencies: [OAuthServerRepo.Default, OAuthSessions.Default, SessionGrantsRepo.Default, UsersRepo.Default, AuditLog.Default, Transactions.Live]
 }) {}

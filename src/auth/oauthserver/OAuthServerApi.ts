@@ -4,11 +4,14 @@ import { AdminAuthenticated } from "../contract/AdminAuthenticated.js"
 import { Authenticated } from "../contract/Authenticated.js"
 import { AuthApiBase } from "../contract/AuthApiBase.js"
 import { RateLimited } from "../contract/CommonRefusals.js"
-import { InputString, OptionalParam, QueryParams } from "../contract/InputSchemas.js"
+import { documented, InputString, OptionalParam, QueryParams } from "../contract/InputSchemas.js"
 import { JsonObject } from "../contract/JsonObject.js"
 import { AuthErrors } from "../http/AuthErrors.js"
-import { PageParam, PerPageParam } from "../admin/PageParams.js"
 import { OAuthServerEnabled } from "./OAuthServerEnabled.js"
+
+// Pagination.parsePage's rules, as the admin users list documents them.
+const PageParam = Schema.optional(documented({ pattern: "^[0-9]{0,15}$" }, "Default 1"))
+const PerPageParam = Schema.optional(documented({ pattern: "^((?!0+$)[0-9]{1,15})?$" }, "Default 50, at most 1000"))
 
 const Found = (description: string) => Schema.Void.annotations({ description })
 

@@ -1,6 +1,6 @@
 import { Layer } from "effect"
 import { TokenCaptchaProtectedLive } from "../http/CaptchaProtectedLive.js"
-import { OAuthSessions } from "../oauthserver/OAuthSessions.js"
+import { OAuthSessions } from "../sessions/OAuthSessions.js"
 import { IdTokenGrant } from "./IdTokenGrant.js"
 import { PasswordGrant } from "./PasswordGrant.js"
 import { PkceGrant } from "./PkceGrant.js"

@@ -1,8 +1,8 @@
 import { Effect, Option } from "effect"
 import { AuthError } from "../domain/AuthError.js"
 import { parseSignedRefreshToken } from "../domain/GoTrueSignedRefreshToken.js"
-import { refreshTokenLookupKey } from "../sessions/RefreshTokenCodec.js"
-import { OAuthServerRepo } from "./OAuthServerRepo.js"
+import { refreshTokenLookupKey } from "./RefreshTokenCodec.js"
+import { SessionGrantsRepo } from "./SessionGrantsRepo.js"
 
 /** A session's OAuth grant: its client (null: not an OAuth session) and scopes. */
 export interface SessionGrant {
@@ -17,7 +17,7 @@ export interface SessionGrant {
  */
 export class OAuthSessions extends Effect.Service<OAuthSessions>()("auth/OAuthSessions", {
   effect: Effect.gen(function*() {
-    const repo = yield* OAuthServerRepo
+    const repo = yield* SessionGrantsRepo
 
     /** The grant of the session holding the token (a Gatehouse or GoTrue row, or a GoTrue signed token's session). */
     const grantOfToken = Effect.fn("OAuthSessions.grantOfToken")(function*(refreshToken: string) {
@@ -39,5 +39,5 @@ export class OAuthSessions extends Effect.Service<OAuthSessions>()("auth/OAuthSe
 
     return { grantOfToken, refuseOAuthSession } as const
   }),
-  dependencies: [OAuthServerRepo.Default]
+  dependencies: [SessionGrantsRepo.Default]
 }) {}
