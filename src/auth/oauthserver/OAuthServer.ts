@@ -373,7 +373,10 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
     // ---- token endpoint --------------------------------------------------------------------------------------------
 
     /** The body's fields: JSON when the Content-Type says so, else a form (with the query string, as Go's FormValue). */
-    const readTokenBody = (request: TokenRequest): TokenFields | "bad_json" | "bad_form" => {
+    const readTokenBody = (
+      request: TokenRequest,
+      typed: ReadonlyArray<string> = TOKEN_FIELDS
+    ): TokenFields | "bad_json" | "bad_form" => {
       const fields = Object.fromEntries(TOKEN_FIELDS.map((f) => [f, ""])) as TokenFields
       if (request.contentType.includes("application/json")) {
         let parsed: unknown
@@ -386,7 +389,10 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
         for (const field of TOKEN_FIELDS) {
           const value = (parsed as Record<string, unknown>)[field]
           if (value === undefined || value === null) continue
-          if (typeof value !== "string") return "bad_json"
+          if (typeof value !== "string") {
+            if (typed.includes(field)) return "bad_json"
+            continue
+          }
           fields[field] = value
         }
         return fields
@@ -422,7 +428,8 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
           if ("problem" in basic) return yield* invalidCredentials(`Invalid client credentials: ${basic.problem}`)
           presented = { clientId: basic.id, clientSecret: basic.secret, method: "client_secret_basic" }
         } else {
-          const body = readTokenBody(request)
+          // GoTrue's middleware decodes only the two fields it reads: another field of the wrong type is the handler's.
+          const body = readTokenBody(request, ["client_id", "client_secret"])
           if (body === "bad_json") return yield* invalidCredentials("Invalid client credentials: failed to parse JSON body")
           if (body === "bad_form") return yield* invalidCredentials("Invalid client credentials: failed to parse form")
           if (body.client_id === "") return yield* invalidCredentials("Invalid client credentials: client_id is required")

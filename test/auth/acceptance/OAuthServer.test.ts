@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { createRemoteJWKSet, jwtVerify } from "jose"
 import * as oidc from "openid-client"
 import { ServerUrl } from "../../support/TestServer.js"
-import { acceptance, adminJwt, authClient, call, decodeJwt, legacyError, PASSWORD, raw, uniqueEmail, versionedError } from "./AcceptanceKit.js"
+import { acceptance, adminJwt, authClient, call, decodeJwt, expectingErrors, legacyError, PASSWORD, raw, uniqueEmail, versionedError } from "./AcceptanceKit.js"
 
 const SITE = "https://app.example.com"
 const ISSUER = "http://localhost:9999"
@@ -449,6 +449,42 @@ describe("OAuth 2.1 server switched off", () => {
         const openid = yield* raw(url, "/.well-known/openid-configuration")
         expect(openid.status).toBe(200)
         expect(openid.json).not.toHaveProperty("registration_endpoint")
+      }))
+  })
+})
+
+describe("OAuth 2.1 server with the HS256 secret as its only signing key", () => {
+  acceptance({ AUTH_SITE_URL: SITE, AUTH_MAILER_AUTOCONFIRM: "true", AUTH_OAUTH_SERVER_ENABLED: "true", AUTH_OAUTH_SERVER_AUTHORIZATION_PATH: "oauth/consent" })((it) => {
+    it.effect("an ID token cannot be signed: 500, and the code is not spent (GoTrue spends it); without openid the code works, as JSON too", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const app = yield* createClient(url, { token_endpoint_auth_method: "none" })
+        const { client, user, session } = yield* signedInUser(url)
+        const withOpenid = yield* authorize(url, app.client_id, { scope: "openid email" })
+        const code = (yield* approve(client, withOpenid.authorizationId)).searchParams.get("code")!
+        const refused = yield* expectingErrors(tokenRequest(url, { grant_type: "authorization_code", code, code_verifier: withOpenid.verifier, client_id: app.client_id }))
+        expect(refused.status).toBe(500)
+        expect(refused.json).toMatchObject({ error_code: "unexpected_failure", msg: "Error generating ID token" })
+        const sql = yield* SqlClient.SqlClient
+        const [kept] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM auth.oauth_authorizations WHERE authorization_code = ${code}`
+        expect(kept!.n).toBe(1)
+
+        const plain = yield* authorize(url, app.client_id, { scope: "email" })
+        // The consent covers email already: approved as soon as the user looks.
+        const auto = yield* call(() => client.oauth.getAuthorizationDetails(plain.authorizationId))
+        const plainCode = new URL((auto.data as { redirect_url: string }).redirect_url).searchParams.get("code")!
+        const json = yield* raw(url, "/oauth/token", { body: { grant_type: "authorization_code", code: plainCode, code_verifier: plain.verifier, client_id: app.client_id } })
+        expect(json.status).toBe(200)
+        expect(json.json).not.toHaveProperty("id_token")
+
+        // userinfo: an ordinary session's token gets sub alone; the OAuth session's, its email.
+        expect((yield* raw(url, "/oauth/userinfo", { bearer: session.access_token })).json).toEqual({ sub: user.id })
+        expect((yield* raw(url, "/oauth/userinfo", { bearer: json.json.access_token })).json).toEqual({ sub: user.id, email: user.email, email_verified: true })
+
+        const dcr = yield* raw(url, "/oauth/clients/register", { body: { redirect_uris: [CALLBACK] } })
+        expect(dcr.json).toEqual(legacyError(403, "oauth_dynamic_client_registration_disabled", "Dynamic client registration is not enabled"))
+        const discovery = yield* raw(url, "/.well-known/openid-configuration")
+        expect(discovery.json).not.toHaveProperty("registration_endpoint")
       }))
   })
 })
