@@ -193,6 +193,37 @@ describe.skipIf(Option.isNone(externalDatabaseUrl) || realGoTrueMissing !== unde
           }
         }))
 
+      it.effect("discovery, the consent API's and the grants' refusals: the same answers", () =>
+        Effect.gen(function*() {
+          const discovery = yield* both("/.well-known/openid-configuration")
+          expect(discovery.gatehouse).toEqual(discovery.gotrue)
+          const rfc8414 = yield* both("/.well-known/oauth-authorization-server")
+          expect(rfc8414.gatehouse).toEqual(rfc8414.gotrue)
+          const { client } = authClient(yield* ServerUrl)
+          const signUp = yield* call(() => client.signUp({ email: uniqueEmail("side"), password: PASSWORD }))
+          const bearer = signUp.data.session!.access_token
+          const app = yield* register(yield* GoTrueUrl, { token_endpoint_auth_method: "none" })
+          for (const [path, request] of [
+            ["/oauth/authorizations/nope", { bearer }],
+            ["/oauth/authorizations/nope", { bearer, headers: { origin: "https://evil.example.com" } }],
+            ["/oauth/authorizations/nope", {}],
+            ["/oauth/authorizations/nope/consent", { bearer, body: { action: "maybe" } }],
+            ["/oauth/authorizations/nope/consent", { bearer, body: { action: "approve" } }],
+            ["/user/oauth/grants", { bearer }],
+            ["/user/oauth/grants", { bearer, method: "DELETE" }],
+            ["/user/oauth/grants?client_id=nope", { bearer, method: "DELETE" }],
+            [`/user/oauth/grants?client_id=${app.client_id}`, { bearer, method: "DELETE" }],
+            ["/oauth/userinfo", { bearer }]
+          ] as ReadonlyArray<readonly [string, RawRequest]>) {
+            const answers = yield* both(path, request)
+            expect(answers.gatehouse, `${path} ${JSON.stringify(request.body ?? "")}`).toEqual(answers.gotrue)
+          }
+          // A body that is no JSON at all is bad_json at both; the message is the one every Gatehouse route gives.
+          const broken = yield* both("/oauth/authorizations/nope/consent", { bearer, body: "{" })
+          expect(broken.gotrue.body).toMatchObject({ code: 400, error_code: "bad_json", msg: "invalid JSON body" })
+          expect(broken.gatehouse.body).toMatchObject({ code: 400, error_code: "bad_json", msg: "Could not parse request body as JSON" })
+        }))
+
       it.effect("a client either server registered works at the other; a code the other approved is exchanged", () =>
         Effect.gen(function*() {
           const gatehouseUrl = yield* ServerUrl
