@@ -1,10 +1,11 @@
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { sweepEvery, sweepInBatches } from "../../platform/process/SweepEvery.js"
-import { OAuthServer } from "./OAuthServer.js"
+import { OAuthServerRepo } from "./OAuthServerRepo.js"
 
 /** How often each instance sweeps. */
 export const SWEEP_EVERY = Duration.minutes(10)
 
+/** Rows one statement touches at most, so that a backlog is worked off in short transactions. */
 const BATCH = 500
 
 /**
@@ -14,11 +15,13 @@ const BATCH = 500
  */
 export class ExpiredOAuthAuthorizations extends Effect.Service<ExpiredOAuthAuthorizations>()("auth/ExpiredOAuthAuthorizations", {
   scoped: Effect.gen(function*() {
-    const server = yield* OAuthServer
+    const repo = yield* OAuthServerRepo
     const sweep = Effect.fn("ExpiredOAuthAuthorizations.sweep")(function*(): Effect.fn.Return<number> {
-      return yield* sweepInBatches(BATCH, (limit) => server.sweep(limit))
+      const now = new Date(yield* Clock.currentTimeMillis)
+      return yield* sweepInBatches(BATCH, (limit) => repo.sweepAuthorizations(now, limit))
     })
     yield* sweepEvery(SWEEP_EVERY, "expired oauth_authorizations rows", sweep())
     return { sweep }
-  })
+  }),
+  dependencies: [OAuthServerRepo.Default]
 }) {}

@@ -9,6 +9,7 @@ import { AuthError } from "../domain/AuthError.js"
 import {
   type ClientAuthMethod,
   clientAuthProblem,
+  formUrlDecode,
   hashClientSecret,
   parseBasicCredentials,
   type PresentedCredentials,
@@ -402,16 +403,8 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
         for (const part of source.split("&")) {
           if (part === "") continue
           const eq = part.indexOf("=")
-          const decode = (s: string) => {
-            if (/%(?![0-9A-Fa-f]{2})/.test(s)) return undefined
-            try {
-              return decodeURIComponent(s.replace(/\+/g, " "))
-            } catch {
-              return undefined
-            }
-          }
-          const key = decode(eq < 0 ? part : part.slice(0, eq))
-          const value = decode(eq < 0 ? "" : part.slice(eq + 1))
+          const key = formUrlDecode(eq < 0 ? part : part.slice(0, eq))
+          const value = formUrlDecode(eq < 0 ? "" : part.slice(eq + 1))
           if (key === undefined || value === undefined) return "bad_form"
           if ((TOKEN_FIELDS as ReadonlyArray<string>).includes(key) && fields[key as keyof TokenFields] === "") fields[key as keyof TokenFields] = value
         }
@@ -579,13 +572,9 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       if (!revoked) return yield* AuthError.of(404, "oauth_consent_not_found", "No active grant found for this client")
     })
 
-    const sweep = Effect.fn("OAuthServer.sweep")(function*(limit: number) {
-      return yield* repo.sweepAuthorizations(yield* now, limit)
-    })
-
     return {
       metadata, register, getClient, listClients, updateClient, deleteClient, regenerateSecret, authorize, details, consent, token,
-      userInfo, grants, revokeGrant, sweep
+      userInfo, grants, revokeGrant
     } as const
   }),
   dependencies: [OAuthServerRepo.Default, OAuthSessions.Default, SessionGrantsRepo.Default, UsersRepo.Default, AuditLog.Default, Transactions.Live]

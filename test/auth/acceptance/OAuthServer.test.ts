@@ -10,6 +10,7 @@ import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { createRemoteJWKSet, jwtVerify } from "jose"
 import * as oidc from "openid-client"
+import { ExpiredOAuthAuthorizations } from "../../../src/auth/oauthserver/ExpiredOAuthAuthorizations.js"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, adminJwt, authClient, call, decodeJwt, expectingErrors, legacyError, PASSWORD, raw, uniqueEmail, versionedError } from "./AcceptanceKit.js"
 
@@ -342,7 +343,7 @@ describe("OAuth 2.1 server", () => {
         expect(revokeAgain.error).toMatchObject({ status: 404, code: "oauth_consent_not_found" })
       }))
 
-    it.effect("an expired request is 404 and marked expired", () =>
+    it.effect("an expired request is 404 and marked expired; the sweep marks and then deletes them", () =>
       Effect.gen(function*() {
         const url = yield* ServerUrl
         const app = yield* createClient(url, { token_endpoint_auth_method: "none" })
@@ -355,6 +356,26 @@ describe("OAuth 2.1 server", () => {
         expect(expired.error).toMatchObject({ status: 404, code: "oauth_authorization_not_found", message: "authorization not found" })
         const [row] = yield* sql<{ status: string }>`SELECT status::text AS status FROM auth.oauth_authorizations WHERE authorization_id = ${authorizationId}`
         expect(row!.status).toBe("expired")
+
+        // The sweep marks pending requests past their expiry, and deletes those that ended a day ago.
+        const pending = yield* authorize(url, app.client_id)
+        const live = yield* authorize(url, app.client_id)
+        yield* sql`UPDATE auth.oauth_authorizations SET created_at = now() - interval '1 hour', expires_at = now() - interval '1 minute'
+          WHERE authorization_id = ${pending.authorizationId}`
+        yield* sql`UPDATE auth.oauth_authorizations SET created_at = now() - interval '3 days', expires_at = now() - interval '2 days'
+          WHERE authorization_id = ${authorizationId}`
+        const swept = yield* Effect.scoped(Effect.flatMap(ExpiredOAuthAuthorizations, (sweeper) => sweeper.sweep())).pipe(
+          Effect.provide(ExpiredOAuthAuthorizations.Default)
+        )
+        expect(swept).toBeGreaterThanOrEqual(2)
+        const left = yield* sql<{ authorization_id: string; status: string }>`SELECT authorization_id, status::text AS status
+          FROM auth.oauth_authorizations WHERE authorization_id IN (${authorizationId}, ${pending.authorizationId}, ${live.authorizationId})
+          ORDER BY status`
+        expect(left).toEqual(expect.arrayContaining([
+          { authorization_id: pending.authorizationId, status: "expired" },
+          { authorization_id: live.authorizationId, status: "pending" }
+        ]))
+        expect(left).toHaveLength(2)
       }))
 
     it.effect("/oauth/authorize: JSON errors before the client is trusted, redirected ones after", () =>
