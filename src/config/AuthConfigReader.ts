@@ -129,7 +129,7 @@ export const readAuthConfig = (
       adminRoles: r.list("JWT_ADMIN_ROLES", ["service_role", "supabase_admin"])
     },
     ...readWebAuthn(r, ctx, siteUrl),
-    oauthServer: readOAuthServer(r, ctx),
+    oauthServer: readOAuthServer(r, ctx, signing.keys),
     external,
     smtp: {
       host: smtpServer.host,
@@ -156,11 +156,20 @@ export const readAuthConfig = (
 }
 
 /** OAUTH_SERVER_*, GoTrue's names and defaults; an enabled server without a consent page warns at start. */
-const readOAuthServer = (r: SettingsReader, ctx: ReadContext): AuthConfig["oauthServer"] => {
+const readOAuthServer = (
+  r: SettingsReader,
+  ctx: ReadContext,
+  keys: ReadonlyArray<Record<string, unknown>>
+): AuthConfig["oauthServer"] => {
   const enabled = r.boolean("OAUTH_SERVER_ENABLED", false)
   const authorizationPath = Option.getOrElse(r.string("OAUTH_SERVER_AUTHORIZATION_PATH"), () => "")
   if (enabled && authorizationPath === "") {
     ctx.warnings.push(`${r.canonical("OAUTH_SERVER_AUTHORIZATION_PATH")} is not set: /oauth/authorize answers server_error until it is`)
+  }
+  const asymmetricSigner = keys.some((key) => key["kty"] !== "oct" && Array.isArray(key["key_ops"]) && key["key_ops"].includes("sign"))
+  if (enabled && !asymmetricSigner) {
+    ctx.warnings.push(`${r.canonical("OAUTH_SERVER_ENABLED")} is on with no asymmetric signing key in ${r.canonical("JWT_KEYS")}: ` +
+      "an authorization asking for the openid scope cannot get its ID token (500) until one is added")
   }
   return {
     enabled,

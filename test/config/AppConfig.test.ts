@@ -210,6 +210,20 @@ describe("production (DATABASE_URL set)", () => {
     expect(Either.getOrThrow(complete).warnings).toStrictEqual([])
   })
 
+  it("reads the OAuth server's settings (off by default) and warns when on without a consent page or an asymmetric key", () => {
+    expect(config(parseAppConfig(productionEnv)).oauthServer).toStrictEqual({
+      enabled: false, allowDynamicRegistration: false, authorizationPath: "", authorizationTtl: Duration.minutes(10), defaultScope: "email"
+    })
+    const on = Either.getOrThrow(parseAppConfig({ ...productionEnv, GOTRUE_OAUTH_SERVER_ENABLED: "true", AUTH_OAUTH_SERVER_AUTHORIZATION_TTL: "5m",
+      AUTH_OAUTH_SERVER_DEFAULT_SCOPE: "openid email", AUTH_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: "true" }))
+    expect(on.config.oauthServer).toStrictEqual({
+      enabled: true, allowDynamicRegistration: true, authorizationPath: "", authorizationTtl: Duration.minutes(5), defaultScope: "openid email"
+    })
+    expect(on.warnings).toHaveLength(2)
+    expect(on.warnings[0]).toContain("AUTH_OAUTH_SERVER_AUTHORIZATION_PATH is not set")
+    expect(on.warnings[1]).toContain("no asymmetric signing key")
+  })
+
   it("names, in one warning, the AUTH_ and GOTRUE_ variables that are set but are no setting of Gatehouse's (a misspelling, a GoTrue feature not built)", () => {
     const parsed = Either.getOrThrow(parseAppConfig({
       ...productionEnv,
