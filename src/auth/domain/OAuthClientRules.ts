@@ -34,16 +34,19 @@ const isObject = (body: unknown): body is Record<string, unknown> => typeof body
 
 type Field<A> = { readonly ok: true; readonly value: A | undefined } | { readonly ok: false }
 
+// A NUL character cannot be stored in a PostgreSQL text column: such a string is refused with the body, not a 500.
+const isText = (value: unknown): value is string => typeof value === "string" && !value.includes("\u0000")
+
 const stringField = (body: Record<string, unknown>, key: string): Field<string> => {
   const value = body[key]
   if (value === undefined || value === null) return { ok: true, value: undefined }
-  return typeof value === "string" ? { ok: true, value } : { ok: false }
+  return isText(value) ? { ok: true, value } : { ok: false }
 }
 
 const listField = (body: Record<string, unknown>, key: string): Field<ReadonlyArray<string>> => {
   const value = body[key]
   if (value === undefined || value === null) return { ok: true, value: undefined }
-  return Array.isArray(value) && value.every((item) => typeof item === "string") ? { ok: true, value } : { ok: false }
+  return Array.isArray(value) && value.every(isText) ? { ok: true, value } : { ok: false }
 }
 
 /**

@@ -26,7 +26,7 @@ import {
 } from "../domain/OAuthClientRules.js"
 import { errorRedirect, successRedirect } from "../domain/OAuthRedirect.js"
 import { resourceProblem } from "../domain/OAuthRedirectUri.js"
-import { coversScopes, hasScope, parseScopes, pkceProblem, scopeProblem } from "../domain/OAuthScopes.js"
+import { coversScopes, fitsAuthorizationColumns, hasScope, parseScopes, pkceProblem, scopeProblem } from "../domain/OAuthScopes.js"
 import { type PkceChallenge, verifierMatches } from "../domain/Pkce.js"
 import { allowedRedirect } from "../domain/RedirectTo.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
@@ -259,6 +259,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       if (responseType !== "code") return refuse("invalid_request", "only response_type=code is supported")
       const problem = scopeProblem(scope) ?? resourceProblem(request.resource) ?? pkceProblem(request.code_challenge, request.code_challenge_method)
       if (problem !== undefined) return refuse("invalid_request", problem)
+      if (!fitsAuthorizationColumns({ ...request, scope })) return refuse("server_error", "error creating authorization")
       // GoTrue stores the request and then finds it has nowhere to send the user; checked first here, same answer.
       if (settings.authorizationPath === "") return refuse("server_error", "oauth authorization path not configured")
       const at = yield* now
@@ -360,7 +361,8 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
         if (action === "approve") {
           const code = yield* random.uuid()
           yield* repo.approve(row.id, code, at)
-          yield* repo.upsertConsent(yield* random.uuid(), user.id, row.client_id, parseScopes(row.scope).join(" "), at)
+          // Each scope once: a request may name one many times, and the column holds 2048 characters.
+          yield* repo.upsertConsent(yield* random.uuid(), user.id, row.client_id, [...new Set(parseScopes(row.scope))].join(" "), at)
           return { _tag: "Done", redirect: successRedirect(row.redirect_uri, code, row.state) } as const
         }
         yield* repo.deny(row.id)

@@ -395,6 +395,17 @@ describe("OAuth 2.1 server", () => {
         expect(badScope.location).toBe(`${CALLBACK}?error=invalid_request&error_description=unsupported+scope%3A+admin`)
         const implicit = yield* get({ client_id: app.client_id, redirect_uri: CALLBACK, response_type: "token" })
         expect(implicit.location).toBe(`${CALLBACK}?error=invalid_request&error_description=only+response_type%3Dcode+is+supported`)
+        // Past GoTrue's column limits: its insert fails and it redirects with server_error; so does Gatehouse, before.
+        const pkce = { code_challenge: s256("v"), code_challenge_method: "S256" }
+        const longNonce = yield* get({ client_id: app.client_id, redirect_uri: CALLBACK, nonce: "n".repeat(256), ...pkce })
+        expect(longNonce.location).toBe(`${CALLBACK}?error=server_error&error_description=error+creating+authorization`)
+        // A scope named a thousand times is one scope to consent to.
+        const { client } = yield* signedInUser(url)
+        const repeated = yield* authorize(url, app.client_id, { scope: Array.from({ length: 600 }, () => "email").join(" ") })
+        yield* approve(client, repeated.authorizationId)
+        // Text PostgreSQL cannot store is refused with the body, never a 500.
+        const nul = yield* raw(url, "/admin/oauth/clients", { body: { redirect_uris: [CALLBACK], client_name: "a\u0000b" }, bearer: adminJwt() })
+        expect(nul.json).toEqual(legacyError(400, "bad_json", "Invalid JSON body"))
       }))
 
     it.effect("/oauth/token refusals: client authentication, replay, wrong verifier, wrong client, concurrent exchanges", () =>
