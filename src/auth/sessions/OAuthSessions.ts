@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { AuthError } from "../domain/AuthError.js"
 import { parseSignedRefreshToken } from "../domain/GoTrueSignedRefreshToken.js"
-import { refreshTokenLookupKey } from "./RefreshTokenCodec.js"
+import { isWellFormedRefreshToken, refreshTokenLookupKey } from "./RefreshTokenCodec.js"
 import { SessionGrantsRepo } from "./SessionGrantsRepo.js"
 
 /** A session's OAuth grant: its client (null: not an OAuth session) and scopes. */
@@ -21,6 +21,8 @@ export class OAuthSessions extends Effect.Service<OAuthSessions>()("auth/OAuthSe
 
     /** The grant of the session holding the token (a Gatehouse or GoTrue row, or a GoTrue signed token's session). */
     const grantOfToken = Effect.fn("OAuthSessions.grantOfToken")(function*(refreshToken: string) {
+      // Nothing to look up for what no server could have issued (the exchange refuses it on its own).
+      if (!isWellFormedRefreshToken(refreshToken)) return Option.none<SessionGrant>()
       const byRow = yield* repo.sessionOfToken(refreshTokenLookupKey(refreshToken))
       if (Option.isSome(byRow)) return Option.some<SessionGrant>({ clientId: byRow.value.oauth_client_id, scopes: byRow.value.scopes })
       const signed = parseSignedRefreshToken(refreshToken)
