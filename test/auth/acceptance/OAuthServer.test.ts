@@ -486,7 +486,14 @@ describe("OAuth 2.1 server switched off", () => {
 })
 
 describe("OAuth 2.1 server with the HS256 secret as its only signing key", () => {
-  acceptance({ AUTH_SITE_URL: SITE, AUTH_MAILER_AUTOCONFIRM: "true", AUTH_OAUTH_SERVER_ENABLED: "true", AUTH_OAUTH_SERVER_AUTHORIZATION_PATH: "oauth/consent" })((it) => {
+  acceptance({
+    AUTH_SITE_URL: SITE,
+    AUTH_MAILER_AUTOCONFIRM: "true",
+    AUTH_OAUTH_SERVER_ENABLED: "true",
+    AUTH_OAUTH_SERVER_AUTHORIZATION_PATH: "oauth/consent",
+    AUTH_RATE_LIMIT_HEADER: "x-client-ip",
+    AUTH_RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: "1"
+  })((it) => {
     it.effect("an ID token cannot be signed: 500, and the code is not spent (GoTrue spends it); without openid the code works, as JSON too", () =>
       Effect.gen(function*() {
         const url = yield* ServerUrl
@@ -517,6 +524,13 @@ describe("OAuth 2.1 server with the HS256 secret as its only signing key", () =>
         expect(dcr.json).toEqual(legacyError(403, "oauth_dynamic_client_registration_disabled", "Dynamic client registration is not enabled"))
         const discovery = yield* raw(url, "/.well-known/openid-configuration")
         expect(discovery.json).not.toHaveProperty("registration_endpoint")
+
+        // The registration limiter counts before the switch is read: GoTrue's burst of 30, then 429.
+        const registerFrom = () => raw(url, "/oauth/clients/register", { body: { redirect_uris: [CALLBACK] }, headers: { "x-client-ip": "198.51.100.9" } })
+        for (let i = 0; i < 30; i++) expect((yield* registerFrom()).status).toBe(403)
+        const limited = yield* registerFrom()
+        expect(limited.status).toBe(429)
+        expect(limited.json).toMatchObject({ error_code: "over_request_rate_limit" })
       }))
   })
 })
