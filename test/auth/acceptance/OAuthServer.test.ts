@@ -326,6 +326,10 @@ describe("OAuth 2.1 server", () => {
           bearer: (yield* call(() => client.getSession())).data.session!.access_token, headers: { origin: "https://evil.example.com" }, apiVersion: true
         })
         expect(origin.json).toEqual(versionedError("validation_failed", "unauthorized request origin"))
+        const siteOrigin = yield* raw(url, `/oauth/authorizations/${fourth.authorizationId}`, {
+          bearer: (yield* call(() => client.getSession())).data.session!.access_token, headers: { origin: SITE }, apiVersion: true
+        })
+        expect(siteOrigin.status).toBe(200)
 
         // The code works once; revoking the grant ends the session it made.
         const exchanged = yield* tokenRequest(url, { grant_type: "authorization_code", code, code_verifier: second.verifier, client_id: app.client_id, redirect_uri: CALLBACK })
