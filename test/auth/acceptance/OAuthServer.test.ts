@@ -111,7 +111,7 @@ const discover = (url: string, clientId: string, auth: oidc.ClientAuth) =>
     }))
 
 /** The whole flow as a third-party app runs it with openid-client, the user consenting through auth-js. */
-const openidClientFlow = (url: string, clientId: string, auth: oidc.ClientAuth) =>
+const openidClientFlow = (url: string, clientId: string, auth: oidc.ClientAuth, signedWith = { alg: "RS256", kid: KID }) =>
   Effect.gen(function*() {
     const config = yield* discover(url, clientId, auth)
     oidc.enableNonRepudiationChecks(config)
@@ -138,7 +138,7 @@ const openidClientFlow = (url: string, clientId: string, auth: oidc.ClientAuth) 
     // The same token checked again, independently, against the published keys.
     const jwks = createRemoteJWKSet(new URL(`${url}/.well-known/jwks.json`))
     const verified = yield* call(() => jwtVerify(tokens.id_token!, jwks, { issuer: ISSUER, audience: clientId }))
-    expect(verified.protectedHeader).toMatchObject({ alg: "RS256", kid: KID })
+    expect(verified.protectedHeader).toMatchObject(signedWith)
 
     const access = decodeJwt(tokens.access_token).payload
     expect(access).toMatchObject({ sub: user.id, client_id: clientId, scope: "openid email profile", aal: "aal1" })
@@ -535,6 +535,25 @@ describe("OAuth 2.1 server with the HS256 secret as its only signing key", () =>
         const limited = yield* registerFrom()
         expect(limited.status).toBe(429)
         expect(limited.json).toMatchObject({ error_code: "over_request_rate_limit" })
+      }))
+  })
+})
+
+const ed25519 = generateKeyPairSync("ed25519").privateKey
+const EDDSA_KID = "gatehouse-oauth-eddsa"
+
+describe("OAuth 2.1 server signing with EdDSA", () => {
+  acceptance({
+    ...env,
+    AUTH_JWT_KEYS: JSON.stringify([{ ...ed25519.export({ format: "jwk" }), kid: EDDSA_KID, alg: "EdDSA", use: "sig", key_ops: ["sign"] }])
+  })((it) => {
+    it.effect("discovery adds EdDSA to GoTrue's list, so openid-client accepts and verifies the ID token", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const discovery = yield* raw(url, "/.well-known/openid-configuration")
+        expect(discovery.json.id_token_signing_alg_values_supported).toEqual(["RS256", "HS256", "ES256", "EdDSA"])
+        const client = yield* createClient(url, {})
+        yield* openidClientFlow(url, client.client_id, oidc.ClientSecretBasic(client.client_secret!), { alg: "EdDSA", kid: EDDSA_KID })
       }))
   })
 })
