@@ -152,14 +152,14 @@ export class OAuthServerRepo extends Effect.Service<OAuthServerRepo>()("auth/OAu
     }, Effect.orDie)
 
     const updateClient = Effect.fn("OAuthServerRepo.updateClient")(function*(id: string, changes: OAuthClientChanges, now: Date) {
-      const set = (value: string | undefined) => (value === undefined ? null : value)
+      // A field left out keeps its value; "" clears a name or URI to NULL, as GoTrue's StringPtr does.
       const rows = yield* sql<OAuthClientRow>`UPDATE ${sql(t.oauth_clients)} AS c SET
           redirect_uris = COALESCE(${changes.redirectUris === undefined ? null : changes.redirectUris.join(",")}, c.redirect_uris),
           grant_types = COALESCE(${changes.grantTypes === undefined ? null : changes.grantTypes.join(",")}, c.grant_types),
-          client_name = CASE WHEN ${changes.clientName !== undefined} THEN ${orNull(set(changes.clientName) ?? "")} ELSE c.client_name END,
-          client_uri = CASE WHEN ${changes.clientUri !== undefined} THEN ${orNull(set(changes.clientUri) ?? "")} ELSE c.client_uri END,
-          logo_uri = CASE WHEN ${changes.logoUri !== undefined} THEN ${orNull(set(changes.logoUri) ?? "")} ELSE c.logo_uri END,
-          token_endpoint_auth_method = COALESCE(${set(changes.tokenEndpointAuthMethod)}, c.token_endpoint_auth_method),
+          client_name = CASE WHEN ${changes.clientName !== undefined} THEN ${orNull(changes.clientName ?? "")} ELSE c.client_name END,
+          client_uri = CASE WHEN ${changes.clientUri !== undefined} THEN ${orNull(changes.clientUri ?? "")} ELSE c.client_uri END,
+          logo_uri = CASE WHEN ${changes.logoUri !== undefined} THEN ${orNull(changes.logoUri ?? "")} ELSE c.logo_uri END,
+          token_endpoint_auth_method = COALESCE(${changes.tokenEndpointAuthMethod ?? null}, c.token_endpoint_auth_method),
           updated_at = ${now}
         WHERE c.id = ${id} AND c.deleted_at IS NULL
         RETURNING ${clientColumns}`

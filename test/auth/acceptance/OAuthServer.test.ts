@@ -192,6 +192,9 @@ describe("OAuth 2.1 server", () => {
         const updated = yield* call(() => admin.updateClient(confidential.client_id, { client_name: "Acme 2", redirect_uris: [CALLBACK, "http://localhost:3000/cb"] }))
         expect(updated.error).toBeNull()
         expect(updated.data).toMatchObject({ client_name: "Acme 2", redirect_uris: [CALLBACK, "http://localhost:3000/cb"] })
+        const cleared = yield* call(() => admin.updateClient(confidential.client_id, { client_uri: "" }))
+        expect(cleared.data).toMatchObject({ client_name: "Acme 2" })
+        expect(cleared.data).not.toHaveProperty("client_uri")
 
         const regenerated = yield* call(() => admin.regenerateClientSecret(confidential.client_id))
         expect(regenerated.error).toBeNull()
