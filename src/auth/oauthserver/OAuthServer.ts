@@ -408,7 +408,10 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
           const key = formUrlDecode(eq < 0 ? part : part.slice(0, eq))
           const value = formUrlDecode(eq < 0 ? "" : part.slice(eq + 1))
           if (key === undefined || value === undefined) return "bad_form"
-          if ((TOKEN_FIELDS as ReadonlyArray<string>).includes(key) && fields[key as keyof TokenFields] === "") fields[key as keyof TokenFields] = value
+          // GoTrue reads `resource` from a JSON body only.
+          if (key !== "resource" && (TOKEN_FIELDS as ReadonlyArray<string>).includes(key) && fields[key as keyof TokenFields] === "") {
+            fields[key as keyof TokenFields] = value
+          }
         }
       }
       return fields
