@@ -31,7 +31,6 @@ import { type PkceChallenge, verifierMatches } from "../domain/Pkce.js"
 import { allowedRedirect } from "../domain/RedirectTo.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
-import { OAuthSessions } from "../sessions/OAuthSessions.js"
 import { SessionGrantsRepo } from "../sessions/SessionGrantsRepo.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { AuditLog } from "../users/AuditLog.js"
@@ -140,7 +139,6 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
     const tokens = yield* AccessTokens
     const signer = yield* TokenSigner
     const audit = yield* AuditLog
-    const oauthSessions = yield* OAuthSessions
     const sessionGrants = yield* SessionGrantsRepo
     const settings = config.oauthServer
     const allowList = compileAllowList(config.uriAllowList)
@@ -508,7 +506,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
           return session
         }))
         if (started === undefined) return yield* invalidGrant("Invalid authorization code")
-        const session = yield* tokens.respond(started, { client_id: client.id, scope: authorization.scope })
+        const session = yield* tokens.respond({ ...started, oauth: { client_id: client.id, scope: authorization.scope } })
         const iat = Math.floor(at.getTime() / 1000)
         const idToken = openid
           ? yield* signer.sign(idTokenClaims({
@@ -533,14 +531,8 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
     const refreshGrant = (client: OAuthClientRow, refreshToken: string) =>
       Effect.gen(function*() {
         if (refreshToken === "") return yield* AuthError.oauth("invalid_request", "refresh_token is required for refresh_token grant")
-        const grant = yield* oauthSessions.grantOfToken(refreshToken)
-        if (Option.isSome(grant)) {
-          if (grant.value.clientId === null) return yield* AuthError.oauth("invalid_client", "Client authentication not allowed for non-OAuth session")
-          if (grant.value.clientId !== client.id) return yield* AuthError.oauth("invalid_client", "Client does not match the session's OAuth client")
-        }
-        const refreshed = yield* sessions.refresh(refreshToken, yield* now)
-        const scopes = Option.match(grant, { onNone: () => null, onSome: (g) => g.scopes })
-        const session = yield* tokens.respond(refreshed, { client_id: client.id, scope: scopes ?? "" })
+        // The session's client is checked on the locked session, in GoTrue's order (Sessions.refresh).
+        const session = yield* tokens.respond(yield* sessions.refresh(refreshToken, yield* now, client.id))
         return {
           access_token: session.access_token,
           token_type: "bearer",
@@ -582,5 +574,5 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       userInfo, grants, revokeGrant
     } as const
   }),
-  dependencies: [OAuthServerRepo.Default, OAuthSessions.Default, SessionGrantsRepo.Default, UsersRepo.Default, AuditLog.Default, Transactions.Live]
+  dependencies: [OAuthServerRepo.Default, SessionGrantsRepo.Default, UsersRepo.Default, AuditLog.Default, Transactions.Live]
 }) {}

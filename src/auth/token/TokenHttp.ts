@@ -5,7 +5,6 @@ import { AuthError } from "../domain/AuthError.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
 import { RateLimits } from "../limits/RateLimits.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
-import { OAuthSessions } from "../sessions/OAuthSessions.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { PasswordGrant } from "./PasswordGrant.js"
 import { IdTokenGrant } from "./IdTokenGrant.js"
@@ -22,7 +21,6 @@ export const TokenHttpLive = HttpApiBuilder.group(TokenApi, "token", (handlers) 
     const sessions = yield* Sessions
     const tokens = yield* AccessTokens
     const limits = yield* RateLimits
-    const oauthSessions = yield* OAuthSessions
     // GoTrue limits every grant it serves inside its handler; a grant it does not know is refused before counting.
     const limited = <A, E, R>(grant: Effect.Effect<A, E, R>) => Effect.zipRight(limits.check("token"), grant)
     return handlers.handle("token", ({ payload, urlParams }) => {
@@ -33,10 +31,9 @@ export const TokenHttpLive = HttpApiBuilder.group(TokenApi, "token", (handlers) 
         case "password":
           return counted(limited(withSessionHeaders(password.signIn(payload))))
         case "refresh_token":
-          // The refresh rules are the sessions floor's; this grant only answers with the session it returns. A
-          // session an OAuth client holds is refreshed at /oauth/token only (GoTrue's rule).
-          return counted(limited(withSessionHeaders(oauthSessions.refuseOAuthSession(payload.refresh_token ?? "").pipe(
-            Effect.zipRight(Clock.currentTimeMillis),
+          // The refresh rules are the sessions floor's (an OAuth client's session is refused here: it is refreshed at
+          // /oauth/token); this grant only answers with the session it returns.
+          return counted(limited(withSessionHeaders(Clock.currentTimeMillis.pipe(
             Effect.flatMap((ms) => sessions.refresh(payload.refresh_token ?? "", new Date(ms))),
             Effect.flatMap(tokens.respond)
           ))))

@@ -287,6 +287,9 @@ describe("OAuth 2.1 server", () => {
         const { session } = yield* signedInUser(url)
         const ordinary = yield* tokenRequest(url, { grant_type: "refresh_token", refresh_token: session.refresh_token, client_id: client.client_id })
         expect(ordinary.json).toEqual({ error: "invalid_client", error_description: "Client authentication not allowed for non-OAuth session" })
+        // Both refusals spent nothing: each token still refreshes where it belongs.
+        expect((yield* tokenRequest(url, { grant_type: "refresh_token", refresh_token: refreshed.refresh_token!, client_id: client.client_id })).status).toBe(200)
+        expect((yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: session.refresh_token } })).status).toBe(200)
       }))
 
     it.effect("consent through auth-js: details, deny, auto-approval of a covered scope, grants listed and revoked", () =>
@@ -468,6 +471,10 @@ describe("OAuth 2.1 server", () => {
         // The session's refresh token belongs to this client only.
         expect((yield* tokenRequest(url, { grant_type: "refresh_token", refresh_token: winner.json.refresh_token }, { authorization: basic(otherApp.client_id, otherApp.client_secret!) })).json)
           .toEqual({ error: "invalid_client", error_description: "Client does not match the session's OAuth client" })
+        // The other client's attempt spent nothing: the rightful client refreshes, and its tokens carry its client.
+        const own = yield* tokenRequest(url, { grant_type: "refresh_token", refresh_token: winner.json.refresh_token }, auth)
+        expect(own.status).toBe(200)
+        expect(decodeJwt(own.json.access_token).payload).toMatchObject({ client_id: app.client_id })
       }))
   })
 })
