@@ -81,3 +81,15 @@ export const idTokenClaims = ({ authTime, clientId, iat, issuer, nonce, scopes, 
     client_id: clientId
   }
 }
+
+const NIL_UUID = "00000000-0000-0000-0000-000000000000"
+
+/**
+ * Whether verified claims are an ID token's (idTokenClaims): they name a client and no session. Access tokens of an
+ * OAuth session name both; other access tokens, and the anon and service_role keys, name no client. An ID token is
+ * signed with the access-token key, so the bearer check asks this to keep it from authenticating anything.
+ */
+export const isIdTokenClaims = (claims: Readonly<Record<string, unknown>>): boolean => {
+  const session = claims["session_id"]
+  return claims["client_id"] !== undefined && (typeof session !== "string" || session === "" || session === NIL_UUID)
+}

@@ -8,7 +8,7 @@ import {
   hashClientSecret,
   parseBasicCredentials
 } from "../../../src/auth/domain/ClientCredentials.js"
-import { idTokenClaims, userInfoClaims } from "../../../src/auth/domain/OAuthClaims.js"
+import { idTokenClaims, isIdTokenClaims, userInfoClaims } from "../../../src/auth/domain/OAuthClaims.js"
 import {
   decideRegistration,
   readRegisterBody,
@@ -251,5 +251,15 @@ describe("claims", () => {
     })
     expect(idTokenClaims({ user, issuer: "i", clientId: "c", scopes: "openid email phone", nonce: "n", authTime: 5, iat: 10 }))
       .toMatchObject({ nonce: "n", email: "ada@example.com", email_verified: true, phone_number: "15550001", phone_number_verified: false })
+  })
+
+  it("an ID token is told from every access token: it names a client and no session", () => {
+    expect(isIdTokenClaims(idTokenClaims({ user, issuer: "i", clientId: "c", scopes: "openid", nonce: null, authTime: 5, iat: 10 }))).toBe(true)
+    expect(isIdTokenClaims({ sub: "u-1", client_id: "c", session_id: "00000000-0000-0000-0000-000000000000" })).toBe(true)
+    expect(isIdTokenClaims({ sub: "u-1", client_id: "c", session_id: "4d6f7e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6", role: "authenticated" })).toBe(false)
+    expect(isIdTokenClaims({ sub: "u-1", session_id: "4d6f7e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6", role: "authenticated" })).toBe(false)
+    expect(isIdTokenClaims({ role: "service_role" })).toBe(false)
+    expect(isIdTokenClaims({ role: "anon" })).toBe(false)
+    expect(isIdTokenClaims({ sub: "u-1", role: "authenticated" })).toBe(false)
   })
 })
