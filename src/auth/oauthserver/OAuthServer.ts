@@ -291,6 +291,8 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
     /** The row locked, or the refusal; an expired pending row is marked expired (and that is committed). */
     const lockLive = (authorizationId: string, at: Date) =>
       Effect.gen(function*() {
+        // A NUL matches no id and PostgreSQL refuses it in text: not found, before any statement.
+        if (authorizationId.includes("\u0000")) return { _tag: "Refused", error: authorizationNotFound() } as Locked
         const found = yield* repo.lockAuthorization(authorizationId)
         if (Option.isNone(found)) return { _tag: "Refused", error: authorizationNotFound() } as Locked
         const row = found.value
@@ -465,6 +467,8 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
     const exchangeCode = (client: OAuthClientRow, fields: TokenFields) =>
       Effect.gen(function*() {
         if (fields.code === "") return yield* AuthError.oauth("invalid_request", "code is required for authorization_code grant")
+        // Codes are UUIDs (GoTrue's too): anything else matches no row, and text such as a NUL is not for SQL.
+        if (!UUID_PATTERN.test(fields.code)) return yield* invalidGrant("Invalid authorization code")
         const found = yield* repo.findByCode(fields.code)
         if (Option.isNone(found)) return yield* invalidGrant("Invalid authorization code")
         const authorization = found.value

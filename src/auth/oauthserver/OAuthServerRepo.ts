@@ -257,12 +257,18 @@ export class OAuthServerRepo extends Effect.Service<OAuthServerRepo>()("auth/OAu
         WHERE o.user_id = ${userId} AND o.revoked_at IS NULL ORDER BY o.granted_at DESC`
     }, Effect.orDie)
 
-    /** Revokes the user's consent to a client and ends the sessions started for that client; false when none was active. */
+    /**
+     * Revokes the user's consent to a client, ends the sessions started for that client, and deletes the user's
+     * requests to it still in flight (codes approved but not exchanged, requests the user opened), so no code
+     * outlives the grant; false when none was active.
+     */
     const revokeConsent = Effect.fn("OAuthServerRepo.revokeConsent")(function*(userId: string, clientId: string, now: Date) {
       const rows = yield* sql`UPDATE ${sql(t.oauth_consents)} SET revoked_at = ${now}
         WHERE user_id = ${userId} AND client_id = ${clientId} AND revoked_at IS NULL RETURNING 1`
       if (rows.length === 0) return false
       yield* sql`DELETE FROM ${sql(t.sessions)} WHERE user_id = ${userId} AND oauth_client_id = ${clientId}`
+      yield* sql`DELETE FROM ${sql(t.oauth_authorizations)}
+        WHERE user_id = ${userId} AND client_id = ${clientId} AND status IN ('approved', 'pending')`
       return true
     }, Effect.orDie)
 

@@ -150,7 +150,7 @@ const openidClientFlow = (url: string, clientId: string, auth: oidc.ClientAuth, 
     const refreshed = yield* call(() => oidc.refreshTokenGrant(config, tokens.refresh_token!))
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token)
     expect(decodeJwt(refreshed.access_token).payload).toMatchObject({ client_id: clientId, scope: "openid email profile" })
-    return { tokens, refreshed, user }
+    return { tokens, refreshed, user, client }
   })
 
 describe("OAuth 2.1 server", () => {
@@ -475,6 +475,146 @@ describe("OAuth 2.1 server", () => {
         const own = yield* tokenRequest(url, { grant_type: "refresh_token", refresh_token: winner.json.refresh_token }, auth)
         expect(own.status).toBe(200)
         expect(decodeJwt(own.json.access_token).payload).toMatchObject({ client_id: app.client_id })
+      }))
+  })
+})
+
+const badJwt = legacyError(403, "bad_jwt", "invalid JWT: unable to parse or verify signature, token is invalid")
+
+/** Each way a bearer token is used on the user's behalf, with `token`. */
+const bearerUses = (url: string, token: string, writes: string) =>
+  Effect.all({
+    getUser: raw(url, "/user", { bearer: token }),
+    putUser: raw(url, "/user", { method: "PUT", body: { data: { written_by: writes } }, bearer: token }),
+    userinfo: raw(url, "/oauth/userinfo", { bearer: token }),
+    grants: raw(url, "/user/oauth/grants", { bearer: token })
+  })
+
+describe("OAuth 2.1 server: review fixes", () => {
+  acceptance(env)((it) => {
+    it.effect("an ID token authenticates nothing, before and after the grant is revoked; the access token beside it does", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const app = yield* createClient(url, {})
+        const { client, tokens } = yield* openidClientFlow(url, app.client_id, oidc.ClientSecretBasic(app.client_secret!))
+        const idToken = tokens.id_token!
+        for (const answer of Object.values(yield* bearerUses(url, idToken, "id token"))) expect(answer.json).toEqual(badJwt)
+        for (const answer of Object.values(yield* bearerUses(url, tokens.access_token, "access token"))) expect(answer.status).toBe(200)
+        const revoked = yield* call(() => client.oauth.revokeGrant({ clientId: app.client_id }))
+        expect(revoked.error).toBeNull()
+        for (const answer of Object.values(yield* bearerUses(url, idToken, "id token"))) expect(answer.json).toEqual(badJwt)
+        // Tokens without a client keep working: the user's own session, and an admin token with no session.
+        const { data, error } = yield* call(() => client.getUser())
+        expect(error).toBeNull()
+        expect(data.user!.user_metadata).toMatchObject({ written_by: "access token" })
+        expect((yield* raw(url, "/admin/oauth/clients", { bearer: adminJwt() })).status).toBe(200)
+      }))
+
+    it.effect("a code that is not a UUID is invalid_grant before any lookup; NUL and 10,000 characters anywhere are refused, never a 500", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const app = yield* createClient(url, { token_endpoint_auth_method: "none" })
+        const invalidCode = { error: "invalid_grant", error_description: "Invalid authorization code" }
+        const formNul = yield* raw(url, "/oauth/token", {
+          body: `grant_type=authorization_code&client_id=${app.client_id}&code=a%00b&code_verifier=${"v".repeat(43)}`,
+          headers: { "content-type": "application/x-www-form-urlencoded" }
+        })
+        expect(formNul.json).toEqual(invalidCode)
+        const jsonNul = yield* raw(url, "/oauth/token", { body: { grant_type: "authorization_code", client_id: app.client_id, code: "a\u0000b" } })
+        expect(jsonNul.json).toEqual(invalidCode)
+        expect((yield* tokenRequest(url, { grant_type: "authorization_code", client_id: app.client_id, code: "c".repeat(10_000) })).json).toEqual(invalidCode)
+
+        const { client, session } = yield* signedInUser(url)
+        const { authorizationId, verifier } = yield* authorize(url, app.client_id)
+        const code = (yield* approve(client, authorizationId)).searchParams.get("code")!
+        const pkce = { code_challenge: s256("v".repeat(43)), code_challenge_method: "S256" }
+        const consentBody = { action: "approve" }
+        for (const bad of ["a\u0000b", "x".repeat(10_000)]) {
+          const enc = encodeURIComponent(bad)
+          const answers = yield* Effect.all([
+            tokenRequest(url, { grant_type: "authorization_code", client_id: bad, code }),
+            tokenRequest(url, { grant_type: "authorization_code", client_id: app.client_id, code, code_verifier: verifier, redirect_uri: bad }),
+            tokenRequest(url, { grant_type: "authorization_code", client_id: app.client_id, code, code_verifier: bad }),
+            tokenRequest(url, { grant_type: "refresh_token", client_id: app.client_id, refresh_token: bad }),
+            raw(url, "/oauth/token", { body: { grant_type: "authorization_code", client_id: app.client_id, code, code_verifier: verifier, resource: bad } }),
+            raw(url, `/oauth/authorizations/${enc}`, { bearer: session.access_token }),
+            raw(url, `/oauth/authorizations/${enc}/consent`, { body: consentBody, bearer: session.access_token }),
+            raw(url, `/oauth/authorizations/${authorizationId}/consent`, { body: { action: bad }, bearer: session.access_token }),
+            raw(url, `/user/oauth/grants?client_id=${enc}`, { method: "DELETE", bearer: session.access_token }),
+            raw(url, `/admin/oauth/clients/${enc}`, { bearer: adminJwt() }),
+            raw(url, `/admin/oauth/clients/${app.client_id}`, { method: "PUT", body: { client_name: bad }, bearer: adminJwt() }),
+            raw(url, `/admin/oauth/clients/${app.client_id}`, { method: "PUT", body: { logo_uri: bad }, bearer: adminJwt() }),
+            raw(url, "/admin/oauth/clients", { body: { redirect_uris: [CALLBACK], client_uri: bad }, bearer: adminJwt() }),
+            raw(url, "/admin/oauth/clients", { body: { redirect_uris: [bad] }, bearer: adminJwt() }),
+            raw(url, "/oauth/clients/register", { body: { redirect_uris: [CALLBACK], client_name: bad } }),
+            navigate(`${url}/oauth/authorize?${new URLSearchParams({ client_id: bad, redirect_uri: CALLBACK })}`),
+            navigate(`${url}/oauth/authorize?${new URLSearchParams({ client_id: app.client_id, redirect_uri: bad })}`)
+          ])
+          for (const answer of answers) {
+            expect(answer.status).toBeGreaterThanOrEqual(400)
+            expect(answer.status).toBeLessThan(500)
+          }
+          // Once the client is trusted, refusals go back to it: a redirect naming the error, else a 4xx, never a 500.
+          for (const field of ["scope", "state", "nonce", "resource"]) {
+            const query = new URLSearchParams({ client_id: app.client_id, redirect_uri: CALLBACK, ...pkce, [field]: bad })
+            const answer = yield* navigate(`${url}/oauth/authorize?${query}`)
+            // The contract itself refuses some (a NUL in scope is 400 validation_failed).
+            expect(answer.status === 302 ? new URL(answer.location!).searchParams.get("error") : answer.status).toEqual(
+              answer.status === 302 ? expect.any(String) : expect.toSatisfy((status: number) => status >= 400 && status < 500)
+            )
+          }
+        }
+        // The code survived all of it.
+        const exchanged = yield* tokenRequest(url, { grant_type: "authorization_code", client_id: app.client_id, code, code_verifier: verifier })
+        expect(exchanged.status).toBe(200)
+      }))
+
+    it.effect("revoking a grant kills its approved, unexchanged codes and the requests the user opened", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const app = yield* createClient(url, { token_endpoint_auth_method: "none" })
+        const { client } = yield* signedInUser(url)
+        const approved = yield* authorize(url, app.client_id, { scope: "email" })
+        const code = (yield* approve(client, approved.authorizationId)).searchParams.get("code")!
+        const opened = yield* authorize(url, app.client_id, { scope: "email phone" })
+        expect((yield* call(() => client.oauth.getAuthorizationDetails(opened.authorizationId))).data).toHaveProperty("authorization_id")
+        expect((yield* call(() => client.oauth.revokeGrant({ clientId: app.client_id }))).error).toBeNull()
+        const exchanged = yield* tokenRequest(url, { grant_type: "authorization_code", client_id: app.client_id, code, code_verifier: approved.verifier })
+        expect(exchanged.json).toEqual({ error: "invalid_grant", error_description: "Invalid authorization code" })
+        const late = yield* call(() => client.oauth.approveAuthorization(opened.authorizationId, { skipBrowserRedirect: true }))
+        expect(late.error).toMatchObject({ status: 404, code: "oauth_authorization_not_found" })
+      }))
+
+    it.effect("two approvals of one request at once, and two users claiming one request at once: exactly one wins, no 500", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const app = yield* createClient(url, { token_endpoint_auth_method: "none" })
+        const { client } = yield* signedInUser(url)
+        const request = yield* authorize(url, app.client_id, { scope: "email" })
+        expect((yield* call(() => client.oauth.getAuthorizationDetails(request.authorizationId))).error).toBeNull()
+        const approvals = yield* Effect.all(
+          [1, 2].map(() => call(() => client.oauth.approveAuthorization(request.authorizationId, { skipBrowserRedirect: true }))),
+          { concurrency: "unbounded" }
+        )
+        expect(approvals.filter((a) => a.error === null)).toHaveLength(1)
+        for (const lost of approvals.filter((a) => a.error !== null)) expect([400, 404]).toContain(lost.error!.status)
+        const code = new URL(approvals.find((a) => a.error === null)!.data!.redirect_url).searchParams.get("code")!
+        expect((yield* tokenRequest(url, { grant_type: "authorization_code", client_id: app.client_id, code, code_verifier: request.verifier })).status).toBe(200)
+
+        const users = [yield* signedInUser(url), yield* signedInUser(url)]
+        const contested = yield* authorize(url, app.client_id, { scope: "email" })
+        const claims = yield* Effect.all(
+          users.map((u) => call(() => u.client.oauth.getAuthorizationDetails(contested.authorizationId))),
+          { concurrency: "unbounded" }
+        )
+        expect(claims.filter((c) => c.error === null)).toHaveLength(1)
+        for (const lost of claims.filter((c) => c.error !== null)) expect(lost.error).toMatchObject({ status: 404, code: "oauth_authorization_not_found" })
+        const winner = users[claims.findIndex((c) => c.error === null)]!
+        const loser = users[claims.findIndex((c) => c.error !== null)]!
+        const refused = yield* call(() => loser.client.oauth.approveAuthorization(contested.authorizationId, { skipBrowserRedirect: true }))
+        expect(refused.error).toMatchObject({ status: 404 })
+        const won = yield* call(() => winner.client.oauth.approveAuthorization(contested.authorizationId, { skipBrowserRedirect: true }))
+        expect(won.error).toBeNull()
       }))
   })
 })
