@@ -1,4 +1,4 @@
-import { isGoRequestUri, redirectUriProblem } from "./OAuthRedirectUri.js"
+import { isGoRequestUri, isHttpsOrLoopbackUri, redirectUriProblem } from "./OAuthRedirectUri.js"
 
 /** GoTrue's token endpoint auth methods, in the order its messages list them. */
 export const AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"] as const
@@ -118,10 +118,15 @@ const grantTypesProblem = (grantTypes: ReadonlyArray<string>): string | undefine
 const clientNameProblem = (name: string): string | undefined =>
   Buffer.byteLength(name) > 1024 ? "client_name cannot exceed 1024 characters" : undefined
 
+/**
+ * A client's home page and logo are shown to the user on the consent page. GoTrue takes any URL Go parses, so
+ * `javascript:` and `data:` links reach that page; Gatehouse is stricter and takes https, or http on a loopback host.
+ */
 const uriProblem = (field: "client_uri" | "logo_uri", uri: string): string | undefined => {
   if (uri === "") return undefined
   if (Buffer.byteLength(uri) > 2048) return `${field} cannot exceed 2048 characters`
-  return isGoRequestUri(uri) ? undefined : `${field} must be a valid URL`
+  if (!isGoRequestUri(uri)) return `${field} must be a valid URL`
+  return isHttpsOrLoopbackUri(uri) ? undefined : `${field} must be an https URL (http only on localhost)`
 }
 
 /** The client type a method implies: `none` is a public client's, the others a confidential one's. */

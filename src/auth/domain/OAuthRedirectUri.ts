@@ -153,6 +153,14 @@ export const redirectUriProblem = (uri: string): string | undefined => {
   return undefined
 }
 
+/** Whether a URI is one a browser may be shown as a link or image: https, or http on a loopback host. */
+export const isHttpsOrLoopbackUri = (uri: string): boolean => {
+  const parsed = goUrlParse(uri)
+  if (parsed === undefined || parsed.host === "") return false
+  const scheme = parsed.scheme.toLowerCase()
+  return scheme === "https" || (scheme === "http" && LOOPBACK_HOSTS.includes(goHostname(parsed.host)))
+}
+
 /** Why an authorization request's `resource` (RFC 8707) is refused, in GoTrue's words, or undefined. */
 export const resourceProblem = (resource: string): string | undefined => {
   if (resource === "") return undefined

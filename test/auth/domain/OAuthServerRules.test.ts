@@ -199,6 +199,20 @@ describe("client registration rules", () => {
       .toBe("client_type 'public' is inconsistent with token_endpoint_auth_method 'client_secret_post' (expected client_type 'confidential')")
   })
 
+  it("a client's home page and logo are https, or http on a loopback host (stricter than GoTrue)", () => {
+    for (const uri of ["https://acme.example.com", "https://acme.example.com/logo.png?v=1", "http://localhost:3000/logo.png", "http://127.0.0.1/x",
+      "http://[::1]:8080/x", "HTTPS://acme.example.com"]) {
+      expect(registerProblem(body({ client_uri: uri, logo_uri: uri })), uri).toBeUndefined()
+    }
+    for (const uri of ["javascript:alert(1)", "javascript://acme.example.com/%0Aalert(1)", "data:image/svg+xml;base64,PHN2Zz4=",
+      "http://acme.example.com/logo.png", "ftp://acme.example.com/logo.png", "/logo.png", "vbscript:msgbox"]) {
+      expect(registerProblem(body({ logo_uri: uri })), uri).toBe("logo_uri must be an https URL (http only on localhost)")
+      expect(registerProblem(body({ client_uri: uri })), uri).toBe("client_uri must be an https URL (http only on localhost)")
+      expect(updateProblem({ logoUri: uri }, "public"), uri).toBe("logo_uri must be an https URL (http only on localhost)")
+    }
+    expect(updateProblem({ clientUri: "" }, "public")).toBeUndefined()
+  })
+
   it("infers the type from the method, and the method from the type", () => {
     expect(decideRegistration(body({}))).toEqual({ clientType: "confidential", method: "client_secret_basic", grantTypes: ["authorization_code", "refresh_token"] })
     expect(decideRegistration(body({ token_endpoint_auth_method: "none" }))).toMatchObject({ clientType: "public", method: "none" })
