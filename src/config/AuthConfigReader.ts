@@ -171,11 +171,14 @@ const readOAuthServer = (
     ctx.warnings.push(`${r.canonical("OAUTH_SERVER_ENABLED")} is on with no asymmetric signing key in ${r.canonical("JWT_KEYS")}: ` +
       "an authorization asking for the openid scope cannot get its ID token (500) until one is added")
   }
+  const authorizationTtl = r.duration("OAUTH_SERVER_AUTHORIZATION_TTL", Duration.minutes(10))
+  // A request must outlive its own creation (the table checks expires_at > created_at): below 1s every /authorize failed.
+  if (Duration.lessThan(authorizationTtl, Duration.seconds(1))) r.fail(r.spelledAs("OAUTH_SERVER_AUTHORIZATION_TTL"), "must be at least 1s")
   return {
     enabled,
     allowDynamicRegistration: r.boolean("OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION", false),
     authorizationPath,
-    authorizationTtl: r.duration("OAUTH_SERVER_AUTHORIZATION_TTL", Duration.minutes(10)),
+    authorizationTtl,
     defaultScope: Option.getOrElse(r.string("OAUTH_SERVER_DEFAULT_SCOPE"), () => "email")
   }
 }
