@@ -94,6 +94,11 @@ export interface AuthConfig {
     /** RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: POST /oauth/clients/register (10 per 5 minutes by default). */
     readonly oauthClientRegister: RequestLimit
     /**
+     * RATE_LIMIT_OAUTH_AUTHORIZE (Gatehouse's own; GoTrue has none): GET /oauth/authorize, each of which stores a
+     * request (60 per 5 minutes in bursts of 60 by default).
+     */
+    readonly oauthAuthorize: RequestLimit
+    /**
      * MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: per minute in bursts of 30, POST /factors/{id}/challenge and
      * /factors/{id}/verify each their own bucket, as GoTrue.
      */

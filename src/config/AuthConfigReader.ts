@@ -395,6 +395,8 @@ const readRateLimits = (r: SettingsReader): AuthConfig["rateLimit"] => {
     web3: perFiveMinutes(r.parse("RATE_LIMIT_WEB3", undefined, 30, REQUESTS_RULE, parseRequests)),
     passkey: perFiveMinutes(r.parse("RATE_LIMIT_PASSKEY", undefined, 30, REQUESTS_RULE, parseRequests)),
     oauthClientRegister: perFiveMinutes(r.parse("RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER", undefined, 10, REQUESTS_RULE, parseRequests)),
+    // Gatehouse's own: every /oauth/authorize stores a row, so a client may not store them without end.
+    oauthAuthorize: { events: r.parse("RATE_LIMIT_OAUTH_AUTHORIZE", undefined, 60, REQUESTS_RULE, parseRequests), per: Duration.minutes(5), burst: 60 },
     mfaChallengeAndVerify: {
       events: r.parse("MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY", undefined, 15, REQUESTS_RULE, parseRequests),
       per: Duration.minutes(1),

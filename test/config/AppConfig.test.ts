@@ -485,7 +485,7 @@ describe("typed values", () => {
 describe("per-IP request limits", () => {
   const limit = (events: number, perSeconds: number, burst: number) => ({ events, perSeconds, burst })
   const read = (c: AppConfig) =>
-    Object.fromEntries((["otp", "anonymousUsers", "tokenRefresh", "verify", "verifyGuesses", "sso", "web3", "passkey", "oauthClientRegister"] as const).map((name) => {
+    Object.fromEntries((["otp", "anonymousUsers", "tokenRefresh", "verify", "verifyGuesses", "sso", "web3", "passkey", "oauthClientRegister", "oauthAuthorize"] as const).map((name) => {
       const { burst, events, per } = c.rateLimit[name]
       return [name, limit(events, seconds(per), burst)]
     }))
@@ -503,7 +503,9 @@ describe("per-IP request limits", () => {
       sso: limit(30, 300, 30),
       web3: limit(30, 300, 30),
       passkey: limit(30, 300, 30),
-      oauthClientRegister: limit(10, 300, 30)
+      oauthClientRegister: limit(10, 300, 30),
+      // Gatehouse's own: GoTrue does not limit /oauth/authorize.
+      oauthAuthorize: limit(60, 300, 60)
     })
   })
 
@@ -518,7 +520,8 @@ describe("per-IP request limits", () => {
       AUTH_RATE_LIMIT_SSO: "0",
       AUTH_RATE_LIMIT_WEB3: "12.",
       AUTH_RATE_LIMIT_PASSKEY: "4",
-      GOTRUE_RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: "5"
+      GOTRUE_RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: "5",
+      AUTH_RATE_LIMIT_OAUTH_AUTHORIZE: "20"
     }))
     expect(c.api.clientHeader).toStrictEqual(Option.some("X-Forwarded-For"))
     expect(read(c)).toStrictEqual({
@@ -531,12 +534,13 @@ describe("per-IP request limits", () => {
       sso: limit(0, 300, 30),
       web3: limit(12, 300, 30),
       passkey: limit(4, 300, 30),
-      oauthClientRegister: limit(5, 300, 30)
+      oauthClientRegister: limit(5, 300, 30),
+      oauthAuthorize: limit(20, 300, 60)
     })
   })
 
   it.each(["-1", "lots", "Inf", "NaN", "1/5m", "0x10", "1e999", "30 per minute"])("refuses %j, naming the variable", (raw) => {
-    for (const name of ["OTP", "ANONYMOUS_USERS", "TOKEN_REFRESH", "VERIFY", "VERIFY_GUESSES", "SSO", "WEB3", "PASSKEY"]) {
+    for (const name of ["OTP", "ANONYMOUS_USERS", "TOKEN_REFRESH", "VERIFY", "VERIFY_GUESSES", "SSO", "WEB3", "PASSKEY", "OAUTH_AUTHORIZE"]) {
       expect(issues(embedded({ [`GOTRUE_RATE_LIMIT_${name}`]: raw }))).toStrictEqual([
         { variable: `GOTRUE_RATE_LIMIT_${name}`, rule: "must be a number of requests, not negative (decimals allowed, e.g. 30 or 2.5)" }
       ])

@@ -30,6 +30,7 @@ export type LimitedRoute =
   | "factor_verify"
   | "passkey_options"
   | "oauth_client_register"
+  | "oauth_authorize"
 
 /**
  * A per-client setting by its name after RATE_LIMIT_ (MFA_RATE_LIMIT_ for the factors' one), lower case: the `limit`
@@ -45,6 +46,7 @@ type RequestLimitName =
   | "challenge_and_verify"
   | "passkey"
   | "oauth_dynamic_client_register"
+  | "oauth_authorize"
 
 /** The setting each route's rate comes from. */
 const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
@@ -62,7 +64,8 @@ const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
   factor_challenge: "challenge_and_verify",
   factor_verify: "challenge_and_verify",
   passkey_options: "passkey",
-  oauth_client_register: "oauth_dynamic_client_register"
+  oauth_client_register: "oauth_dynamic_client_register",
+  oauth_authorize: "oauth_authorize"
 }
 
 /** How often this instance deletes refilled buckets, and how long past refilling it leaves them (clock skew). */
@@ -82,7 +85,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
     const platform = yield* PlatformConfig
     const repo = yield* RateLimitsRepo
     const header = Option.fromNullable(clientHeaderName(platform.api.clientHeader))
-    const { anonymousUsers, mfaChallengeAndVerify, oauthClientRegister, otp, passkey, tokenRefresh, verify, verifyGuesses, web3 } = config.rateLimit
+    const { anonymousUsers, mfaChallengeAndVerify, oauthAuthorize, oauthClientRegister, otp, passkey, tokenRefresh, verify, verifyGuesses, web3 } = config.rateLimit
     const rates: Readonly<Record<RequestLimitName, RequestRate>> = {
       otp: requestRate(otp.events, otp.per, otp.burst),
       anonymous_users: requestRate(anonymousUsers.events, anonymousUsers.per, anonymousUsers.burst),
@@ -92,7 +95,8 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
       web3: requestRate(web3.events, web3.per, web3.burst),
       challenge_and_verify: requestRate(mfaChallengeAndVerify.events, mfaChallengeAndVerify.per, mfaChallengeAndVerify.burst),
       passkey: requestRate(passkey.events, passkey.per, passkey.burst),
-      oauth_dynamic_client_register: requestRate(oauthClientRegister.events, oauthClientRegister.per, oauthClientRegister.burst)
+      oauth_dynamic_client_register: requestRate(oauthClientRegister.events, oauthClientRegister.per, oauthClientRegister.burst),
+      oauth_authorize: requestRate(oauthAuthorize.events, oauthAuthorize.per, oauthAuthorize.burst)
     }
 
     // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,

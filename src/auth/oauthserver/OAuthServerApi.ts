@@ -160,7 +160,9 @@ export class OAuthServerGroup extends HttpApiGroup.make("oauthServer")
       .addSuccess(Found("Found: to SITE_URL + OAUTH_SERVER_AUTHORIZATION_PATH ?authorization_id=…, or back to the client's redirect_uri with error and error_description"), { status: 302 })
       .addError(AuthErrors.refused(400, ["validation_failed", "oauth_client_not_found"],
         "Without a trusted client and redirect_uri the error cannot be redirected, so it is answered here."))
-      .annotate(OpenApi.Description, "The authorization code flow (PKCE required, S256 or plain; redirect_uri matched exactly)")
+      .addError(RateLimited)
+      .annotate(OpenApi.Description,
+        "The authorization code flow (PKCE required, S256 or plain; redirect_uri matched exactly); RATE_LIMIT_OAUTH_AUTHORIZE per client")
   )
   .add(
     HttpApiEndpoint.post("token", "/oauth/token")

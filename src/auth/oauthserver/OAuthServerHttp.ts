@@ -33,7 +33,7 @@ export const OAuthServerHttpLive = HttpApiBuilder.group(OAuthServerApi, "oauthSe
     return handlers
       .handle("authorize", ({ urlParams }) =>
         Effect.map(
-          server.authorize({
+          Effect.zipRight(limits.check("oauth_authorize"), server.authorize({
             client_id: urlParams.client_id ?? "",
             redirect_uri: urlParams.redirect_uri ?? "",
             response_type: urlParams.response_type ?? "",
@@ -43,9 +43,9 @@ export const OAuthServerHttpLive = HttpApiBuilder.group(OAuthServerApi, "oauthSe
             code_challenge: urlParams.code_challenge ?? "",
             code_challenge_method: urlParams.code_challenge_method ?? "",
             nonce: urlParams.nonce ?? ""
-          }),
+          })),
           (location) => HttpServerResponse.redirect(location, { status: 302 })
-        ) as unknown as Effect.Effect<void, AuthError>)
+        ))
       .handle("token", () =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest

@@ -689,6 +689,21 @@ describe("OAuth 2.1 server with the HS256 secret as its only signing key", () =>
   })
 })
 
+describe("OAuth 2.1 server behind a client header", () => {
+  acceptance({ ...env, AUTH_RATE_LIMIT_HEADER: "x-client-ip" })((it) => {
+    it.effect("/oauth/authorize is limited per client: a burst of 60, then 429 over_request_rate_limit; another client is not", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const from = (ip: string) => raw(url, "/oauth/authorize", { headers: { "x-client-ip": ip } })
+        for (let i = 0; i < 60; i++) expect((yield* from("198.51.100.20")).status).toBe(400)
+        const limited = yield* from("198.51.100.20")
+        expect(limited.status).toBe(429)
+        expect(limited.json).toMatchObject({ error_code: "over_request_rate_limit" })
+        expect((yield* from("198.51.100.21")).status).toBe(400)
+      }))
+  })
+})
+
 const ed25519 = generateKeyPairSync("ed25519").privateKey
 const EDDSA_KID = "gatehouse-oauth-eddsa"
 
