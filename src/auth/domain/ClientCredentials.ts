@@ -1,4 +1,5 @@
 import { timingSafeEqual, createHash } from "node:crypto"
+import { goQueryUnescape } from "./OAuthRedirect.js"
 
 /** How a client authenticated at /oauth/token (RFC 7591's names). */
 export type ClientAuthMethod = "client_secret_basic" | "client_secret_post" | "none"
@@ -10,16 +11,6 @@ export interface PresentedCredentials {
 }
 
 const STD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
-
-/** application/x-www-form-urlencoded decoding of one value (`+` a space), or undefined for a malformed escape. */
-export const formUrlDecode = (value: string): string | undefined => {
-  if (/%(?![0-9A-Fa-f]{2})/.test(value)) return undefined
-  try {
-    return decodeURIComponent(value.replace(/\+/g, " "))
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * HTTP Basic client credentials (RFC 6749 §2.3.1): standard base64 of `id:secret`, each half form-url-encoded by the
@@ -33,8 +24,8 @@ export const parseBasicCredentials = (header: string): { readonly id: string; re
   const decoded = Buffer.from(encoded, "base64").toString("utf8")
   const colon = decoded.indexOf(":")
   if (colon < 0) return { problem: "invalid basic auth format" }
-  const id = formUrlDecode(decoded.slice(0, colon))
-  const secret = formUrlDecode(decoded.slice(colon + 1))
+  const id = goQueryUnescape(decoded.slice(0, colon))
+  const secret = goQueryUnescape(decoded.slice(colon + 1))
   if (id === undefined || secret === undefined) return { problem: "invalid basic auth encoding" }
   return { id, secret }
 }

@@ -20,8 +20,8 @@ export interface RegisterParams {
   readonly logoUri: string
 }
 
-/** An update body: a field left out (or null) is not updated. */
-export interface UpdateParams {
+/** An update body, and what the repo changes: a field left out (or null in the body) is not updated. */
+export interface OAuthClientChanges {
   readonly redirectUris?: ReadonlyArray<string>
   readonly grantTypes?: ReadonlyArray<string>
   readonly clientName?: string
@@ -78,7 +78,7 @@ export const readRegisterBody = (body: unknown): RegisterParams | undefined => {
 }
 
 /** An update body, or undefined where GoTrue's decoder fails. */
-export const readUpdateBody = (body: unknown): UpdateParams | undefined => {
+export const readUpdateBody = (body: unknown): OAuthClientChanges | undefined => {
   if (!isObject(body)) return undefined
   const fields = {
     redirectUris: listField(body, "redirect_uris"),
@@ -93,7 +93,7 @@ export const readUpdateBody = (body: unknown): UpdateParams | undefined => {
     if (!field.ok) return undefined
     if (field.value !== undefined) out[key] = field.value
   }
-  return out as UpdateParams
+  return out as OAuthClientChanges
 }
 
 const redirectUrisProblem = (uris: ReadonlyArray<string>, required: boolean): string | undefined => {
@@ -178,7 +178,7 @@ export const decideRegistration = (p: RegisterParams): {
 }
 
 /** Why an update is refused (GoTrue's updateOAuthServerClient, no prefix), or undefined. */
-export const updateProblem = (p: UpdateParams, clientType: string): string | undefined => {
+export const updateProblem = (p: OAuthClientChanges, clientType: string): string | undefined => {
   if (Object.keys(p).length === 0) return "No fields provided for update"
   const problem = (p.redirectUris === undefined ? undefined : redirectUrisProblem(p.redirectUris, false)) ??
     (p.grantTypes === undefined ? undefined : grantTypesProblem(p.grantTypes)) ??

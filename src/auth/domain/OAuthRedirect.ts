@@ -13,8 +13,11 @@ export const goQueryEscape = (value: string): string =>
     .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
     .replace(/%20/g, "+")
 
-/** Go's url.QueryUnescape, or undefined for a malformed escape. */
-const goQueryUnescape = (value: string): string | undefined => {
+/**
+ * Go's url.QueryUnescape, which form decoding uses too (`+` a space), or undefined for a malformed escape: a query
+ * here, a token request's form body and Basic credentials' halves in ClientCredentials and OAuthTokenRequest.
+ */
+export const goQueryUnescape = (value: string): string | undefined => {
   if (/%(?![0-9A-Fa-f]{2})/.test(value)) return undefined
   try {
     return decodeURIComponent(value.replace(/\+/g, " "))

@@ -9,13 +9,14 @@ import { AuthError } from "../domain/AuthError.js"
 import {
   type ClientAuthMethod,
   clientAuthProblem,
-  formUrlDecode,
   hashClientSecret,
   parseBasicCredentials,
   type PresentedCredentials,
   UUID_PATTERN
 } from "../domain/ClientCredentials.js"
+import { fitsAuthorizationColumns, type OAuthAuthorizationRequest } from "../domain/OAuthAuthorizationRequest.js"
 import { idTokenClaims, userInfoClaims } from "../domain/OAuthClaims.js"
+import { clientDetails, clientJson, splitList } from "../domain/OAuthClientJson.js"
 import {
   decideRegistration,
   readRegisterBody,
@@ -26,8 +27,9 @@ import {
 } from "../domain/OAuthClientRules.js"
 import { errorRedirect, successRedirect } from "../domain/OAuthRedirect.js"
 import { resourceProblem } from "../domain/OAuthRedirectUri.js"
-import { coversScopes, fitsAuthorizationColumns, hasScope, parseScopes, pkceProblem, scopeProblem } from "../domain/OAuthScopes.js"
-import { type PkceChallenge, verifierMatches } from "../domain/Pkce.js"
+import { coversScopes, hasScope, parseScopes, scopeProblem } from "../domain/OAuthScopes.js"
+import { type OAuthTokenRequest, readTokenBody, type TokenFields } from "../domain/OAuthTokenRequest.js"
+import { oauthPkceProblem, type PkceChallenge, verifierMatches } from "../domain/Pkce.js"
 import { allowedRedirect } from "../domain/RedirectTo.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
@@ -37,72 +39,6 @@ import { AuditLog } from "../users/AuditLog.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 import { type OAuthAuthorizationRow, type OAuthClientRow, OAuthServerRepo } from "./OAuthServerRepo.js"
 
-/** A client as GoTrue's admin API and registration answer it (empty optional strings left out). */
-export interface OAuthClientJson {
-  readonly client_id: string
-  readonly client_secret?: string
-  readonly client_type: string
-  readonly redirect_uris: ReadonlyArray<string>
-  readonly token_endpoint_auth_method: string
-  readonly grant_types: ReadonlyArray<string>
-  readonly response_types: ReadonlyArray<string>
-  readonly client_name?: string
-  readonly client_uri?: string
-  readonly logo_uri?: string
-  readonly registration_type: string
-  readonly created_at: string
-  readonly updated_at: string
-}
-
-const splitList = (list: string): ReadonlyArray<string> => list.split(",").map((s) => s.trim()).filter((s) => s !== "")
-
-const present = <K extends string>(key: K, value: string | null): { [P in K]?: string } =>
-  (value === null || value === "" ? {} : { [key]: value }) as { [P in K]?: string }
-
-export const clientJson = (row: OAuthClientRow, secret?: string): OAuthClientJson => ({
-  client_id: row.id,
-  ...(secret === undefined ? {} : { client_secret: secret }),
-  client_type: row.client_type,
-  redirect_uris: splitList(row.redirect_uris),
-  token_endpoint_auth_method: row.token_endpoint_auth_method,
-  grant_types: splitList(row.grant_types),
-  response_types: ["code"],
-  ...present("client_name", row.client_name),
-  ...present("client_uri", row.client_uri),
-  ...present("logo_uri", row.logo_uri),
-  registration_type: row.registration_type,
-  created_at: row.created_at.toISOString(),
-  updated_at: row.updated_at.toISOString()
-})
-
-const clientDetails = (row: Pick<OAuthClientRow, "id" | "client_name" | "client_uri" | "logo_uri">) => ({
-  id: row.id,
-  ...present("name", row.client_name),
-  ...present("uri", row.client_uri),
-  ...present("logo_uri", row.logo_uri)
-})
-
-/** An /authorize request's query, as sent (absent is ""). */
-export interface AuthorizeRequest {
-  readonly client_id: string
-  readonly redirect_uri: string
-  readonly response_type: string
-  readonly scope: string
-  readonly state: string
-  readonly resource: string
-  readonly code_challenge: string
-  readonly code_challenge_method: string
-  readonly nonce: string
-}
-
-/** A /oauth/token request as it came: the Authorization header, the Content-Type and the raw body. */
-export interface TokenRequest {
-  readonly authorization: string | undefined
-  readonly contentType: string
-  readonly body: string
-  readonly query: string
-}
-
 export interface OAuthTokenResponse {
   readonly access_token: string
   readonly token_type: "bearer"
@@ -110,9 +46,6 @@ export interface OAuthTokenResponse {
   readonly refresh_token: string
   readonly id_token?: string
 }
-
-const TOKEN_FIELDS = ["grant_type", "code", "refresh_token", "redirect_uri", "client_id", "client_secret", "code_verifier", "resource"] as const
-type TokenFields = Record<(typeof TOKEN_FIELDS)[number], string>
 
 const invalidCredentials = (message: string) => AuthError.of(400, "invalid_credentials", message)
 const authorizationNotFound = () => AuthError.of(404, "oauth_authorization_not_found", "authorization not found")
@@ -202,10 +135,13 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       return clientJson(row, secret)
     })
 
+    /** The client an admin route found, or its 404. */
+    const foundClient = Option.match({ onNone: () => Effect.fail(clientNotFound()), onSome: (row: OAuthClientRow) => Effect.succeed(row) })
+
     /** GoTrue's LoadOAuthServerClient for the admin routes. */
     const loadClient = (clientId: string) =>
       UUID_PATTERN.test(clientId)
-        ? Effect.flatMap(repo.findClient(clientId.toLowerCase()), Option.match({ onNone: () => Effect.fail(clientNotFound()), onSome: Effect.succeed }))
+        ? Effect.flatMap(repo.findClient(clientId.toLowerCase()), foundClient)
         : Effect.fail(AuthError.validation("invalid client_id format"))
 
     const getClient = Effect.fn("OAuthServer.getClient")(function*(clientId: string) {
@@ -224,7 +160,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       const problem = updateProblem(params, client.client_type)
       if (problem !== undefined) return yield* AuthError.validation(problem)
       const updated = yield* repo.updateClient(client.id, params, yield* now)
-      return clientJson(yield* Option.match(updated, { onNone: () => Effect.fail(clientNotFound()), onSome: Effect.succeed }))
+      return clientJson(yield* foundClient(updated))
     })
 
     const deleteClient = Effect.fn("OAuthServer.deleteClient")(function*(clientId: string) {
@@ -237,13 +173,13 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       if (client.client_type !== "confidential") return yield* AuthError.validation("Cannot regenerate secret for public client")
       const secret = yield* newSecret
       const updated = yield* repo.setClientSecret(client.id, hashClientSecret(secret), yield* now)
-      return clientJson(yield* Option.match(updated, { onNone: () => Effect.fail(clientNotFound()), onSome: Effect.succeed }), secret)
+      return clientJson(yield* foundClient(updated), secret)
     })
 
     // ---- authorization ---------------------------------------------------------------------------------------------
 
     /** GET /oauth/authorize: the Location to send the browser to (the consent page, or the client with an error). */
-    const authorize = Effect.fn("OAuthServer.authorize")(function*(request: AuthorizeRequest) {
+    const authorize = Effect.fn("OAuthServer.authorize")(function*(request: OAuthAuthorizationRequest) {
       if (request.client_id === "") return yield* AuthError.validation("client_id is required")
       if (request.redirect_uri === "") return yield* AuthError.validation("redirect_uri is required")
       if (!UUID_PATTERN.test(request.client_id)) return yield* AuthError.of(400, "oauth_client_not_found", "invalid client_id format")
@@ -255,7 +191,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       const responseType = request.response_type === "" ? "code" : request.response_type
       const scope = request.scope === "" ? settings.defaultScope : request.scope
       if (responseType !== "code") return refuse("invalid_request", "only response_type=code is supported")
-      const problem = scopeProblem(scope) ?? resourceProblem(request.resource) ?? pkceProblem(request.code_challenge, request.code_challenge_method)
+      const problem = scopeProblem(scope) ?? resourceProblem(request.resource) ?? oauthPkceProblem(request.code_challenge, request.code_challenge_method)
       if (problem !== undefined) return refuse("invalid_request", problem)
       if (!fitsAuthorizationColumns({ ...request, scope })) return refuse("server_error", "error creating authorization")
       // GoTrue stores the request and then finds it has nowhere to send the user; checked first here, same answer.
@@ -286,7 +222,8 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
         ? Effect.void
         : Effect.fail(AuthError.validation("unauthorized request origin"))
 
-    type Locked = { readonly _tag: "Row"; readonly row: OAuthAuthorizationRow } | { readonly _tag: "Refused"; readonly error: AuthError }
+    type Refused = { readonly _tag: "Refused"; readonly error: AuthError }
+    type Locked = { readonly _tag: "Row"; readonly row: OAuthAuthorizationRow } | Refused
 
     /** The row locked, or the refusal; an expired pending row is marked expired (and that is committed). */
     const lockLive = (authorizationId: string, at: Date) =>
@@ -308,7 +245,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       yield* checkOrigin(origin)
       const at = yield* now
       type Outcome =
-        | { readonly _tag: "Refused"; readonly error: AuthError }
+        | Refused
         | { readonly _tag: "Approved"; readonly redirect: string }
         | { readonly _tag: "Pending"; readonly row: OAuthAuthorizationRow }
       const outcome: Outcome = yield* commit(Effect.gen(function*() {
@@ -339,7 +276,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
         authorization_id: outcome.row.authorization_id,
         redirect_uri: outcome.row.redirect_uri,
         client: clientDetails(client.value),
-        user: { id: user.id, ...present("email", user.email) },
+        user: { id: user.id, ...(user.email === null || user.email === "" ? {} : { email: user.email }) },
         scope: outcome.row.scope
       }
     })
@@ -352,73 +289,31 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       if (action !== undefined && action !== null && typeof action !== "string") return yield* AuthError.of(400, "bad_json", "invalid JSON body")
       if (action !== "approve" && action !== "deny") return yield* AuthError.validation("action must be 'approve' or 'deny'")
       const at = yield* now
-      const outcome = yield* commit(Effect.gen(function*() {
+      type Outcome = Refused | { readonly _tag: "Done"; readonly redirect: string }
+      const outcome: Outcome = yield* commit(Effect.gen(function*() {
         const locked = yield* lockLive(authorizationId, at)
         if (locked._tag === "Refused") return locked
         const row = locked.row
-        if (row.status !== "pending") return { _tag: "Refused", error: AuthError.validation("authorization request is no longer pending") } as Locked
-        if (row.user_id !== user.id) return { _tag: "Refused", error: authorizationNotFound() } as Locked
+        if (row.status !== "pending") return { _tag: "Refused", error: AuthError.validation("authorization request is no longer pending") } as Outcome
+        if (row.user_id !== user.id) return { _tag: "Refused", error: authorizationNotFound() } as Outcome
         if (action === "approve") {
           const code = yield* random.uuid()
           yield* repo.approve(row.id, code, at)
           // Each scope once: a request may name one many times, and the column holds 2048 characters.
           yield* repo.upsertConsent(yield* random.uuid(), user.id, row.client_id, [...new Set(parseScopes(row.scope))].join(" "), at)
-          return { _tag: "Done", redirect: successRedirect(row.redirect_uri, code, row.state) } as const
+          return { _tag: "Done", redirect: successRedirect(row.redirect_uri, code, row.state) } as Outcome
         }
         yield* repo.deny(row.id)
-        return { _tag: "Done", redirect: errorRedirect(row.redirect_uri, "access_denied", "User denied the request", row.state) } as const
+        return { _tag: "Done", redirect: errorRedirect(row.redirect_uri, "access_denied", "User denied the request", row.state) } as Outcome
       }))
       if (outcome._tag === "Refused") return yield* outcome.error
-      if (outcome._tag === "Row") return yield* authorizationNotFound()
       return { redirect_url: outcome.redirect }
     })
 
     // ---- token endpoint --------------------------------------------------------------------------------------------
 
-    /** The body's fields: JSON when the Content-Type says so, else a form (with the query string, as Go's FormValue). */
-    const readTokenBody = (
-      request: TokenRequest,
-      typed: ReadonlyArray<string> = TOKEN_FIELDS
-    ): TokenFields | "bad_json" | "bad_form" => {
-      const fields = Object.fromEntries(TOKEN_FIELDS.map((f) => [f, ""])) as TokenFields
-      if (request.contentType.includes("application/json")) {
-        let parsed: unknown
-        try {
-          parsed = request.body === "" ? undefined : JSON.parse(request.body)
-        } catch {
-          return "bad_json"
-        }
-        if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return "bad_json"
-        for (const field of TOKEN_FIELDS) {
-          const value = (parsed as Record<string, unknown>)[field]
-          if (value === undefined || value === null) continue
-          if (typeof value !== "string") {
-            if (typed.includes(field)) return "bad_json"
-            continue
-          }
-          fields[field] = value
-        }
-        return fields
-      }
-      const form = request.contentType.includes("application/x-www-form-urlencoded") ? request.body : ""
-      for (const source of [form, request.query]) {
-        for (const part of source.split("&")) {
-          if (part === "") continue
-          const eq = part.indexOf("=")
-          const key = formUrlDecode(eq < 0 ? part : part.slice(0, eq))
-          const value = formUrlDecode(eq < 0 ? "" : part.slice(eq + 1))
-          if (key === undefined || value === undefined) return "bad_form"
-          // GoTrue reads `resource` from a JSON body only.
-          if (key !== "resource" && (TOKEN_FIELDS as ReadonlyArray<string>).includes(key) && fields[key as keyof TokenFields] === "") {
-            fields[key as keyof TokenFields] = value
-          }
-        }
-      }
-      return fields
-    }
-
     /** GoTrue's requireOAuthClientAuth: the client, or undefined when the request named none (Basic with an empty id). */
-    const authenticateClient = (request: TokenRequest) =>
+    const authenticateClient = (request: OAuthTokenRequest) =>
       Effect.gen(function*() {
         let presented: PresentedCredentials
         if (request.authorization !== undefined && request.authorization.startsWith("Basic ")) {
@@ -444,7 +339,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       })
 
     /** POST /oauth/token. */
-    const token = Effect.fn("OAuthServer.token")(function*(request: TokenRequest) {
+    const token = Effect.fn("OAuthServer.token")(function*(request: OAuthTokenRequest) {
       const client = yield* authenticateClient(request)
       const fields = readTokenBody(request)
       if (fields === "bad_json") return yield* AuthError.oauth("invalid_request", "Invalid JSON body")

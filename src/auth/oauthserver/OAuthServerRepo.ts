@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
+import type { OAuthClientChanges } from "../domain/OAuthClientRules.js"
 import { authTables } from "../AuthTables.js"
 
 /** An oauth_clients row. GoTrue keeps the redirect URIs and grant types comma-joined. */
@@ -71,15 +72,6 @@ export interface NewOAuthClient {
   readonly clientType: string
   readonly method: string
   readonly now: Date
-}
-
-export interface OAuthClientChanges {
-  readonly redirectUris?: ReadonlyArray<string>
-  readonly grantTypes?: ReadonlyArray<string>
-  readonly clientName?: string
-  readonly clientUri?: string
-  readonly logoUri?: string
-  readonly tokenEndpointAuthMethod?: string
 }
 
 export interface NewOAuthAuthorization {

@@ -4,7 +4,6 @@ import { FastCheck } from "effect"
 import {
   clientAuthProblem,
   clientSecretMatches,
-  formUrlDecode,
   hashClientSecret,
   parseBasicCredentials
 } from "../../../src/auth/domain/ClientCredentials.js"
@@ -16,10 +15,11 @@ import {
   registerProblem,
   updateProblem
 } from "../../../src/auth/domain/OAuthClientRules.js"
-import { errorRedirect, goQueryEscape, successRedirect } from "../../../src/auth/domain/OAuthRedirect.js"
+import { errorRedirect, goQueryEscape, goQueryUnescape, successRedirect } from "../../../src/auth/domain/OAuthRedirect.js"
+import { fitsAuthorizationColumns } from "../../../src/auth/domain/OAuthAuthorizationRequest.js"
 import { goUrlParse, isGoRequestUri, redirectUriProblem, resourceProblem } from "../../../src/auth/domain/OAuthRedirectUri.js"
-import { coversScopes, parseScopes, pkceProblem, scopeProblem } from "../../../src/auth/domain/OAuthScopes.js"
-import { challengeOf, verifierMatches } from "../../../src/auth/domain/Pkce.js"
+import { coversScopes, parseScopes, scopeProblem } from "../../../src/auth/domain/OAuthScopes.js"
+import { challengeOf, oauthPkceProblem, verifierMatches } from "../../../src/auth/domain/Pkce.js"
 import type { UserRow } from "../../../src/auth/domain/UserRow.js"
 
 describe("redirect URIs (GoTrue's validateRedirectURI cases)", () => {
@@ -89,7 +89,7 @@ describe("Go's query encoding", () => {
   })
 
   it.prop("round-trips through form decoding", [FastCheck.string()], ([s]) => {
-    expect(formUrlDecode(goQueryEscape(s))).toBe(s)
+    expect(goQueryUnescape(goQueryEscape(s))).toBe(s)
   })
 
   it("redirects re-encode the URI's query with keys sorted and set values replaced", () => {
@@ -112,12 +112,24 @@ describe("scopes and PKCE", () => {
 
   it("PKCE is required, S256 or plain in any case, 43 to 128 characters", () => {
     const c = "a".repeat(43)
-    expect(pkceProblem("", "S256")).toBe("PKCE flow requires both code_challenge and code_challenge_method")
-    expect(pkceProblem(c, "")).toBe("PKCE flow requires both code_challenge and code_challenge_method")
-    expect(pkceProblem(c, "S512")).toBe("code_challenge_method must be 'S256' or 'plain'")
-    expect(pkceProblem("a".repeat(42), "plain")).toBe("code_challenge must be between 43 and 128 characters")
-    expect(pkceProblem("a".repeat(129), "PLAIN")).toBe("code_challenge must be between 43 and 128 characters")
-    expect(pkceProblem(c, "s256")).toBeUndefined()
+    expect(oauthPkceProblem("", "S256")).toBe("PKCE flow requires both code_challenge and code_challenge_method")
+    expect(oauthPkceProblem(c, "")).toBe("PKCE flow requires both code_challenge and code_challenge_method")
+    expect(oauthPkceProblem(c, "S512")).toBe("code_challenge_method must be 'S256' or 'plain'")
+    expect(oauthPkceProblem("a".repeat(42), "plain")).toBe("code_challenge must be between 43 and 128 characters")
+    expect(oauthPkceProblem("a".repeat(129), "PLAIN")).toBe("code_challenge must be between 43 and 128 characters")
+    expect(oauthPkceProblem(c, "s256")).toBeUndefined()
+  })
+
+  it("an authorization request fits GoTrue's columns, counted in characters, with no NUL", () => {
+    const fits = { redirect_uri: "https://a.example.com/cb", scope: "email", state: "s", resource: "", nonce: "n" }
+    expect(fitsAuthorizationColumns(fits)).toBe(true)
+    expect(fitsAuthorizationColumns({ ...fits, nonce: "é".repeat(255) })).toBe(true)
+    expect(fitsAuthorizationColumns({ ...fits, nonce: "n".repeat(256) })).toBe(false)
+    expect(fitsAuthorizationColumns({ ...fits, state: "s".repeat(4097) })).toBe(false)
+    expect(fitsAuthorizationColumns({ ...fits, resource: "r".repeat(2049) })).toBe(false)
+    for (const field of ["redirect_uri", "scope", "state", "resource", "nonce"]) {
+      expect(fitsAuthorizationColumns({ ...fits, [field]: "a\u0000b" }), field).toBe(false)
+    }
   })
 
   it.prop("S256 and plain verifiers match only their challenge", [FastCheck.string({ minLength: 43, maxLength: 128 })], ([verifier]) => {
