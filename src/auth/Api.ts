@@ -11,6 +11,7 @@ import { InviteGroup } from "./invite/InviteApi.js"
 import { LogoutGroup } from "./logout/LogoutApi.js"
 import { AdminFactorsGroup } from "./mfa/AdminFactorsApi.js"
 import { FactorsGroup } from "./mfa/FactorsApi.js"
+import { AdminOAuthClientsGroup, OAuthDiscoveryGroup, OAuthGrantsGroup, OAuthServerGroup } from "./oauthserver/OAuthServerApi.js"
 import { OtpGroup } from "./otp/OtpApi.js"
 import { AdminPasskeysGroup, PasskeysGroup } from "./passkeys/PasskeysApi.js"
 import { ProfileGroup } from "./profile/ProfileApi.js"
@@ -46,6 +47,7 @@ export class AuthApi extends AuthApiBase
   .add(InviteGroup)
   .add(AdminAuditGroup)
   .add(PasskeysGroup).add(AdminPasskeysGroup)
+  .add(OAuthDiscoveryGroup).add(OAuthServerGroup).add(OAuthGrantsGroup).add(AdminOAuthClientsGroup)
   .annotate(OpenApi.Title, "Gatehouse Auth")
   .annotate(OpenApi.Version, VERSION)
   .annotate(

@@ -15,6 +15,7 @@ import { InviteLive } from "./invite/InviteLive.js"
 import { RateLimits } from "./limits/RateLimits.js"
 import { LogoutLive } from "./logout/LogoutLive.js"
 import { MfaLive } from "./mfa/MfaLive.js"
+import { OAuthServerLive } from "./oauthserver/OAuthServerLive.js"
 import { OtpLive } from "./otp/OtpLive.js"
 import { PasskeysLive } from "./passkeys/PasskeysLive.js"
 import { ProfileLive } from "./profile/ProfileLive.js"
@@ -53,7 +54,8 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     MfaLive,
     AdminLive,
     InviteLive,
-    PasskeysLive
+    PasskeysLive,
+    OAuthServerLive
   ]),
   Layer.provide([
     RateLimits.Default,

@@ -91,6 +91,13 @@ export interface AuthConfig {
     readonly sso: RequestLimit
     /** RATE_LIMIT_PASSKEY: POST /passkeys/authentication/options, the one passkey route anyone may call. */
     readonly passkey: RequestLimit
+    /** RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: POST /oauth/clients/register (10 per 5 minutes by default). */
+    readonly oauthClientRegister: RequestLimit
+    /**
+     * RATE_LIMIT_OAUTH_AUTHORIZE (Gatehouse's own; GoTrue has none): GET /oauth/authorize, each of which stores a
+     * request (60 per 5 minutes in bursts of 60 by default).
+     */
+    readonly oauthAuthorize: RequestLimit
     /**
      * MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: per minute in bursts of 30, POST /factors/{id}/challenge and
      * /factors/{id}/verify each their own bucket, as GoTrue.
@@ -166,6 +173,17 @@ export interface AuthConfig {
     readonly maxPerUser: number
     /** WEBAUTHN_CHALLENGE_EXPIRY_DURATION: the life of a passkey ceremony's challenge. */
     readonly challengeExpiry: Duration.Duration
+  }
+  /** OAUTH_SERVER_*: Gatehouse as an OAuth 2.1 / OpenID Connect identity provider (off by default). */
+  readonly oauthServer: {
+    readonly enabled: boolean
+    readonly allowDynamicRegistration: boolean
+    /** Where /oauth/authorize sends the browser (SITE_URL + this path + ?authorization_id=…): the app's consent page. */
+    readonly authorizationPath: string
+    /** How long an authorization request (and so its code) lives. */
+    readonly authorizationTtl: Duration.Duration
+    /** The scope of an authorization request that names none. */
+    readonly defaultScope: string
   }
   /** WEBAUTHN_RP_*: the relying party every WebAuthn ceremony (passkeys and WebAuthn factors) names. */
   readonly webauthn: {
@@ -268,6 +286,7 @@ export const authConfigOf = (config: AuthConfig): AuthConfig => ({
   jwt: config.jwt,
   mfa: config.mfa,
   passkey: config.passkey,
+  oauthServer: config.oauthServer,
   webauthn: config.webauthn,
   external: config.external,
   smtp: config.smtp,

@@ -129,6 +129,7 @@ export const readAuthConfig = (
       adminRoles: r.list("JWT_ADMIN_ROLES", ["service_role", "supabase_admin"])
     },
     ...readWebAuthn(r, ctx, siteUrl),
+    oauthServer: readOAuthServer(r, ctx, signing.keys),
     external,
     smtp: {
       host: smtpServer.host,
@@ -151,6 +152,34 @@ export const readAuthConfig = (
       testOtp: phone.testOtp,
       ...phone.credentials
     }
+  }
+}
+
+/** OAUTH_SERVER_*, GoTrue's names and defaults; an enabled server without a consent page warns at start. */
+const readOAuthServer = (
+  r: SettingsReader,
+  ctx: ReadContext,
+  keys: ReadonlyArray<Record<string, unknown>>
+): AuthConfig["oauthServer"] => {
+  const enabled = r.boolean("OAUTH_SERVER_ENABLED", false)
+  const authorizationPath = Option.getOrElse(r.string("OAUTH_SERVER_AUTHORIZATION_PATH"), () => "")
+  if (enabled && authorizationPath === "") {
+    ctx.warnings.push(`${r.canonical("OAUTH_SERVER_AUTHORIZATION_PATH")} is not set: /oauth/authorize answers server_error until it is`)
+  }
+  const asymmetricSigner = keys.some((key) => key["kty"] !== "oct" && Array.isArray(key["key_ops"]) && key["key_ops"].includes("sign"))
+  if (enabled && !asymmetricSigner) {
+    ctx.warnings.push(`${r.canonical("OAUTH_SERVER_ENABLED")} is on with no asymmetric signing key in ${r.canonical("JWT_KEYS")}: ` +
+      "an authorization asking for the openid scope cannot get its ID token (500) until one is added")
+  }
+  const authorizationTtl = r.duration("OAUTH_SERVER_AUTHORIZATION_TTL", Duration.minutes(10))
+  // A request must outlive its own creation (the table checks expires_at > created_at): below 1s every /authorize failed.
+  if (Duration.lessThan(authorizationTtl, Duration.seconds(1))) r.fail(r.spelledAs("OAUTH_SERVER_AUTHORIZATION_TTL"), "must be at least 1s")
+  return {
+    enabled,
+    allowDynamicRegistration: r.boolean("OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION", false),
+    authorizationPath,
+    authorizationTtl,
+    defaultScope: Option.getOrElse(r.string("OAUTH_SERVER_DEFAULT_SCOPE"), () => "email")
   }
 }
 
@@ -365,6 +394,9 @@ const readRateLimits = (r: SettingsReader): AuthConfig["rateLimit"] => {
     sso: perFiveMinutes(r.parse("RATE_LIMIT_SSO", undefined, 30, REQUESTS_RULE, parseRequests)),
     web3: perFiveMinutes(r.parse("RATE_LIMIT_WEB3", undefined, 30, REQUESTS_RULE, parseRequests)),
     passkey: perFiveMinutes(r.parse("RATE_LIMIT_PASSKEY", undefined, 30, REQUESTS_RULE, parseRequests)),
+    oauthClientRegister: perFiveMinutes(r.parse("RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER", undefined, 10, REQUESTS_RULE, parseRequests)),
+    // Gatehouse's own: every /oauth/authorize stores a row, so a client may not store them without end.
+    oauthAuthorize: { events: r.parse("RATE_LIMIT_OAUTH_AUTHORIZE", undefined, 60, REQUESTS_RULE, parseRequests), per: Duration.minutes(5), burst: 60 },
     mfaChallengeAndVerify: {
       events: r.parse("MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY", undefined, 15, REQUESTS_RULE, parseRequests),
       per: Duration.minutes(1),

@@ -49,6 +49,8 @@ export class TokenSigner extends Context.Tag("platform/TokenSigner")<
     readonly verify: (token: string) => Effect.Effect<VerifiedJwt, JwtInvalid>
     /** What /.well-known/jwks.json serves: public keys only, never HMAC secrets. */
     readonly jwks: { readonly keys: ReadonlyArray<JWK> }
+    /** The algorithm `sign` uses (ID tokens are refused with HS256, whose key cannot be published). */
+    readonly signingAlgorithm: Algorithm
   }
 >() {}
 
@@ -286,7 +288,8 @@ const make = Effect.fnUntraced(function*(options: TokenSignerOptions) {
       }
       return { header, payload }
     }),
-    jwks: { keys: keys.flatMap((key) => Option.toArray(key.publicJwk)) }
+    jwks: { keys: keys.flatMap((key) => Option.toArray(key.publicJwk)) },
+    signingAlgorithm: signingKey.alg
   })
 })
 

@@ -889,7 +889,7 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         const tokens = yield* RefreshTokensRepo
         const { digest, sessionId, tokenId, user } = yield* withSession
         expect(yield* tokens.lockSessionOf(digest)).toEqual(
-          Option.some({ session_id: sessionId, session: Option.some({ id: sessionId, not_after: null, signed_key: null, moved_on: false }) })
+          Option.some({ session_id: sessionId, session: Option.some({ id: sessionId, not_after: null, signed_key: null, moved_on: false, oauth_client_id: null, scopes: null }) })
         )
         const locked = yield* tokens.lock(digest)
         expect(Option.map(locked, (r) => [r.id, r.token, r.user_id, r.revoked, r.session_id])).toEqual(
@@ -919,7 +919,9 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
           refresh_token_hmac_key: null,
           refresh_token_counter: null,
           created_at: at(0),
-          refreshed_at: at(0)
+          refreshed_at: at(0),
+          oauth_client_id: null,
+          scopes: null
         }))
         yield* sessions.refreshed(sessionId, at(5), 7n)
         expect(Option.map(yield* sessions.lockSigned(sessionId), (row) => [row.refresh_token_counter, row.refreshed_at])).toEqual(Option.some([7n, at(5)]))

@@ -210,6 +210,20 @@ describe("production (DATABASE_URL set)", () => {
     expect(Either.getOrThrow(complete).warnings).toStrictEqual([])
   })
 
+  it("reads the OAuth server's settings (off by default) and warns when on without a consent page or an asymmetric key", () => {
+    expect(config(parseAppConfig(productionEnv)).oauthServer).toStrictEqual({
+      enabled: false, allowDynamicRegistration: false, authorizationPath: "", authorizationTtl: Duration.minutes(10), defaultScope: "email"
+    })
+    const on = Either.getOrThrow(parseAppConfig({ ...productionEnv, GOTRUE_OAUTH_SERVER_ENABLED: "true", AUTH_OAUTH_SERVER_AUTHORIZATION_TTL: "5m",
+      AUTH_OAUTH_SERVER_DEFAULT_SCOPE: "openid email", AUTH_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: "true" }))
+    expect(on.config.oauthServer).toStrictEqual({
+      enabled: true, allowDynamicRegistration: true, authorizationPath: "", authorizationTtl: Duration.minutes(5), defaultScope: "openid email"
+    })
+    expect(on.warnings).toHaveLength(2)
+    expect(on.warnings[0]).toContain("AUTH_OAUTH_SERVER_AUTHORIZATION_PATH is not set")
+    expect(on.warnings[1]).toContain("no asymmetric signing key")
+  })
+
   it("names, in one warning, the AUTH_ and GOTRUE_ variables that are set but are no setting of Gatehouse's (a misspelling, a GoTrue feature not built)", () => {
     const parsed = Either.getOrThrow(parseAppConfig({
       ...productionEnv,
@@ -471,7 +485,7 @@ describe("typed values", () => {
 describe("per-IP request limits", () => {
   const limit = (events: number, perSeconds: number, burst: number) => ({ events, perSeconds, burst })
   const read = (c: AppConfig) =>
-    Object.fromEntries((["otp", "anonymousUsers", "tokenRefresh", "verify", "verifyGuesses", "sso", "web3", "passkey"] as const).map((name) => {
+    Object.fromEntries((["otp", "anonymousUsers", "tokenRefresh", "verify", "verifyGuesses", "sso", "web3", "passkey", "oauthClientRegister", "oauthAuthorize"] as const).map((name) => {
       const { burst, events, per } = c.rateLimit[name]
       return [name, limit(events, seconds(per), burst)]
     }))
@@ -488,7 +502,10 @@ describe("per-IP request limits", () => {
       verifyGuesses: limit(30, 300, 30),
       sso: limit(30, 300, 30),
       web3: limit(30, 300, 30),
-      passkey: limit(30, 300, 30)
+      passkey: limit(30, 300, 30),
+      oauthClientRegister: limit(10, 300, 30),
+      // Gatehouse's own: GoTrue does not limit /oauth/authorize.
+      oauthAuthorize: limit(60, 300, 60)
     })
   })
 
@@ -502,7 +519,9 @@ describe("per-IP request limits", () => {
       GOTRUE_RATE_LIMIT_VERIFY_GUESSES: "3",
       AUTH_RATE_LIMIT_SSO: "0",
       AUTH_RATE_LIMIT_WEB3: "12.",
-      AUTH_RATE_LIMIT_PASSKEY: "4"
+      AUTH_RATE_LIMIT_PASSKEY: "4",
+      GOTRUE_RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: "5",
+      AUTH_RATE_LIMIT_OAUTH_AUTHORIZE: "20"
     }))
     expect(c.api.clientHeader).toStrictEqual(Option.some("X-Forwarded-For"))
     expect(read(c)).toStrictEqual({
@@ -514,12 +533,14 @@ describe("per-IP request limits", () => {
       verifyGuesses: limit(3, 300, 30),
       sso: limit(0, 300, 30),
       web3: limit(12, 300, 30),
-      passkey: limit(4, 300, 30)
+      passkey: limit(4, 300, 30),
+      oauthClientRegister: limit(5, 300, 30),
+      oauthAuthorize: limit(20, 300, 60)
     })
   })
 
   it.each(["-1", "lots", "Inf", "NaN", "1/5m", "0x10", "1e999", "30 per minute"])("refuses %j, naming the variable", (raw) => {
-    for (const name of ["OTP", "ANONYMOUS_USERS", "TOKEN_REFRESH", "VERIFY", "VERIFY_GUESSES", "SSO", "WEB3", "PASSKEY"]) {
+    for (const name of ["OTP", "ANONYMOUS_USERS", "TOKEN_REFRESH", "VERIFY", "VERIFY_GUESSES", "SSO", "WEB3", "PASSKEY", "OAUTH_AUTHORIZE"]) {
       expect(issues(embedded({ [`GOTRUE_RATE_LIMIT_${name}`]: raw }))).toStrictEqual([
         { variable: `GOTRUE_RATE_LIMIT_${name}`, rule: "must be a number of requests, not negative (decimals allowed, e.g. 30 or 2.5)" }
       ])
@@ -549,6 +570,9 @@ describe("rules", () => {
     ["AUTH_EXTERNAL_EMAIL_ENABLED", "enabled", "must be a boolean"],
     ["AUTH_MAILER_OTP_EXP", "1d", "must be a duration"],
     ["AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", "-10s", "must be a duration"],
+    ["AUTH_OAUTH_SERVER_AUTHORIZATION_TTL", "0", "must be at least 1s"],
+    ["AUTH_OAUTH_SERVER_AUTHORIZATION_TTL", "999ms", "must be at least 1s"],
+    ["GOTRUE_OAUTH_SERVER_AUTHORIZATION_TTL", "0s", "must be at least 1s"],
     ["LOG_LEVEL", "verbose", "must be one of: panic, fatal, error, warn, warning, info, debug, trace"],
     ["AUTH_METRICS_EXPORTER", "statsd", "must be one of: opentelemetry, prometheus"],
     ["AUTH_TRACING_EXPORTER", "zipkin", "must be one of: opentelemetry"],

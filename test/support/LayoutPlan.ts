@@ -40,7 +40,7 @@ export const PLAN: LayoutPlan = {
   products: {
     auth: {
       features: [
-        "admin", "external", "invite", "landing", "logout", "mfa", "otp", "passkeys", "profile", "recover", "resend",
+        "admin", "external", "invite", "landing", "logout", "mfa", "oauthserver", "otp", "passkeys", "profile", "recover", "resend",
         "settings", "signup", "sso", "token", "verify"
       ],
       floors: [

@@ -4,7 +4,7 @@
  * (string, bool, int, time.Time, uuid.UUID) fails the scan, so the whole query fails and the request answers 500
  * ("Database error querying schema"), for every request that loads the row. A value outside a set GoTrue parses
  * fails the same way. Audited against internal/models (user.go, identity.go, sessions.go, refresh_token.go,
- * flow_state.go, factor.go, challenge.go, amr.go, one_time_token.go, audit_log_entry.go, webauthn_*.go).
+ * flow_state.go, factor.go, challenge.go, amr.go, one_time_token.go, audit_log_entry.go, webauthn_*.go, oauth_*.go).
  *
  * Columns whose Go type is a pointer, storage.NullString or a JSON type whose Scan accepts NULL (JSONMap,
  * WebAuthnSessionData, MFAWebAuthnCredential, WebAuthnTransports) are not listed: GoTrue reads NULL there.
@@ -44,6 +44,9 @@ export type GoTrueTableName =
   | "audit_log_entries"
   | "webauthn_credentials"
   | "webauthn_challenges"
+  | "oauth_clients"
+  | "oauth_authorizations"
+  | "oauth_consents"
 
 const col = (column: string, why: string): RequiredColumn => ({ column, why })
 const uuidCol = (column: string) => col(column, "uuid.UUID: its Scan refuses NULL")
@@ -187,6 +190,39 @@ export const GOTRUE_READABLE: ReadonlyArray<GoTrueTable> = [
     table: "webauthn_challenges",
     required: [uuidCol("id"), stringCol("challenge_type"), timeCol("created_at"), timeCol("expires_at")],
     parsed: [{ column: "challenge_type", values: ["signup", "registration", "authentication"], why: "GoTrue's challenge kinds" }]
+  },
+  {
+    table: "oauth_clients",
+    required: [
+      uuidCol("id"),
+      stringCol("client_secret_hash", "string: GoTrue writes \"\" for a public client, and NULL fails every client load"),
+      stringCol("registration_type"),
+      stringCol("client_type"),
+      stringCol("token_endpoint_auth_method"),
+      stringCol("redirect_uris"),
+      stringCol("grant_types"),
+      timeCol("created_at"),
+      timeCol("updated_at")
+    ],
+    parsed: []
+  },
+  {
+    table: "oauth_authorizations",
+    required: [
+      uuidCol("id"),
+      stringCol("authorization_id"),
+      uuidCol("client_id"),
+      stringCol("redirect_uri"),
+      stringCol("scope"),
+      timeCol("created_at"),
+      timeCol("expires_at")
+    ],
+    parsed: [{ column: "code_challenge_method", values: ["s256", "plain"], why: "GoTrue's PKCE methods, lower case" }]
+  },
+  {
+    table: "oauth_consents",
+    required: [uuidCol("id"), uuidCol("user_id"), uuidCol("client_id"), stringCol("scopes"), timeCol("granted_at")],
+    parsed: []
   }
 ]
 

@@ -155,8 +155,9 @@ export interface AdoptedRows {
   readonly gotrueRefreshTokens: number
   readonly verifiedFactors: number
   readonly pendingLinks: number
-  /** Rows of GoTrue features Gatehouse does not serve yet (SAML, the OAuth 2.1 server): kept as they are. */
+  /** Rows of GoTrue features Gatehouse does not serve yet (SAML): kept as they are. */
   readonly ssoProviders: number
+  /** The OAuth 2.1 server's clients (not deleted), which Gatehouse serves as GoTrue does. */
   readonly oauthClients: number
 }
 
@@ -168,9 +169,9 @@ export const describeAdoptedRows = (rows: AdoptedRows): { readonly found: string
     `${rows.softDeleted} soft-deleted), ${counted(rows.identities, "identity", "identities")}, ` +
     `${counted(rows.liveSessions, "live session")} (${rows.aal2Sessions} at aal2) with ` +
     `${counted(rows.gotrueRefreshTokens, "refresh token")} in GoTrue's format, ${counted(rows.verifiedFactors, "verified factor")}, ` +
-    `${counted(rows.pendingLinks, "pending link")}`,
-  unserved: rows.ssoProviders > 0 || rows.oauthClients > 0
-    ? `GoTrue's rows Gatehouse does not serve yet, kept as they are: ${rows.ssoProviders} SAML SSO providers, ` +
-      `${rows.oauthClients} OAuth clients (their sign-ins answer 404 until then; a switch back to GoTrue finds them unchanged)`
+    `${counted(rows.pendingLinks, "pending link")}${rows.oauthClients > 0 ? `, ${counted(rows.oauthClients, "OAuth client")}` : ""}`,
+  unserved: rows.ssoProviders > 0
+    ? `GoTrue's rows Gatehouse does not serve yet, kept as they are: ${rows.ssoProviders} SAML SSO providers ` +
+      `(their sign-ins answer 404 until then; a switch back to GoTrue finds them unchanged)`
     : undefined
 })

@@ -78,3 +78,15 @@ export const requestedPkce = (
   method: string | null | undefined
 ): Either.Either<Option.Option<PkceChallenge>, AuthError> =>
   Either.mapLeft(parsePkce(challenge, method), (problem) => AuthError.validation(pkceProblemMessage[problem]))
+
+/**
+ * The OAuth server's PKCE rule (GoTrue's oauthserver validatePKCEParams, its words), or undefined: PKCE is required,
+ * S256 or plain (any case), a challenge of 43 to 128 characters.
+ */
+export const oauthPkceProblem = (challenge: string, method: string): string | undefined => {
+  if (challenge === "" || method === "") return "PKCE flow requires both code_challenge and code_challenge_method"
+  const m = method.toLowerCase()
+  if (m !== "s256" && m !== "plain") return "code_challenge_method must be 'S256' or 'plain'"
+  if (challenge.length < 43 || challenge.length > 128) return "code_challenge must be between 43 and 128 characters"
+  return undefined
+}

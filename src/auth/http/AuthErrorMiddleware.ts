@@ -65,15 +65,20 @@ export const toAuthError = (cause: Cause.Cause<unknown>): AuthError => {
 const bodyAsJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     request.method === "GET" || request.method === "HEAD" || /^application\/json\s*(;|$)/i.test(request.headers["content-type"] ?? "") ||
-      isFormPostCallback(request)
+      keepsItsContentType(request)
       ? app
       : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({
         headers: Headers.set(request.headers, "content-type", "application/json")
       })))
 
-/** A provider's form_post answer (Apple's): the one auth route whose body is a form, as in GoTrue. */
-const isFormPostCallback = (request: HttpServerRequest.HttpServerRequest): boolean => {
+/**
+ * Whether a request's body is read by its own Content-Type rather than as JSON: a provider's form_post answer
+ * (Apple's), the one auth route whose body is a form, as in GoTrue; and the OAuth server's token endpoint, which reads
+ * its body by its Content-Type itself (forms, as RFC 6749 says, or JSON).
+ */
+const keepsItsContentType = (request: HttpServerRequest.HttpServerRequest): boolean => {
   const path = request.url.split("?")[0]
+  if (path === "/oauth/token" || path === `${AUTH_PREFIX}/oauth/token`) return true
   return (path === "/callback" || path === `${AUTH_PREFIX}/callback`) &&
     /^application\/x-www-form-urlencoded\s*(;|$)/i.test(request.headers["content-type"] ?? "")
 }

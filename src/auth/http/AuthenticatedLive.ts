@@ -4,6 +4,7 @@ import { bearerToken } from "../../platform/http/Bearer.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Authenticated } from "../contract/Authenticated.js"
 import { AuthError } from "../domain/AuthError.js"
+import { isIdTokenClaims } from "../domain/OAuthClaims.js"
 import { isBanned } from "../domain/UserRow.js"
 import { SessionsRepo } from "../sessions/SessionsRepo.js"
 
@@ -33,6 +34,8 @@ export const AuthenticatedLive = Layer.effect(
         Effect.mapError((invalid) => badJwt(invalid.reason === "expired" ? "token has invalid claims: token is expired" : "token is invalid"))
       )
       const { payload } = verified
+      // Signed with the same key, an ID token proves who the user is to its client, and nothing to this server.
+      if (isIdTokenClaims(payload)) return yield* badJwt("token is invalid")
       const sub = payload["sub"]
       // GoTrue's exact text: apps calling getUser with the anon key match on it to mean "not signed in".
       if (typeof sub !== "string" || sub === "") return yield* AuthError.of(403, "bad_jwt", "invalid claim: missing sub claim")

@@ -29,6 +29,8 @@ export type LimitedRoute =
   | "factor_challenge"
   | "factor_verify"
   | "passkey_options"
+  | "oauth_client_register"
+  | "oauth_authorize"
 
 /**
  * A per-client setting by its name after RATE_LIMIT_ (MFA_RATE_LIMIT_ for the factors' one), lower case: the `limit`
@@ -43,6 +45,8 @@ type RequestLimitName =
   | "web3"
   | "challenge_and_verify"
   | "passkey"
+  | "oauth_dynamic_client_register"
+  | "oauth_authorize"
 
 /** The setting each route's rate comes from. */
 const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
@@ -59,7 +63,9 @@ const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
   web3: "web3",
   factor_challenge: "challenge_and_verify",
   factor_verify: "challenge_and_verify",
-  passkey_options: "passkey"
+  passkey_options: "passkey",
+  oauth_client_register: "oauth_dynamic_client_register",
+  oauth_authorize: "oauth_authorize"
 }
 
 /** How often this instance deletes refilled buckets, and how long past refilling it leaves them (clock skew). */
@@ -79,7 +85,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
     const platform = yield* PlatformConfig
     const repo = yield* RateLimitsRepo
     const header = Option.fromNullable(clientHeaderName(platform.api.clientHeader))
-    const { anonymousUsers, mfaChallengeAndVerify, otp, passkey, tokenRefresh, verify, verifyGuesses, web3 } = config.rateLimit
+    const { anonymousUsers, mfaChallengeAndVerify, oauthAuthorize, oauthClientRegister, otp, passkey, tokenRefresh, verify, verifyGuesses, web3 } = config.rateLimit
     const rates: Readonly<Record<RequestLimitName, RequestRate>> = {
       otp: requestRate(otp.events, otp.per, otp.burst),
       anonymous_users: requestRate(anonymousUsers.events, anonymousUsers.per, anonymousUsers.burst),
@@ -88,7 +94,9 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
       verify_guesses: requestRate(verifyGuesses.events, verifyGuesses.per, verifyGuesses.burst),
       web3: requestRate(web3.events, web3.per, web3.burst),
       challenge_and_verify: requestRate(mfaChallengeAndVerify.events, mfaChallengeAndVerify.per, mfaChallengeAndVerify.burst),
-      passkey: requestRate(passkey.events, passkey.per, passkey.burst)
+      passkey: requestRate(passkey.events, passkey.per, passkey.burst),
+      oauth_dynamic_client_register: requestRate(oauthClientRegister.events, oauthClientRegister.per, oauthClientRegister.burst),
+      oauth_authorize: requestRate(oauthAuthorize.events, oauthAuthorize.per, oauthAuthorize.burst)
     }
 
     // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,

@@ -30,8 +30,9 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
     // GoTrue leaves iss empty when JWT_ISSUER is unset; the external URL is a more useful default.
     const issuer = Option.getOrElse(config.jwt.issuer, () => platform.api.externalUrl)
 
+    /** An OAuth client's session (`oauth`) mints tokens that also carry the client and its scopes. */
     const respond = Effect.fn("AccessTokens.respond")(function*(
-      { amr, factors, identities, refreshToken, sessionId, user }: StartedSession
+      { amr, factors, identities, oauth, refreshToken, sessionId, user }: StartedSession
     ): Effect.fn.Return<Session> {
       const iat = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const exp = iat + config.jwt.exp
@@ -50,7 +51,8 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
         aal: aalOfClaims(amr),
         amr,
         session_id: sessionId,
-        is_anonymous: user.is_anonymous
+        is_anonymous: user.is_anonymous,
+        ...oauth
       })
       return new Session({
         access_token: accessToken,

@@ -80,6 +80,10 @@ export interface LockedSession {
    * went on with the session (a switch back to GoTrue and back again), and this row's token is behind GoTrue's.
    */
   readonly moved_on?: boolean
+  /** The OAuth client the session was started for (GoTrue's OAuth server; null for every other session). */
+  readonly oauth_client_id: string | null
+  /** The scopes that client was granted, space-separated. */
+  readonly scopes: string | null
 }
 
 const NIL_INSTANCE = "00000000-0000-0000-0000-000000000000"
@@ -119,18 +123,22 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         not_after: Date | null
         signed_key: string | null
         moved_on: boolean | null
+        oauth_client_id: string | null
+        scopes: string | null
       }>`
-        SELECT r.session_id, s.id, s.not_after, s.refresh_token_hmac_key AS signed_key,
+        SELECT r.session_id, s.id, s.not_after, s.refresh_token_hmac_key AS signed_key, s.oauth_client_id, s.scopes,
           (s.refresh_token_counter > r.id AND r.created_at < s.refreshed_at AT TIME ZONE 'UTC') AS moved_on
         FROM ${sql(t.refresh_tokens)} r
         LEFT JOIN LATERAL (
-          SELECT id, not_after, refresh_token_hmac_key, refresh_token_counter, refreshed_at FROM ${sql(t.sessions)}
+          SELECT id, not_after, refresh_token_hmac_key, refresh_token_counter, refreshed_at, oauth_client_id, scopes FROM ${sql(t.sessions)}
           WHERE id = r.session_id FOR UPDATE
         ) s ON true
         WHERE r.token = ${digest}`
-      return Option.map(Option.fromNullable(located), ({ id, moved_on, not_after, session_id, signed_key }) => ({
+      return Option.map(Option.fromNullable(located), ({ id, moved_on, not_after, oauth_client_id, scopes, session_id, signed_key }) => ({
         session_id,
-        session: id === null ? Option.none<LockedSession>() : Option.some({ id, not_after, signed_key, moved_on: moved_on === true })
+        session: id === null
+          ? Option.none<LockedSession>()
+          : Option.some({ id, not_after, signed_key, moved_on: moved_on === true, oauth_client_id, scopes })
       }))
     }, Effect.orDie)
 
@@ -257,11 +265,12 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
             onSome: (row) =>
               Effect.map(
                 row.session_id === null ? Effect.succeed(Option.none()) : sessions.lockForRefresh(row.session_id),
-                // A session made in memory never holds a key for signed tokens (only GoTrue or export-sessions write one).
+                // A session made in memory never holds a key for signed tokens (only GoTrue or export-sessions write one),
+                // nor an OAuth client (the OAuth server runs on the database only).
                 (session) =>
                   Option.some({
                     session_id: row.session_id,
-                    session: Option.map(session, (found) => ({ ...found, signed_key: null, moved_on: false }))
+                    session: Option.map(session, (found) => ({ ...found, signed_key: null, moved_on: false, oauth_client_id: null, scopes: null }))
                   })
               )
           })),

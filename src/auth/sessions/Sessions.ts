@@ -40,6 +40,7 @@ export type AuthMethod =
   | "oauth"
   | "passkey"
   | "web3"
+  | "oauth_provider/authorization_code"
 
 export interface StartedSession {
   readonly sessionId: string
@@ -52,6 +53,8 @@ export interface StartedSession {
   readonly factors: ReadonlyArray<FactorRow>
   /** The session's amr claims, most recent first, for the access token. */
   readonly amr: ReadonlyArray<AmrEntry>
+  /** An OAuth client's session (the OAuth server's): its access tokens also carry the client and the granted scopes. */
+  readonly oauth?: { readonly client_id: string; readonly scope: string }
 }
 
 export type RefreshedSession = StartedSession
@@ -71,6 +74,26 @@ const notIssuedHere = AuthError.of(400, "validation_failed", "Invalid Refresh To
  */
 const refusalOfUser = (found: Option.Option<UserWithRelations>, now: Date): AuthError | undefined =>
   Option.isNone(found) ? notFound : isBanned(found.value.user, now) ? userBanned : undefined
+
+/**
+ * GoTrue's rule tying a session to the OAuth client it was started for: only that client refreshes it, at
+ * /oauth/token (`caller` is the client that authenticated there; undefined at /token), and no client refreshes any
+ * other session. Checked on the locked session, after the user and expiry checks, as GoTrue orders them.
+ */
+const clientRefusal = (sessionClient: string | null, caller: string | undefined): AuthError | undefined =>
+  sessionClient !== null
+    ? caller === undefined
+      ? AuthError.oauth("invalid_client", "Client authentication required for OAuth session")
+      : caller !== sessionClient
+      ? AuthError.oauth("invalid_client", "Client does not match the session's OAuth client")
+      : undefined
+    : caller !== undefined
+    ? AuthError.oauth("invalid_client", "Client authentication not allowed for non-OAuth session")
+    : undefined
+
+/** The OAuth claims of a session's tokens, from its row (none for a session that is not an OAuth client's). */
+const oauthOf = (clientId: string | null, scopes: string | null): Pick<RefreshedSession, "oauth"> =>
+  clientId === null ? {} : { oauth: { client_id: clientId, scope: scopes ?? "" } }
 
 /** Past the session's not_after, every exchange is refused. */
 const isPastNotAfter = (notAfter: Date | null, now: Date): boolean => notAfter !== null && notAfter.getTime() <= now.getTime()
@@ -161,7 +184,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
 
     // Every statement is a round trip, and a round trip costs more CPU here than anything else an exchange does:
     // a rotation is six statements (two locks, the user, the rotation, the session's writes, the audit entries).
-    const exchange = (token: string, now: Date) =>
+    const exchange = (token: string, now: Date, client: string | undefined) =>
       Effect.gen(function*() {
         // A session GoTrue started (an adopted database) presents GoTrue's own token, stored as it is; its child is
         // Gatehouse's, so after one rotation the session is Gatehouse's.
@@ -186,8 +209,11 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
             error: AuthError.of(400, "session_not_found", "Invalid Refresh Token: No Valid Session Found")
           } as Outcome
         }
-        const { id, moved_on, not_after, signed_key } = session.value
+        const { id, moved_on, not_after, oauth_client_id, scopes, signed_key } = session.value
         if (isPastNotAfter(not_after, now)) return { _tag: "Refused", error: sessionExpired } as Outcome
+        const wrongClient = clientRefusal(oauth_client_id, client)
+        if (wrongClient !== undefined) return { _tag: "Refused", error: wrongClient } as Outcome
+        const oauth = oauthOf(oauth_client_id, scopes)
         // Back from GoTrue after export-sessions: GoTrue refreshed the session past this token without revoking its
         // row. Its row alone would rotate it; GoTrue's counter says it is spent, so GoTrue's rules judge it.
         if (moved_on === true && token.length > 43) return { _tag: "NoRow" } as Outcome
@@ -208,7 +234,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
             const amr = yield* sessionsRepo.refreshed(id, now, exported ? null : undefined)
             // GoTrue's two entries for a rotation: the old token revoked, then the session refreshed.
             yield* audit.recordAll([["token_revoked", { actor: user }], ["token_refreshed", { actor: user }]])
-            return { _tag: "Issued", session: { user, identities, factors, sessionId: id, refreshToken: child, amr } } as Outcome
+            return { _tag: "Issued", session: { user, identities, factors, sessionId: id, refreshToken: child, amr, ...oauth } } as Outcome
           }
           case "ReturnChild":
             return {
@@ -219,7 +245,8 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
                 factors,
                 sessionId: id,
                 refreshToken: childToken(id, Option.getOrThrow(current)),
-                amr: yield* sessionsRepo.amr(id)
+                amr: yield* sessionsRepo.amr(id),
+                ...oauth
               }
             } as Outcome
           case "ReuseDetected":
@@ -248,7 +275,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
      * digest: from there the session rotates as Gatehouse's own do, and a lost answer finds that token again.
      * Lock order as the other exchange: the session row first, then the token rows (only the current one, rotated).
      */
-    const exchangeSigned = (token: string, now: Date) =>
+    const exchangeSigned = (token: string, now: Date, client: string | undefined) =>
       Effect.gen(function*() {
         // Anything that does not read as a signed token, or that the session's key did not sign, is unknown, as
         // in GoTrue's lookup: a made-up token learns nothing about which sessions exist.
@@ -266,6 +293,8 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         if (refusal !== undefined) return { _tag: "Refused", error: refusal } as Outcome
         const { factors, identities, user } = Option.getOrThrow(found)
         if (isPastNotAfter(session.not_after, now)) return { _tag: "Refused", error: sessionExpired } as Outcome
+        const wrongClient = clientRefusal(session.oauth_client_id, client)
+        if (wrongClient !== undefined) return { _tag: "Refused", error: wrongClient } as Outcome
         const { id } = session
         const presentedDigest = digestRefreshToken(token)
         const { current, nextId } = yield* tokens.latestOf(id)
@@ -285,7 +314,10 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
           policy
         )
         const issued = (refreshToken: string, amr: ReadonlyArray<AmrEntry>) =>
-          ({ _tag: "Issued", session: { user, identities, factors, sessionId: id, refreshToken, amr } }) as Outcome
+          ({
+            _tag: "Issued",
+            session: { user, identities, factors, sessionId: id, refreshToken, amr, ...oauthOf(session.oauth_client_id, session.scopes) }
+          }) as Outcome
         switch (decision._tag) {
           case "NotIssuedHere":
             return { _tag: "Refused", error: notIssuedHere } as Outcome
@@ -311,17 +343,19 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
 
     /**
      * Exchanges a refresh token. A refusal that ended the session (reuse detection) is still committed: the
-     * transaction returns the refusal as a value and the error is raised only after COMMIT.
+     * transaction returns the refusal as a value and the error is raised only after COMMIT. `client`: the OAuth
+     * client that authenticated at /oauth/token (see clientRefusal).
      */
     const refresh = Effect.fn("Sessions.refresh")(function*(
       token: string,
-      now: Date
+      now: Date,
+      client?: string
     ): Effect.fn.Return<RefreshedSession, AuthError, never> {
       if (!isWellFormedRefreshToken(token)) return yield* AuthError.validation("Refresh token is not valid")
       // Gatehouse's own tokens and GoTrue's legacy ones have rows, looked up first (the hot path, one lookup). A
       // signed token no row holds is GoTrue's, whose session's row holds the key and counter.
-      const outcome = yield* transactions.run(Effect.flatMap(exchange(token, now), (first) =>
-        first._tag === "NoRow" && token.length > 43 ? exchangeSigned(token, now) : Effect.succeed(first))).pipe(Effect.orDie)
+      const outcome = yield* transactions.run(Effect.flatMap(exchange(token, now, client), (first) =>
+        first._tag === "NoRow" && token.length > 43 ? exchangeSigned(token, now, client) : Effect.succeed(first))).pipe(Effect.orDie)
       switch (outcome._tag) {
         case "Issued":
           return outcome.session

@@ -75,6 +75,9 @@ export interface SignedSessionRow {
   readonly refresh_token_counter: bigint | null
   readonly created_at: Date | null
   readonly refreshed_at: Date | null
+  /** The OAuth client the session was started for, and its scopes (null for every other session). */
+  readonly oauth_client_id: string | null
+  readonly scopes: string | null
 }
 
 export interface UserWithRelations {
@@ -187,8 +190,10 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         counter: string | null
         created_ms: number | null
         refreshed_ms: number | null
+        oauth_client_id: string | null
+        scopes: string | null
       }>`
-        SELECT id, user_id, not_after, refresh_token_hmac_key, refresh_token_counter::text AS counter,
+        SELECT id, user_id, not_after, refresh_token_hmac_key, refresh_token_counter::text AS counter, oauth_client_id, scopes,
           (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
           (extract(epoch FROM refreshed_at) * 1000)::float8 AS refreshed_ms
         FROM ${sql(t.sessions)} WHERE id = ${id} FOR UPDATE`
@@ -375,7 +380,9 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
               refresh_token_hmac_key: null,
               refresh_token_counter: row.signedCounter,
               created_at: row.createdAt,
-              refreshed_at: row.refreshedAt
+              refreshed_at: row.refreshedAt,
+              oauth_client_id: null,
+              scopes: null
             }))),
         refreshed: (id, now, signedCounter) =>
           Effect.zipRight(

@@ -31,7 +31,8 @@ export const TokenHttpLive = HttpApiBuilder.group(TokenApi, "token", (handlers) 
         case "password":
           return counted(limited(withSessionHeaders(password.signIn(payload))))
         case "refresh_token":
-          // The refresh rules are the sessions floor's; this grant only answers with the session it returns.
+          // The refresh rules are the sessions floor's (an OAuth client's session is refused here: it is refreshed at
+          // /oauth/token); this grant only answers with the session it returns.
           return counted(limited(withSessionHeaders(Clock.currentTimeMillis.pipe(
             Effect.flatMap((ms) => sessions.refresh(payload.refresh_token ?? "", new Date(ms))),
             Effect.flatMap(tokens.respond)

@@ -95,9 +95,12 @@ describe("describeAdoptedRows", () => {
     expect(describeAdoptedRows({ ...rows, users: 2, identities: 3 }).found).toMatch(/^GoTrue's rows: 2 users .*, 3 identities, /)
   })
 
-  it.prop("warns whenever SAML providers or OAuth clients are kept, naming both counts", [FastCheck.nat(), FastCheck.nat()], ([sso, clients]) => {
-    const { unserved } = describeAdoptedRows({ ...rows, ssoProviders: sso, oauthClients: clients })
-    if (sso + clients === 0) expect(unserved).toBeUndefined()
-    else expect(unserved).toContain(`${sso} SAML SSO providers, ${clients} OAuth clients`)
+  it.prop("warns whenever SAML providers are kept; OAuth clients are served, and counted with the rows found", [FastCheck.nat(), FastCheck.nat()], ([sso, clients]) => {
+    const { found, unserved } = describeAdoptedRows({ ...rows, ssoProviders: sso, oauthClients: clients })
+    if (sso === 0) expect(unserved).toBeUndefined()
+    else expect(unserved).toContain(`${sso} SAML SSO providers`)
+    expect(unserved ?? "").not.toContain("OAuth")
+    if (clients === 0) expect(found).not.toContain("OAuth")
+    else expect(found).toMatch(new RegExp(`, ${clients} OAuth clients?$`))
   })
 })
