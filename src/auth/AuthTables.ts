@@ -4,4 +4,4 @@ import { qualifiedTables } from "../platform/sql/Tables.js"
 export type AuthTables = ReturnType<typeof authTables>
 
 export const authTables = (namespace: string) =>
-  qualifiedTables("auth", namespace, ["users", "identities", "sessions", "refresh_tokens", "mfa_amr_claims", "otp_attempts", "flow_state", "send_quotas", "audit_log_entries", "oauth_client_states", "rate_limits", "pending_tokens", "one_time_tokens", "outbox", "gatehouse_migrations", "mfa_factors", "mfa_challenges", "mfa_factor_attempts", "webauthn_credentials", "webauthn_challenges", "web3_used_messages"])
+  qualifiedTables("auth", namespace, ["users", "identities", "sessions", "refresh_tokens", "mfa_amr_claims", "otp_attempts", "flow_state", "send_quotas", "audit_log_entries", "oauth_client_states", "rate_limits", "pending_tokens", "one_time_tokens", "outbox", "gatehouse_migrations", "mfa_factors", "mfa_challenges", "mfa_factor_attempts", "webauthn_credentials", "webauthn_challenges", "web3_used_messages", "sso_providers", "sso_domains", "saml_providers", "saml_relay_states", "saml_used_assertions"])
