@@ -18,7 +18,7 @@ import { RecoverGroup } from "./recover/RecoverApi.js"
 import { ResendGroup } from "./resend/ResendApi.js"
 import { SettingsGroup } from "./settings/SettingsApi.js"
 import { SignupGroup } from "./signup/SignupApi.js"
-import { SsoGroup } from "./sso/SsoApi.js"
+import { AdminSsoGroup, SsoGroup } from "./sso/SsoApi.js"
 import { TokenGroup } from "./token/TokenApi.js"
 import { VerifyGroup } from "./verify/VerifyApi.js"
 
@@ -46,6 +46,7 @@ export class AuthApi extends AuthApiBase
   .add(InviteGroup)
   .add(AdminAuditGroup)
   .add(PasskeysGroup).add(AdminPasskeysGroup)
+  .add(AdminSsoGroup)
   .annotate(OpenApi.Title, "Gatehouse Auth")
   .annotate(OpenApi.Version, VERSION)
   .annotate(

@@ -40,6 +40,7 @@ export type AuthMethod =
   | "oauth"
   | "passkey"
   | "web3"
+  | "sso/saml"
 
 export interface StartedSession {
   readonly sessionId: string
