@@ -71,10 +71,12 @@ const bodyAsJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
         headers: Headers.set(request.headers, "content-type", "application/json")
       })))
 
-/** A provider's form_post answer (Apple's): the one auth route whose body is a form, as in GoTrue. */
+/** The auth routes whose body is a form, as in GoTrue: a provider's form_post answer (Apple's), and SAML's ACS. */
+const FORM_ROUTES = ["/callback", "/sso/saml/acs"]
+
 const isFormPostCallback = (request: HttpServerRequest.HttpServerRequest): boolean => {
-  const path = request.url.split("?")[0]
-  return (path === "/callback" || path === `${AUTH_PREFIX}/callback`) &&
+  const path = request.url.split("?")[0] ?? ""
+  return FORM_ROUTES.some((route) => path === route || path === `${AUTH_PREFIX}${route}`) &&
     /^application\/x-www-form-urlencoded\s*(;|$)/i.test(request.headers["content-type"] ?? "")
 }
 
