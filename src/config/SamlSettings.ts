@@ -30,8 +30,9 @@ export const readSamlSettings = (r: SettingsReader, apiExternalUrl: string): Sam
     r.fail(r.spelledAs("SAML_RELAY_STATE_VALIDITY_PERIOD"), "SAML RelayState validity period should be a positive duration")
   }
   if (Duration.toMillis(relayStateValidity) === 0) relayStateValidity = Duration.minutes(2)
-  const externalUrl = Option.getOrElse(r.string("SAML_EXTERNAL_URL"), () => apiExternalUrl)
-  if (externalUrl !== "" && !isAbsoluteUrl(externalUrl)) r.fail(r.spelledAs("SAML_EXTERNAL_URL"), "must be an absolute URL")
+  const ownUrl = r.string("SAML_EXTERNAL_URL")
+  if (Option.isSome(ownUrl) && !isAbsoluteUrl(ownUrl.value)) r.fail(r.spelledAs("SAML_EXTERNAL_URL"), "must be an absolute URL")
+  const externalUrl = Option.getOrElse(ownUrl, () => apiExternalUrl)
   return {
     enabled,
     privateKey,

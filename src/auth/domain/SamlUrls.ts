@@ -8,7 +8,13 @@ export interface SamlUrls {
 }
 
 export const samlUrls = (externalUrl: string): SamlUrls => {
-  const base = new URL("sso/", externalUrl.endsWith("/") ? externalUrl : `${externalUrl}/`)
+  let base: URL
+  try {
+    base = new URL("sso/", externalUrl.endsWith("/") ? externalUrl : `${externalUrl}/`)
+  } catch {
+    // Only when SAML is off can the URL be unset (API_EXTERNAL_URL may be empty): nothing is served then.
+    base = new URL("http://localhost/sso/")
+  }
   return {
     metadata: new URL("saml/metadata", base).href,
     acs: new URL("saml/acs", base).href,
