@@ -155,7 +155,7 @@ export interface AdoptedRows {
   readonly gotrueRefreshTokens: number
   readonly verifiedFactors: number
   readonly pendingLinks: number
-  /** Rows of GoTrue features Gatehouse does not serve yet (SAML, the OAuth 2.1 server): kept as they are. */
+  /** SAML SSO providers (served), and rows of the OAuth 2.1 server, which Gatehouse keeps but does not serve yet. */
   readonly ssoProviders: number
   readonly oauthClients: number
 }
@@ -168,9 +168,10 @@ export const describeAdoptedRows = (rows: AdoptedRows): { readonly found: string
     `${rows.softDeleted} soft-deleted), ${counted(rows.identities, "identity", "identities")}, ` +
     `${counted(rows.liveSessions, "live session")} (${rows.aal2Sessions} at aal2) with ` +
     `${counted(rows.gotrueRefreshTokens, "refresh token")} in GoTrue's format, ${counted(rows.verifiedFactors, "verified factor")}, ` +
-    `${counted(rows.pendingLinks, "pending link")}`,
-  unserved: rows.ssoProviders > 0 || rows.oauthClients > 0
-    ? `GoTrue's rows Gatehouse does not serve yet, kept as they are: ${rows.ssoProviders} SAML SSO providers, ` +
+    `${counted(rows.pendingLinks, "pending link")}${rows.ssoProviders > 0 ? `, ${counted(rows.ssoProviders, "SAML SSO provider")}` : ""}`,
+  // SAML SSO providers are served (with SAML_ENABLED), so they are no longer a warning.
+  unserved: rows.oauthClients > 0
+    ? `GoTrue's rows Gatehouse does not serve yet, kept as they are: ` +
       `${rows.oauthClients} OAuth clients (their sign-ins answer 404 until then; a switch back to GoTrue finds them unchanged)`
     : undefined
 })
