@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect } from "@effect/vitest"
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
+import { GOTRUE_READABLE } from "../../../src/auth/domain/GoTrueReadable.js"
 import { PERSISTENT_FORMAT, type ResponseOptions, SamlTestIdp, spPrivateKeySetting } from "../../support/SamlTestIdp.js"
 import { ServerUrl } from "../../support/TestServer.js"
 import { acceptance, adminJwt, authClient, call, decodeJwt, expectingErrors, raw } from "./AcceptanceKit.js"
@@ -340,6 +341,30 @@ describe("SAML single sign-on", () => {
         const unknownRelay = yield* postAcs(url, { SAMLResponse: response, RelayState: randomUUID() })
         expect(refusal(unknownRelay.location)).toMatchObject({ error_code: "saml_relay_state_not_found" })
       })))
+
+    it.effect("rows written to GoTrue's SSO tables hold no NULL GoTrue cannot scan (the way back)", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const { id, idp } = yield* provider(url)
+        yield* begin(url, id)
+        const request = idp.readRequest(yield* begin(url, id))
+        const posted = yield* postAcs(url, {
+          SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, request, nameId: `wayback-${randomUUID().slice(0, 6)}@example.org` }),
+          RelayState: request.relayState
+        })
+        expect(posted.status).toBe(302)
+        const sql = yield* SqlClient.SqlClient
+        const tables = GOTRUE_READABLE.filter((t) => ["sso_providers", "sso_domains", "saml_providers", "saml_relay_states"].includes(t.table))
+        expect(tables).toHaveLength(4)
+        for (const table of tables) {
+          for (const { column } of table.required) {
+            const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(`auth.${table.table}`)} WHERE ${sql(column)} IS NULL`
+            expect([table.table, column, row!.n]).toStrictEqual([table.table, column, 0])
+          }
+        }
+        const [relays] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM auth.saml_relay_states WHERE sso_provider_id = ${id}`
+        expect(relays!.n).toBe(1)
+      }))
 
     it.effect("admin CRUD: create, get (by id and resource_), list without metadata_xml, PUT semantics, delete; GoTrue's errors", () =>
       Effect.gen(function*() {
