@@ -1,6 +1,6 @@
 import type { KeyObject } from "node:crypto"
 import { Duration, Option, Redacted } from "effect"
-import { parseSamlPrivateKey } from "../auth/domain/SamlKey.js"
+import { parseSamlPrivateKey } from "../domain/SamlKey.js"
 import type { SamlConfig } from "./AuthConfig.js"
 import { isAbsoluteUrl, type SettingsReader } from "./SettingsReader.js"
 

@@ -1,6 +1,6 @@
 import { Either, Schema } from "effect"
 import { NAMEID_FORMAT } from "./SamlSpMetadata.js"
-import { childElements, parseXml, type XmlNode } from "./XmlDom.js"
+import { childElements, type XmlNode } from "./XmlNode.js"
 
 const SAML = "urn:oasis:names:tc:SAML:2.0:assertion"
 const BEARER = "urn:oasis:names:tc:SAML:2.0:cm:bearer"
@@ -56,9 +56,8 @@ const dateOf = (value: string | null): Date | undefined => {
 
 const text = (element: XmlNode | undefined): string | undefined => element === undefined ? undefined : (element.textContent ?? "")
 
-/** Reads an assertion (the XML node-saml verified) as a plain value; undefined when it is not one Assertion. */
-export const readAssertion = (xml: string): VerifiedAssertion | undefined => {
-  const root = parseXml(xml)
+/** Reads an assertion (the parsed XML node-saml verified) as a plain value; undefined when it is not one Assertion. */
+export const readAssertion = (root: XmlNode | undefined): VerifiedAssertion | undefined => {
   if (root === undefined || root.localName !== "Assertion" || root.namespaceURI !== SAML) return undefined
   const subject = children(root, "Subject")[0]
   const nameIdElement = subject === undefined ? undefined : children(subject, "NameID")[0]

@@ -1,5 +1,5 @@
 import { Either } from "effect"
-import { childElements, descendantElements, parseXml } from "./XmlDom.js"
+import { childElements, descendantElements, type XmlParse } from "./XmlNode.js"
 
 const MD = "urn:oasis:names:tc:SAML:2.0:metadata"
 const DS = "http://www.w3.org/2000/09/xmldsig#"
@@ -55,7 +55,7 @@ const isUtf8 = (bytes: Buffer): boolean => {
  * IDPSSODescriptor), with GoTrue's refusals. No DOCTYPE (entities are an XML bomb's way in); signatures on the
  * metadata itself are not checked (the admin who uploads it is trusted, as in GoTrue).
  */
-export const parseIdpMetadata = (xml: string | Buffer): Either.Either<IdpMetadata, IdpMetadataProblem> => {
+export const parseIdpMetadata = (xml: string | Buffer, parseXml: XmlParse): Either.Either<IdpMetadata, IdpMetadataProblem> => {
   const bytes = typeof xml === "string" ? Buffer.from(xml, "utf8") : xml
   if (!isUtf8(bytes)) return Either.left(invalid("SAML Metadata XML contains invalid UTF-8 characters, which are not supported at this time"))
   const text = bytes.toString("utf8")

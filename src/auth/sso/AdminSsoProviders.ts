@@ -6,6 +6,7 @@ import { AuthError } from "../domain/AuthError.js"
 import { SamlAttributeMapping } from "../domain/SamlAssertion.js"
 import { parseIdpMetadata } from "../domain/SamlIdpMetadata.js"
 import { NAMEID_FORMAT } from "../domain/SamlSpMetadata.js"
+import { parseXml } from "./XmlParser.js"
 import { type SsoProviderRow, SsoRepo } from "./SsoRepo.js"
 
 /** The admin body (create and update), as GoTrue reads it: every field optional, checked here in GoTrue's order. */
@@ -110,7 +111,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
     const loadMetadata = (source: { readonly xml: string; readonly url: string | null }) =>
       Effect.gen(function*() {
         const bytes = source.url === null ? Buffer.from(source.xml, "utf8") : yield* fetchMetadata(source.url)
-        const parsed = parseIdpMetadata(bytes)
+        const parsed = parseIdpMetadata(bytes, parseXml)
         if (Either.isLeft(parsed)) return yield* AuthError.validation(parsed.left.message)
         return { xml: bytes.toString("utf8"), url: source.url, entityId: parsed.right.entityId }
       })

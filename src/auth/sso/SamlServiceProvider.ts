@@ -5,7 +5,8 @@ import { assertionProblem, readAssertion, type VerifiedAssertion } from "../doma
 import type { IdpMetadata } from "../domain/SamlIdpMetadata.js"
 import { NAMEID_FORMAT } from "../domain/SamlSpMetadata.js"
 import type { SamlUrls } from "../domain/SamlUrls.js"
-import { childElements, parseXml } from "../domain/XmlDom.js"
+import { childElements } from "../domain/XmlNode.js"
+import { parseXml } from "./XmlParser.js"
 
 const PROTOCOL = "urn:oasis:names:tc:SAML:2.0:protocol"
 const ASSERTION = "urn:oasis:names:tc:SAML:2.0:assertion"
@@ -109,7 +110,7 @@ export const verifyResponse = (
       catch: (error) => error instanceof Error ? error.message : String(error)
     })
     if (profile === null) return yield* Effect.fail("response carries no assertion")
-    const assertion = profile.getAssertionXml === undefined ? undefined : readAssertion(profile.getAssertionXml())
+    const assertion = profile.getAssertionXml === undefined ? undefined : readAssertion(parseXml(profile.getAssertionXml()))
     if (assertion === undefined) return yield* Effect.fail("verified assertion is unreadable")
     const problem = assertionProblem(assertion, { idpEntityId: connection.idp.entityId, acsUrl: sp.urls.acs, now })
     if (problem !== undefined) return yield* Effect.fail(problem)

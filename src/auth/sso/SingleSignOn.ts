@@ -29,6 +29,7 @@ import { AuditLog } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { UniqueViolation, UsersRepo } from "../users/UsersRepo.js"
 import { authnRequestUrl, responseIssuer, type SpKeys, verifyResponse } from "./SamlServiceProvider.js"
+import { parseXml } from "./XmlParser.js"
 import { type SsoProviderRow, SsoRepo } from "./SsoRepo.js"
 
 export interface SsoStart {
@@ -62,7 +63,7 @@ const notValid = () => AuthError.validation("SAML Assertion is not valid")
 
 /** The stored metadata of a provider; it was checked when stored, so a failure here is the database's. */
 const metadataOf = (provider: SsoProviderRow): Effect.Effect<IdpMetadata> =>
-  Either.match(parseIdpMetadata(provider.metadata_xml), {
+  Either.match(parseIdpMetadata(provider.metadata_xml, parseXml), {
     onLeft: (problem) => Effect.dieMessage(`stored SAML metadata of ${provider.id} is unreadable: ${problem.message}`),
     onRight: Effect.succeed
   })

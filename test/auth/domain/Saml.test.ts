@@ -15,8 +15,9 @@ import {
 } from "../../../src/auth/domain/SamlAssertion.js"
 import { selfSignedCertificate } from "../../../src/auth/domain/SamlCertificate.js"
 import { durationMs, isMetadataStale, parseIdpMetadata } from "../../../src/auth/domain/SamlIdpMetadata.js"
-import { parseSamlPrivateKey } from "../../../src/auth/domain/SamlKey.js"
+import { parseSamlPrivateKey } from "../../../src/domain/SamlKey.js"
 import { NAMEID_FORMAT, spMetadataXml } from "../../../src/auth/domain/SamlSpMetadata.js"
+import { parseXml } from "../../../src/auth/sso/XmlParser.js"
 import { acsErrorRedirect, acsSessionRedirect, samlUrls } from "../../../src/auth/domain/SamlUrls.js"
 
 const MD = "urn:oasis:names:tc:SAML:2.0:metadata"
@@ -122,7 +123,7 @@ describe("SAML_PRIVATE_KEY", () => {
 
 describe("IdP metadata", () => {
   it("reads the entity ID, the HTTP-Redirect SSO URL and the signing certificates (use signing or none)", () => {
-    const parsed = parseIdpMetadata(idpMetadata(IDP, `entityID="https://idp.example.org" validUntil="2031-01-01T00:00:00Z" cacheDuration="PT6H"`))
+    const parsed = parseIdpMetadata(idpMetadata(IDP, `entityID="https://idp.example.org" validUntil="2031-01-01T00:00:00Z" cacheDuration="PT6H"`), parseXml)
     expect(parsed).toStrictEqual(Either.right({
       entityId: "https://idp.example.org",
       ssoRedirectUrl: "https://idp.example.org/redirect",
@@ -136,11 +137,11 @@ describe("IdP metadata", () => {
     const xml = `<md:EntitiesDescriptor xmlns:md="${MD}"><md:EntityDescriptor entityID="sp"><md:SPSSODescriptor protocolSupportEnumeration="x"/></md:EntityDescriptor>${
       idpMetadata(IDP, `entityID="idp2"`).replace(` xmlns:md="${MD}"`, "")
     }</md:EntitiesDescriptor>`
-    expect(Either.map(parseIdpMetadata(xml), (m) => m.entityId)).toStrictEqual(Either.right("idp2"))
+    expect(Either.map(parseIdpMetadata(xml, parseXml), (m) => m.entityId)).toStrictEqual(Either.right("idp2"))
   })
 
   it("refuses what GoTrue refuses, and XML that does not parse or declares a DOCTYPE", () => {
-    const message = (xml: string | Buffer) => Either.match(parseIdpMetadata(xml), { onLeft: (p) => p.message, onRight: () => "ok" })
+    const message = (xml: string | Buffer) => Either.match(parseIdpMetadata(xml, parseXml), { onLeft: (p) => p.message, onRight: () => "ok" })
     expect(message(idpMetadata(IDP, ""))).toBe("SAML Metadata does not contain an EntityID")
     expect(message(idpMetadata(""))).toBe("SAML Metadata does not contain any IDPSSODescriptor")
     expect(message(idpMetadata(IDP + IDP))).toBe("SAML Metadata contains multiple IDPSSODescriptors")
@@ -165,14 +166,14 @@ describe("IdP metadata", () => {
 
 describe("the verified assertion", () => {
   it("reads NameID whole across comments, attributes with FriendlyName, confirmations and the earliest session end", () => {
-    const read = readAssertion(`<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_x" IssueInstant="2030-01-01T00:00:00Z">
+    const read = readAssertion(parseXml(`<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_x" IssueInstant="2030-01-01T00:00:00Z">
       <saml:Issuer> https://idp.example.org </saml:Issuer>
       <saml:Subject><saml:NameID Format="${NAMEID_FORMAT.persistent}">abc<!---->def</saml:NameID>
         <saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData Recipient="https://sp/acs" NotOnOrAfter="2030-01-01T00:05:00Z"/></saml:SubjectConfirmation></saml:Subject>
       <saml:Conditions NotOnOrAfter="2030-01-01T00:10:00Z"/>
       <saml:AuthnStatement SessionNotOnOrAfter="2030-01-02T00:00:00Z"/><saml:AuthnStatement SessionNotOnOrAfter="2030-01-01T12:00:00Z"/>
       <saml:AttributeStatement><saml:Attribute Name="urn:oid:1" FriendlyName="givenName"><saml:AttributeValue>Ada</saml:AttributeValue><saml:AttributeValue/></saml:Attribute></saml:AttributeStatement>
-    </saml:Assertion>`)
+    </saml:Assertion>`))
     expect(read).toStrictEqual({
       id: "_x",
       issuer: "https://idp.example.org",
@@ -184,7 +185,7 @@ describe("the verified assertion", () => {
       conditionsNotOnOrAfter: new Date("2030-01-01T00:10:00Z"),
       sessionNotOnOrAfter: new Date("2030-01-01T12:00:00Z")
     })
-    expect(readAssertion("<Response/>")).toBeUndefined()
+    expect(readAssertion(parseXml("<Response/>"))).toBeUndefined()
   })
 
   it("holds the Issuer, a bearer Recipient at this ACS and the 90 s issue delay", () => {
