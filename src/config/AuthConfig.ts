@@ -62,7 +62,7 @@ export interface SamlConfig {
   readonly relayStateValidity: Duration.Duration
   /** SAML_EXTERNAL_URL, else API_EXTERNAL_URL: where the SP's metadata and ACS URLs are built. */
   readonly externalUrl: string
-  /** SAML_RATE_LIMIT_ASSERTION: read as GoTrue does. */
+  /** SAML_RATE_LIMIT_ASSERTION: POST /sso/saml/acs per client, per 5 minutes in bursts of 30. */
   readonly rateLimitAssertion: number
 }
 
@@ -105,7 +105,7 @@ export interface AuthConfig {
     readonly verifyGuesses: RequestLimit
     /** RATE_LIMIT_WEB3: POST /token?grant_type=web3, counted before its answer, in place of RATE_LIMIT_TOKEN. */
     readonly web3: RequestLimit
-    /** RATE_LIMIT_SSO: read and checked as GoTrue does; SSO answers "disabled" until it lands. */
+    /** RATE_LIMIT_SSO: POST /sso. */
     readonly sso: RequestLimit
     /** RATE_LIMIT_PASSKEY: POST /passkeys/authentication/options, the one passkey route anyone may call. */
     readonly passkey: RequestLimit

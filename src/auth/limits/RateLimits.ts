@@ -29,6 +29,8 @@ export type LimitedRoute =
   | "factor_challenge"
   | "factor_verify"
   | "passkey_options"
+  | "sso"
+  | "saml_assertion"
 
 /**
  * A per-client setting by its name after RATE_LIMIT_ (MFA_RATE_LIMIT_ for the factors' one), lower case: the `limit`
@@ -43,6 +45,8 @@ type RequestLimitName =
   | "web3"
   | "challenge_and_verify"
   | "passkey"
+  | "sso"
+  | "saml_assertion"
 
 /** The setting each route's rate comes from. */
 const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
@@ -59,7 +63,9 @@ const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
   web3: "web3",
   factor_challenge: "challenge_and_verify",
   factor_verify: "challenge_and_verify",
-  passkey_options: "passkey"
+  passkey_options: "passkey",
+  sso: "sso",
+  saml_assertion: "saml_assertion"
 }
 
 /** How often this instance deletes refilled buckets, and how long past refilling it leaves them (clock skew). */
@@ -88,7 +94,10 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
       verify_guesses: requestRate(verifyGuesses.events, verifyGuesses.per, verifyGuesses.burst),
       web3: requestRate(web3.events, web3.per, web3.burst),
       challenge_and_verify: requestRate(mfaChallengeAndVerify.events, mfaChallengeAndVerify.per, mfaChallengeAndVerify.burst),
-      passkey: requestRate(passkey.events, passkey.per, passkey.burst)
+      passkey: requestRate(passkey.events, passkey.per, passkey.burst),
+      sso: requestRate(config.rateLimit.sso.events, config.rateLimit.sso.per, config.rateLimit.sso.burst),
+      // SAML_RATE_LIMIT_ASSERTION: per 5 minutes in bursts of 30, as GoTrue counts it.
+      saml_assertion: requestRate(config.saml.rateLimitAssertion, Duration.minutes(5), 30)
     }
 
     // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { AdminAuthenticated } from "../contract/AdminAuthenticated.js"
 import { AuthApiBase } from "../contract/AuthApiBase.js"
 import { CaptchaProtected } from "../contract/CaptchaProtected.js"
+import { RateLimited } from "../contract/CommonRefusals.js"
 import { CodeChallenge, CodeChallengeMethod, InputString, MetaSecurity, OptionalParam, OptionalString, QueryParams } from "../contract/InputSchemas.js"
 import { Timestamp } from "../contract/Timestamp.js"
 import { AuthErrors } from "../http/AuthErrors.js"
@@ -40,6 +41,7 @@ export class SsoGroup extends HttpApiGroup.make("sso")
       .addError(AuthErrors.refused(404, ["sso_provider_not_found", "sso_provider_disabled"],
         "An unknown or disabled provider is 404, as in GoTrue."))
       .addError(AuthErrors.refused(500, ["unexpected_failure"], "The provider's metadata has no HTTP-Redirect SingleSignOnService."))
+      .addError(RateLimited)
       .middleware(CaptchaProtected)
       .annotate(OpenApi.Description, "Starts an SP-initiated SAML sign-in at the provider named by provider_id or by an email domain; PKCE with code_challenge")
   )
@@ -54,6 +56,7 @@ export class SsoGroup extends HttpApiGroup.make("sso")
       .setPayload(AcsForm.pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" })))
       .addSuccess(Redirect("Found: to redirect_to (or SITE_URL) with `?code=` (PKCE) or the session in the fragment"), { status: 302 })
       .addSuccess(Redirect("See Other: a refused response, to SITE_URL with `error`, `error_code` and `error_description` in the query"), { status: 303 })
+      .addError(RateLimited)
       .annotate(OpenApi.Description, "The Assertion Consumer Service (HTTP-POST binding). Every refusal is a 303 to SITE_URL, as in GoTrue; " +
         "an assertion already used is refused (GoTrue accepts it again without its RelayState)")
   )

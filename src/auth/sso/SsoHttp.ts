@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { RateLimits } from "../limits/RateLimits.js"
 import { AdminSsoProviders } from "./AdminSsoProviders.js"
 import { SingleSignOn } from "./SingleSignOn.js"
 import { SsoApi } from "./SsoApi.js"
@@ -7,9 +8,10 @@ import { SsoApi } from "./SsoApi.js"
 export const SsoHttpLive = HttpApiBuilder.group(SsoApi, "sso", (handlers) =>
   Effect.gen(function*() {
     const sso = yield* SingleSignOn
+    const limits = yield* RateLimits
     return handlers
       .handle("sso", ({ payload }) =>
-        Effect.map(
+        Effect.zipRight(limits.check("sso"), Effect.map(
           sso.start({
             providerId: payload.provider_id,
             domain: payload.domain,
@@ -18,7 +20,7 @@ export const SsoHttpLive = HttpApiBuilder.group(SsoApi, "sso", (handlers) =>
             codeChallengeMethod: payload.code_challenge_method
           }),
           (url) => payload.skip_http_redirect === true ? { url } : HttpServerResponse.redirect(url, { status: 303 })
-        ))
+        )))
       .handle("samlMetadata", ({ urlParams }) =>
         Effect.map(sso.metadata(urlParams.download === "true"), ({ maxAge, xml }) =>
           HttpServerResponse.text(xml, {
@@ -30,7 +32,7 @@ export const SsoHttpLive = HttpApiBuilder.group(SsoApi, "sso", (handlers) =>
           })))
       // Successes are 302 and refusals 303, as GoTrue answers them.
       .handle("samlAcs", ({ payload }) =>
-        Effect.map(sso.acs(payload), ({ location, refused }) => HttpServerResponse.redirect(location, { status: refused ? 303 : 302 })))
+        Effect.map(Effect.zipRight(limits.check("saml_assertion"), sso.acs(payload)), ({ location, refused }) => HttpServerResponse.redirect(location, { status: refused ? 303 : 302 })))
   }))
 
 export const AdminSsoHttpLive = HttpApiBuilder.group(SsoApi, "adminSso", (handlers) =>
