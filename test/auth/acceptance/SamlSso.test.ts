@@ -366,6 +366,23 @@ describe("SAML single sign-on", () => {
         expect(relays!.n).toBe(1)
       }))
 
+    it.effect("malformed input is a 4xx, never a 500", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const statuses: Array<readonly [string, number]> = []
+        const note = (label: string, status: number) => statuses.push([label, status])
+        note("sso: provider_id a number", (yield* raw(url, "/sso", { body: { provider_id: 42 } })).status)
+        note("sso: not JSON", (yield* raw(url, "/sso", { body: "{nope" })).status)
+        note("sso: provider_id not a uuid", (yield* raw(url, "/sso", { body: { provider_id: "nope" } })).status)
+        note("acs: JSON body", (yield* postAcs(url, {}).pipe(Effect.zipRight(raw(url, "/sso/saml/acs", { body: { SAMLResponse: 1 } })))).status)
+        note("acs: empty form", (yield* postAcs(url, {})).status)
+        note("acs: not a Response", (yield* postAcs(url, { SAMLResponse: Buffer.from("<x/>").toString("base64") })).status)
+        note("admin: domains a string", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", domains: "x" })).status)
+        note("admin: attribute_mapping wrong", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: newIdp().metadata(), attribute_mapping: { keys: { a: { name: 1 } } } })).status)
+        note("admin: bad UTF-8 metadata", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: "\ud800" })).status)
+        for (const [label, status] of statuses) expect([label, status >= 400 && status < 500 || status === 303]).toStrictEqual([label, true])
+      }))
+
     it.effect("admin CRUD: create, get (by id and resource_), list without metadata_xml, PUT semantics, delete; GoTrue's errors", () =>
       Effect.gen(function*() {
         const url = yield* ServerUrl
@@ -424,6 +441,26 @@ describe("SAML single sign-on", () => {
         const sql = yield* SqlClient.SqlClient
         const [left] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM auth.sso_domains WHERE sso_provider_id = ${id}`
         expect(left!.n).toBe(0)
+      }))
+  })
+})
+
+describe("SAML request limits", () => {
+  acceptance({ AUTH_SAML_ENABLED: "true", AUTH_SAML_PRIVATE_KEY: spPrivateKeySetting(), AUTH_RATE_LIMIT_HEADER: "X-Client-IP", AUTH_SAML_RATE_LIMIT_ASSERTION: "1" })((it) => {
+    it.effect("POST /sso and the ACS have buckets of their own per client (bursts of 30), answered 429", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const post = (path: string, body: unknown, client: string) => raw(url, path, { body, headers: { "x-client-ip": client } })
+        for (let i = 0; i < 30; i++) expect((yield* post("/sso", { domain: "none.example" }, "10.0.0.1")).status).toBe(404)
+        expect((yield* post("/sso", { domain: "none.example" }, "10.0.0.1")).json).toMatchObject({ error_code: "over_request_rate_limit" })
+        expect((yield* post("/sso", { domain: "none.example" }, "10.0.0.2")).status).toBe(404)
+        const acs = (client: string) =>
+          call(() => fetch(`${url}/sso/saml/acs`, {
+            method: "POST", redirect: "manual",
+            headers: { "content-type": "application/x-www-form-urlencoded", "x-client-ip": client }, body: "SAMLResponse="
+          }))
+        for (let i = 0; i < 30; i++) expect((yield* acs("10.0.0.1")).status).toBe(303)
+        expect((yield* acs("10.0.0.1")).status).toBe(429)
       }))
   })
 })
