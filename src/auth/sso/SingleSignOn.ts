@@ -318,7 +318,8 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
               return url.href
             }
           }
-          const session = yield* tokens.issue(user, "sso/saml", at)
+          // GoTrue's not_after: the IdP's SessionNotOnOrAfter ends the session (the PKCE path loses it, as in GoTrue).
+          const session = yield* tokens.issue(user, "sso/saml", at, undefined, assertion.sessionNotOnOrAfter)
           yield* countTagged(AuthMetrics.signIns, "grant_type", "sso")
           return acsSessionRedirect(target, session)
         })

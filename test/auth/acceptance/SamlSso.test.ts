@@ -119,7 +119,10 @@ describe("SAML single sign-on", () => {
         })
         expect(user.identities).toHaveLength(1)
         expect(user.identities![0]).toMatchObject({ provider: providerType, id: email.toLowerCase() })
-        expect(decodeJwt(exchanged.data.session!.access_token).payload).toMatchObject({ amr: [{ method: "sso/saml" }] })
+        expect(decodeJwt(exchanged.data.session!.access_token).payload).toMatchObject({ amr: [{ method: "sso/saml", provider: id }] })
+        // A refresh mints it again from the session's claims.
+        const refreshed = yield* call(() => client.refreshSession())
+        expect(decodeJwt(refreshed.data.session!.access_token).payload).toMatchObject({ amr: [{ method: "sso/saml", provider: id }] })
         const sql = yield* SqlClient.SqlClient
         const [row] = yield* sql<{ is_sso_user: boolean }>`SELECT is_sso_user FROM auth.users WHERE id = ${user.id}`
         expect(row!.is_sso_user).toBe(true)
@@ -149,6 +152,19 @@ describe("SAML single sign-on", () => {
           else expect(claims["sub"]).toBe(userId)
         }
         expect(yield* countRows(email)).toStrictEqual({ users: 1, identities: 1, sessions: 2 })
+
+        // The IdP's SessionNotOnOrAfter becomes the session's not_after.
+        const ends = new Date(Math.floor(Date.now() / 1000) * 1000 + 8 * 3_600_000)
+        const started = yield* call(() => client.signInWithSSO({ providerId: id }))
+        const request = idp.readRequest(started.data!.url)
+        const posted = yield* postAcs(url, {
+          SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, request, nameId: email, sessionNotOnOrAfter: ends }),
+          RelayState: request.relayState
+        })
+        const sessionId = decodeJwt(new URLSearchParams(new URL(posted.location).hash.slice(1)).get("access_token")!).payload["session_id"] as string
+        const sql = yield* SqlClient.SqlClient
+        const [session] = yield* sql<{ not_after: Date | null }>`SELECT not_after FROM auth.sessions WHERE id = ${sessionId}`
+        expect(session!.not_after).toStrictEqual(ends)
       }))
 
     it.effect("POST /sso refusals: GoTrue's codes, through auth-js", () =>
