@@ -338,6 +338,17 @@ describe("SAML single sign-on", () => {
         expect(kept!.n).toBeGreaterThan(0)
       })))
 
+    it.effect("one response posted twice at the same time signs in once", () =>
+      expectingErrors(Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const { idp } = yield* provider(url)
+        const email = `race-${randomUUID().slice(0, 6)}@example.org`
+        const response = idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: email })
+        const posted = yield* Effect.all(Array.from({ length: 4 }, () => postAcs(url, { SAMLResponse: response })), { concurrency: "unbounded" })
+        expect(posted.map((answer) => answer.status).sort()).toStrictEqual([302, 303, 303, 303])
+        expect(yield* countRows(email)).toStrictEqual({ users: 1, identities: 1, sessions: 1 })
+      })))
+
     it.effect("an IdP-initiated response (no RelayState) signs in once; an unknown issuer and a bad RelayState are refused", () =>
       expectingErrors(Effect.gen(function*() {
         const url = yield* ServerUrl
