@@ -7,10 +7,10 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect } from "@effect/vitest"
 import { randomUUID } from "node:crypto"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { GOTRUE_READABLE } from "../../../src/auth/domain/GoTrueReadable.js"
 import { PERSISTENT_FORMAT, type ResponseOptions, SamlTestIdp, spPrivateKeySetting } from "../../support/SamlTestIdp.js"
-import { ServerUrl } from "../../support/TestServer.js"
+import { ServerUrl, TestServerOver } from "../../support/TestServer.js"
 import { acceptance, adminJwt, authClient, call, decodeJwt, expectingErrors, raw } from "./AcceptanceKit.js"
 
 const SITE = "https://app.example.com"
@@ -80,13 +80,15 @@ const countRows = (email: string) =>
     return row!
   })
 
+const ENV = {
+  AUTH_SITE_URL: SITE,
+  AUTH_URI_ALLOW_LIST: `${SITE}/**`,
+  AUTH_SAML_ENABLED: "true",
+  AUTH_SAML_PRIVATE_KEY: spPrivateKeySetting()
+}
+
 describe("SAML single sign-on", () => {
-  acceptance({
-    AUTH_SITE_URL: SITE,
-    AUTH_URI_ALLOW_LIST: `${SITE}/**`,
-    AUTH_SAML_ENABLED: "true",
-    AUTH_SAML_PRIVATE_KEY: spPrivateKeySetting()
-  })((it) => {
+  acceptance(ENV)((it) => {
     it.effect("auth-js signs in by domain with PKCE: IdP round trip, code exchange, an SSO user and identity", () =>
       Effect.gen(function*() {
         const url = yield* ServerUrl
@@ -336,6 +338,20 @@ describe("SAML single sign-on", () => {
         const sql = yield* SqlClient.SqlClient
         const [kept] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM auth.saml_used_assertions WHERE expires_at > now()`
         expect(kept!.n).toBeGreaterThan(0)
+      })))
+
+    it.scoped("an assertion used at one instance is refused at another on the same database", () =>
+      expectingErrors(Effect.gen(function*() {
+        const first = yield* ServerUrl
+        const second = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV))), ServerUrl)
+        expect(second).not.toBe(first)
+        const { idp } = yield* provider(first)
+        const email = `two-${randomUUID().slice(0, 6)}@example.org`
+        const response = idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: email })
+        expect((yield* postAcs(first, { SAMLResponse: response })).status).toBe(302)
+        const again = yield* postAcs(second, { SAMLResponse: response })
+        expect(refusal(again.location)).toMatchObject({ error_code: "validation_failed", error_description: "SAML Assertion has already been used" })
+        expect(yield* countRows(email)).toStrictEqual({ users: 1, identities: 1, sessions: 1 })
       })))
 
     it.effect("one response posted twice at the same time signs in once", () =>
