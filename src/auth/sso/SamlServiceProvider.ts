@@ -104,9 +104,9 @@ export const verifyResponse = (
   Effect.gen(function*() {
     const envelope = envelopeProblem(samlResponse, sp, connection.idp.entityId)
     if (envelope !== undefined) return yield* Effect.fail(envelope)
-    const saml = samlFor(sp, connection, request ?? { createdAt: new Date(now) })
+    if (connection.idp.signingCertificates.length === 0) return yield* Effect.fail("the provider's metadata has no signing certificate")
     const { profile } = yield* Effect.tryPromise({
-      try: () => saml.validatePostResponseAsync({ SAMLResponse: samlResponse }),
+      try: () => samlFor(sp, connection, request ?? { createdAt: new Date(now) }).validatePostResponseAsync({ SAMLResponse: samlResponse }),
       catch: (error) => error instanceof Error ? error.message : String(error)
     })
     if (profile === null) return yield* Effect.fail("response carries no assertion")
