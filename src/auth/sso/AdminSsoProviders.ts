@@ -6,6 +6,7 @@ import { AuthError } from "../domain/AuthError.js"
 import { SamlAttributeMapping } from "../domain/SamlAssertion.js"
 import { parseIdpMetadata } from "../domain/SamlIdpMetadata.js"
 import { NAMEID_FORMAT } from "../domain/SamlSpMetadata.js"
+import { fetchSamlMetadata } from "./SamlMetadataFetcher.js"
 import { parseXml } from "./XmlParser.js"
 import { type SsoProviderRow, SsoRepo } from "./SsoRepo.js"
 
@@ -23,7 +24,6 @@ export interface ProviderBody {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const NAME_ID_FORMATS: ReadonlyArray<string> = ["", NAMEID_FORMAT.persistent, NAMEID_FORMAT.emailAddress, NAMEID_FORMAT.transient, NAMEID_FORMAT.unspecified]
-const MAX_METADATA_BYTES = 1024 * 1024
 
 const notFound = () => AuthError.of(404, "sso_provider_not_found", "SSO Identity Provider not found")
 
@@ -57,30 +57,6 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
     const transactions = yield* Transactions
     const random = yield* SecureRandom
 
-    const fetchMetadata = (url: string) =>
-      Effect.tryPromise({
-        try: async () => {
-          const response = await fetch(url, {
-            headers: { accept: "application/xml;charset=UTF-8" },
-            redirect: "manual",
-            signal: AbortSignal.timeout(10_000)
-          })
-          const body = Buffer.from(await response.arrayBuffer())
-          return { status: response.status, body }
-        },
-        catch: (error) => String(error)
-      }).pipe(
-        Effect.tapError((reason) => Effect.logWarning("SAML metadata fetch failed").pipe(Effect.annotateLogs({ url, reason }))),
-        Effect.mapError(() => AuthError.of(500, "unexpected_failure", "Unable to fetch SAML Metadata")),
-        Effect.flatMap(({ body, status }) => {
-          if (status !== 200) {
-            return Effect.fail(AuthError.of(400, "saml_metadata_fetch_failed", `HTTP ${status} error fetching SAML Metadata from URL '${url}'`))
-          }
-          if (body.length > MAX_METADATA_BYTES) return Effect.fail(AuthError.validation("SAML Metadata is larger than 1 MiB"))
-          return Effect.succeed(body)
-        })
-      )
-
     /** The metadata fields of a body: checked, fetched when a URL, and parsed. None when neither is sent. */
     const metadataOf = (body: ProviderBody, required: boolean) =>
       Effect.gen(function*() {
@@ -110,7 +86,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
 
     const loadMetadata = (source: { readonly xml: string; readonly url: string | null }) =>
       Effect.gen(function*() {
-        const bytes = source.url === null ? Buffer.from(source.xml, "utf8") : yield* fetchMetadata(source.url)
+        const bytes = source.url === null ? Buffer.from(source.xml, "utf8") : yield* fetchSamlMetadata(source.url)
         const parsed = parseIdpMetadata(bytes, parseXml)
         if (Either.isLeft(parsed)) return yield* AuthError.validation(parsed.left.message)
         return { xml: bytes.toString("utf8"), url: source.url, entityId: parsed.right.entityId }

@@ -19,7 +19,7 @@ import {
   type VerifiedAssertion
 } from "../domain/SamlAssertion.js"
 import { selfSignedCertificate } from "../domain/SamlCertificate.js"
-import { type IdpMetadata, parseIdpMetadata } from "../domain/SamlIdpMetadata.js"
+import { type IdpMetadata, isMetadataStale, parseIdpMetadata } from "../domain/SamlIdpMetadata.js"
 import { spMetadataXml } from "../domain/SamlSpMetadata.js"
 import { acsErrorRedirect, acsSessionRedirect, samlUrls } from "../domain/SamlUrls.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
@@ -29,6 +29,7 @@ import { AuditLog } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { UniqueViolation, UsersRepo } from "../users/UsersRepo.js"
 import { authnRequestUrl, responseIssuer, type SpKeys, verifyResponse } from "./SamlServiceProvider.js"
+import { fetchSamlMetadata } from "./SamlMetadataFetcher.js"
 import { parseXml } from "./XmlParser.js"
 import { type SsoProviderRow, SsoRepo } from "./SsoRepo.js"
 
@@ -281,6 +282,31 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
         return { provider: provider.value, request: undefined, redirectTo: relayState, flowStateId: null } satisfies Located as Located
       })
 
+    /**
+     * The metadata to verify with: the stored copy, or for a provider with a metadata_url whose copy is stale
+     * (GoTrue's rule), a fresh one with the same entity ID; when the fetch fails the stored copy is used, as in GoTrue.
+     */
+    const currentMetadata = (provider: SsoProviderRow, now: number) =>
+      Effect.gen(function*() {
+        const stored = yield* metadataOf(provider)
+        const url = provider.metadata_url ?? ""
+        if (url === "" || !isMetadataStale(stored, provider.saml_updated_at, new Date(now))) {
+          return { idp: stored, refreshed: undefined as string | undefined }
+        }
+        const fetched = yield* Effect.either(fetchSamlMetadata(url))
+        const fresh = Either.flatMap(
+          Either.mapLeft(fetched, (error) => error.message),
+          (bytes) => Either.map(Either.mapLeft(parseIdpMetadata(bytes, parseXml), (problem) => problem.message), (idp) => ({ idp, xml: bytes.toString("utf8") }))
+        )
+        if (Either.isLeft(fresh) || fresh.right.idp.entityId !== provider.entity_id) {
+          yield* Effect.logWarning("SAML metadata refresh failed; the stored copy is used").pipe(
+            Effect.annotateLogs({ provider: provider.id, reason: Either.isLeft(fresh) ? fresh.left : "the entity ID changed" })
+          )
+          return { idp: stored, refreshed: undefined as string | undefined }
+        }
+        return { idp: fresh.right.idp, refreshed: fresh.right.xml }
+      })
+
     /** The digest a used assertion is recorded under: the provider and the verified assertion's ID. */
     const digestOf = (providerId: string, assertion: VerifiedAssertion): Uint8Array =>
       new Uint8Array(createHash("sha256").update(providerId).update(Buffer.from([0])).update(assertion.id).digest())
@@ -333,12 +359,14 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
       const now = yield* Clock.currentTimeMillis
       const outcome = yield* Effect.gen(function*() {
         const located = yield* locate(post, new Date(now))
-        const idp = yield* metadataOf(located.provider)
+        const { idp, refreshed } = yield* currentMetadata(located.provider, now)
         const assertion = yield* verifyResponse(yield* keys(), { idp, nameIdFormat: located.provider.name_id_format }, post.SAMLResponse ?? "", located.request, now).pipe(
           Effect.tapError((reason) =>
             Effect.logWarning("SAML response refused").pipe(Effect.annotateLogs({ reason: reason.slice(0, 200), provider: located.provider.id }))),
           Effect.mapError(notValid)
         )
+        // Fresh metadata is kept once a response verified with it: a failed fetch or a bad copy never replaces it.
+        if (refreshed !== undefined) yield* repo.refreshMetadata(located.provider.id, refreshed, new Date(now))
         return yield* signIn(located, assertion, now)
       }).pipe(Effect.either)
       return Either.match(outcome, {
