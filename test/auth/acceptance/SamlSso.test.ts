@@ -354,6 +354,20 @@ describe("SAML single sign-on", () => {
         expect(yield* countRows(email)).toStrictEqual({ users: 1, identities: 1, sessions: 1 })
       })))
 
+    it.effect("a banned SSO user is refused with access_denied, and gets no session", () =>
+      expectingErrors(Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const { idp } = yield* provider(url)
+        const email = `banned-${randomUUID().slice(0, 6)}@example.org`
+        const first = yield* postAcs(url, { SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: email }) })
+        const userId = decodeJwt(new URLSearchParams(new URL(first.location).hash.slice(1)).get("access_token")!).payload["sub"] as string
+        expect((yield* admin(url, `/admin/users/${userId}`, "PUT", { ban_duration: "24h" })).status).toBe(200)
+        const refused = yield* postAcs(url, { SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: email }) })
+        expect(refusal(refused.location)).toMatchObject({ error: "access_denied", error_code: "user_banned" })
+        // The ban ended the first session; the refused sign-in started none.
+        expect((yield* countRows(email)).sessions).toBe(0)
+      })))
+
     it.effect("one response posted twice at the same time signs in once", () =>
       expectingErrors(Effect.gen(function*() {
         const url = yield* ServerUrl
@@ -383,6 +397,9 @@ describe("SAML single sign-on", () => {
         expect(refusal(garbage.location)).toMatchObject({ error_code: "validation_failed", error_description: "SAMLResponse is not a valid Base64 string" })
         const unknownRelay = yield* postAcs(url, { SAMLResponse: response, RelayState: randomUUID() })
         expect(refusal(unknownRelay.location)).toMatchObject({ error_code: "saml_relay_state_not_found" })
+        // A RelayState URL off the allow-list lands on SITE_URL.
+        const offList = yield* postAcs(url, { SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: email }), RelayState: "https://evil.example.net/x" })
+        expect([offList.status, offList.location.startsWith(`${SITE}/#access_token=`)]).toStrictEqual([302, true])
       })))
 
     it.effect("rows written to GoTrue's SSO tables hold no NULL GoTrue cannot scan (the way back)", () =>
