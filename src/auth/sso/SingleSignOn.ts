@@ -18,7 +18,7 @@ import {
   samlUserId,
   type VerifiedAssertion
 } from "../domain/SamlAssertion.js"
-import { selfSignedCertificate } from "../domain/SamlCertificate.js"
+import { spCertificate } from "../domain/SamlCertificate.js"
 import { type IdpMetadata, isMetadataStale, parseIdpMetadata } from "../domain/SamlIdpMetadata.js"
 import { spMetadataXml } from "../domain/SamlSpMetadata.js"
 import { acsErrorRedirect, acsSessionRedirect, samlUrls } from "../domain/SamlUrls.js"
@@ -95,14 +95,7 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
         return "localhost"
       }
     })()
-    const certificateOf = (key: Redacted.Redacted<KeyObject>) =>
-      selfSignedCertificate(Redacted.value(key), {
-        commonName: `SAML 2.0 Certificate for ${host}`,
-        notBefore: new Date(0),
-        notAfter: new Date(200 * YEAR_MS),
-        dnsNames: [`_samlsp.${host}`],
-        dataEncipherment: config.saml.allowEncryptedAssertions
-      })
+    const certificateOf = (key: Redacted.Redacted<KeyObject>) => spCertificate(Redacted.value(key), host, config.saml.allowEncryptedAssertions)
     const sp: SpKeys | undefined = Option.match(config.saml.privateKey, {
       onNone: () => undefined,
       onSome: (key) => ({ urls, privateKey: Redacted.value(key) })

@@ -2,12 +2,13 @@
  * SAML between GoTrue v2.196 and Gatehouse on one database (shared/fixtures/gotrue-v2.196): a provider Gatehouse
  * created and a user it signed in through SAML are read by the real GoTrue binary (its admin API, POST /sso, and a
  * sign-in at its ACS that finds the same user), and a provider GoTrue created signs in at Gatehouse. Both servers
- * hold the same SAML_PRIVATE_KEY, as a switch keeps it.
+ * hold the same SAML_PRIVATE_KEY, as a switch keeps it, and publish the same certificate for it.
  *
  * PostgreSQL only, and only where the GoTrue binary is (GOTRUE_BIN, else /tmp/gotrue/auth); skipped elsewhere.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { randomUUID } from "node:crypto"
+import { createPrivateKey, randomUUID } from "node:crypto"
+import { spCertificate } from "../../../src/auth/domain/SamlCertificate.js"
 import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { PostgresDatabase } from "../../../src/platform/sql/Database.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
@@ -99,6 +100,12 @@ describe.skipIf(skipped)("SAML between GoTrue v2.196 and Gatehouse on one databa
           GOTRUE_SAML_ENABLED: "true",
           GOTRUE_SAML_PRIVATE_KEY: KEY
         })
+        // GoTrue's SP certificate for the shared key is, byte for byte, the one Gatehouse derives for that host: an IdP
+        // that pinned GoTrue's certificate keeps trusting the SP after the switch.
+        const metadata = (yield* raw(url, "/sso/saml/metadata")).text
+        const theirs = /X509Certificate[^>]*>([^<]+)</.exec(metadata)![1]!.replace(/\s+/g, "")
+        const key = createPrivateKey({ key: Buffer.from(KEY, "base64"), format: "der", type: "pkcs1" })
+        expect(spCertificate(key, new URL(url).hostname, false).toString("base64")).toBe(theirs)
         const read = yield* raw(url, `/admin/sso/providers/${made.providerId}`, { bearer: serviceKey() })
         expect(read.status, read.text).toBe(200)
         expect(read.json).toMatchObject({

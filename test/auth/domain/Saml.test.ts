@@ -105,6 +105,11 @@ describe("SP metadata", () => {
     expect(certificate.subjectAltName).toBe("DNS:_samlsp.auth.example.com")
     expect(new Date(certificate.validFrom).getTime()).toBe(0)
     expect(certificate.verify(publicKey)).toBe(true)
+    // Go's encodings: the CN a PrintableString (13 = its tag), KeyUsage bits with the unused ones counted.
+    expect(der.includes(Buffer.from([0x13, 0x29, ...Buffer.from("SAML 2.0 Certificate for auth.example.com")]))).toBe(true)
+    expect(der.includes(Buffer.from("040403020780", "hex"))).toBe(true)
+    const both = selfSignedCertificate(privateKey, { commonName: "x", notBefore: new Date(0), notAfter: new Date(1), dataEncipherment: true })
+    expect(both.includes(Buffer.from("040403020490", "hex"))).toBe(true)
   })
 })
 
