@@ -55,9 +55,9 @@ export interface SamlConfig {
   readonly enabled: boolean
   /** SAML_PRIVATE_KEY: the SP's RSA key (signs AuthnRequests; its certificate is in the SP metadata). */
   readonly privateKey: Option.Option<Redacted.Redacted<KeyObject>>
-  /** SAML_PRIVATE_KEY_NEXT: read and checked; published in /settings only (rotation is not served yet). */
+  /** SAML_PRIVATE_KEY_NEXT: its certificate is published beside the current one, and it decrypts too. */
   readonly nextPrivateKey: Option.Option<Redacted.Redacted<KeyObject>>
-  /** SAML_ALLOW_ENCRYPTED_ASSERTIONS: read; encrypted assertions are not accepted yet. */
+  /** SAML_ALLOW_ENCRYPTED_ASSERTIONS: the keys are offered for encryption, and encrypted assertions decrypted. */
   readonly allowEncryptedAssertions: boolean
   readonly relayStateValidity: Duration.Duration
   /** SAML_EXTERNAL_URL, else API_EXTERNAL_URL: where the SP's metadata and ACS URLs are built. */

@@ -5,10 +5,16 @@
  * Assertion, the Response, or both. Every knob a refusal test needs: times, audience, recipient, destination,
  * issuer, InResponseTo, NameID, attributes, the signing key, and edits after signing.
  */
-import { generateKeyPairSync, type KeyObject, randomBytes } from "node:crypto"
+import { generateKeyPairSync, type KeyObject, randomBytes, X509Certificate } from "node:crypto"
+import { createRequire } from "node:module"
 import { inflateRawSync } from "node:zlib"
 import { SignedXml } from "xml-crypto"
 import { selfSignedCertificate } from "../../src/auth/domain/SamlCertificate.js"
+
+/** xml-encryption (node-saml's own decrypter), loaded untyped: it ships no declarations. */
+const xmlenc = createRequire(import.meta.url)("xml-encryption") as {
+  encrypt(content: string, options: Record<string, string>, callback: (error: Error | null, result: string) => void): void
+}
 
 const RSA_SHA256 = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
 const EXC_C14N = "http://www.w3.org/2001/10/xml-exc-c14n#"
@@ -172,6 +178,24 @@ export class SamlTestIdp {
       `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>` +
       inner + `</samlp:Response>`
     return sign === "response" || sign === "both" ? this.sign(response, "/*[local-name(.)='Response']", signer) : response
+  }
+
+  /**
+   * A Response whose signed Assertion is encrypted (AES-256-CBC, key wrapped with RSA-OAEP) for the SP certificate
+   * given (base64 DER, as its metadata publishes it): the base64 SAMLResponse.
+   */
+  async encryptedResponse(options: ResponseOptions & { readonly spEntityId: string }, spCertificate: string): Promise<string> {
+    const signed = this.sign(this.assertionXml(options), "//*[local-name(.)='Assertion']")
+    const certificate = new X509Certificate(Buffer.from(spCertificate, "base64"))
+    const encrypted = await new Promise<string>((resolve, reject) =>
+      xmlenc.encrypt(signed, {
+        rsa_pub: certificate.publicKey.export({ type: "spki", format: "pem" }).toString(),
+        pem: certificate.toString(),
+        encryptionAlgorithm: "http://www.w3.org/2001/04/xmlenc#aes256-cbc",
+        keyEncryptionAlgorithm: "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p"
+      }, (error, result) => error === null ? resolve(result) : reject(error)))
+    const xml = this.responseXml({ ...options, sign: "none" }, `<saml:EncryptedAssertion>${encrypted}</saml:EncryptedAssertion>`)
+    return Buffer.from(xml, "utf8").toString("base64")
   }
 
   /** The base64 SAMLResponse an IdP posts. */

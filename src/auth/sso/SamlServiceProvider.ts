@@ -17,6 +17,8 @@ const pemCertificate = (base64: string): string =>
 export interface SpKeys {
   readonly urls: SamlUrls
   readonly privateKey: KeyObject
+  /** With SAML_ALLOW_ENCRYPTED_ASSERTIONS: the keys an encrypted assertion is decrypted with, current first. */
+  readonly decryptionKeys: ReadonlyArray<KeyObject>
 }
 
 export interface SamlConnection {
@@ -32,14 +34,22 @@ const oneRequest = (requestId: string | undefined, createdAt: Date) => ({
   removeAsync: async (_key: string | null) => null
 })
 
-const samlFor = (sp: SpKeys, connection: SamlConnection, request: { readonly id?: string; readonly createdAt: Date }) =>
+const pem = (key: KeyObject) => key.export({ type: "pkcs8", format: "pem" }).toString()
+
+const samlFor = (
+  sp: SpKeys,
+  connection: SamlConnection,
+  request: { readonly id?: string; readonly createdAt: Date },
+  decryptionKey?: KeyObject
+) =>
   new SAML({
+    ...(decryptionKey === undefined ? {} : { decryptionPvk: pem(decryptionKey) }),
     idpCert: connection.idp.signingCertificates.map(pemCertificate),
     issuer: sp.urls.metadata,
     audience: sp.urls.metadata,
     callbackUrl: sp.urls.acs,
     ...(connection.idp.ssoRedirectUrl === undefined ? {} : { entryPoint: connection.idp.ssoRedirectUrl }),
-    privateKey: sp.privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+    privateKey: pem(sp.privateKey),
     signatureAlgorithm: "sha256",
     identifierFormat: connection.nameIdFormat ?? NAMEID_FORMAT.persistent,
     allowCreate: true,
@@ -105,10 +115,17 @@ export const verifyResponse = (
     const envelope = envelopeProblem(samlResponse, sp, connection.idp.entityId)
     if (envelope !== undefined) return yield* Effect.fail(envelope)
     if (connection.idp.signingCertificates.length === 0) return yield* Effect.fail("the provider's metadata has no signing certificate")
-    const { profile } = yield* Effect.tryPromise({
-      try: () => samlFor(sp, connection, request ?? { createdAt: new Date(now) }).validatePostResponseAsync({ SAMLResponse: samlResponse }),
-      catch: (error) => error instanceof Error ? error.message : String(error)
-    })
+    // An encrypted assertion is decrypted with the current key, else the next one (during a rotation).
+    const attempt = (decryptionKey: KeyObject | undefined) =>
+      Effect.tryPromise({
+        try: () => samlFor(sp, connection, request ?? { createdAt: new Date(now) }, decryptionKey).validatePostResponseAsync({ SAMLResponse: samlResponse }),
+        catch: (error) => error instanceof Error ? error.message : String(error)
+      })
+    const [first, ...others] = sp.decryptionKeys
+    const { profile } = yield* others.reduce(
+      (tried, key) => Effect.orElse(tried, () => attempt(key)),
+      attempt(first)
+    )
     if (profile === null) return yield* Effect.fail("response carries no assertion")
     const assertion = profile.getAssertionXml === undefined ? undefined : readAssertion(parseXml(profile.getAssertionXml()))
     if (assertion === undefined) return yield* Effect.fail("verified assertion is unreadable")

@@ -98,7 +98,13 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
     const certificateOf = (key: Redacted.Redacted<KeyObject>) => spCertificate(Redacted.value(key), host, config.saml.allowEncryptedAssertions)
     const sp: SpKeys | undefined = Option.match(config.saml.privateKey, {
       onNone: () => undefined,
-      onSome: (key) => ({ urls, privateKey: Redacted.value(key) })
+      onSome: (key) => ({
+        urls,
+        privateKey: Redacted.value(key),
+        decryptionKeys: config.saml.allowEncryptedAssertions
+          ? [key, ...Option.toArray(config.saml.nextPrivateKey)].map((one) => Redacted.value(one))
+          : []
+      })
     })
     const certificates = [config.saml.privateKey, config.saml.nextPrivateKey].flatMap((key) =>
       Option.isSome(key) ? [certificateOf(key.value)] : [])
@@ -112,6 +118,7 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
         xml: spMetadataXml({
           urls,
           certificates,
+          encryption: config.saml.allowEncryptedAssertions,
           validUntil: new Date(now + (download ? 5 * YEAR_MS : 48 * 60 * 60 * 1000)),
           ...(rotating ? { cacheDuration: "PT1H" } : {})
         }),

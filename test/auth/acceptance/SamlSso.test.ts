@@ -240,6 +240,18 @@ describe("SAML single sign-on", () => {
         refused((idp, request, email) => idp.response(options(request, email, { signer: newIdp().signer }))))
       it.effect("a signed response and assertion, one signed by another key", () =>
         refused((idp, request, email) => idp.response(options(request, email, { sign: "both", signer: newIdp().signer }))))
+      it.effect("an encrypted assertion while SAML_ALLOW_ENCRYPTED_ASSERTIONS is off", () =>
+        expectingErrors(Effect.gen(function*() {
+          const url = yield* ServerUrl
+          const { id, idp } = yield* provider(url)
+          const request = idp.readRequest(yield* begin(url, id))
+          const certificate = /<X509Certificate>([^<]+)</.exec((yield* raw(url, "/sso/saml/metadata")).text)![1]!
+          const posted = yield* postAcs(url, {
+            SAMLResponse: yield* call(() => idp.encryptedResponse({ spEntityId: SP_ENTITY_ID, request, nameId: "sealed@example.org" }, certificate)),
+            RelayState: request.relayState
+          })
+          expect(refusal(posted.location)).toMatchObject({ error_code: "validation_failed", error_description: "SAML Assertion is not valid" })
+        })))
       it.effect("a wrong audience", () =>
         refused((idp, request, email) => idp.response(options(request, email, { audience: "https://other-sp.example.com/metadata" }))))
       it.effect("no AudienceRestriction", () => refused((idp, request, email) => idp.response(options(request, email, { audience: null }))))
@@ -521,6 +533,35 @@ describe("SAML request limits", () => {
           }))
         for (let i = 0; i < 30; i++) expect((yield* acs("10.0.0.1")).status).toBe(303)
         expect((yield* acs("10.0.0.1")).status).toBe(429)
+      }))
+  })
+})
+
+describe("SAML encrypted assertions", () => {
+  acceptance({
+    ...ENV,
+    AUTH_SAML_ALLOW_ENCRYPTED_ASSERTIONS: "true",
+    AUTH_SAML_PRIVATE_KEY_NEXT: spPrivateKeySetting()
+  })((it) => {
+    it.effect("the metadata offers both keys for encryption; an assertion encrypted for either signs in", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const metadata = yield* raw(url, "/sso/saml/metadata")
+        expect(metadata.headers.get("cache-control")).toBe("public, max-age=60")
+        const encryption = [...metadata.text.matchAll(/<KeyDescriptor use="encryption">.*?<X509Certificate>([^<]+)</g)].map((match) => match[1]!)
+        expect(encryption).toHaveLength(2)
+        expect((yield* raw(url, "/settings")).json).toMatchObject({ saml_enabled: true, saml_private_key_next_configured: true })
+        const { id, idp } = yield* provider(url)
+        for (const certificate of encryption) {
+          const request = idp.readRequest(yield* begin(url, id))
+          const email = `sealed-${randomUUID().slice(0, 6)}@example.org`
+          const posted = yield* postAcs(url, {
+            SAMLResponse: yield* call(() => idp.encryptedResponse({ spEntityId: SP_ENTITY_ID, request, nameId: email }, certificate)),
+            RelayState: request.relayState
+          })
+          expect(posted.status, posted.location).toBe(302)
+          expect(decodeJwt(new URLSearchParams(new URL(posted.location).hash.slice(1)).get("access_token")!).payload["email"]).toBe(email)
+        }
       }))
   })
 })
