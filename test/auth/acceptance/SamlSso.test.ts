@@ -183,6 +183,10 @@ describe("SAML single sign-on", () => {
         expect(both.json).toMatchObject({ error_code: "validation_failed", msg: "Only one of provider_id or domain supported" })
 
         const { id } = yield* provider(url)
+        const halfPkce = yield* raw(url, "/sso", { body: { provider_id: id, code_challenge: "x".repeat(43) } })
+        expect(halfPkce.json).toMatchObject({ error_code: "validation_failed", msg: "PKCE flow requires code_challenge_method and code_challenge" })
+        const badMethod = yield* raw(url, "/sso", { body: { provider_id: id, code_challenge: "x".repeat(43), code_challenge_method: "md5" } })
+        expect(badMethod.status).toBe(400)
         const disabled = yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { disabled: true })
         expect(disabled.status).toBe(200)
         const refused = yield* call(() => client.signInWithSSO({ providerId: id }))
