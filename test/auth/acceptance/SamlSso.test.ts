@@ -370,6 +370,28 @@ describe("SAML single sign-on", () => {
         expect(yield* countRows(email)).toStrictEqual({ users: 1, identities: 1, sessions: 1 })
       })))
 
+    it.effect("SSO accounts never join other accounts: a password user and two providers' users with one email stay three users", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const email = `shared-${randomUUID().slice(0, 6)}@example.org`
+        const password = yield* admin(url, "/admin/users", "POST", { email, password: "Corr3ct-Horse-Battery", email_confirm: true })
+        expect(password.status, password.text).toBe(200)
+        const subjects: Array<string> = []
+        for (let i = 0; i < 2; i++) {
+          const { idp } = yield* provider(url)
+          const posted = yield* postAcs(url, { SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: email }) })
+          expect(posted.status, posted.location).toBe(302)
+          subjects.push(decodeJwt(new URLSearchParams(new URL(posted.location).hash.slice(1)).get("access_token")!).payload["sub"] as string)
+        }
+        expect(new Set([password.json.id, ...subjects]).size).toBe(3)
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ is_sso_user: boolean; n: number }>`SELECT is_sso_user, count(*)::int AS n FROM auth.users WHERE email = ${email} GROUP BY is_sso_user ORDER BY is_sso_user`
+        expect(rows).toStrictEqual([{ is_sso_user: false, n: 1 }, { is_sso_user: true, n: 2 }])
+        // The password user still signs in with the password, as before.
+        const signIn = yield* raw(url, "/token?grant_type=password", { body: { email, password: "Corr3ct-Horse-Battery" } })
+        expect([signIn.status, signIn.json.user.id]).toStrictEqual([200, password.json.id])
+      }))
+
     it.effect("a banned SSO user is refused with access_denied, and gets no session", () =>
       expectingErrors(Effect.gen(function*() {
         const url = yield* ServerUrl
