@@ -19,7 +19,7 @@ import { RecoverGroup } from "./recover/RecoverApi.js"
 import { ResendGroup } from "./resend/ResendApi.js"
 import { SettingsGroup } from "./settings/SettingsApi.js"
 import { SignupGroup } from "./signup/SignupApi.js"
-import { SsoGroup } from "./sso/SsoApi.js"
+import { AdminSsoGroup, SsoGroup } from "./sso/SsoApi.js"
 import { TokenGroup } from "./token/TokenApi.js"
 import { VerifyGroup } from "./verify/VerifyApi.js"
 
@@ -48,6 +48,7 @@ export class AuthApi extends AuthApiBase
   .add(AdminAuditGroup)
   .add(PasskeysGroup).add(AdminPasskeysGroup)
   .add(OAuthDiscoveryGroup).add(OAuthServerGroup).add(OAuthGrantsGroup).add(AdminOAuthClientsGroup)
+  .add(AdminSsoGroup)
   .annotate(OpenApi.Title, "Gatehouse Auth")
   .annotate(OpenApi.Version, VERSION)
   .annotate(

@@ -119,13 +119,7 @@ export const migrations = (config: DatabaseSettings) =>
 
 /** What an adopted GoTrue database holds, logged after the migrations: a report, never a reason to stop. */
 const logAdoptedRows = GoTrueAdoptionRepo.adoptedRows.pipe(
-  Effect.flatMap((rows) => {
-    const { found, unserved } = describeAdoptedRows(rows)
-    return Effect.zipRight(
-      Effect.logInfo(found).pipe(Effect.annotateLogs("adopted", rows)),
-      unserved === undefined ? Effect.void : Effect.logWarning(unserved)
-    )
-  }),
+  Effect.flatMap((rows) => Effect.logInfo(describeAdoptedRows(rows)).pipe(Effect.annotateLogs("adopted", rows))),
   Effect.catchAll(() => Effect.logWarning("could not count GoTrue's rows (an older schema?): the migrations are applied all the same"))
 )
 

@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto"
 import { Context, Duration, Option, type Redacted } from "effect"
 import type { RequestLimit } from "./RequestLimit.js"
 
@@ -49,6 +50,22 @@ export interface Web3ChainConfig {
   readonly maximumValidityDuration: Duration.Duration
 }
 
+/** SAML_*: the SAML 2.0 service provider (POST /sso, /sso/saml/*), read by config/SamlSettings.ts. */
+export interface SamlConfig {
+  readonly enabled: boolean
+  /** SAML_PRIVATE_KEY: the SP's RSA key (signs AuthnRequests; its certificate is in the SP metadata). */
+  readonly privateKey: Option.Option<Redacted.Redacted<KeyObject>>
+  /** SAML_PRIVATE_KEY_NEXT: its certificate is published beside the current one, and it decrypts too. */
+  readonly nextPrivateKey: Option.Option<Redacted.Redacted<KeyObject>>
+  /** SAML_ALLOW_ENCRYPTED_ASSERTIONS: the keys are offered for encryption, and encrypted assertions decrypted. */
+  readonly allowEncryptedAssertions: boolean
+  readonly relayStateValidity: Duration.Duration
+  /** SAML_EXTERNAL_URL, else API_EXTERNAL_URL: where the SP's metadata and ACS URLs are built. */
+  readonly externalUrl: string
+  /** SAML_RATE_LIMIT_ASSERTION: POST /sso/saml/acs per client, per 5 minutes in bursts of 30. */
+  readonly rateLimitAssertion: number
+}
+
 /** The GoTrue-compatible auth server's settings (spec/auth-server.md §1.1), parsed and validated once at start-up. */
 export interface AuthConfig {
   readonly siteUrl: string
@@ -64,6 +81,7 @@ export interface AuthConfig {
     readonly ethereum: Web3ChainConfig
     readonly solana: Web3ChainConfig
   }
+  readonly saml: SamlConfig
   readonly rateLimit: {
     /** RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT: instance-wide quotas, counted in fixed windows of `per`. */
     readonly emailSent: { readonly events: number; readonly per: Duration.Duration }
@@ -87,7 +105,7 @@ export interface AuthConfig {
     readonly verifyGuesses: RequestLimit
     /** RATE_LIMIT_WEB3: POST /token?grant_type=web3, counted before its answer, in place of RATE_LIMIT_TOKEN. */
     readonly web3: RequestLimit
-    /** RATE_LIMIT_SSO: read and checked as GoTrue does; SSO answers "disabled" until it lands. */
+    /** RATE_LIMIT_SSO: POST /sso. */
     readonly sso: RequestLimit
     /** RATE_LIMIT_PASSKEY: POST /passkeys/authentication/options, the one passkey route anyone may call. */
     readonly passkey: RequestLimit
@@ -280,6 +298,7 @@ export const authConfigOf = (config: AuthConfig): AuthConfig => ({
   externalPhoneEnabled: config.externalPhoneEnabled,
   anonymousUsersEnabled: config.anonymousUsersEnabled,
   web3: config.web3,
+  saml: config.saml,
   rateLimit: config.rateLimit,
   password: config.password,
   security: config.security,

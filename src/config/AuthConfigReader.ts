@@ -12,6 +12,7 @@ import {
   type SmsProviderName
 } from "./AuthConfig.js"
 import { developmentUrl, type PlatformConfig } from "./PlatformConfig.js"
+import { readSamlSettings } from "./SamlSettings.js"
 import type { ReadContext } from "./ReadContext.js"
 import type { RequestLimit } from "./RequestLimit.js"
 import { parseRequiredCharacters } from "./RequiredCharacters.js"
@@ -97,6 +98,7 @@ export const readAuthConfig = (
         maximumValidityDuration: r.duration("EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION", Duration.minutes(10))
       }
     },
+    saml: readSamlSettings(r, platform.api.externalUrl),
     rateLimit,
     password: {
       minLength: r.integer("PASSWORD_MIN_LENGTH", 6, { min: 1, max: 72 }),

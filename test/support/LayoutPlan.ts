@@ -57,9 +57,10 @@ export const PLAN: LayoutPlan = {
     }
   },
   // The noble and scure libraries are pure arithmetic and encodings (no I/O): the Web3 signature rules use them.
+  // The peculiar ASN.1 schemas are encodings too: the SAML SP certificate is built with them.
   domainPackages: [
     "effect", "@effect/platform", "node:crypto", "node:url", "@noble/curves/ed25519.js", "@noble/curves/secp256k1.js",
-    "@noble/hashes/sha3.js", "@scure/base"
+    "@noble/hashes/sha3.js", "@scure/base", "@peculiar/asn1-schema", "@peculiar/asn1-x509"
   ]
 }
 

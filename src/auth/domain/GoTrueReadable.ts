@@ -47,6 +47,10 @@ export type GoTrueTableName =
   | "oauth_clients"
   | "oauth_authorizations"
   | "oauth_consents"
+  | "sso_providers"
+  | "sso_domains"
+  | "saml_providers"
+  | "saml_relay_states"
 
 const col = (column: string, why: string): RequiredColumn => ({ column, why })
 const uuidCol = (column: string) => col(column, "uuid.UUID: its Scan refuses NULL")
@@ -222,6 +226,35 @@ export const GOTRUE_READABLE: ReadonlyArray<GoTrueTable> = [
   {
     table: "oauth_consents",
     required: [uuidCol("id"), uuidCol("user_id"), uuidCol("client_id"), stringCol("scopes"), timeCol("granted_at")],
+    parsed: []
+  },
+  // models/sso.go: the SSO provider with its SAML connection and domains, loaded whole for every SSO request.
+  {
+    table: "sso_providers",
+    required: [uuidCol("id"), timeCol("created_at"), timeCol("updated_at")],
+    parsed: []
+  },
+  {
+    table: "sso_domains",
+    required: [uuidCol("id"), uuidCol("sso_provider_id"), stringCol("domain"), timeCol("created_at"), timeCol("updated_at")],
+    parsed: []
+  },
+  {
+    table: "saml_providers",
+    required: [
+      uuidCol("id"),
+      uuidCol("sso_provider_id"),
+      stringCol("entity_id"),
+      stringCol("metadata_xml"),
+      col("attribute_mapping", "SAMLAttributeMapping: its Scan refuses NULL (GoTrue writes {} for no keys)"),
+      timeCol("created_at"),
+      timeCol("updated_at")
+    ],
+    parsed: []
+  },
+  {
+    table: "saml_relay_states",
+    required: [uuidCol("id"), uuidCol("sso_provider_id"), stringCol("request_id"), stringCol("redirect_to"), timeCol("created_at"), timeCol("updated_at")],
     parsed: []
   }
 ]

@@ -155,7 +155,7 @@ export interface AdoptedRows {
   readonly gotrueRefreshTokens: number
   readonly verifiedFactors: number
   readonly pendingLinks: number
-  /** Rows of GoTrue features Gatehouse does not serve yet (SAML): kept as they are. */
+  /** SAML SSO providers, served as GoTrue serves them (with SAML_ENABLED). */
   readonly ssoProviders: number
   /** The OAuth 2.1 server's clients (not deleted), which Gatehouse serves as GoTrue does. */
   readonly oauthClients: number
@@ -163,15 +163,12 @@ export interface AdoptedRows {
 
 const counted = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
 
-/** The report's lines: what was found, and a warning for the rows Gatehouse keeps but does not serve. */
-export const describeAdoptedRows = (rows: AdoptedRows): { readonly found: string; readonly unserved: string | undefined } => ({
-  found: `GoTrue's rows: ${counted(rows.users, "user")} (${rows.anonymous} anonymous, ${rows.banned} banned, ` +
+/** The report's line: what was found (every kind of row GoTrue makes is served, so none is a warning). */
+export const describeAdoptedRows = (rows: AdoptedRows): string =>
+  `GoTrue's rows: ${counted(rows.users, "user")} (${rows.anonymous} anonymous, ${rows.banned} banned, ` +
     `${rows.softDeleted} soft-deleted), ${counted(rows.identities, "identity", "identities")}, ` +
     `${counted(rows.liveSessions, "live session")} (${rows.aal2Sessions} at aal2) with ` +
     `${counted(rows.gotrueRefreshTokens, "refresh token")} in GoTrue's format, ${counted(rows.verifiedFactors, "verified factor")}, ` +
-    `${counted(rows.pendingLinks, "pending link")}${rows.oauthClients > 0 ? `, ${counted(rows.oauthClients, "OAuth client")}` : ""}`,
-  unserved: rows.ssoProviders > 0
-    ? `GoTrue's rows Gatehouse does not serve yet, kept as they are: ${rows.ssoProviders} SAML SSO providers ` +
-      `(their sign-ins answer 404 until then; a switch back to GoTrue finds them unchanged)`
-    : undefined
-})
+    `${counted(rows.pendingLinks, "pending link")}` +
+    `${rows.ssoProviders > 0 ? `, ${counted(rows.ssoProviders, "SAML SSO provider")}` : ""}` +
+    `${rows.oauthClients > 0 ? `, ${counted(rows.oauthClients, "OAuth client")}` : ""}`

@@ -72,14 +72,16 @@ const bodyAsJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
       })))
 
 /**
- * Whether a request's body is read by its own Content-Type rather than as JSON: a provider's form_post answer
- * (Apple's), the one auth route whose body is a form, as in GoTrue; and the OAuth server's token endpoint, which reads
- * its body by its Content-Type itself (forms, as RFC 6749 says, or JSON).
+ * Whether a request's body is read by its own Content-Type rather than as JSON: the auth routes whose body is a form,
+ * as in GoTrue (a provider's form_post answer, Apple's, and SAML's ACS); and the OAuth server's token endpoint, which
+ * reads its body by its Content-Type itself (forms, as RFC 6749 says, or JSON).
  */
+const FORM_ROUTES = ["/callback", "/sso/saml/acs"]
+
 const keepsItsContentType = (request: HttpServerRequest.HttpServerRequest): boolean => {
-  const path = request.url.split("?")[0]
+  const path = request.url.split("?")[0] ?? ""
   if (path === "/oauth/token" || path === `${AUTH_PREFIX}/oauth/token`) return true
-  return (path === "/callback" || path === `${AUTH_PREFIX}/callback`) &&
+  return FORM_ROUTES.some((route) => path === route || path === `${AUTH_PREFIX}${route}`) &&
     /^application\/x-www-form-urlencoded\s*(;|$)/i.test(request.headers["content-type"] ?? "")
 }
 

@@ -31,6 +31,8 @@ export type LimitedRoute =
   | "passkey_options"
   | "oauth_client_register"
   | "oauth_authorize"
+  | "sso"
+  | "saml_assertion"
 
 /**
  * A per-client setting by its name after RATE_LIMIT_ (MFA_RATE_LIMIT_ for the factors' one), lower case: the `limit`
@@ -47,6 +49,8 @@ type RequestLimitName =
   | "passkey"
   | "oauth_dynamic_client_register"
   | "oauth_authorize"
+  | "sso"
+  | "saml_assertion"
 
 /** The setting each route's rate comes from. */
 const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
@@ -65,7 +69,9 @@ const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
   factor_verify: "challenge_and_verify",
   passkey_options: "passkey",
   oauth_client_register: "oauth_dynamic_client_register",
-  oauth_authorize: "oauth_authorize"
+  oauth_authorize: "oauth_authorize",
+  sso: "sso",
+  saml_assertion: "saml_assertion"
 }
 
 /** How often this instance deletes refilled buckets, and how long past refilling it leaves them (clock skew). */
@@ -96,7 +102,10 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
       challenge_and_verify: requestRate(mfaChallengeAndVerify.events, mfaChallengeAndVerify.per, mfaChallengeAndVerify.burst),
       passkey: requestRate(passkey.events, passkey.per, passkey.burst),
       oauth_dynamic_client_register: requestRate(oauthClientRegister.events, oauthClientRegister.per, oauthClientRegister.burst),
-      oauth_authorize: requestRate(oauthAuthorize.events, oauthAuthorize.per, oauthAuthorize.burst)
+      oauth_authorize: requestRate(oauthAuthorize.events, oauthAuthorize.per, oauthAuthorize.burst),
+      sso: requestRate(config.rateLimit.sso.events, config.rateLimit.sso.per, config.rateLimit.sso.burst),
+      // SAML_RATE_LIMIT_ASSERTION: per 5 minutes in bursts of 30, as GoTrue counts it.
+      saml_assertion: requestRate(config.saml.rateLimitAssertion, Duration.minutes(5), 30)
     }
 
     // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,

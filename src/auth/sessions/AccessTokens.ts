@@ -30,6 +30,13 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
     // GoTrue leaves iss empty when JWT_ISSUER is unset; the external URL is a more useful default.
     const issuer = Option.getOrElse(config.jwt.issuer, () => platform.api.externalUrl)
 
+    // GoTrue's CalculateAALAndAMR: an sso/saml claim names its SSO provider when the user's one identity is an SSO one.
+    const withSsoProvider = (amr: StartedSession["amr"], identities: StartedSession["identities"]) => {
+      const only = identities.length === 1 ? identities[0]!.provider : ""
+      if (!only.startsWith("sso:")) return amr
+      return amr.map((entry) => entry.method === "sso/saml" ? { ...entry, provider: only.slice("sso:".length) } : entry)
+    }
+
     /** An OAuth client's session (`oauth`) mints tokens that also carry the client and its scopes. */
     const respond = Effect.fn("AccessTokens.respond")(function*(
       { amr, factors, identities, oauth, refreshToken, sessionId, user }: StartedSession
@@ -49,7 +56,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
         role: user.role ?? "",
         // From the claims at every mint, so a refresh keeps the level the session was raised to.
         aal: aalOfClaims(amr),
-        amr,
+        amr: withSsoProvider(amr, identities),
         session_id: sessionId,
         is_anonymous: user.is_anonymous,
         ...oauth
@@ -72,9 +79,10 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
       user: UserRow,
       method: AuthMethod,
       at: Date,
-      event?: AuditEvent
+      event?: AuditEvent,
+      notAfter?: Date
     ): Effect.fn.Return<Session> {
-      const started = yield* transactions.run(Effect.tap(sessions.start(user.id, method, at), (session) =>
+      const started = yield* transactions.run(Effect.tap(sessions.start(user.id, method, at, notAfter), (session) =>
         event === undefined ? Effect.void : audit.record(event.action, { actor: session.user, traits: event.traits }))).pipe(Effect.orDie)
       return yield* respond(started)
     })

@@ -41,6 +41,7 @@ export type AuthMethod =
   | "passkey"
   | "web3"
   | "oauth_provider/authorization_code"
+  | "sso/saml"
 
 export interface StartedSession {
   readonly sessionId: string
@@ -126,14 +127,18 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         return token
       })
 
-    /** Starts a session for a user who just authenticated; run inside the caller's transaction. */
+    /**
+     * Starts a session for a user who just authenticated; run inside the caller's transaction. `notAfter`: when the
+     * session ends whatever its refreshes (a SAML assertion's SessionNotOnOrAfter).
+     */
     const start = Effect.fn("Sessions.start")(function*(
       userId: string,
       method: AuthMethod,
-      now: Date
+      now: Date,
+      notAfter?: Date
     ): Effect.fn.Return<StartedSession> {
       const sessionId = yield* random.uuid()
-      yield* sessionsRepo.insert({ id: sessionId, userId, now })
+      yield* sessionsRepo.insert({ id: sessionId, userId, now, notAfter: notAfter ?? null })
       const refreshToken = yield* insertToken(sessionId, userId, null, now)
       yield* sessionsRepo.addAmr(sessionId, method, now)
       const { factors, identities, user } = yield* sessionsRepo.signedIn(userId, now)

@@ -13,7 +13,7 @@ export interface AmrEntry {
 }
 
 export interface SessionsRepoShape {
-  readonly insert: (session: { readonly id: string; readonly userId: string; readonly now: Date }) => Effect.Effect<void>
+  readonly insert: (session: { readonly id: string; readonly userId: string; readonly now: Date; readonly notAfter?: Date | null }) => Effect.Effect<void>
   /** Stamps the user's last sign-in and returns the user as it now is, with its identities and factors. */
   readonly signedIn: (userId: string, now: Date) => Effect.Effect<UserWithRelations>
   /**
@@ -135,10 +135,11 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
-    const insert = Effect.fn("SessionsRepo.insert")(function*(session: { readonly id: string; readonly userId: string; readonly now: Date }) {
+    const insert = Effect.fn("SessionsRepo.insert")(function*(session: { readonly id: string; readonly userId: string; readonly now: Date; readonly notAfter?: Date | null }) {
       yield* sql`INSERT INTO ${sql(t.sessions)} ${sql.insert({
         id: session.id,
         user_id: session.userId,
+        not_after: session.notAfter ?? null,
         created_at: session.now,
         updated_at: session.now,
         aal: "aal1",
@@ -350,12 +351,12 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
           })
         )
       return SessionsRepo.make({
-        insert: ({ id, now, userId }) =>
+        insert: ({ id, notAfter, now, userId }) =>
           Ref.update(sessions, (map) =>
             new Map(map).set(id, {
               id,
               userId,
-              notAfter: null,
+              notAfter: notAfter ?? null,
               aal: "aal1",
               factorId: null,
               createdAt: now,

@@ -25,8 +25,8 @@ export const settingsFor = (config: AuthConfig): Settings =>
     mailer_autoconfirm: config.mailer.autoconfirm,
     phone_autoconfirm: config.sms.autoconfirm,
     sms_provider: Option.getOrElse(config.sms.provider, () => ""),
-    saml_enabled: false,
-    saml_private_key_next_configured: false,
+    saml_enabled: config.saml.enabled,
+    saml_private_key_next_configured: Option.isSome(config.saml.nextPrivateKey),
     passkeys_enabled: config.passkey.enabled
   })
 

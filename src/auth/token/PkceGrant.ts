@@ -14,7 +14,7 @@ export interface PkceGrantRequest {
 }
 
 /** The flows' authentication methods that are amr methods too; anything else is signed in as a one-time code. */
-const FLOW_METHODS: ReadonlyArray<AuthMethod> = ["email/signup", "recovery", "magiclink", "email_change", "otp", "oauth"]
+const FLOW_METHODS: ReadonlyArray<AuthMethod> = ["email/signup", "recovery", "magiclink", "email_change", "otp", "oauth", "sso/saml"]
 const amrOf = (method: string): AuthMethod => FLOW_METHODS.find((known) => known === method) ?? "otp"
 
 const notFound = () => AuthError.of(404, "flow_state_not_found", "invalid flow state, no valid flow state found")

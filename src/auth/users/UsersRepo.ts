@@ -21,6 +21,8 @@ export interface UserInsert {
   readonly raw_app_meta_data: Record<string, unknown>
   readonly raw_user_meta_data: Record<string, unknown>
   readonly is_anonymous: boolean
+  /** An SSO account (GoTrue's is_sso_user): its email may repeat another account's. */
+  readonly is_sso_user?: boolean
   readonly now: Date
 }
 
@@ -219,6 +221,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
         raw_app_meta_data: sql.json(user.raw_app_meta_data),
         raw_user_meta_data: sql.json(user.raw_user_meta_data),
         is_anonymous: user.is_anonymous,
+        is_sso_user: user.is_sso_user ?? false,
         created_at: user.now,
         updated_at: user.now,
         ...NO_PENDING_TOKENS
@@ -343,7 +346,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
             confirmed_at: confirmedAt(user.email_confirmed_at, user.phone_confirmed_at),
             banned_until: null,
             reauthentication_sent_at: null,
-            is_sso_user: false,
+            is_sso_user: user.is_sso_user ?? false,
             deleted_at: null,
             is_anonymous: user.is_anonymous
           }),

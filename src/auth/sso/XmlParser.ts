@@ -1,0 +1,28 @@
+import { createRequire } from "node:module"
+import type { XmlNode } from "../domain/XmlNode.js"
+
+interface Parser {
+  parseFromString(text: string, mimeType: string): { readonly documentElement: XmlNode | null }
+}
+
+/**
+ * @xmldom/xmldom (node-saml's parser), loaded untyped: its type declarations pull the browser DOM library into the
+ * whole program (and with it the browser's Headers and fetch types).
+ */
+const xmldom = createRequire(import.meta.url)("@xmldom/xmldom") as {
+  DOMParser: new(options: { errorHandler: Record<string, (message: string) => void> }) => Parser
+}
+
+/** The document's root element, or undefined when the text is not well-formed XML or declares a DOCTYPE. */
+export const parseXml = (text: string): XmlNode | undefined => {
+  if (/<!DOCTYPE/i.test(text)) return undefined
+  let failed = false
+  try {
+    const root = new xmldom.DOMParser({
+      errorHandler: { warning: () => undefined, error: () => { failed = true }, fatalError: () => { failed = true } }
+    }).parseFromString(text, "application/xml").documentElement
+    return failed || root === null ? undefined : root
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * SAML providers given by an https metadata_url, served by a local TLS server (its self-signed certificate trusted
+ * by this test process's fetch): the admin API fetches and parses it (GoTrue's error for a non-200), and the ACS
+ * refreshes stale metadata (GoTrue's rule) before verifying, keeping the stored copy when the fetch fails. The IdP
+ * rotating its signing key is the case that needs the refresh.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect } from "@effect/vitest"
+import { generateKeyPairSync, randomUUID } from "node:crypto"
+import { createServer } from "node:https"
+import { Effect } from "effect"
+import { Agent, getGlobalDispatcher, setGlobalDispatcher } from "undici"
+import { selfSignedCertificate } from "../../../src/auth/domain/SamlCertificate.js"
+import { SamlTestIdp, spPrivateKeySetting } from "../../support/SamlTestIdp.js"
+import { ServerUrl } from "../../support/TestServer.js"
+import { acceptance, adminJwt, call, expectingErrors, raw } from "./AcceptanceKit.js"
+
+const SITE = "https://app.example.com"
+const SP_ENTITY_ID = "http://localhost:9999/sso/saml/metadata"
+
+/** A TLS server on localhost answering /metadata with whatever `served` holds. */
+const metadataServer = Effect.acquireRelease(
+  Effect.async<{ port: number; served: { status: number; body: string }; close: () => void }>((resume) => {
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
+    const der = selfSignedCertificate(privateKey, { commonName: "localhost", notBefore: new Date(0), notAfter: new Date("2100-01-01T00:00:00Z"), dnsNames: ["localhost"] })
+    const cert = `-----BEGIN CERTIFICATE-----\n${der.toString("base64").match(/.{1,64}/g)!.join("\n")}\n-----END CERTIFICATE-----\n`
+    const served = { status: 200, body: "" }
+    const server = createServer({ key: privateKey.export({ type: "pkcs8", format: "pem" }), cert }, (_request, response) => {
+      response.writeHead(served.status, { "content-type": "application/xml" })
+      response.end(served.body)
+    })
+    const previous = getGlobalDispatcher()
+    setGlobalDispatcher(new Agent({ connect: { ca: cert } }))
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      resume(Effect.succeed({
+        port: typeof address === "object" && address !== null ? address.port : 0,
+        served,
+        close: () => {
+          setGlobalDispatcher(previous)
+          server.close()
+        }
+      }))
+    })
+  }),
+  ({ close }) => Effect.sync(close)
+)
+
+const postAcs = (url: string, fields: Record<string, string>) =>
+  call(async () => {
+    const response = await fetch(`${url}/sso/saml/acs`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields).toString(),
+      redirect: "manual"
+    })
+    return { status: response.status, location: response.headers.get("location") ?? "" }
+  })
+
+describe("SAML metadata_url", () => {
+  acceptance({ AUTH_SITE_URL: SITE, AUTH_SAML_ENABLED: "true", AUTH_SAML_PRIVATE_KEY: spPrivateKeySetting() })((it) => {
+    it.scoped("the admin API fetches the metadata; the ACS refreshes stale metadata (a rotated IdP key) and keeps its copy when the fetch fails", () =>
+      expectingErrors(Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const server = yield* metadataServer
+        const metadataUrl = `https://localhost:${server.port}/metadata`
+        const entity = `https://rotating-${randomUUID().slice(0, 8)}.example.org/metadata`
+        const before = new SamlTestIdp(entity, "https://rotating.example.org/sso")
+        const after = new SamlTestIdp(entity, "https://rotating.example.org/sso")
+        // cacheDuration PT0S: stale as soon as it is stored, so every ACS post refreshes it.
+        const stale = (idp: SamlTestIdp) => idp.metadata().replace("entityID=", "cacheDuration=\"PT0S\" entityID=")
+
+        server.served.status = 404
+        const refused = yield* raw(url, "/admin/sso/providers", { method: "POST", bearer: adminJwt(), body: { type: "saml", metadata_url: metadataUrl } })
+        expect([refused.status, refused.json]).toStrictEqual([400, {
+          code: 400, error_code: "saml_metadata_fetch_failed", msg: `HTTP 404 error fetching SAML Metadata from URL '${metadataUrl}'`
+        }])
+
+        server.served.status = 200
+        server.served.body = stale(before)
+        const created = yield* raw(url, "/admin/sso/providers", { method: "POST", bearer: adminJwt(), body: { type: "saml", metadata_url: metadataUrl } })
+        expect(created.status, created.text).toBe(201)
+        expect(created.json.saml).toMatchObject({ entity_id: entity, metadata_url: metadataUrl, metadata_xml: stale(before) })
+        const id = created.json.id as string
+
+        const signIn = (idp: SamlTestIdp) =>
+          Effect.gen(function*() {
+            const started = yield* raw(url, "/sso", { body: { provider_id: id, skip_http_redirect: true } })
+            const request = idp.readRequest(started.json.url)
+            return yield* postAcs(url, {
+              SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, request, nameId: `rot-${randomUUID().slice(0, 6)}@example.org` }),
+              RelayState: request.relayState
+            })
+          })
+
+        // The IdP rotated its key and publishes it: the ACS fetches the new metadata and the new signature verifies.
+        server.served.body = stale(after)
+        expect((yield* signIn(after)).status).toBe(302)
+        const sql = yield* SqlClient.SqlClient
+        const [stored] = yield* sql<{ metadata_xml: string }>`SELECT metadata_xml FROM auth.saml_providers WHERE sso_provider_id = ${id}`
+        expect(stored!.metadata_xml).toBe(stale(after))
+
+        // The metadata URL fails: the stored copy (the new key) is used, and the old key's signature is refused.
+        server.served.status = 500
+        expect((yield* signIn(after)).status).toBe(302)
+        const old = yield* signIn(before)
+        expect([old.status, new URL(old.location).searchParams.get("error_description")]).toStrictEqual([303, "SAML Assertion is not valid"])
+      })))
+  })
+})
