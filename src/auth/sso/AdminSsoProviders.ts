@@ -4,7 +4,7 @@ import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { SamlAttributeMapping } from "../domain/SamlAssertion.js"
-import { parseIdpMetadata } from "../domain/SamlIdpMetadata.js"
+import { parseIdpMetadata, signOnProblem } from "../domain/SamlIdpMetadata.js"
 import { NAMEID_FORMAT } from "../domain/SamlSpMetadata.js"
 import { fetchSamlMetadata } from "./SamlMetadataFetcher.js"
 import { parseXml } from "./XmlParser.js"
@@ -89,6 +89,8 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
         const bytes = source.url === null ? Buffer.from(source.xml, "utf8") : yield* fetchSamlMetadata(source.url)
         const parsed = parseIdpMetadata(bytes, parseXml)
         if (Either.isLeft(parsed)) return yield* AuthError.validation(parsed.left.message)
+        const problem = signOnProblem(parsed.right)
+        if (problem !== undefined) return yield* AuthError.validation(problem.message)
         return { xml: bytes.toString("utf8"), url: source.url, entityId: parsed.right.entityId }
       })
 

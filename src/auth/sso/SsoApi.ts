@@ -40,7 +40,7 @@ export class SsoGroup extends HttpApiGroup.make("sso")
       .addError(AuthErrors.invalid(400, ["validation_failed", "bad_json"]))
       .addError(AuthErrors.refused(404, ["sso_provider_not_found", "sso_provider_disabled"],
         "An unknown or disabled provider is 404, as in GoTrue."))
-      .addError(AuthErrors.refused(500, ["unexpected_failure"], "The provider's metadata has no HTTP-Redirect SingleSignOnService."))
+      .addError(AuthErrors.refused(500, ["unexpected_failure"], "The provider's stored metadata is unreadable (GoTrue took it), or the AuthnRequest could not be built."))
       .addError(RateLimited)
       .middleware(CaptchaProtected)
       .annotate(OpenApi.Description, "Starts an SP-initiated SAML sign-in at the provider named by provider_id or by an email domain; PKCE with code_challenge")

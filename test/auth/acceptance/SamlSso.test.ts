@@ -70,6 +70,9 @@ const begin = (url: string, providerId: string) =>
     return started.json.url as string
   })
 
+const withoutRedirect = (metadata: string) => metadata.replace(/<md:SingleSignOnService Binding="[^"]*HTTP-Redirect"[^>]*>/, "")
+const NO_SIGN_ON = "SAML Metadata does not contain any SingleSignOnService with the HTTP-Redirect binding and an http or https Location"
+
 const countRows = (email: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -195,6 +198,22 @@ describe("SAML single sign-on", () => {
           fetch(`${url}/sso`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ provider_id: id }), redirect: "manual" }))
         expect(redirect.status).toBe(404)
       }))
+
+    it.effect("POST /sso for a provider stored without an HTTP-Redirect SingleSignOnService (GoTrue takes one) is a 400, never a 500", () =>
+      expectingErrors(Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const { id, idp } = yield* provider(url)
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE auth.saml_providers SET metadata_xml = ${withoutRedirect(idp.metadata())} WHERE sso_provider_id = ${id}`
+        const answer = yield* raw(url, "/sso", { body: { provider_id: id, skip_http_redirect: true } })
+        expect([answer.status, answer.json]).toStrictEqual([400, { code: 400, error_code: "validation_failed", msg: `The SSO provider cannot be used: ${NO_SIGN_ON}` }])
+        // Metadata GoTrue takes and Gatehouse cannot read (a DOCTYPE) is GoTrue's 500 at /sso, and a redirect at the ACS.
+        yield* sql`UPDATE auth.saml_providers SET metadata_xml = ${`<!DOCTYPE md>${idp.metadata().replace(/^<\?xml[^>]*>\s*/, "")}`} WHERE sso_provider_id = ${id}`
+        const unreadable = yield* raw(url, "/sso", { body: { provider_id: id, skip_http_redirect: true } })
+        expect([unreadable.status, unreadable.json]).toMatchObject([500, { code: 500, error_code: "unexpected_failure", msg: "Error parsing SAML Metadata for SAML provider" }])
+        const posted = yield* postAcs(url, { SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: "unreadable@example.org" }) })
+        expect([posted.status, refusal(posted.location).error_code]).toStrictEqual([303, "unexpected_failure"])
+      })))
 
     it.effect("POST /sso without skip_http_redirect answers 303 to the IdP; the metadata document is served", () =>
       Effect.gen(function*() {
@@ -519,12 +538,16 @@ describe("SAML single sign-on", () => {
             `SSO Domain 'a.${domain}' is already assigned to an SSO identity provider (${id})`],
           [{ type: "saml", metadata_xml: "<md:EntityDescriptor xmlns:md=\"urn:oasis:names:tc:SAML:2.0:metadata\" entityID=\"x\"/>" }, 400, "validation_failed",
             "SAML Metadata does not contain any IDPSSODescriptor"],
-          [{ type: "saml", metadata_xml: "<not xml" }, 400, "validation_failed", "SAML Metadata XML is not valid"]
+          [{ type: "saml", metadata_xml: "<not xml" }, 400, "validation_failed", "SAML Metadata XML is not valid"],
+          [{ type: "saml", metadata_xml: withoutRedirect(newIdp().metadata()) }, 400, "validation_failed", NO_SIGN_ON],
+          [{ type: "saml", metadata_xml: newIdp().metadata().replace(/Location="[^"]*"/g, "Location=\"javascript:alert(1)\"") }, 400, "validation_failed", NO_SIGN_ON]
         ]
         for (const [body, status, code, msg] of errors) {
           const answer = yield* admin(url, "/admin/sso/providers", "POST", body)
           expect([answer.status, answer.json]).toStrictEqual([status, { code: status, error_code: code, msg }])
         }
+        const postOnly = yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { metadata_xml: withoutRedirect(idp.metadata()) })
+        expect([postOnly.status, postOnly.json]).toStrictEqual([400, { code: 400, error_code: "validation_failed", msg: NO_SIGN_ON }])
         const mismatch = yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { metadata_xml: newIdp().metadata() })
         expect(mismatch.json).toMatchObject({ error_code: "saml_entity_id_mismatch" })
         expect((yield* admin(url, "/admin/sso/providers/not-a-uuid", "GET")).json).toStrictEqual({

@@ -14,7 +14,7 @@ import {
   type VerifiedAssertion
 } from "../../../src/auth/domain/SamlAssertion.js"
 import { selfSignedCertificate } from "../../../src/auth/domain/SamlCertificate.js"
-import { durationMs, isMetadataStale, parseIdpMetadata } from "../../../src/auth/domain/SamlIdpMetadata.js"
+import { durationMs, isMetadataStale, parseIdpMetadata, signOnProblem } from "../../../src/auth/domain/SamlIdpMetadata.js"
 import { parseSamlPrivateKey } from "../../../src/domain/SamlKey.js"
 import { NAMEID_FORMAT, spMetadataXml } from "../../../src/auth/domain/SamlSpMetadata.js"
 import { parseXml } from "../../../src/auth/sso/XmlParser.js"
@@ -153,6 +153,21 @@ describe("IdP metadata", () => {
     expect(message(Buffer.from([0x3c, 0xff, 0xfe]))).toBe("SAML Metadata XML contains invalid UTF-8 characters, which are not supported at this time")
     expect(message("<not xml")).toBe("SAML Metadata XML is not valid")
     expect(message(`<!DOCTYPE x [<!ENTITY a "b">]>${idpMetadata(IDP)}`)).toBe("SAML Metadata XML must not contain a DOCTYPE")
+  })
+
+  it("takes only an http or https HTTP-Redirect Location; a provider needs one", () => {
+    const redirectOf = (location: string) =>
+      Either.map(parseIdpMetadata(idpMetadata(IDP.replace("https://idp.example.org/redirect", location)), parseXml), (m) => m.ssoRedirectUrl)
+    expect(redirectOf("http://idp.example.org/r")).toStrictEqual(Either.right("http://idp.example.org/r"))
+    expect(redirectOf("javascript:alert(1)")).toStrictEqual(Either.right(undefined))
+    expect(redirectOf("/relative")).toStrictEqual(Either.right(undefined))
+    expect(redirectOf("")).toStrictEqual(Either.right(undefined))
+    const postOnly = parseIdpMetadata(idpMetadata(IDP.replace(/<md:SingleSignOnService Binding="[^"]*HTTP-Redirect"[^>]*>/, "")), parseXml)
+    expect(Either.map(postOnly, signOnProblem)).toStrictEqual(Either.right({
+      _tag: "Invalid",
+      message: "SAML Metadata does not contain any SingleSignOnService with the HTTP-Redirect binding and an http or https Location"
+    }))
+    expect(Either.map(parseIdpMetadata(idpMetadata(IDP), parseXml), signOnProblem)).toStrictEqual(Either.right(undefined))
   })
 
   it("is stale once validUntil passed, or cacheDuration elapsed since stored, or a day without either", () => {
