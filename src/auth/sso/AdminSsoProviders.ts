@@ -123,7 +123,9 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       return providerJson(yield* lookup(idpId), true)
     })
 
-    const uniqueDomains = (domains: ReadonlyArray<string>) => [...new Set(domains)]
+    // GoTrue inserts an empty domain and answers the check constraint's 500.
+    const uniqueDomains = (domains: ReadonlyArray<string>) =>
+      domains.includes("") ? Effect.fail(AuthError.validation("SSO domains must not be empty")) : Effect.succeed([...new Set(domains)])
 
     const create = Effect.fn("AdminSsoProviders.create")(function*(body: ProviderBody): Effect.fn.Return<ProviderJson, AuthError> {
       if (body.type !== "saml") return yield* AuthError.validation("Only 'saml' supported for SSO provider type")
@@ -134,7 +136,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       if (Option.isSome(yield* repo.findByEntityId(metadata.entityId))) {
         return yield* AuthError.of(422, "saml_idp_already_exists", `SAML Identity Provider with this EntityID (${metadata.entityId}) already exists`)
       }
-      const domains = uniqueDomains(body.domains ?? [])
+      const domains = yield* uniqueDomains(body.domains ?? [])
       for (const owner of yield* repo.domainOwners(domains)) {
         return yield* AuthError.of(400, "sso_domain_already_exists",
           `SSO Domain '${owner.domain}' is already assigned to an SSO identity provider (${owner.sso_provider_id})`)
@@ -178,7 +180,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       }
       let domainRows: Array<{ id: string; domain: string }> | undefined
       if (body.domains !== undefined && body.domains !== null) {
-        const domains = uniqueDomains(body.domains)
+        const domains = yield* uniqueDomains(body.domains)
         for (const owner of yield* repo.domainOwners(domains)) {
           if (owner.sso_provider_id !== current.id) {
             return yield* AuthError.of(400, "sso_domain_already_exists", `SSO domain '${owner.domain}' already assigned to another provider (${owner.sso_provider_id})`)

@@ -4,7 +4,7 @@ import { AdminAuthenticated } from "../contract/AdminAuthenticated.js"
 import { AuthApiBase } from "../contract/AuthApiBase.js"
 import { CaptchaProtected } from "../contract/CaptchaProtected.js"
 import { RateLimited } from "../contract/CommonRefusals.js"
-import { CodeChallenge, CodeChallengeMethod, InputString, MetaSecurity, OptionalParam, OptionalString, QueryParams } from "../contract/InputSchemas.js"
+import { CodeChallenge, CodeChallengeMethod, InputJson, InputString, MetaSecurity, OptionalParam, OptionalString, QueryParams } from "../contract/InputSchemas.js"
 import { Timestamp } from "../contract/Timestamp.js"
 import { AuthErrors } from "../http/AuthErrors.js"
 import { SamlEnabled } from "./SamlEnabled.js"
@@ -65,7 +65,7 @@ export class SsoGroup extends HttpApiGroup.make("sso")
   .annotate(OpenApi.Title, "SSO")
   .annotate(OpenApi.Description, "SAML 2.0 single sign-on (SAML_ENABLED; otherwise every route is 404 saml_provider_disabled)") {}
 
-const AttributeMapping = Schema.Unknown.annotations({
+const AttributeMapping = InputJson.annotations({
   description: "{\"keys\": {\"<claim>\": {\"name\"?: string, \"names\"?: string[], \"default\"?: any, \"array\"?: boolean}}}",
   jsonSchema: { type: "object" }
 })

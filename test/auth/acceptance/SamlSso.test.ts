@@ -497,7 +497,20 @@ describe("SAML single sign-on", () => {
         note("admin: domains a string", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", domains: "x" })).status)
         note("admin: attribute_mapping wrong", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: newIdp().metadata(), attribute_mapping: { keys: { a: { name: 1 } } } })).status)
         note("admin: bad UTF-8 metadata", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: "\ud800" })).status)
+        note("admin: an entity ID with a NUL reference", (yield* admin(url, "/admin/sso/providers", "POST", {
+          type: "saml", metadata_xml: newIdp().metadata().replace(/entityID="([^"]*)"/, "entityID=\"$1&#0;\"")
+        })).status)
+        note("admin: an empty domain", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: newIdp().metadata(), domains: [""] })).status)
+        note("admin: NUL in attribute_mapping", (yield* admin(url, "/admin/sso/providers", "POST", {
+          type: "saml", metadata_xml: newIdp().metadata(), attribute_mapping: { keys: { team: { name: "t", default: "a\u0000b" } } }
+        })).status)
+        const { id } = yield* provider(url)
+        note("admin: an empty domain on update", (yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { domains: ["x.example", ""] })).status)
+        const issuerWithNul = `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion"><saml:Issuer>a&#x0;b</saml:Issuer></samlp:Response>`
+        note("acs: an Issuer with a NUL reference", (yield* postAcs(url, { SAMLResponse: Buffer.from(issuerWithNul).toString("base64") })).status)
         for (const [label, status] of statuses) expect([label, status >= 400 && status < 500 || status === 303]).toStrictEqual([label, true])
+        const [written] = yield* (yield* SqlClient.SqlClient)<{ n: number }>`SELECT count(*)::int AS n FROM auth.sso_domains WHERE sso_provider_id = ${id}`
+        expect(written!.n).toBe(1)
       }))
 
     it.effect("admin CRUD: create, get (by id and resource_), list without metadata_xml, PUT semantics, delete; GoTrue's errors", () =>

@@ -153,6 +153,10 @@ describe("IdP metadata", () => {
     expect(message(Buffer.from([0x3c, 0xff, 0xfe]))).toBe("SAML Metadata XML contains invalid UTF-8 characters, which are not supported at this time")
     expect(message("<not xml")).toBe("SAML Metadata XML is not valid")
     expect(message(`<!DOCTYPE x [<!ENTITY a "b">]>${idpMetadata(IDP)}`)).toBe("SAML Metadata XML must not contain a DOCTYPE")
+    // XML 1.0 has no NUL, raw or referenced; xmldom would read the reference into the entity ID.
+    expect(message(idpMetadata(IDP, `entityID="https://idp.example.org/&#0;"`))).toBe("SAML Metadata XML is not valid")
+    expect(message(idpMetadata(IDP, `entityID="https://idp.example.org/&#x00;"`))).toBe("SAML Metadata XML is not valid")
+    expect(message(idpMetadata(IDP, `entityID="https://idp.example.org/&#10;"`))).toBe("ok")
   })
 
   it("takes only an http or https HTTP-Redirect Location; a provider needs one", () => {
