@@ -459,6 +459,18 @@ describe("SAML single sign-on", () => {
         expect([offList.status, offList.location.startsWith(`${SITE}/#access_token=`)]).toStrictEqual([302, true])
       })))
 
+    it.effect("an IdP-initiated response whose bearer SubjectConfirmation expired is refused (node-saml checks it only with InResponseTo)", () =>
+      expectingErrors(Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const { idp } = yield* provider(url)
+        const email = `late-${randomUUID().slice(0, 6)}@example.org`
+        const posted = yield* postAcs(url, {
+          SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: email, subjectNotOnOrAfter: new Date(Date.now() - 4 * 60_000) })
+        })
+        expect(refusal(posted.location)).toMatchObject({ error_code: "validation_failed", error_description: "SAML Assertion is not valid" })
+        expect(yield* countRows(email)).toStrictEqual({ users: 0, identities: 0, sessions: 0 })
+      })))
+
     it.effect("rows written to GoTrue's SSO tables hold no NULL GoTrue cannot scan (the way back)", () =>
       Effect.gen(function*() {
         const url = yield* ServerUrl

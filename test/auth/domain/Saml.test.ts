@@ -212,7 +212,7 @@ describe("the verified assertion", () => {
     expect(readAssertion(parseXml("<Response/>"))).toBeUndefined()
   })
 
-  it("holds the Issuer, a bearer Recipient at this ACS and the 90 s issue delay", () => {
+  it("holds the Issuer, an unexpired bearer Recipient at this ACS and the 90 s issue delay", () => {
     const context = { idpEntityId: "https://idp.example.org", acsUrl: "https://sp.example/sso/saml/acs", now: 1_000_000 + MAX_ISSUE_DELAY_MS }
     expect(assertionProblem(assertion(), context)).toBeUndefined()
     expect(assertionProblem(assertion(), { ...context, now: context.now + 1 })).toBe("assertion IssueInstant is too old")
@@ -220,6 +220,10 @@ describe("the verified assertion", () => {
     expect(assertionProblem(assertion({ confirmations: [{ method: "urn:oasis:names:tc:SAML:2.0:cm:bearer", recipient: "https://evil/acs", notOnOrAfter: undefined }] }), context))
       .toBe("no bearer SubjectConfirmation with this ACS as Recipient")
     expect(assertionProblem(assertion({ issueInstant: new Date(context.now + CLOCK_SKEW_MS + 1) }), context)).toBe("assertion IssueInstant is in the future")
+    const bearer = (notOnOrAfter: number) => ({ method: "urn:oasis:names:tc:SAML:2.0:cm:bearer", recipient: context.acsUrl, notOnOrAfter: new Date(notOnOrAfter) })
+    expect(assertionProblem(assertion({ confirmations: [bearer(context.now - CLOCK_SKEW_MS)] }), context)).toBe("the bearer SubjectConfirmation has expired")
+    expect(assertionProblem(assertion({ confirmations: [bearer(context.now - CLOCK_SKEW_MS + 1)] }), context)).toBeUndefined()
+    expect(assertionProblem(assertion({ confirmations: [bearer(context.now - CLOCK_SKEW_MS), bearer(context.now)] }), context)).toBeUndefined()
   })
 
   it("finds the user id: subject-id attribute, else a non-transient NameID (emailAddress trimmed and lowercased)", () => {
