@@ -143,6 +143,22 @@ export const samlUserId = (assertion: VerifiedAssertion): string => {
   return assertion.nameId
 }
 
+/** users.email is varchar(255). */
+const MAX_EMAIL_LENGTH = 255
+/** identities' unique (provider_id, provider) index holds a row of at most 2704 bytes: 512 characters of 4 bytes fit. */
+const MAX_SUBJECT_LENGTH = 512
+
+/**
+ * Why a signed-in identity cannot be stored (GoTrue's database refusal, a 500 there): an email or user id longer
+ * than its column or index holds. undefined when both fit.
+ */
+export const identityTooLong = (subject: string, email: string): string | undefined =>
+  email.length > MAX_EMAIL_LENGTH
+    ? `SAML Assertion email address is longer than ${MAX_EMAIL_LENGTH} characters`
+    : subject.length > MAX_SUBJECT_LENGTH
+    ? `SAML Assertion user identifier is longer than ${MAX_SUBJECT_LENGTH} characters`
+    : undefined
+
 const EMAIL_ATTRIBUTES = [
   "urn:oid:0.9.2342.19200300.100.1.3",
   "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress",

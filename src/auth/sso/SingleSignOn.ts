@@ -12,6 +12,7 @@ import { requestedPkce } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import {
   assertionReplayExpiry,
+  identityTooLong,
   mapAttributes,
   samlEmail,
   samlIdentityData,
@@ -335,6 +336,8 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
         const mapped = claims["email"]
         const email = typeof mapped === "string" && mapped !== "" ? mapped : samlEmail(assertion)
         if (email === "") return yield* AuthError.of(400, "saml_assertion_no_email", "SAML Assertion does not contain an email address")
+        const tooLong = identityTooLong(subject, email)
+        if (tooLong !== undefined) return yield* AuthError.validation(tooLong)
         const data = samlIdentityData(claims, { issuer: provider.entity_id, subject, email })
         if (Either.isLeft(data)) return yield* AuthError.validation(`SAML Assertion attribute mapping: ${data.left}`)
         const providerType = `sso:${provider.id}`

@@ -471,6 +471,26 @@ describe("SAML single sign-on", () => {
         expect(yield* countRows(email)).toStrictEqual({ users: 0, identities: 0, sessions: 0 })
       })))
 
+    it.effect("a signed email or user id longer than the database holds is refused with a redirect, never a 500", () =>
+      expectingErrors(Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const { idp } = yield* provider(url)
+        const longEmail = `${"e".repeat(250)}@example.org`
+        const tooLongEmail = yield* postAcs(url, { SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: longEmail }) })
+        expect(refusal(tooLongEmail.location)).toMatchObject({
+          error_code: "validation_failed", error_description: "SAML Assertion email address is longer than 255 characters"
+        })
+        const tooLongSubject = yield* postAcs(url, {
+          SAMLResponse: idp.response({
+            spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: "p".repeat(3000), nameIdFormat: PERSISTENT_FORMAT, attributes: { email: ["long-id@example.org"] }
+          })
+        })
+        expect(refusal(tooLongSubject.location)).toMatchObject({
+          error_code: "validation_failed", error_description: "SAML Assertion user identifier is longer than 512 characters"
+        })
+        expect(yield* countRows("long-id@example.org")).toStrictEqual({ users: 0, identities: 0, sessions: 0 })
+      })))
+
     it.effect("rows written to GoTrue's SSO tables hold no NULL GoTrue cannot scan (the way back)", () =>
       Effect.gen(function*() {
         const url = yield* ServerUrl

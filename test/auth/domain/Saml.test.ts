@@ -5,6 +5,7 @@ import {
   assertionProblem,
   assertionReplayExpiry,
   CLOCK_SKEW_MS,
+  identityTooLong,
   mapAttributes,
   MAX_ISSUE_DELAY_MS,
   readAssertion,
@@ -237,6 +238,12 @@ describe("the verified assertion", () => {
     expect(samlEmail(assertion())).toBe("  Ada@Example.COM ")
     expect(samlEmail(assertion({ attributes: [attribute("urn:oid:x", ["", "m@corp"], "MAIL")] }))).toBe("m@corp")
     expect(samlEmail(assertion({ nameIdFormat: NAMEID_FORMAT.persistent }))).toBe("")
+  })
+
+  it("refuses an email longer than users.email holds and a user id longer than the identities index holds", () => {
+    expect(identityTooLong("s".repeat(512), `${"e".repeat(245)}@corp.test`)).toBeUndefined()
+    expect(identityTooLong("s", `${"e".repeat(246)}@corp.test`)).toBe("SAML Assertion email address is longer than 255 characters")
+    expect(identityTooLong("s".repeat(513), "e@corp.test")).toBe("SAML Assertion user identifier is longer than 512 characters")
   })
 
   it("maps attributes by name then names, first non-empty value (all with array), else the default", () => {
