@@ -102,9 +102,8 @@ const NoSuchProvider = AuthErrors.refused(404, ["sso_provider_not_found"], "An u
 const ProviderRefusals = Schema.Union(
   AuthErrors.invalid(400, ["validation_failed", "bad_json"]),
   AuthErrors.refused(400, ["saml_metadata_fetch_failed", "sso_domain_already_exists", "saml_entity_id_mismatch"],
-    "GoTrue answers 400 for metadata it cannot fetch and for a domain another provider holds."),
-  AuthErrors.refused(422, ["saml_idp_already_exists", "conflict"]),
-  AuthErrors.refused(500, ["unexpected_failure"], "The metadata URL could not be reached.")
+    "GoTrue answers 400 for a metadata URL answering other than 200 (Gatehouse also for one it cannot reach, GoTrue's 500) and for a domain another provider holds."),
+  AuthErrors.refused(422, ["saml_idp_already_exists", "conflict"])
 )
 
 export class AdminSsoGroup extends HttpApiGroup.make("adminSso")
