@@ -6,6 +6,7 @@ import { AuthError } from "../domain/AuthError.js"
 import { SamlAttributeMapping } from "../domain/SamlAssertion.js"
 import { parseIdpMetadata, signOnProblem } from "../domain/SamlIdpMetadata.js"
 import { NAMEID_FORMAT } from "../domain/SamlSpMetadata.js"
+import { ssoFieldTooLong } from "../domain/SsoFieldLimit.js"
 import { fetchSamlMetadata } from "./SamlMetadataFetcher.js"
 import { parseXml } from "./XmlParser.js"
 import { type SsoProviderRow, SsoRepo } from "./SsoRepo.js"
@@ -91,6 +92,8 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
         if (Either.isLeft(parsed)) return yield* AuthError.validation(parsed.left.message)
         const problem = signOnProblem(parsed.right)
         if (problem !== undefined) return yield* AuthError.validation(problem.message)
+        const tooLong = ssoFieldTooLong("SAML Metadata EntityID", parsed.right.entityId)
+        if (tooLong !== undefined) return yield* AuthError.validation(tooLong)
         return { xml: bytes.toString("utf8"), url: source.url, entityId: parsed.right.entityId }
       })
 
@@ -124,13 +127,22 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
     })
 
     // GoTrue inserts an empty domain and answers the check constraint's 500.
-    const uniqueDomains = (domains: ReadonlyArray<string>) =>
-      domains.includes("") ? Effect.fail(AuthError.validation("SSO domains must not be empty")) : Effect.succeed([...new Set(domains)])
+    const uniqueDomains = (domains: ReadonlyArray<string>) => {
+      if (domains.includes("")) return Effect.fail(AuthError.validation("SSO domains must not be empty"))
+      const tooLong = domains.map((domain) => ssoFieldTooLong("An SSO domain", domain)).find((problem) => problem !== undefined)
+      return tooLong === undefined ? Effect.succeed([...new Set(domains)]) : Effect.fail(AuthError.validation(tooLong))
+    }
+
+    const checkResourceId = (resourceId: string | null | undefined) => {
+      const tooLong = ssoFieldTooLong("resource_id", resourceId ?? "")
+      return tooLong === undefined ? Effect.void : Effect.fail(AuthError.validation(tooLong))
+    }
 
     const create = Effect.fn("AdminSsoProviders.create")(function*(body: ProviderBody): Effect.fn.Return<ProviderJson, AuthError> {
       if (body.type !== "saml") return yield* AuthError.validation("Only 'saml' supported for SSO provider type")
       const source = Option.getOrThrow(yield* metadataOf(body, true))
       yield* checkNameIdFormat(body.name_id_format)
+      yield* checkResourceId(body.resource_id)
       const attributeMapping = yield* mappingOf(body.attribute_mapping)
       const metadata = yield* loadMetadata(source)
       if (Option.isSome(yield* repo.findByEntityId(metadata.entityId))) {
@@ -169,6 +181,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       const current = yield* lookup(idpId)
       const source = yield* metadataOf(body, false)
       yield* checkNameIdFormat(body.name_id_format)
+      yield* checkResourceId(body.resource_id)
       let metadata: { readonly xml: string; readonly url: string | null } | undefined
       if (Option.isSome(source)) {
         const loaded = yield* loadMetadata(source.value)

@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect } from "@effect/vitest"
-import { randomUUID } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
 import { GOTRUE_READABLE } from "../../../src/auth/domain/GoTrueReadable.js"
 import { PERSISTENT_FORMAT, type ResponseOptions, SamlTestIdp, spPrivateKeySetting } from "../../support/SamlTestIdp.js"
@@ -536,11 +536,22 @@ describe("SAML single sign-on", () => {
         note("admin: NUL in attribute_mapping", (yield* admin(url, "/admin/sso/providers", "POST", {
           type: "saml", metadata_xml: newIdp().metadata(), attribute_mapping: { keys: { team: { name: "t", default: "a\u0000b" } } }
         })).status)
+        // Text that does not compress past a unique index's 2704 bytes (GoTrue's 500).
+        const incompressible = randomBytes(3000).toString("base64")
+        note("admin: a long domain", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: newIdp().metadata(), domains: [incompressible] })).status)
+        note("admin: a long resource_id", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: newIdp().metadata(), resource_id: incompressible })).status)
+        note("admin: a long entity ID", (yield* admin(url, "/admin/sso/providers", "POST", {
+          type: "saml", metadata_xml: new SamlTestIdp(`https://idp.example.org/${incompressible}`, "https://idp.example.org/sso").metadata()
+        })).status)
         const { id } = yield* provider(url)
+        note("admin: a long domain on update", (yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { domains: [incompressible] })).status)
+        note("admin: a long resource_id on update", (yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { resource_id: incompressible })).status)
         note("admin: an empty domain on update", (yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { domains: ["x.example", ""] })).status)
         const issuerWithNul = `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion"><saml:Issuer>a&#x0;b</saml:Issuer></samlp:Response>`
         note("acs: an Issuer with a NUL reference", (yield* postAcs(url, { SAMLResponse: Buffer.from(issuerWithNul).toString("base64") })).status)
         for (const [label, status] of statuses) expect([label, status >= 400 && status < 500 || status === 303]).toStrictEqual([label, true])
+        // Refused as the admin's input (400), not as a conflict the database found (422).
+        for (const [label, status] of statuses.filter(([label]) => label.startsWith("admin: a long"))) expect([label, status]).toStrictEqual([label, 400])
         const [written] = yield* (yield* SqlClient.SqlClient)<{ n: number }>`SELECT count(*)::int AS n FROM auth.sso_domains WHERE sso_provider_id = ${id}`
         expect(written!.n).toBe(1)
       }))

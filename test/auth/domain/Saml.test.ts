@@ -17,6 +17,7 @@ import {
 import { selfSignedCertificate } from "../../../src/auth/domain/SamlCertificate.js"
 import { durationMs, isMetadataStale, parseIdpMetadata, signOnProblem } from "../../../src/auth/domain/SamlIdpMetadata.js"
 import { parseSamlPrivateKey } from "../../../src/domain/SamlKey.js"
+import { ssoFieldTooLong } from "../../../src/auth/domain/SsoFieldLimit.js"
 import { NAMEID_FORMAT, spMetadataXml } from "../../../src/auth/domain/SamlSpMetadata.js"
 import { parseXml } from "../../../src/auth/sso/XmlParser.js"
 import { acsErrorRedirect, acsSessionRedirect, samlUrls } from "../../../src/auth/domain/SamlUrls.js"
@@ -186,6 +187,14 @@ describe("IdP metadata", () => {
     expect(isMetadataStale({ ...base, validUntil: undefined, cacheDurationMs: 3_600_000 }, stored, hours(1))).toBe(true)
     expect(durationMs("P1DT2H")).toBe(26 * 3_600_000)
     expect(durationMs("nonsense")).toBeUndefined()
+  })
+})
+
+describe("SSO provider fields", () => {
+  it("take up to 1024 UTF-8 bytes, which their unique indexes hold", () => {
+    expect(ssoFieldTooLong("resource_id", "r".repeat(1024))).toBeUndefined()
+    expect(ssoFieldTooLong("resource_id", "r".repeat(1025))).toBe("resource_id cannot exceed 1024 bytes")
+    expect(ssoFieldTooLong("An SSO domain", "é".repeat(513))).toBe("An SSO domain cannot exceed 1024 bytes")
   })
 })
 
