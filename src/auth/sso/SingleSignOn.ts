@@ -7,6 +7,7 @@ import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
+import { appMetadataAfterSignIn } from "../domain/ExternalLink.js"
 import { mergeMetadata } from "../domain/MergeMetadata.js"
 import { requestedPkce } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
@@ -185,14 +186,7 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
     })
 
     const appMetadataAfter = (user: UserRow, provider: string) =>
-      Effect.map(identities.forUser(user.id), (rows) => {
-        const current = user.raw_app_meta_data ?? {}
-        return {
-          ...current,
-          provider: typeof current["provider"] === "string" ? current["provider"] : provider,
-          providers: [...new Set(rows.map((row) => row.provider))]
-        }
-      })
+      Effect.map(identities.forUser(user.id), (rows) => appMetadataAfterSignIn(user.raw_app_meta_data, provider, rows.map((row) => row.provider)))
 
     /**
      * The account of an SSO identity, in the caller's transaction: each SSO provider is its own linking domain, so
