@@ -13,7 +13,7 @@ import { Agent, getGlobalDispatcher, setGlobalDispatcher } from "undici"
 import { selfSignedCertificate } from "../../../src/auth/domain/SamlCertificate.js"
 import { SamlTestIdp, spPrivateKeySetting } from "../../support/SamlTestIdp.js"
 import { ServerUrl } from "../../support/TestServer.js"
-import { acceptance, adminJwt, call, expectingErrors, raw } from "./AcceptanceKit.js"
+import { acceptance, adminJwt, expectingErrors, postAcs, raw } from "./AcceptanceKit.js"
 
 const SITE = "https://app.example.com"
 const SP_ENTITY_ID = "http://localhost:9999/sso/saml/metadata"
@@ -54,16 +54,6 @@ const metadataServer = Effect.acquireRelease(
   ({ close }) => Effect.sync(close)
 )
 
-const postAcs = (url: string, fields: Record<string, string>) =>
-  call(async () => {
-    const response = await fetch(`${url}/sso/saml/acs`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(fields).toString(),
-      redirect: "manual"
-    })
-    return { status: response.status, location: response.headers.get("location") ?? "" }
-  })
 
 describe("SAML metadata_url", () => {
   acceptance({ AUTH_SITE_URL: SITE, AUTH_SAML_ENABLED: "true", AUTH_SAML_PRIVATE_KEY: spPrivateKeySetting() })((it) => {

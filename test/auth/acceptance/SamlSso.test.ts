@@ -11,7 +11,7 @@ import { Context, Effect, Layer } from "effect"
 import { GOTRUE_READABLE } from "../../../src/auth/domain/GoTrueReadable.js"
 import { PERSISTENT_FORMAT, type ResponseOptions, SamlTestIdp, spPrivateKeySetting } from "../../support/SamlTestIdp.js"
 import { ServerUrl, TestServerOver } from "../../support/TestServer.js"
-import { acceptance, adminJwt, authClient, call, decodeJwt, expectingErrors, raw } from "./AcceptanceKit.js"
+import { acceptance, adminJwt, authClient, call, decodeJwt, expectingErrors, postAcs, raw } from "./AcceptanceKit.js"
 
 const SITE = "https://app.example.com"
 const SP_ENTITY_ID = "http://localhost:9999/sso/saml/metadata"
@@ -20,17 +20,6 @@ const ACS = "http://localhost:9999/sso/saml/acs"
 const admin = (url: string, path: string, method: string, body?: unknown) =>
   raw(url, path, { method, bearer: adminJwt(), ...(body === undefined ? {} : { body }) })
 
-/** Posts a SAMLResponse to the ACS as a browser does (a form), without following the redirect. */
-const postAcs = (url: string, fields: Record<string, string>) =>
-  call(async () => {
-    const response = await fetch(`${url}/sso/saml/acs`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(fields).toString(),
-      redirect: "manual"
-    })
-    return { status: response.status, location: response.headers.get("location") ?? "", text: await response.text() }
-  })
 
 const refusal = (location: string) => {
   const target = new URL(location)
