@@ -154,7 +154,7 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
       if (provider.disabled === true) return yield* AuthError.of(404, "sso_provider_disabled", "SSO Provider is currently disabled")
       const pkce = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
       const idp = yield* metadataOf(provider)
-      // Only a provider stored by GoTrue (which takes such metadata) can lack it: the admin API refuses it.
+      // Only a provider GoTrue stored (it takes such metadata), or one stored before the admin API refused it, lacks it.
       const noSignOn = signOnProblem(idp)
       if (noSignOn !== undefined) return yield* AuthError.validation(`The SSO provider cannot be used: ${noSignOn.message}`)
       const now = new Date(yield* Clock.currentTimeMillis)
