@@ -21,6 +21,8 @@ const hasNul = (value: unknown): boolean =>
 const noNul = { message: () => "must not contain the NUL character", jsonSchema: { pattern: "^[^\\u0000]*$" } }
 export const InputString = Schema.String.pipe(Schema.filter((s) => !hasNul(s), noNul))
 export const InputObject = JsonObject.pipe(Schema.filter((o) => !hasNul(o), noNul))
+/** Any JSON value without NUL, for a field the service decodes with its own messages. */
+export const InputJson = Schema.Unknown.pipe(Schema.filter((v) => !hasNul(v), noNul))
 /** GoTrue treats a JSON null like an absent field. */
 export const OptionalString = Schema.optional(Schema.NullOr(InputString))
 export const OptionalObject = Schema.optional(Schema.NullOr(InputObject))

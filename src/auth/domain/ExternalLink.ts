@@ -69,6 +69,17 @@ export const settle = (userConfirmed: boolean, emailVerified: boolean): SettleOu
 /** app_metadata.providers after a sign-in: each provider of the user's identities once, oldest first. */
 export const providersOf = (identityProviders: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(identityProviders)]
 
+/** app_metadata after a sign-in with `provider`: the first provider the user had stays, providers from the identities. */
+export const appMetadataAfterSignIn = (
+  current: Record<string, unknown> | null,
+  provider: string,
+  identityProviders: ReadonlyArray<string>
+): Record<string, unknown> => ({
+  ...current,
+  provider: typeof current?.["provider"] === "string" ? current["provider"] : provider,
+  providers: providersOf(identityProviders)
+})
+
 /** A provider's account as the provider vouches for it (a verified ID token, a profile read with an access token). */
 export interface ExternalProfile {
   /** The provider's subject: the identity's provider_id. */

@@ -103,15 +103,19 @@ export interface AssertionContext {
 
 /**
  * What crewjam/saml checks and node-saml does not, on the verified assertion: the Issuer is the provider's, a
- * bearer SubjectConfirmation names this ACS as Recipient, and the IssueInstant is at most 90 s old. The reason it
+ * bearer SubjectConfirmation names this ACS as Recipient and has not expired, and the IssueInstant is at most 90 s
+ * old. The reason it
  * fails, for the log; undefined when it holds.
  */
 export const assertionProblem = (assertion: VerifiedAssertion, context: AssertionContext): string | undefined => {
   if (assertion.id === "") return "assertion has no ID"
   if (assertion.issuer !== context.idpEntityId) return "assertion Issuer is not the provider's entity ID"
-  if (!assertion.confirmations.some((confirmation) => confirmation.method === BEARER && confirmation.recipient === context.acsUrl)) {
-    return "no bearer SubjectConfirmation with this ACS as Recipient"
-  }
+  const bearers = assertion.confirmations.filter((confirmation) => confirmation.method === BEARER && confirmation.recipient === context.acsUrl)
+  if (bearers.length === 0) return "no bearer SubjectConfirmation with this ACS as Recipient"
+  // node-saml checks the confirmation's times only when it checks InResponseTo: never for an IdP-initiated post.
+  const open = (at: Date | undefined) => at === undefined || at.getTime() + CLOCK_SKEW_MS > context.now
+  if (!bearers.some((confirmation) => open(confirmation.notOnOrAfter))) return "the bearer SubjectConfirmation has expired"
+
   if (assertion.issueInstant === undefined) return "assertion has no IssueInstant"
   if (assertion.issueInstant.getTime() + MAX_ISSUE_DELAY_MS < context.now) return "assertion IssueInstant is too old"
   if (assertion.issueInstant.getTime() > context.now + CLOCK_SKEW_MS) return "assertion IssueInstant is in the future"
@@ -138,6 +142,22 @@ export const samlUserId = (assertion: VerifiedAssertion): string => {
   if (assertion.nameIdFormat === NAMEID_FORMAT.transient) return ""
   return assertion.nameId
 }
+
+/** users.email is varchar(255). */
+const MAX_EMAIL_LENGTH = 255
+/** identities' unique (provider_id, provider) index holds a row of at most 2704 bytes: 512 characters of 4 bytes fit. */
+const MAX_SUBJECT_LENGTH = 512
+
+/**
+ * Why a signed-in identity cannot be stored (GoTrue's database refusal, a 500 there): an email or user id longer
+ * than its column or index holds. undefined when both fit.
+ */
+export const identityTooLong = (subject: string, email: string): string | undefined =>
+  email.length > MAX_EMAIL_LENGTH
+    ? `SAML Assertion email address is longer than ${MAX_EMAIL_LENGTH} characters`
+    : subject.length > MAX_SUBJECT_LENGTH
+    ? `SAML Assertion user identifier is longer than ${MAX_SUBJECT_LENGTH} characters`
+    : undefined
 
 const EMAIL_ATTRIBUTES = [
   "urn:oid:0.9.2342.19200300.100.1.3",

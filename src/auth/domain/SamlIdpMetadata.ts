@@ -8,7 +8,7 @@ export const HTTP_REDIRECT = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect
 /** What the SP needs of an IdP's metadata. */
 export interface IdpMetadata {
   readonly entityId: string
-  /** The IdP's HTTP-Redirect SingleSignOnService Location, where AuthnRequests go. */
+  /** The IdP's HTTP-Redirect SingleSignOnService Location (an http or https URL), where AuthnRequests go. */
   readonly ssoRedirectUrl: string | undefined
   /** Base64 DER of every signing certificate (KeyDescriptor use="signing" or without use). */
   readonly signingCertificates: ReadonlyArray<string>
@@ -39,6 +39,17 @@ const dateOf = (value: string | null): Date | undefined => {
   if (value === null || value === "") return undefined
   const at = new Date(value)
   return Number.isNaN(at.getTime()) ? undefined : at
+}
+
+/** A Location the browser can be sent to: an absolute http or https URL (never javascript: or a relative path). */
+const webUrl = (value: string | null): string | undefined => {
+  if (value === null) return undefined
+  try {
+    const url = new URL(value)
+    return url.protocol === "https:" || url.protocol === "http:" ? value : undefined
+  } catch {
+    return undefined
+  }
 }
 
 const isUtf8 = (bytes: Buffer): boolean => {
@@ -88,12 +99,21 @@ export const parseIdpMetadata = (xml: string | Buffer, parseXml: XmlParse): Eith
   const cache = entity.getAttribute("cacheDuration")
   return Either.right({
     entityId,
-    ssoRedirectUrl: redirect?.getAttribute("Location") ?? undefined,
+    ssoRedirectUrl: webUrl(redirect?.getAttribute("Location") ?? null),
     signingCertificates,
     validUntil: dateOf(entity.getAttribute("validUntil")),
     cacheDurationMs: cache === null || cache === "" ? undefined : durationMs(cache)
   })
 }
+
+/**
+ * Metadata a provider can be created with, or refreshed to: GoTrue takes metadata without an HTTP-Redirect
+ * SingleSignOnService and then hands POST /sso a URL without a host; Gatehouse refuses it up front.
+ */
+export const signOnProblem = (metadata: IdpMetadata): IdpMetadataProblem | undefined =>
+  metadata.ssoRedirectUrl === undefined
+    ? invalid("SAML Metadata does not contain any SingleSignOnService with the HTTP-Redirect binding and an http or https Location")
+    : undefined
 
 const DAY_MS = 24 * 60 * 60 * 1000
 

@@ -4,8 +4,9 @@ import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import { SamlAttributeMapping } from "../domain/SamlAssertion.js"
-import { parseIdpMetadata } from "../domain/SamlIdpMetadata.js"
+import { parseIdpMetadata, signOnProblem } from "../domain/SamlIdpMetadata.js"
 import { NAMEID_FORMAT } from "../domain/SamlSpMetadata.js"
+import { ssoFieldTooLong } from "../domain/SsoFieldLimit.js"
 import { fetchSamlMetadata } from "./SamlMetadataFetcher.js"
 import { parseXml } from "./XmlParser.js"
 import { type SsoProviderRow, SsoRepo } from "./SsoRepo.js"
@@ -89,6 +90,10 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
         const bytes = source.url === null ? Buffer.from(source.xml, "utf8") : yield* fetchSamlMetadata(source.url)
         const parsed = parseIdpMetadata(bytes, parseXml)
         if (Either.isLeft(parsed)) return yield* AuthError.validation(parsed.left.message)
+        const problem = signOnProblem(parsed.right)
+        if (problem !== undefined) return yield* AuthError.validation(problem.message)
+        const tooLong = ssoFieldTooLong("SAML Metadata EntityID", parsed.right.entityId)
+        if (tooLong !== undefined) return yield* AuthError.validation(tooLong)
         return { xml: bytes.toString("utf8"), url: source.url, entityId: parsed.right.entityId }
       })
 
@@ -121,18 +126,29 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       return providerJson(yield* lookup(idpId), true)
     })
 
-    const uniqueDomains = (domains: ReadonlyArray<string>) => [...new Set(domains)]
+    // GoTrue inserts an empty domain and answers the check constraint's 500.
+    const uniqueDomains = (domains: ReadonlyArray<string>) => {
+      if (domains.includes("")) return Effect.fail(AuthError.validation("SSO domains must not be empty"))
+      const tooLong = domains.map((domain) => ssoFieldTooLong("An SSO domain", domain)).find((problem) => problem !== undefined)
+      return tooLong === undefined ? Effect.succeed([...new Set(domains)]) : Effect.fail(AuthError.validation(tooLong))
+    }
+
+    const checkResourceId = (resourceId: string | null | undefined) => {
+      const tooLong = ssoFieldTooLong("resource_id", resourceId ?? "")
+      return tooLong === undefined ? Effect.void : Effect.fail(AuthError.validation(tooLong))
+    }
 
     const create = Effect.fn("AdminSsoProviders.create")(function*(body: ProviderBody): Effect.fn.Return<ProviderJson, AuthError> {
       if (body.type !== "saml") return yield* AuthError.validation("Only 'saml' supported for SSO provider type")
       const source = Option.getOrThrow(yield* metadataOf(body, true))
       yield* checkNameIdFormat(body.name_id_format)
+      yield* checkResourceId(body.resource_id)
       const attributeMapping = yield* mappingOf(body.attribute_mapping)
       const metadata = yield* loadMetadata(source)
       if (Option.isSome(yield* repo.findByEntityId(metadata.entityId))) {
         return yield* AuthError.of(422, "saml_idp_already_exists", `SAML Identity Provider with this EntityID (${metadata.entityId}) already exists`)
       }
-      const domains = uniqueDomains(body.domains ?? [])
+      const domains = yield* uniqueDomains(body.domains ?? [])
       for (const owner of yield* repo.domainOwners(domains)) {
         return yield* AuthError.of(400, "sso_domain_already_exists",
           `SSO Domain '${owner.domain}' is already assigned to an SSO identity provider (${owner.sso_provider_id})`)
@@ -165,6 +181,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       const current = yield* lookup(idpId)
       const source = yield* metadataOf(body, false)
       yield* checkNameIdFormat(body.name_id_format)
+      yield* checkResourceId(body.resource_id)
       let metadata: { readonly xml: string; readonly url: string | null } | undefined
       if (Option.isSome(source)) {
         const loaded = yield* loadMetadata(source.value)
@@ -176,7 +193,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       }
       let domainRows: Array<{ id: string; domain: string }> | undefined
       if (body.domains !== undefined && body.domains !== null) {
-        const domains = uniqueDomains(body.domains)
+        const domains = yield* uniqueDomains(body.domains)
         for (const owner of yield* repo.domainOwners(domains)) {
           if (owner.sso_provider_id !== current.id) {
             return yield* AuthError.of(400, "sso_domain_already_exists", `SSO domain '${owner.domain}' already assigned to another provider (${owner.sso_provider_id})`)

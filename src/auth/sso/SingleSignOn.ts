@@ -7,11 +7,13 @@ import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
+import { appMetadataAfterSignIn } from "../domain/ExternalLink.js"
 import { mergeMetadata } from "../domain/MergeMetadata.js"
 import { requestedPkce } from "../domain/Pkce.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import {
   assertionReplayExpiry,
+  identityTooLong,
   mapAttributes,
   samlEmail,
   samlIdentityData,
@@ -19,7 +21,7 @@ import {
   type VerifiedAssertion
 } from "../domain/SamlAssertion.js"
 import { spCertificate } from "../domain/SamlCertificate.js"
-import { type IdpMetadata, isMetadataStale, parseIdpMetadata } from "../domain/SamlIdpMetadata.js"
+import { type IdpMetadata, isMetadataStale, parseIdpMetadata, signOnProblem } from "../domain/SamlIdpMetadata.js"
 import { spMetadataXml } from "../domain/SamlSpMetadata.js"
 import { acsErrorRedirect, acsSessionRedirect, samlUrls } from "../domain/SamlUrls.js"
 import { isBanned, type UserRow } from "../domain/UserRow.js"
@@ -62,10 +64,17 @@ const isAbsoluteUrl = (value: string): boolean => {
 const disabledAtAcs = () => AuthError.of(404, "sso_provider_disabled", "SSO Provider assigned for this domain is currently disabled")
 const notValid = () => AuthError.validation("SAML Assertion is not valid")
 
-/** The stored metadata of a provider; it was checked when stored, so a failure here is the database's. */
-const metadataOf = (provider: SsoProviderRow): Effect.Effect<IdpMetadata> =>
+/**
+ * The stored metadata of a provider. The admin API checked it, but GoTrue, on the same tables, takes some that
+ * Gatehouse refuses (a DOCTYPE): GoTrue's 500, as an error (the ACS then redirects with it) rather than a crash.
+ */
+const metadataOf = (provider: SsoProviderRow): Effect.Effect<IdpMetadata, AuthError> =>
   Either.match(parseIdpMetadata(provider.metadata_xml, parseXml), {
-    onLeft: (problem) => Effect.dieMessage(`stored SAML metadata of ${provider.id} is unreadable: ${problem.message}`),
+    onLeft: (problem) =>
+      Effect.zipRight(
+        Effect.logWarning("stored SAML metadata is unreadable").pipe(Effect.annotateLogs({ provider: provider.id, reason: problem.message })),
+        Effect.fail(AuthError.of(500, "unexpected_failure", "Error parsing SAML Metadata for SAML provider"))
+      ),
     onRight: Effect.succeed
   })
 
@@ -145,9 +154,9 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
       if (provider.disabled === true) return yield* AuthError.of(404, "sso_provider_disabled", "SSO Provider is currently disabled")
       const pkce = yield* requestedPkce(request.codeChallenge, request.codeChallengeMethod)
       const idp = yield* metadataOf(provider)
-      if (idp.ssoRedirectUrl === undefined) {
-        return yield* AuthError.of(500, "unexpected_failure", "SAML provider has no HTTP-Redirect SingleSignOnService")
-      }
+      // Only a provider GoTrue stored (it takes such metadata), or one stored before the admin API refused it, lacks it.
+      const noSignOn = signOnProblem(idp)
+      if (noSignOn !== undefined) return yield* AuthError.validation(`The SSO provider cannot be used: ${noSignOn.message}`)
       const now = new Date(yield* Clock.currentTimeMillis)
       const flowId = yield* random.uuid()
       const relayId = yield* random.uuid()
@@ -177,14 +186,7 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
     })
 
     const appMetadataAfter = (user: UserRow, provider: string) =>
-      Effect.map(identities.forUser(user.id), (rows) => {
-        const current = user.raw_app_meta_data ?? {}
-        return {
-          ...current,
-          provider: typeof current["provider"] === "string" ? current["provider"] : provider,
-          providers: [...new Set(rows.map((row) => row.provider))]
-        }
-      })
+      Effect.map(identities.forUser(user.id), (rows) => appMetadataAfterSignIn(user.raw_app_meta_data, provider, rows.map((row) => row.provider)))
 
     /**
      * The account of an SSO identity, in the caller's transaction: each SSO provider is its own linking domain, so
@@ -296,7 +298,11 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
         const fetched = yield* Effect.either(fetchSamlMetadata(url))
         const fresh = Either.flatMap(
           Either.mapLeft(fetched, (error) => error.message),
-          (bytes) => Either.map(Either.mapLeft(parseIdpMetadata(bytes, parseXml), (problem) => problem.message), (idp) => ({ idp, xml: bytes.toString("utf8") }))
+          (bytes) =>
+            Either.flatMap(Either.mapLeft(parseIdpMetadata(bytes, parseXml), (problem) => problem.message), (idp) => {
+              const noSignOn = signOnProblem(idp)
+              return noSignOn === undefined ? Either.right({ idp, xml: bytes.toString("utf8") }) : Either.left(noSignOn.message)
+            })
         )
         if (Either.isLeft(fresh) || fresh.right.idp.entityId !== provider.entity_id) {
           yield* Effect.logWarning("SAML metadata refresh failed; the stored copy is used").pipe(
@@ -324,6 +330,8 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
         const mapped = claims["email"]
         const email = typeof mapped === "string" && mapped !== "" ? mapped : samlEmail(assertion)
         if (email === "") return yield* AuthError.of(400, "saml_assertion_no_email", "SAML Assertion does not contain an email address")
+        const tooLong = identityTooLong(subject, email)
+        if (tooLong !== undefined) return yield* AuthError.validation(tooLong)
         const data = samlIdentityData(claims, { issuer: provider.entity_id, subject, email })
         if (Either.isLeft(data)) return yield* AuthError.validation(`SAML Assertion attribute mapping: ${data.left}`)
         const providerType = `sso:${provider.id}`

@@ -4,7 +4,7 @@ import { AdminAuthenticated } from "../contract/AdminAuthenticated.js"
 import { AuthApiBase } from "../contract/AuthApiBase.js"
 import { CaptchaProtected } from "../contract/CaptchaProtected.js"
 import { RateLimited } from "../contract/CommonRefusals.js"
-import { CodeChallenge, CodeChallengeMethod, InputString, MetaSecurity, OptionalParam, OptionalString, QueryParams } from "../contract/InputSchemas.js"
+import { CodeChallenge, CodeChallengeMethod, InputJson, InputString, MetaSecurity, OptionalParam, OptionalString, QueryParams } from "../contract/InputSchemas.js"
 import { Timestamp } from "../contract/Timestamp.js"
 import { AuthErrors } from "../http/AuthErrors.js"
 import { SamlEnabled } from "./SamlEnabled.js"
@@ -40,7 +40,7 @@ export class SsoGroup extends HttpApiGroup.make("sso")
       .addError(AuthErrors.invalid(400, ["validation_failed", "bad_json"]))
       .addError(AuthErrors.refused(404, ["sso_provider_not_found", "sso_provider_disabled"],
         "An unknown or disabled provider is 404, as in GoTrue."))
-      .addError(AuthErrors.refused(500, ["unexpected_failure"], "The provider's metadata has no HTTP-Redirect SingleSignOnService."))
+      .addError(AuthErrors.refused(500, ["unexpected_failure"], "The provider's stored metadata is unreadable (GoTrue took it), or the AuthnRequest could not be built."))
       .addError(RateLimited)
       .middleware(CaptchaProtected)
       .annotate(OpenApi.Description, "Starts an SP-initiated SAML sign-in at the provider named by provider_id or by an email domain; PKCE with code_challenge")
@@ -65,7 +65,7 @@ export class SsoGroup extends HttpApiGroup.make("sso")
   .annotate(OpenApi.Title, "SSO")
   .annotate(OpenApi.Description, "SAML 2.0 single sign-on (SAML_ENABLED; otherwise every route is 404 saml_provider_disabled)") {}
 
-const AttributeMapping = Schema.Unknown.annotations({
+const AttributeMapping = InputJson.annotations({
   description: "{\"keys\": {\"<claim>\": {\"name\"?: string, \"names\"?: string[], \"default\"?: any, \"array\"?: boolean}}}",
   jsonSchema: { type: "object" }
 })
@@ -102,9 +102,8 @@ const NoSuchProvider = AuthErrors.refused(404, ["sso_provider_not_found"], "An u
 const ProviderRefusals = Schema.Union(
   AuthErrors.invalid(400, ["validation_failed", "bad_json"]),
   AuthErrors.refused(400, ["saml_metadata_fetch_failed", "sso_domain_already_exists", "saml_entity_id_mismatch"],
-    "GoTrue answers 400 for metadata it cannot fetch and for a domain another provider holds."),
-  AuthErrors.refused(422, ["saml_idp_already_exists", "conflict"]),
-  AuthErrors.refused(500, ["unexpected_failure"], "The metadata URL could not be reached.")
+    "GoTrue answers 400 for a metadata URL answering other than 200 (Gatehouse also for one it cannot reach, GoTrue's 500) and for a domain another provider holds."),
+  AuthErrors.refused(422, ["saml_idp_already_exists", "conflict"])
 )
 
 export class AdminSsoGroup extends HttpApiGroup.make("adminSso")

@@ -13,9 +13,15 @@ const xmldom = createRequire(import.meta.url)("@xmldom/xmldom") as {
   DOMParser: new(options: { errorHandler: Record<string, (message: string) => void> }) => Parser
 }
 
+/**
+ * A NUL, raw or as a character reference: XML 1.0 allows neither, xmldom takes the reference, and a NUL read out of
+ * the document (an Issuer, an entity ID) would reach PostgreSQL, which refuses it in text (a 500).
+ */
+const NUL = /\u0000|&#0+;|&#x0+;/i
+
 /** The document's root element, or undefined when the text is not well-formed XML or declares a DOCTYPE. */
 export const parseXml = (text: string): XmlNode | undefined => {
-  if (/<!DOCTYPE/i.test(text)) return undefined
+  if (/<!DOCTYPE/i.test(text) || NUL.test(text)) return undefined
   let failed = false
   try {
     const root = new xmldom.DOMParser({

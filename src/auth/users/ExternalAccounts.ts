@@ -5,12 +5,12 @@ import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
 import {
+  appMetadataAfterSignIn,
   decideLink,
   type ExternalProfile,
   externalIdentityData,
   type LinkCandidate,
   profileEmail,
-  providersOf,
   settle
 } from "../domain/ExternalLink.js"
 import { mergeMetadata } from "../domain/MergeMetadata.js"
@@ -99,14 +99,7 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
       }))
 
     const appMetadataAfter = (user: UserRow, provider: string) =>
-      Effect.map(identities.forUser(user.id), (rows) => {
-        const current = user.raw_app_meta_data ?? {}
-        return {
-          ...current,
-          provider: typeof current["provider"] === "string" ? current["provider"] : provider,
-          providers: providersOf(rows.map((row) => row.provider))
-        }
-      })
+      Effect.map(identities.forUser(user.id), (rows) => appMetadataAfterSignIn(user.raw_app_meta_data, provider, rows.map((row) => row.provider)))
 
     const inTransaction = (provider: string, profile: ExternalProfile, at: Date) =>
       Effect.gen(function*() {

@@ -55,6 +55,18 @@ export const acceptance = (env: Readonly<Record<string, string>>) =>
 /** Runs a client call; a rejected promise fails the test with its own error. */
 export const call = <A>(thunk: () => Promise<A>): Effect.Effect<A> => Effect.promise(thunk)
 
+/** Posts a form to the SAML ACS as a browser does (the HTTP-POST binding), without following the redirect. */
+export const postAcs = (url: string, fields: Record<string, string>) =>
+  call(async () => {
+    const response = await fetch(`${url}/sso/saml/acs`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields).toString(),
+      redirect: "manual"
+    })
+    return { status: response.status, location: response.headers.get("location") ?? "", text: await response.text() }
+  })
+
 /** The password every test user gets unless a test needs another; it satisfies the strictest policy used here. */
 export const PASSWORD = "Corr3ct-Horse-Battery"
 

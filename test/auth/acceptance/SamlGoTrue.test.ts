@@ -17,7 +17,7 @@ import { realGoTrueMissing, startGoTrue } from "../../support/RealGoTrue.js"
 import { SamlTestIdp, spPrivateKeySetting } from "../../support/SamlTestIdp.js"
 import { externalDatabaseUrl } from "../../support/TestDatabase.js"
 import { ServerUrl, TestServerOver, testConfig } from "../../support/TestServer.js"
-import { call, decodeJwt, nowSeconds, raw, signHs256 } from "./AcceptanceKit.js"
+import { decodeJwt, nowSeconds, postAcs, raw, signHs256 } from "./AcceptanceKit.js"
 
 const manifest = gotrueManifest
 const skipped = Option.isNone(externalDatabaseUrl) || gotrueFixtureMissing !== undefined || realGoTrueMissing !== undefined
@@ -49,16 +49,6 @@ const atGatehouse = new SamlTestIdp(`https://gh-idp-${tag}.example.org/metadata`
 const atGoTrue = new SamlTestIdp(`https://gt-idp-${tag}.example.org/metadata`, `https://gt-idp-${tag}.example.org/sso`)
 const made = { providerId: "", userId: "", email: `saml-${tag}@corp-${tag}.example.com`, gotrueProviderId: "", gotrueDomain: `gt-${tag}.example.com` }
 
-const postAcs = (url: string, fields: Record<string, string>) =>
-  call(async () => {
-    const response = await fetch(`${url}/sso/saml/acs`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(fields).toString(),
-      redirect: "manual"
-    })
-    return { status: response.status, location: response.headers.get("location") ?? "" }
-  })
 
 /** POST /sso at a server, the IdP's answer to the request it leads to, posted to that server's ACS: the access token. */
 const signIn = (url: string, idp: SamlTestIdp, body: Record<string, string>, spEntityId: string) =>

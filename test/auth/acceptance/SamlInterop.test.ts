@@ -9,7 +9,7 @@ import { createRequire } from "node:module"
 import { Effect } from "effect"
 import { newSigner, spPrivateKeySetting } from "../../support/SamlTestIdp.js"
 import { ServerUrl } from "../../support/TestServer.js"
-import { acceptance, adminJwt, authClient, call, decodeJwt, raw } from "./AcceptanceKit.js"
+import { acceptance, adminJwt, authClient, call, decodeJwt, postAcs, raw } from "./AcceptanceKit.js"
 
 const SITE = "https://app.example.com"
 const REDIRECT = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
@@ -81,15 +81,7 @@ describe("SAML with samlify as the identity provider", () => {
 
         const email = `samlify-user-${tag}@${domain}`
         const response = yield* call(() => idp.createLoginResponse(sp, parsed, "post", { email }, { relayState: query["RelayState"]! }))
-        const posted = yield* call(async () => {
-          const answer = await fetch(`${url}/sso/saml/acs`, {
-            method: "POST",
-            headers: { "content-type": "application/x-www-form-urlencoded" },
-            body: new URLSearchParams({ SAMLResponse: response.context, RelayState: query["RelayState"]! }).toString(),
-            redirect: "manual"
-          })
-          return { status: answer.status, location: answer.headers.get("location") ?? "" }
-        })
+        const posted = yield* postAcs(url, { SAMLResponse: response.context, RelayState: query["RelayState"]! })
         expect(posted.status, posted.location).toBe(302)
         const code = new URL(posted.location).searchParams.get("code")!
         const session = yield* call(() => client.exchangeCodeForSession(code))

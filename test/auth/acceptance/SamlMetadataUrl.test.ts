@@ -13,21 +13,29 @@ import { Agent, getGlobalDispatcher, setGlobalDispatcher } from "undici"
 import { selfSignedCertificate } from "../../../src/auth/domain/SamlCertificate.js"
 import { SamlTestIdp, spPrivateKeySetting } from "../../support/SamlTestIdp.js"
 import { ServerUrl } from "../../support/TestServer.js"
-import { acceptance, adminJwt, call, expectingErrors, raw } from "./AcceptanceKit.js"
+import { acceptance, adminJwt, expectingErrors, postAcs, raw } from "./AcceptanceKit.js"
 
 const SITE = "https://app.example.com"
 const SP_ENTITY_ID = "http://localhost:9999/sso/saml/metadata"
 
 /** A TLS server on localhost answering /metadata with whatever `served` holds. */
 const metadataServer = Effect.acquireRelease(
-  Effect.async<{ port: number; served: { status: number; body: string }; close: () => void }>((resume) => {
+  Effect.async<{ port: number; served: { status: number; body: string; endless: boolean }; close: () => void }>((resume) => {
     const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
     const der = selfSignedCertificate(privateKey, { commonName: "localhost", notBefore: new Date(0), notAfter: new Date("2100-01-01T00:00:00Z"), dnsNames: ["localhost"] })
     const cert = `-----BEGIN CERTIFICATE-----\n${der.toString("base64").match(/.{1,64}/g)!.join("\n")}\n-----END CERTIFICATE-----\n`
-    const served = { status: 200, body: "" }
+    const served = { status: 200, body: "", endless: false }
     const server = createServer({ key: privateKey.export({ type: "pkcs8", format: "pem" }), cert }, (_request, response) => {
       response.writeHead(served.status, { "content-type": "application/xml" })
-      response.end(served.body)
+      if (!served.endless) return response.end(served.body)
+      // No content-length and no end: only the reader's own bound stops it.
+      const chunk = Buffer.alloc(64 * 1024, "a")
+      const more = () => {
+        while (!response.destroyed && response.write(chunk));
+      }
+      response.on("drain", more)
+      response.write("<md:EntityDescriptor>")
+      more()
     })
     const previous = getGlobalDispatcher()
     setGlobalDispatcher(new Agent({ connect: { ca: cert } }))
@@ -46,16 +54,6 @@ const metadataServer = Effect.acquireRelease(
   ({ close }) => Effect.sync(close)
 )
 
-const postAcs = (url: string, fields: Record<string, string>) =>
-  call(async () => {
-    const response = await fetch(`${url}/sso/saml/acs`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(fields).toString(),
-      redirect: "manual"
-    })
-    return { status: response.status, location: response.headers.get("location") ?? "" }
-  })
 
 describe("SAML metadata_url", () => {
   acceptance({ AUTH_SITE_URL: SITE, AUTH_SAML_ENABLED: "true", AUTH_SAML_PRIVATE_KEY: spPrivateKeySetting() })((it) => {
@@ -76,7 +74,20 @@ describe("SAML metadata_url", () => {
           code: 400, error_code: "saml_metadata_fetch_failed", msg: `HTTP 404 error fetching SAML Metadata from URL '${metadataUrl}'`
         }])
 
+        // A body that never ends is cut at 1 MiB, well before the 10 s timeout.
         server.served.status = 200
+        server.served.endless = true
+        const startedAt = Date.now()
+        const endless = yield* raw(url, "/admin/sso/providers", { method: "POST", bearer: adminJwt(), body: { type: "saml", metadata_url: metadataUrl } })
+        expect([endless.status, endless.json]).toStrictEqual([400, { code: 400, error_code: "validation_failed", msg: "SAML Metadata is larger than 1 MiB" }])
+        expect(Date.now() - startedAt).toBeLessThan(5_000)
+        server.served.endless = false
+        // A URL nobody answers is the admin's mistake: GoTrue's fetch-failure code, not a 500.
+        const unreachable = yield* raw(url, "/admin/sso/providers", { method: "POST", bearer: adminJwt(), body: { type: "saml", metadata_url: "https://127.0.0.1:1/metadata" } })
+        expect([unreachable.status, unreachable.json]).toStrictEqual([400, {
+          code: 400, error_code: "saml_metadata_fetch_failed", msg: "Unable to fetch SAML Metadata from URL 'https://127.0.0.1:1/metadata'"
+        }])
+
         server.served.body = stale(before)
         const created = yield* raw(url, "/admin/sso/providers", { method: "POST", bearer: adminJwt(), body: { type: "saml", metadata_url: metadataUrl } })
         expect(created.status, created.text).toBe(201)

@@ -6,12 +6,12 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect } from "@effect/vitest"
-import { randomUUID } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
 import { GOTRUE_READABLE } from "../../../src/auth/domain/GoTrueReadable.js"
 import { PERSISTENT_FORMAT, type ResponseOptions, SamlTestIdp, spPrivateKeySetting } from "../../support/SamlTestIdp.js"
 import { ServerUrl, TestServerOver } from "../../support/TestServer.js"
-import { acceptance, adminJwt, authClient, call, decodeJwt, expectingErrors, raw } from "./AcceptanceKit.js"
+import { acceptance, adminJwt, authClient, call, decodeJwt, expectingErrors, postAcs, raw } from "./AcceptanceKit.js"
 
 const SITE = "https://app.example.com"
 const SP_ENTITY_ID = "http://localhost:9999/sso/saml/metadata"
@@ -20,17 +20,6 @@ const ACS = "http://localhost:9999/sso/saml/acs"
 const admin = (url: string, path: string, method: string, body?: unknown) =>
   raw(url, path, { method, bearer: adminJwt(), ...(body === undefined ? {} : { body }) })
 
-/** Posts a SAMLResponse to the ACS as a browser does (a form), without following the redirect. */
-const postAcs = (url: string, fields: Record<string, string>) =>
-  call(async () => {
-    const response = await fetch(`${url}/sso/saml/acs`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(fields).toString(),
-      redirect: "manual"
-    })
-    return { status: response.status, location: response.headers.get("location") ?? "", text: await response.text() }
-  })
 
 const refusal = (location: string) => {
   const target = new URL(location)
@@ -69,6 +58,9 @@ const begin = (url: string, providerId: string) =>
     expect(started.status, started.text).toBe(200)
     return started.json.url as string
   })
+
+const withoutRedirect = (metadata: string) => metadata.replace(/<md:SingleSignOnService Binding="[^"]*HTTP-Redirect"[^>]*>/, "")
+const NO_SIGN_ON = "SAML Metadata does not contain any SingleSignOnService with the HTTP-Redirect binding and an http or https Location"
 
 const countRows = (email: string) =>
   Effect.gen(function*() {
@@ -195,6 +187,22 @@ describe("SAML single sign-on", () => {
           fetch(`${url}/sso`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ provider_id: id }), redirect: "manual" }))
         expect(redirect.status).toBe(404)
       }))
+
+    it.effect("POST /sso for a provider stored without an HTTP-Redirect SingleSignOnService (GoTrue takes one) is a 400, never a 500", () =>
+      expectingErrors(Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const { id, idp } = yield* provider(url)
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE auth.saml_providers SET metadata_xml = ${withoutRedirect(idp.metadata())} WHERE sso_provider_id = ${id}`
+        const answer = yield* raw(url, "/sso", { body: { provider_id: id, skip_http_redirect: true } })
+        expect([answer.status, answer.json]).toStrictEqual([400, { code: 400, error_code: "validation_failed", msg: `The SSO provider cannot be used: ${NO_SIGN_ON}` }])
+        // Metadata GoTrue takes and Gatehouse cannot read (a DOCTYPE) is GoTrue's 500 at /sso, and a redirect at the ACS.
+        yield* sql`UPDATE auth.saml_providers SET metadata_xml = ${`<!DOCTYPE md>${idp.metadata().replace(/^<\?xml[^>]*>\s*/, "")}`} WHERE sso_provider_id = ${id}`
+        const unreadable = yield* raw(url, "/sso", { body: { provider_id: id, skip_http_redirect: true } })
+        expect([unreadable.status, unreadable.json]).toMatchObject([500, { code: 500, error_code: "unexpected_failure", msg: "Error parsing SAML Metadata for SAML provider" }])
+        const posted = yield* postAcs(url, { SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: "unreadable@example.org" }) })
+        expect([posted.status, refusal(posted.location).error_code]).toStrictEqual([303, "unexpected_failure"])
+      })))
 
     it.effect("POST /sso without skip_http_redirect answers 303 to the IdP; the metadata document is served", () =>
       Effect.gen(function*() {
@@ -440,6 +448,38 @@ describe("SAML single sign-on", () => {
         expect([offList.status, offList.location.startsWith(`${SITE}/#access_token=`)]).toStrictEqual([302, true])
       })))
 
+    it.effect("an IdP-initiated response whose bearer SubjectConfirmation expired is refused (node-saml checks it only with InResponseTo)", () =>
+      expectingErrors(Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const { idp } = yield* provider(url)
+        const email = `late-${randomUUID().slice(0, 6)}@example.org`
+        const posted = yield* postAcs(url, {
+          SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: email, subjectNotOnOrAfter: new Date(Date.now() - 4 * 60_000) })
+        })
+        expect(refusal(posted.location)).toMatchObject({ error_code: "validation_failed", error_description: "SAML Assertion is not valid" })
+        expect(yield* countRows(email)).toStrictEqual({ users: 0, identities: 0, sessions: 0 })
+      })))
+
+    it.effect("a signed email or user id longer than the database holds is refused with a redirect, never a 500", () =>
+      expectingErrors(Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const { idp } = yield* provider(url)
+        const longEmail = `${"e".repeat(250)}@example.org`
+        const tooLongEmail = yield* postAcs(url, { SAMLResponse: idp.response({ spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: longEmail }) })
+        expect(refusal(tooLongEmail.location)).toMatchObject({
+          error_code: "validation_failed", error_description: "SAML Assertion email address is longer than 255 characters"
+        })
+        const tooLongSubject = yield* postAcs(url, {
+          SAMLResponse: idp.response({
+            spEntityId: SP_ENTITY_ID, acsUrl: ACS, nameId: "p".repeat(3000), nameIdFormat: PERSISTENT_FORMAT, attributes: { email: ["long-id@example.org"] }
+          })
+        })
+        expect(refusal(tooLongSubject.location)).toMatchObject({
+          error_code: "validation_failed", error_description: "SAML Assertion user identifier is longer than 512 characters"
+        })
+        expect(yield* countRows("long-id@example.org")).toStrictEqual({ users: 0, identities: 0, sessions: 0 })
+      })))
+
     it.effect("rows written to GoTrue's SSO tables hold no NULL GoTrue cannot scan (the way back)", () =>
       Effect.gen(function*() {
         const url = yield* ServerUrl
@@ -478,7 +518,31 @@ describe("SAML single sign-on", () => {
         note("admin: domains a string", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", domains: "x" })).status)
         note("admin: attribute_mapping wrong", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: newIdp().metadata(), attribute_mapping: { keys: { a: { name: 1 } } } })).status)
         note("admin: bad UTF-8 metadata", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: "\ud800" })).status)
+        note("admin: an entity ID with a NUL reference", (yield* admin(url, "/admin/sso/providers", "POST", {
+          type: "saml", metadata_xml: newIdp().metadata().replace(/entityID="([^"]*)"/, "entityID=\"$1&#0;\"")
+        })).status)
+        note("admin: an empty domain", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: newIdp().metadata(), domains: [""] })).status)
+        note("admin: NUL in attribute_mapping", (yield* admin(url, "/admin/sso/providers", "POST", {
+          type: "saml", metadata_xml: newIdp().metadata(), attribute_mapping: { keys: { team: { name: "t", default: "a\u0000b" } } }
+        })).status)
+        // Text that does not compress past a unique index's 2704 bytes (GoTrue's 500).
+        const incompressible = randomBytes(3000).toString("base64")
+        note("admin: a long domain", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: newIdp().metadata(), domains: [incompressible] })).status)
+        note("admin: a long resource_id", (yield* admin(url, "/admin/sso/providers", "POST", { type: "saml", metadata_xml: newIdp().metadata(), resource_id: incompressible })).status)
+        note("admin: a long entity ID", (yield* admin(url, "/admin/sso/providers", "POST", {
+          type: "saml", metadata_xml: new SamlTestIdp(`https://idp.example.org/${incompressible}`, "https://idp.example.org/sso").metadata()
+        })).status)
+        const { id } = yield* provider(url)
+        note("admin: a long domain on update", (yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { domains: [incompressible] })).status)
+        note("admin: a long resource_id on update", (yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { resource_id: incompressible })).status)
+        note("admin: an empty domain on update", (yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { domains: ["x.example", ""] })).status)
+        const issuerWithNul = `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion"><saml:Issuer>a&#x0;b</saml:Issuer></samlp:Response>`
+        note("acs: an Issuer with a NUL reference", (yield* postAcs(url, { SAMLResponse: Buffer.from(issuerWithNul).toString("base64") })).status)
         for (const [label, status] of statuses) expect([label, status >= 400 && status < 500 || status === 303]).toStrictEqual([label, true])
+        // Refused as the admin's input (400), not as a conflict the database found (422).
+        for (const [label, status] of statuses.filter(([label]) => label.startsWith("admin: a long"))) expect([label, status]).toStrictEqual([label, 400])
+        const [written] = yield* (yield* SqlClient.SqlClient)<{ n: number }>`SELECT count(*)::int AS n FROM auth.sso_domains WHERE sso_provider_id = ${id}`
+        expect(written!.n).toBe(1)
       }))
 
     it.effect("admin CRUD: create, get (by id and resource_), list without metadata_xml, PUT semantics, delete; GoTrue's errors", () =>
@@ -519,12 +583,16 @@ describe("SAML single sign-on", () => {
             `SSO Domain 'a.${domain}' is already assigned to an SSO identity provider (${id})`],
           [{ type: "saml", metadata_xml: "<md:EntityDescriptor xmlns:md=\"urn:oasis:names:tc:SAML:2.0:metadata\" entityID=\"x\"/>" }, 400, "validation_failed",
             "SAML Metadata does not contain any IDPSSODescriptor"],
-          [{ type: "saml", metadata_xml: "<not xml" }, 400, "validation_failed", "SAML Metadata XML is not valid"]
+          [{ type: "saml", metadata_xml: "<not xml" }, 400, "validation_failed", "SAML Metadata XML is not valid"],
+          [{ type: "saml", metadata_xml: withoutRedirect(newIdp().metadata()) }, 400, "validation_failed", NO_SIGN_ON],
+          [{ type: "saml", metadata_xml: newIdp().metadata().replace(/Location="[^"]*"/g, "Location=\"javascript:alert(1)\"") }, 400, "validation_failed", NO_SIGN_ON]
         ]
         for (const [body, status, code, msg] of errors) {
           const answer = yield* admin(url, "/admin/sso/providers", "POST", body)
           expect([answer.status, answer.json]).toStrictEqual([status, { code: status, error_code: code, msg }])
         }
+        const postOnly = yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { metadata_xml: withoutRedirect(idp.metadata()) })
+        expect([postOnly.status, postOnly.json]).toStrictEqual([400, { code: 400, error_code: "validation_failed", msg: NO_SIGN_ON }])
         const mismatch = yield* admin(url, `/admin/sso/providers/${id}`, "PUT", { metadata_xml: newIdp().metadata() })
         expect(mismatch.json).toMatchObject({ error_code: "saml_entity_id_mismatch" })
         expect((yield* admin(url, "/admin/sso/providers/not-a-uuid", "GET")).json).toStrictEqual({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 import {
+  appMetadataAfterSignIn,
   decideLink,
   externalIdentityData,
   type LinkCandidate,
@@ -115,6 +116,12 @@ describe("externalIdentityData", () => {
     })
     expect(externalIdentityData({ providerId: "s", emailVerified: true, claims: {} }))
       .toEqual({ sub: "s", provider_id: "s", email_verified: false, phone_verified: false })
+  })
+
+  it("app_metadata after a sign-in keeps the first provider and lists the identities' providers", () => {
+    expect(appMetadataAfterSignIn(null, "sso:p", ["sso:p"])).toStrictEqual({ provider: "sso:p", providers: ["sso:p"] })
+    expect(appMetadataAfterSignIn({ provider: "email", role: "x" }, "google", ["email", "google", "email"]))
+      .toStrictEqual({ provider: "email", role: "x", providers: ["email", "google"] })
   })
 
   it("providersOf keeps each provider once, oldest first", () => {

@@ -5,6 +5,7 @@ import {
   assertionProblem,
   assertionReplayExpiry,
   CLOCK_SKEW_MS,
+  identityTooLong,
   mapAttributes,
   MAX_ISSUE_DELAY_MS,
   readAssertion,
@@ -14,8 +15,9 @@ import {
   type VerifiedAssertion
 } from "../../../src/auth/domain/SamlAssertion.js"
 import { selfSignedCertificate } from "../../../src/auth/domain/SamlCertificate.js"
-import { durationMs, isMetadataStale, parseIdpMetadata } from "../../../src/auth/domain/SamlIdpMetadata.js"
+import { durationMs, isMetadataStale, parseIdpMetadata, signOnProblem } from "../../../src/auth/domain/SamlIdpMetadata.js"
 import { parseSamlPrivateKey } from "../../../src/domain/SamlKey.js"
+import { ssoFieldTooLong } from "../../../src/auth/domain/SsoFieldLimit.js"
 import { NAMEID_FORMAT, spMetadataXml } from "../../../src/auth/domain/SamlSpMetadata.js"
 import { parseXml } from "../../../src/auth/sso/XmlParser.js"
 import { acsErrorRedirect, acsSessionRedirect, samlUrls } from "../../../src/auth/domain/SamlUrls.js"
@@ -153,6 +155,25 @@ describe("IdP metadata", () => {
     expect(message(Buffer.from([0x3c, 0xff, 0xfe]))).toBe("SAML Metadata XML contains invalid UTF-8 characters, which are not supported at this time")
     expect(message("<not xml")).toBe("SAML Metadata XML is not valid")
     expect(message(`<!DOCTYPE x [<!ENTITY a "b">]>${idpMetadata(IDP)}`)).toBe("SAML Metadata XML must not contain a DOCTYPE")
+    // XML 1.0 has no NUL, raw or referenced; xmldom would read the reference into the entity ID.
+    expect(message(idpMetadata(IDP, `entityID="https://idp.example.org/&#0;"`))).toBe("SAML Metadata XML is not valid")
+    expect(message(idpMetadata(IDP, `entityID="https://idp.example.org/&#x00;"`))).toBe("SAML Metadata XML is not valid")
+    expect(message(idpMetadata(IDP, `entityID="https://idp.example.org/&#10;"`))).toBe("ok")
+  })
+
+  it("takes only an http or https HTTP-Redirect Location; a provider needs one", () => {
+    const redirectOf = (location: string) =>
+      Either.map(parseIdpMetadata(idpMetadata(IDP.replace("https://idp.example.org/redirect", location)), parseXml), (m) => m.ssoRedirectUrl)
+    expect(redirectOf("http://idp.example.org/r")).toStrictEqual(Either.right("http://idp.example.org/r"))
+    expect(redirectOf("javascript:alert(1)")).toStrictEqual(Either.right(undefined))
+    expect(redirectOf("/relative")).toStrictEqual(Either.right(undefined))
+    expect(redirectOf("")).toStrictEqual(Either.right(undefined))
+    const postOnly = parseIdpMetadata(idpMetadata(IDP.replace(/<md:SingleSignOnService Binding="[^"]*HTTP-Redirect"[^>]*>/, "")), parseXml)
+    expect(Either.map(postOnly, signOnProblem)).toStrictEqual(Either.right({
+      _tag: "Invalid",
+      message: "SAML Metadata does not contain any SingleSignOnService with the HTTP-Redirect binding and an http or https Location"
+    }))
+    expect(Either.map(parseIdpMetadata(idpMetadata(IDP), parseXml), signOnProblem)).toStrictEqual(Either.right(undefined))
   })
 
   it("is stale once validUntil passed, or cacheDuration elapsed since stored, or a day without either", () => {
@@ -166,6 +187,14 @@ describe("IdP metadata", () => {
     expect(isMetadataStale({ ...base, validUntil: undefined, cacheDurationMs: 3_600_000 }, stored, hours(1))).toBe(true)
     expect(durationMs("P1DT2H")).toBe(26 * 3_600_000)
     expect(durationMs("nonsense")).toBeUndefined()
+  })
+})
+
+describe("SSO provider fields", () => {
+  it("take up to 1024 UTF-8 bytes, which their unique indexes hold", () => {
+    expect(ssoFieldTooLong("resource_id", "r".repeat(1024))).toBeUndefined()
+    expect(ssoFieldTooLong("resource_id", "r".repeat(1025))).toBe("resource_id cannot exceed 1024 bytes")
+    expect(ssoFieldTooLong("An SSO domain", "é".repeat(513))).toBe("An SSO domain cannot exceed 1024 bytes")
   })
 })
 
@@ -193,7 +222,7 @@ describe("the verified assertion", () => {
     expect(readAssertion(parseXml("<Response/>"))).toBeUndefined()
   })
 
-  it("holds the Issuer, a bearer Recipient at this ACS and the 90 s issue delay", () => {
+  it("holds the Issuer, an unexpired bearer Recipient at this ACS and the 90 s issue delay", () => {
     const context = { idpEntityId: "https://idp.example.org", acsUrl: "https://sp.example/sso/saml/acs", now: 1_000_000 + MAX_ISSUE_DELAY_MS }
     expect(assertionProblem(assertion(), context)).toBeUndefined()
     expect(assertionProblem(assertion(), { ...context, now: context.now + 1 })).toBe("assertion IssueInstant is too old")
@@ -201,6 +230,10 @@ describe("the verified assertion", () => {
     expect(assertionProblem(assertion({ confirmations: [{ method: "urn:oasis:names:tc:SAML:2.0:cm:bearer", recipient: "https://evil/acs", notOnOrAfter: undefined }] }), context))
       .toBe("no bearer SubjectConfirmation with this ACS as Recipient")
     expect(assertionProblem(assertion({ issueInstant: new Date(context.now + CLOCK_SKEW_MS + 1) }), context)).toBe("assertion IssueInstant is in the future")
+    const bearer = (notOnOrAfter: number) => ({ method: "urn:oasis:names:tc:SAML:2.0:cm:bearer", recipient: context.acsUrl, notOnOrAfter: new Date(notOnOrAfter) })
+    expect(assertionProblem(assertion({ confirmations: [bearer(context.now - CLOCK_SKEW_MS)] }), context)).toBe("the bearer SubjectConfirmation has expired")
+    expect(assertionProblem(assertion({ confirmations: [bearer(context.now - CLOCK_SKEW_MS + 1)] }), context)).toBeUndefined()
+    expect(assertionProblem(assertion({ confirmations: [bearer(context.now - CLOCK_SKEW_MS), bearer(context.now)] }), context)).toBeUndefined()
   })
 
   it("finds the user id: subject-id attribute, else a non-transient NameID (emailAddress trimmed and lowercased)", () => {
@@ -214,6 +247,12 @@ describe("the verified assertion", () => {
     expect(samlEmail(assertion())).toBe("  Ada@Example.COM ")
     expect(samlEmail(assertion({ attributes: [attribute("urn:oid:x", ["", "m@corp"], "MAIL")] }))).toBe("m@corp")
     expect(samlEmail(assertion({ nameIdFormat: NAMEID_FORMAT.persistent }))).toBe("")
+  })
+
+  it("refuses an email longer than users.email holds and a user id longer than the identities index holds", () => {
+    expect(identityTooLong("s".repeat(512), `${"e".repeat(245)}@corp.test`)).toBeUndefined()
+    expect(identityTooLong("s", `${"e".repeat(246)}@corp.test`)).toBe("SAML Assertion email address is longer than 255 characters")
+    expect(identityTooLong("s".repeat(513), "e@corp.test")).toBe("SAML Assertion user identifier is longer than 512 characters")
   })
 
   it("maps attributes by name then names, first non-empty value (all with array), else the default", () => {
