@@ -21,6 +21,7 @@
  * CONTRACT_SEED fixes the seed. Reports go to .contract/ (git-ignored): the JUnit XML and the output of each run.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { generateKeyPairSync } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { createServer } from "node:net"
@@ -255,6 +256,16 @@ try {
     AUTH_WEBAUTHN_RP_ORIGINS: "http://localhost:3000",
     AUTH_IAM_PASETO_SECRET_KEY: iamKey,
     AUTH_IAM_BOOTSTRAP_ADMIN_PASSWORD: "contract admin password",
+    // Issue 29's sign-ins, on so that their routes answer rather than 404 feature_disabled: the OAuth 2.1 server
+    // (with an ES256 key, for ID tokens), SAML (a throwaway RSA key, as GoTrue reads it) and Web3.
+    AUTH_JWT_KEYS: JSON.stringify([{ ...generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "jwk" }), kid: "contract-es256", alg: "ES256", key_ops: ["sign", "verify"] }]),
+    AUTH_OAUTH_SERVER_ENABLED: "true",
+    AUTH_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: "true",
+    AUTH_OAUTH_SERVER_AUTHORIZATION_PATH: "/consent",
+    AUTH_SAML_ENABLED: "true",
+    AUTH_SAML_PRIVATE_KEY: generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ format: "der", type: "pkcs1" }).toString("base64"),
+    AUTH_EXTERNAL_WEB3_ETHEREUM_ENABLED: "true",
+    AUTH_EXTERNAL_WEB3_SOLANA_ENABLED: "true",
     AUTH_WORKERS: "1",
     LOG_LEVEL: "error"
   }

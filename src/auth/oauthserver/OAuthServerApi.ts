@@ -123,8 +123,10 @@ const TokenRefusals = Schema.Union(
   AuthErrors.refused(400, ["invalid_credentials"], "Client authentication failed: GoTrue answers 400 with its HTTP error envelope, not 401."),
   AuthErrors.oauth(["invalid_request", "invalid_client", "invalid_grant", "unsupported_grant_type", "access_denied"])
 )
+/** GoTrue's rules on a client's fields (redirect URIs, grant types, URLs, type and method), each with its message. */
+const ClientRefused = AuthErrors.refused(400, ["validation_failed"], "A field GoTrue's client rules refuse (an empty or non-https redirect URI, …).")
 const NoSuchClient = Schema.Union(
-  AuthErrors.invalid(400, ["validation_failed"], "A client_id that is not a UUID."),
+  AuthErrors.refused(400, ["validation_failed"], "A client_id that is not a UUID, as GoTrue answers it."),
   AuthErrors.refused(404, ["oauth_client_not_found"])
 )
 
@@ -203,6 +205,7 @@ export class OAuthServerGroup extends HttpApiGroup.make("oauthServer")
       .setPayload(ClientRegistration)
       .addSuccess(OAuthClient, { status: 201 })
       .addError(RateLimited)
+      .addError(ClientRefused)
       .addError(AuthErrors.refused(403, ["oauth_dynamic_client_registration_disabled"]))
       .annotate(OpenApi.Description,
         "Dynamic client registration (RFC 7591) when OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION; RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER per client")
@@ -237,6 +240,7 @@ export class AdminOAuthClientsGroup extends HttpApiGroup.make("adminOAuthClients
     HttpApiEndpoint.post("createClient", "/admin/oauth/clients")
       .setPayload(ClientRegistration)
       .addSuccess(OAuthClient, { status: 201 })
+      .addError(ClientRefused)
       .annotate(OpenApi.Description, "Registers a client (registration_type manual). A refusal's message starts with `400: `, as GoTrue's does.")
   )
   .add(
@@ -251,6 +255,7 @@ export class AdminOAuthClientsGroup extends HttpApiGroup.make("adminOAuthClients
       .setPath(ClientIdParam)
       .setPayload(ClientUpdate)
       .addSuccess(OAuthClient)
+      .addError(ClientRefused)
       .addError(NoSuchClient)
   )
   .add(
