@@ -1,6 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Option } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
+import { claimOnce, deleteExpiredClaims } from "../../platform/sql/UsedOnce.js"
 import { authTables } from "../AuthTables.js"
 import type { SamlAttributeMapping } from "../domain/SamlAssertion.js"
 
@@ -191,13 +192,8 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
      * Claims a verified assertion's digest until `expiresAt`: true for the first claim, false when it was claimed
      * before by any instance (an expired record is taken over). Run in the sign-in's transaction.
      */
-    const claimAssertion = Effect.fn("SsoRepo.claimAssertion")(function*(digest: Uint8Array, expiresAt: Date) {
-      const rows = yield* sql`INSERT INTO ${sql(t.saml_used_assertions)} AS m (digest, expires_at)
-        VALUES (${Buffer.from(digest)}, ${expiresAt})
-        ON CONFLICT (digest) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE m.expires_at < now()
-        RETURNING 1`
-      return rows.length === 1
-    }, Effect.orDie)
+    const claimAssertion = Effect.fn("SsoRepo.claimAssertion")((digest: Uint8Array, expiresAt: Date) =>
+      claimOnce(sql, t.saml_used_assertions, digest, expiresAt), Effect.orDie)
 
     /** The SSO identities of one provider whose email is this address (lowercased, as the generated column). */
     const identityOwnersByEmail = Effect.fn("SsoRepo.identityOwnersByEmail")(function*(provider: string, email: string) {
@@ -208,13 +204,11 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
 
     /** Deletes up to `limit` expired used-assertion records and relay states older than `relayBefore`. */
     const sweep = Effect.fn("SsoRepo.sweep")(function*(now: Date, relayBefore: Date, limit: number) {
-      const assertions = yield* sql`DELETE FROM ${sql(t.saml_used_assertions)} WHERE digest IN (
-          SELECT digest FROM ${sql(t.saml_used_assertions)} WHERE expires_at < ${now} LIMIT ${limit} FOR UPDATE SKIP LOCKED
-        ) RETURNING 1`
+      const assertions = yield* deleteExpiredClaims(sql, t.saml_used_assertions, now, limit)
       const relays = yield* sql`DELETE FROM ${sql(t.saml_relay_states)} WHERE id IN (
           SELECT id FROM ${sql(t.saml_relay_states)} WHERE created_at < ${relayBefore} LIMIT ${limit} FOR UPDATE SKIP LOCKED
         ) RETURNING 1`
-      return assertions.length + relays.length
+      return assertions + relays.length
     }, Effect.orDie)
 
     /** The flow_state row every POST /sso starts (GoTrue: always; the PKCE columns only with PKCE). */

@@ -1,6 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
+import { claimOnce, deleteExpiredClaims } from "../../platform/sql/UsedOnce.js"
 import { authTables } from "../AuthTables.js"
 
 export interface Web3UsedMessagesRepoShape {
@@ -20,23 +21,10 @@ export class Web3UsedMessagesRepo extends Effect.Service<Web3UsedMessagesRepo>()
     const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
-    // An expired record is as good as none: it is taken over rather than refusing a message that could not pass the
-    // time checks anyway (and keeps the claim correct between sweeps).
-    const claim = Effect.fn("Web3UsedMessagesRepo.claim")(function*(digest: Uint8Array, expiresAt: Date) {
-      const rows = yield* sql`INSERT INTO ${sql(t.web3_used_messages)} AS m (digest, expires_at)
-        VALUES (${Buffer.from(digest)}, ${expiresAt})
-        ON CONFLICT (digest) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE m.expires_at < now()
-        RETURNING 1`
-      return rows.length === 1
-    }, Effect.orDie)
-
-    // SKIP LOCKED: a record a sign-in is claiming right now is left to it.
-    const sweep = Effect.fn("Web3UsedMessagesRepo.sweep")(function*(now: Date, limit: number) {
-      const rows = yield* sql`DELETE FROM ${sql(t.web3_used_messages)} WHERE digest IN (
-          SELECT digest FROM ${sql(t.web3_used_messages)} WHERE expires_at < ${now} LIMIT ${limit} FOR UPDATE SKIP LOCKED
-        ) RETURNING 1`
-      return rows.length
-    }, Effect.orDie)
+    const claim = Effect.fn("Web3UsedMessagesRepo.claim")((digest: Uint8Array, expiresAt: Date) =>
+      claimOnce(sql, t.web3_used_messages, digest, expiresAt), Effect.orDie)
+    const sweep = Effect.fn("Web3UsedMessagesRepo.sweep")((now: Date, limit: number) =>
+      deleteExpiredClaims(sql, t.web3_used_messages, now, limit), Effect.orDie)
 
     return { claim, sweep } satisfies Web3UsedMessagesRepoShape
   })
