@@ -21,7 +21,7 @@ const migrationRecord = (namespace: string): Effect.Effect<ReadonlyArray<string>
 
 /**
  * What the adopted database holds, counted once the migrations ran (so every table exists, whatever GoTrue release
- * made the rest). One statement reading each table once, plus one per GoTrue table Gatehouse does not serve yet where it
+ * made the rest). One statement reading each table once, plus one each for the SSO providers and OAuth clients where
  * exists.
  */
 const adoptedRows: Effect.Effect<AdoptedRows, unknown, SqlClient.SqlClient> = Effect.gen(function*() {
