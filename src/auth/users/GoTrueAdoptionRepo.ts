@@ -22,7 +22,7 @@ const migrationRecord = (namespace: string): Effect.Effect<ReadonlyArray<string>
 /**
  * What the adopted database holds, counted once the migrations ran (so every table exists, whatever GoTrue release
  * made the rest). One statement reading each table once, plus one each for the SSO providers and OAuth clients where
- * exists.
+ * their tables exist.
  */
 const adoptedRows: Effect.Effect<AdoptedRows, unknown, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
