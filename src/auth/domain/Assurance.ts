@@ -36,3 +36,16 @@ export const highestAal = (factors: ReadonlyArray<Pick<FactorRow, "status">>): A
  */
 export const needsAal2 = (factors: ReadonlyArray<Pick<FactorRow, "status">>, sessionAal: string | null | undefined): boolean =>
   highestAal(factors) === "aal2" && sessionAal !== "aal2"
+
+/**
+ * GoTrue's CalculateAALAndAMR: an `sso/saml` claim names its SSO provider when the user's one identity is an SSO one
+ * (`sso:<provider id>`); every other claim, and every user with another identity or several, keeps its claims as they are.
+ */
+export const withSsoProvider = <C extends { readonly method: string }>(
+  claims: ReadonlyArray<C>,
+  identityProviders: ReadonlyArray<string>
+): ReadonlyArray<C | (C & { readonly provider: string })> => {
+  const only = identityProviders.length === 1 ? identityProviders[0]! : ""
+  if (!only.startsWith("sso:")) return claims
+  return claims.map((claim) => claim.method === "sso/saml" ? { ...claim, provider: only.slice("sso:".length) } : claim)
+}

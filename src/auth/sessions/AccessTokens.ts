@@ -4,7 +4,7 @@ import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { Session } from "../contract/Session.js"
-import { aalOfClaims } from "../domain/Assurance.js"
+import { aalOfClaims, withSsoProvider } from "../domain/Assurance.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
 import { userJson } from "../users/UserJson.js"
@@ -30,13 +30,6 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
     // GoTrue leaves iss empty when JWT_ISSUER is unset; the external URL is a more useful default.
     const issuer = Option.getOrElse(config.jwt.issuer, () => platform.api.externalUrl)
 
-    // GoTrue's CalculateAALAndAMR: an sso/saml claim names its SSO provider when the user's one identity is an SSO one.
-    const withSsoProvider = (amr: StartedSession["amr"], identities: StartedSession["identities"]) => {
-      const only = identities.length === 1 ? identities[0]!.provider : ""
-      if (!only.startsWith("sso:")) return amr
-      return amr.map((entry) => entry.method === "sso/saml" ? { ...entry, provider: only.slice("sso:".length) } : entry)
-    }
-
     /** An OAuth client's session (`oauth`) mints tokens that also carry the client and its scopes. */
     const respond = Effect.fn("AccessTokens.respond")(function*(
       { amr, factors, identities, oauth, refreshToken, sessionId, user }: StartedSession
@@ -56,7 +49,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
         role: user.role ?? "",
         // From the claims at every mint, so a refresh keeps the level the session was raised to.
         aal: aalOfClaims(amr),
-        amr: withSsoProvider(amr, identities),
+        amr: withSsoProvider(amr, identities.map((identity) => identity.provider)),
         session_id: sessionId,
         is_anonymous: user.is_anonymous,
         ...oauth

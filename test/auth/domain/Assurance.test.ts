@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { aalOfClaims, highestAal, isSecondFactorMethod, METHOD_OF_FACTOR, needsAal2 } from "../../../src/auth/domain/Assurance.js"
+import { aalOfClaims, highestAal, isSecondFactorMethod, METHOD_OF_FACTOR, needsAal2, withSsoProvider } from "../../../src/auth/domain/Assurance.js"
 
 const FIRST_FACTORS = ["password", "otp", "magiclink", "email/signup", "recovery", "invite", "email_change", "oauth",
   "anonymous", "sso/saml", "web3", "passkey", "token_refresh"]
@@ -44,5 +44,13 @@ describe("Assurance (GoTrue's aal rules)", () => {
     // No session at all (a token without session_id) counts as below.
     expect(needsAal2([{ status: "verified" }], undefined)).toBe(true)
     expect(needsAal2([{ status: "unverified" }], undefined)).toBe(false)
+  })
+
+  it("an sso/saml claim names the provider of the user's one SSO identity, and nothing else changes", () => {
+    const amr = [{ method: "sso/saml", timestamp: 2 }, { method: "totp", timestamp: 1 }]
+    expect(withSsoProvider(amr, ["sso:p-1"])).toEqual([{ method: "sso/saml", timestamp: 2, provider: "p-1" }, { method: "totp", timestamp: 1 }])
+    expect(withSsoProvider(amr, ["sso:p-1", "email"])).toBe(amr)
+    expect(withSsoProvider(amr, ["email"])).toBe(amr)
+    expect(withSsoProvider(amr, [])).toBe(amr)
   })
 })
