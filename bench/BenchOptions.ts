@@ -17,19 +17,29 @@ export interface BenchOptions {
   readonly bcryptConnections: number
   /** Concurrent password sign-ins behind the GET /user load in the burst scenario. */
   readonly burstConnections: number
+  /**
+   * --size=1m: instead of the side-by-side table, Gatehouse against itself: the size scenarios at 200 users, then
+   * again after SQL adds this many users (with sessions, refresh tokens and audit rows in proportion).
+   */
+  readonly size: number | undefined
+  /** Concurrent requests of the size scenarios (BENCH_SIZE_CONNECTIONS). */
+  readonly sizeConnections: number
 }
 
-export const USAGE = `npm run bench [-- --quick | --sql | --only=user,refresh]
+export const USAGE = `npm run bench [-- --quick | --sql | --only=user,refresh | --size=1m]
 
   --quick         one short round per side (0.5 s warm-up, 2 s measured): checks the harness
   --sql           count the SQL statements per request on both sides, list them, and stop
   --only=IDS      run only these scenarios (signup, password, refresh, user, user-burst, iam-login,
                   iam-validate, floor)
+  --size=N        Gatehouse alone, at 200 users and again after adding N users by SQL (1m, 100k, 5000):
+                  each size scenario's CPU and p99 at both sizes, their ratio, and the database size
 
   BENCH_DURATION=8            measured seconds per run        BENCH_WARMUP=2   warm-up seconds per run
   BENCH_ROUNDS=2              runs per side, alternating      BENCH_WORKERS    processes per side (default: CPUs)
   BENCH_CONNECTIONS=50        concurrency of cheap requests   BENCH_BCRYPT_CONNECTIONS=16   of bcrypt-bound ones
   BENCH_BURST_CONNECTIONS=8   sign-ins behind GET /user in the burst scenario
+  BENCH_SIZE_CONNECTIONS=10   concurrency of every size scenario
 `
 
 const positive = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
@@ -41,10 +51,11 @@ const positive = (env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
 }
 
 export const parseBenchOptions = (argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv, cpus: number): BenchOptions => {
-  const unknown = argv.filter((a) => a !== "--quick" && a !== "--sql" && !a.startsWith("--only="))
+  const unknown = argv.filter((a) => a !== "--quick" && a !== "--sql" && !a.startsWith("--only=") && !a.startsWith("--size="))
   if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}\n\n${USAGE}`)
   const quick = argv.includes("--quick")
   const only = argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",").filter((s) => s !== "")
+  const size = argv.find((a) => a.startsWith("--size="))?.slice("--size=".length)
   return {
     quick,
     sqlOnly: argv.includes("--sql"),
@@ -55,6 +66,16 @@ export const parseBenchOptions = (argv: ReadonlyArray<string>, env: NodeJS.Proce
     workers: Math.round(positive(env, "BENCH_WORKERS", cpus)),
     connections: Math.round(positive(env, "BENCH_CONNECTIONS", 50)),
     bcryptConnections: Math.round(positive(env, "BENCH_BCRYPT_CONNECTIONS", 16)),
-    burstConnections: Math.round(positive(env, "BENCH_BURST_CONNECTIONS", 8))
+    burstConnections: Math.round(positive(env, "BENCH_BURST_CONNECTIONS", 8)),
+    size: size === undefined ? undefined : parseSize(size),
+    sizeConnections: Math.round(positive(env, "BENCH_SIZE_CONNECTIONS", 10))
   }
+}
+
+/** "1m", "250k" or a plain count of users; at least 1,000 so that the big size is big. */
+export const parseSize = (raw: string): number => {
+  const match = /^(\d+)([km]?)$/i.exec(raw.trim())
+  const value = match === null ? Number.NaN : Number(match[1]) * ({ "": 1, k: 1_000, m: 1_000_000 }[match[2]!.toLowerCase()] ?? Number.NaN)
+  if (!Number.isSafeInteger(value) || value < 1_000) throw new Error(`--size wants a count of users of at least 1000 (1m, 100k, 5000), got ${JSON.stringify(raw)}`)
+  return value
 }

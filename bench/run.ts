@@ -3,12 +3,11 @@
  * seeded through Gatehouse's API, then each scenario's load against both, alternating sides. Writes
  * bench/results/<timestamp>.json, latest.md and latest.svg, and prints the table.
  */
-import { randomBytes } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type BenchOptions, parseBenchOptions } from "./BenchOptions.js"
+import { parseBenchOptions } from "./BenchOptions.js"
 import { Cleanup } from "./Cleanup.js"
 import { startFloorServers } from "./floor/FloorServers.js"
 import { freePorts, generateIamKey, migrateGatehouse, serverEnv, startGatehouse } from "./Gatehouse.js"
@@ -24,6 +23,8 @@ import { writeResults } from "./report/writeResults.js"
 import type { Scenario, ScenarioContext, Target } from "./scenarios/Scenario.js"
 import { SCENARIOS } from "./scenarios/Scenarios.js"
 import { seed } from "./Seed.js"
+import { serverSettings } from "./ServerSettings.js"
+import { runSizeBench } from "./size/SizeRun.js"
 import { type ServerProcess, startServer } from "./ServerProcess.js"
 import { checkStatements } from "./StatementCheck.js"
 import { StatementCounter } from "./StatementCounter.js"
@@ -45,31 +46,6 @@ const runLine = (scenario: Scenario, r: RunRecord, rounds: number): string =>
   `  ${r.statementsPerReq.toFixed(1)} stmt/req  other ${(r.otherCpuShare * 100).toFixed(0)}%` +
   (r.background === undefined ? "" : `  (+${formatNumber(r.background.reqPerSec)} sign-ins/s)`) +
   (r.errors > 0 ? `  ${r.errors} FAILED: ${r.firstError ?? ""}` : "")
-
-/** The settings both servers get; only the ports differ between them. */
-const serverSettings = (databaseUrl: string, options: BenchOptions, ports: { api: number; smtp: number }, iamKey: string) => ({
-  DATABASE_URL: databaseUrl,
-  AUTH_DB_DRIVER: "postgres",
-  AUTH_JWT_SECRET: randomBytes(32).toString("base64url"),
-  AUTH_SITE_URL: "http://127.0.0.1:3000",
-  // Also the JWT issuer: both sides sign the same claims.
-  API_EXTERNAL_URL: `http://127.0.0.1:${ports.api}`,
-  // Nothing listens there: with autoconfirm no mail is sent.
-  AUTH_SMTP_HOST: "127.0.0.1",
-  AUTH_SMTP_PORT: String(ports.smtp),
-  AUTH_SMTP_ADMIN_EMAIL: "bench@bench.example",
-  AUTH_MAILER_AUTOCONFIRM: "true",
-  AUTH_API_HOST: "127.0.0.1",
-  // At info the access log would dominate what is measured.
-  LOG_LEVEL: "warn",
-  AUTH_IAM_PASETO_SECRET_KEY: iamKey,
-  AUTH_IAM_PASETO_KEY_ID: "bench",
-  AUTH_IAM_GRPC_HOST: "127.0.0.1",
-  AUTH_WORKERS: String(options.workers),
-  // The minimal server's pool per process (bench/minimal/MinimalServer.ts): both sides hold the same connections.
-  // Gatehouse's default is the same up to six workers and fewer each beyond: set, it is 10 on any machine.
-  AUTH_DB_MAX_POOL_SIZE: "10"
-})
 
 /** One scenario: an unmeasured warm-up per side, then the rounds, sides alternating. */
 const runScenario = async (
@@ -95,6 +71,7 @@ const runScenario = async (
 
 const main = async (): Promise<void> => {
   const options = parseBenchOptions(process.argv.slice(2), process.env, availableParallelism())
+  if (options.size !== undefined) return runSizeBench(REPO, options, options.size, progress)
   const began = Date.now()
   const elapsed = () => `${((Date.now() - began) / 1000).toFixed(0)} s`
   const startedAt = new Date().toISOString()
