@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto"
+import { deriveRefreshToken, digestRefreshToken } from "../../src/auth/sessions/RefreshTokenCodec.js"
 import pg from "pg"
 
 /** How much the size run adds beside the users made through the API. */
@@ -20,31 +21,6 @@ export const sizePlan = (users: number): SizePlan => ({
 })
 
 const NIL = "00000000-0000-0000-0000-000000000000"
-
-/**
- * The SHA-256 digest of the refresh token Gatehouse derives for row `id` of session `sid` (RefreshTokenCodec:
- * GoTrue's signed form, keyed by HMAC(refresh key, "gotrue-signed/<session>"), counter = row id), in SQL, so the
- * seeded rows are ones Gatehouse itself could have written: its cleanup recognises them as its own.
- */
-const digestFunctions = (crypto: string): string => `
-CREATE SCHEMA IF NOT EXISTS bench_seed;
-CREATE OR REPLACE FUNCTION bench_seed.uvarint(v bigint) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE out bytea := ''::bytea;
-BEGIN
-  WHILE v >= 128 LOOP
-    out := out || set_byte('\\x00'::bytea, 0, ((v & 127) | 128)::int);
-    v := v >> 7;
-  END LOOP;
-  RETURN out || set_byte('\\x00'::bytea, 0, v::int);
-END $$;
-CREATE OR REPLACE FUNCTION bench_seed.token_digest(rk bytea, sid uuid, id bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $$
-  WITH k AS (SELECT ${crypto}.hmac(convert_to('gotrue-signed/' || sid::text, 'UTF8'), rk, 'sha256') AS key),
-  s AS (SELECT '\\x00'::bytea || decode(replace(sid::text, '-', ''), 'hex') || bench_seed.uvarint(id) AS signed),
-  b AS (SELECT s.signed || substring(${crypto}.hmac(s.signed, k.key, 'sha256') FROM 1 FOR 16) AS body FROM s, k)
-  SELECT encode(sha256(convert_to(
-    rtrim(translate(replace(encode(b.body || substring(sha256(b.body) FROM 1 FOR 4), 'base64'), E'\\n', ''), '+/', '-_'), '='),
-    'UTF8')), 'hex') FROM b
-$$;`
 
 const email = (n: string) => `'size-' || lpad(${n}::text, 7, '0') || '@seed.example'`
 const userId = (n: string) => `md5('seed-user-' || ${n})::uuid`
@@ -75,21 +51,56 @@ SELECT md5('seed-session-' || s)::uuid, ${userId("s")}, now() - interval '30 day
 FROM generate_series(1, ${plan.sessions}) s`
 
 /**
- * Refresh tokens of families k in [from, to]: row id base + (k-1)·sessions + (s-1), so ids grow with time as real
- * rotations make them; every token but the last of its family revoked, each the parent of the next.
+ * One batch of refresh-token rows, made in Node and sent as arrays: the row id, family position k (1 = oldest) and
+ * session number s of each, and its token and parent digests. SQL derives the rest from k and s.
  */
-const tokensSql = (plan: SizePlan, base: bigint, from: number, to: number) => `
+const TOKENS_SQL = (plan: SizePlan) => `
 INSERT INTO auth.refresh_tokens (instance_id, id, token, user_id, revoked, created_at, updated_at, parent, session_id)
 SELECT '${NIL}', t.id, t.token, ${userId("t.s")}::text, t.k < ${plan.family},
   now() - interval '30 days' + (t.k || ' hours')::interval, now() - interval '30 days' + ((t.k + 1) || ' hours')::interval,
-  CASE WHEN t.k = 1 THEN NULL
-       WHEN t.k = ${from} THEN bench_seed.token_digest($1, t.sid, t.id - ${plan.sessions})
-       ELSE lag(t.token) OVER (PARTITION BY t.s ORDER BY t.k) END,
-  t.sid
-FROM (SELECT f.*, bench_seed.token_digest($1, f.sid, f.id) AS token
-      FROM (SELECT k, s, md5('seed-session-' || s)::uuid AS sid, ${base}::bigint + (k - 1)::bigint * ${plan.sessions} + (s - 1) AS id
-            FROM generate_series(${from}, ${to}) k, generate_series(1, ${plan.sessions}) s) f) t
-ORDER BY t.id`
+  t.parent, md5('seed-session-' || t.s)::uuid
+FROM unnest($1::bigint[], $2::int[], $3::int[], $4::text[], $5::text[]) AS t(id, k, s, token, parent)`
+
+const TOKEN_BATCH = 20_000
+
+/**
+ * The refresh tokens: each seeded session a family of `plan.family`, row id base + (k-1)·sessions + (s-1) so ids grow
+ * with time as real rotations make them, every token but the last revoked, each the parent of the next. The digests are
+ * those of the tokens Gatehouse derives for these rows (RefreshTokenCodec), so the server can exchange a seeded
+ * session's current token and its cleanup recognises the rows as its own. Made in Node (a few µs a row) on two
+ * connections, each inserting while the other's batch is made.
+ */
+const insertTokens = async (url: string, plan: SizePlan, base: bigint, refreshKey: Buffer): Promise<void> => {
+  const clients = [new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url })]
+  for (const client of clients) {
+    client.on("error", () => undefined)
+    await client.connect()
+  }
+  try {
+    const sql = TOKENS_SQL(plan)
+    const inFlight: Array<Promise<unknown> | undefined> = [undefined, undefined]
+    let batch = 0
+    for (let k = 1; k <= plan.family; k++) {
+      for (let first = 1; first <= plan.sessions; first += TOKEN_BATCH) {
+        const ids: Array<string> = [], ks: Array<number> = [], ss: Array<number> = [], tokens: Array<string> = []
+        const parents: Array<string | null> = []
+        for (let s = first; s < Math.min(first + TOKEN_BATCH, plan.sessions + 1); s++) {
+          const sid = seededSessionId(s)
+          const id = base + BigInt((k - 1) * plan.sessions + (s - 1))
+          ids.push(String(id)), ks.push(k), ss.push(s)
+          tokens.push(digestRefreshToken(deriveRefreshToken(refreshKey, sid, String(id))))
+          parents.push(k === 1 ? null : digestRefreshToken(deriveRefreshToken(refreshKey, sid, String(id - BigInt(plan.sessions)))))
+        }
+        const slot = batch++ % 2
+        await inFlight[slot]
+        inFlight[slot] = clients[slot]!.query(sql, [ids, ks, ss, tokens, parents])
+      }
+    }
+    await Promise.all(inFlight)
+  } finally {
+    await Promise.all(clients.map((c) => c.end()))
+  }
+}
 
 const auditSql = (plan: SizePlan) => `
 INSERT INTO auth.audit_log_entries (instance_id, id, payload, created_at, ip_address)
@@ -147,9 +158,9 @@ export const databaseSize = (url: string): Promise<DatabaseSize> =>
   })
 
 /**
- * Adds `plan`'s rows by SQL alone (generate_series; nothing through the API), beside what is there, then VACUUM
+ * Adds `plan`'s rows by SQL alone (generate_series, and INSERTs of arrays made in Node; nothing through the API), then VACUUM
  * ANALYZE so the planner and index-only scans see the new rows as production would after autovacuum. The refresh
- * tokens are derived with the server's refresh key on two connections: they are most of the work.
+ * tokens are derived with the server's refresh key: they are most of the work.
  */
 export const seedAtSize = async (
   url: string,
@@ -158,20 +169,11 @@ export const seedAtSize = async (
   progress: (line: string) => void
 ): Promise<SeedReport> => {
   const began = Date.now()
-  const step = async (what: string, sql: string, values: ReadonlyArray<unknown> = [], client?: pg.Client) => {
+  const step = async (what: string, sql: string) => {
     const started = Date.now()
-    if (client === undefined) await withClient(url, (c) => c.query(sql, [...values]))
-    else await client.query(sql, [...values])
+    await withClient(url, (c) => c.query(sql))
     progress(`  ${what}: ${((Date.now() - started) / 1000).toFixed(0)} s`)
   }
-  const crypto = await withClient(url, async (client) => {
-    await client.query("CREATE EXTENSION IF NOT EXISTS pgcrypto")
-    const found = await client.query<{ schema: string }>(
-      "SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pgcrypto'"
-    )
-    return client.escapeIdentifier(found.rows[0]!.schema)
-  })
-  await step("digest functions", digestFunctions(crypto))
   await step(`${plan.users} users`, usersSql(plan))
   await step(`${plan.users} identities`, identitiesSql(plan))
   await step(`${plan.sessions} sessions`, sessionsSql(plan))
@@ -183,11 +185,9 @@ export const seedAtSize = async (
     )
     return BigInt(rows[0]!.base)
   })
-  const half = Math.ceil(plan.family / 2)
-  await Promise.all([
-    step(`refresh tokens, families 1–${half}`, tokensSql(plan, base, 1, half), [refreshKey]),
-    step(`refresh tokens, families ${half + 1}–${plan.family}`, tokensSql(plan, base, half + 1, plan.family), [refreshKey])
-  ])
+  const tokensStarted = Date.now()
+  await insertTokens(url, plan, base, refreshKey)
+  progress(`  ${plan.sessions * plan.family} refresh tokens: ${((Date.now() - tokensStarted) / 1000).toFixed(0)} s`)
   await step(`${plan.auditRows} audit rows`, auditSql(plan))
   await step("VACUUM ANALYZE", `VACUUM ANALYZE ${BIG_TABLES.map((t) => `auth.${t}`).join(", ")}`)
   await step("CHECKPOINT", "CHECKPOINT")
