@@ -71,6 +71,7 @@ export interface AuditLogRepoShape {
 /** GoTrue writes the nil UUID as every row's instance_id (the multi-tenant column it no longer uses). */
 const NIL_INSTANCE = "00000000-0000-0000-0000-000000000000"
 
+// Constants, written into the statement as literals: the trigram indexes are on these very expressions.
 const PAYLOAD_KEYS: Readonly<Record<AuditField, ReadonlyArray<string>>> = {
   author: ["actor_username", "actor_name"],
   action: ["action"],
@@ -100,20 +101,39 @@ export class AuditLogRepo extends Effect.Service<AuditLogRepo>()("auth/AuditLogR
         VALUES ${sql.csv(rows)}`
     }, Effect.orDie)
 
+    type PageRow = AuditLogEntry & { readonly listed_total: string }
+    // One statement, one snapshot: the page and the exact total. Every row carries the total; a page past the end
+    // is one row of NULLs that carries it alone.
     const page = Effect.fn("AuditLogRepo.page")(function*(page: number, perPage: number, query: AuditQuery | undefined) {
-      const pattern = query === undefined ? "" : `%${escapeLike(query.value)}%`
-      const where = query === undefined
-        ? sql`TRUE`
-        : sql.or(PAYLOAD_KEYS[query.field].map((key) => sql`payload->>${key} ILIKE ${pattern} ESCAPE '\\'`))
-      const [counted] = yield* sql<{ readonly total: string }>`SELECT count(*)::text AS total
-        FROM ${sql(t.audit_log_entries)} WHERE ${where}`
-      const total = Number(counted!.total)
-      const rows = window(page, perPage, total)
-      if (rows === undefined) return { entries: [], total }
-      const entries = yield* sql<AuditLogEntry>`SELECT id, payload, created_at, ip_address
-        FROM ${sql(t.audit_log_entries)} WHERE ${where}
-        ORDER BY created_at DESC, id DESC LIMIT ${rows.limit} OFFSET ${rows.offset}`
-      return { entries, total }
+      const offset = (page - 1) * perPage
+      const rows = query === undefined
+        // The total is the table's count (migration 0024's triggers keep it exact); the page is read from the nearer
+        // end of the (created_at, id) index, so any page costs min(offset, total - offset) index entries.
+        ? yield* sql<PageRow>`
+          WITH w AS (SELECT coalesce(sum(n), 0)::bigint AS total, ${offset}::bigint AS off, ${perPage}::bigint AS per
+            FROM ${sql(t.gatehouse_row_counts)} WHERE tbl = 'audit_log_entries' AND part = '')
+          SELECT w.total::text AS listed_total, p.* FROM w LEFT JOIN LATERAL (
+            (SELECT id, payload, created_at, ip_address FROM ${sql(t.audit_log_entries)}
+              WHERE w.off < w.total AND w.off <= w.total / 2
+              ORDER BY created_at DESC, id DESC LIMIT w.per OFFSET w.off)
+            UNION ALL
+            (SELECT id, payload, created_at, ip_address FROM ${sql(t.audit_log_entries)}
+              WHERE w.off < w.total AND w.off > w.total / 2
+              ORDER BY created_at, id LIMIT greatest(least(w.per, w.total - w.off), 0) OFFSET greatest(w.total - w.off - w.per, 0))
+          ) p ON true
+          ORDER BY p.created_at DESC, p.id DESC`
+        // Filtered: the matches first (author through its trigram indexes when pg_trgm is there), then their count
+        // and the page of them.
+        : yield* sql<PageRow>`
+          WITH matched AS MATERIALIZED (SELECT id, created_at FROM ${sql(t.audit_log_entries)}
+              WHERE ${sql.or(PAYLOAD_KEYS[query.field].map((key) => sql`payload->>${sql.literal(`'${key}'`)} ILIKE ${`%${escapeLike(query.value)}%`} ESCAPE '\\'`))}),
+            page AS (SELECT id, created_at FROM matched ORDER BY created_at DESC, id DESC
+              LIMIT ${perPage}::bigint OFFSET ${offset}::bigint)
+          SELECT (SELECT count(*) FROM matched)::text AS listed_total, a.id, a.payload, a.created_at, a.ip_address
+          FROM (SELECT 1) one LEFT JOIN (page JOIN ${sql(t.audit_log_entries)} a ON a.id = page.id) ON true
+          ORDER BY page.created_at DESC, page.id DESC`
+      const entries = rows.filter((row) => row.id !== null).map(({ listed_total: _, ...entry }): AuditLogEntry => entry)
+      return { entries, total: Number(rows[0]?.listed_total ?? 0) }
     }, Effect.orDie)
 
     return { insert, page } satisfies AuditLogRepoShape
