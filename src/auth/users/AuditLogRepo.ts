@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Layer, Ref } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
+import { pageSlice } from "../domain/PageSlice.js"
 
 /** GoTrue's audit payload (internal/models/audit_log_entry.go); actor_name and traits only when there are some. */
 export interface AuditPayload {
@@ -101,37 +102,35 @@ export class AuditLogRepo extends Effect.Service<AuditLogRepo>()("auth/AuditLogR
         VALUES ${sql.csv(rows)}`
     }, Effect.orDie)
 
-    type PageRow = AuditLogEntry & { readonly listed_total: string }
-    // One statement, one snapshot: the page and the exact total. Every row carries the total; a page past the end
-    // is one row of NULLs that carries it alone.
     const page = Effect.fn("AuditLogRepo.page")(function*(page: number, perPage: number, query: AuditQuery | undefined) {
       const offset = (page - 1) * perPage
-      const rows = query === undefined
-        // The total is the table's count (migration 0024's triggers keep it exact); the page is read from the nearer
-        // end of the (created_at, id) index, so any page costs min(offset, total - offset) index entries.
-        ? yield* sql<PageRow>`
-          WITH w AS (SELECT coalesce(sum(n), 0)::bigint AS total, ${offset}::bigint AS off, ${perPage}::bigint AS per
-            FROM ${sql(t.gatehouse_row_counts)} WHERE tbl = 'audit_log_entries' AND part = '')
-          SELECT w.total::text AS listed_total, p.* FROM w LEFT JOIN LATERAL (
-            (SELECT id, payload, created_at, ip_address FROM ${sql(t.audit_log_entries)}
-              WHERE w.off < w.total AND w.off <= w.total / 2
-              ORDER BY created_at DESC, id DESC LIMIT w.per OFFSET w.off)
-            UNION ALL
-            (SELECT id, payload, created_at, ip_address FROM ${sql(t.audit_log_entries)}
-              WHERE w.off < w.total AND w.off > w.total / 2
-              ORDER BY created_at, id LIMIT greatest(least(w.per, w.total - w.off), 0) OFFSET greatest(w.total - w.off - w.per, 0))
-          ) p ON true
-          ORDER BY p.created_at DESC, p.id DESC`
-        // Filtered: the matches first (author through its trigram indexes when pg_trgm is there), then their count
-        // and the page of them.
-        : yield* sql<PageRow>`
-          WITH matched AS MATERIALIZED (SELECT id, created_at FROM ${sql(t.audit_log_entries)}
-              WHERE ${sql.or(PAYLOAD_KEYS[query.field].map((key) => sql`payload->>${sql.literal(`'${key}'`)} ILIKE ${`%${escapeLike(query.value)}%`} ESCAPE '\\'`))}),
-            page AS (SELECT id, created_at FROM matched ORDER BY created_at DESC, id DESC
-              LIMIT ${perPage}::bigint OFFSET ${offset}::bigint)
-          SELECT (SELECT count(*) FROM matched)::text AS listed_total, a.id, a.payload, a.created_at, a.ip_address
-          FROM (SELECT 1) one LEFT JOIN (page JOIN ${sql(t.audit_log_entries)} a ON a.id = page.id) ON true
-          ORDER BY page.created_at DESC, page.id DESC`
+      if (query === undefined) {
+        // The table's exact count (migration 0024's triggers keep it), then the page from the nearer end of the
+        // (created_at, id) index: the ids by an index-only read, then only the page's own rows. Every LIMIT and
+        // OFFSET is a value the planner sees (an unknown one made it estimate, and JIT-compile, a tenth of the table).
+        const [counted] = yield* sql<{ readonly total: string }>`SELECT coalesce(sum(n), 0)::text AS total
+          FROM ${sql(t.gatehouse_row_counts)} WHERE tbl = 'audit_log_entries' AND part = ''`
+        const total = Number(counted!.total)
+        const slice = pageSlice(offset, perPage, total)
+        if (slice === undefined) return { entries: [], total }
+        const entries = yield* sql<AuditLogEntry>`SELECT a.id, a.payload, a.created_at, a.ip_address
+          FROM (SELECT id, created_at FROM ${sql(t.audit_log_entries)}
+            ORDER BY ${slice.newestFirst ? sql`created_at DESC, id DESC` : sql`created_at, id`}
+            LIMIT ${slice.limit} OFFSET ${slice.offset}) k
+          JOIN ${sql(t.audit_log_entries)} a ON a.id = k.id
+          ORDER BY k.created_at DESC, k.id DESC`
+        return { entries, total }
+      }
+      // Filtered, in one statement: the matches (author through its trigram indexes when pg_trgm is there), their
+      // count and the page of them. A page past the end is one row of NULLs that carries the total alone.
+      const pattern = `%${escapeLike(query.value)}%`
+      const rows = yield* sql<AuditLogEntry & { readonly listed_total: string }>`
+        WITH matched AS MATERIALIZED (SELECT id, created_at FROM ${sql(t.audit_log_entries)}
+            WHERE ${sql.or(PAYLOAD_KEYS[query.field].map((key) => sql`payload->>${sql.literal(`'${key}'`)} ILIKE ${pattern} ESCAPE '\\'`))}),
+          page AS (SELECT id, created_at FROM matched ORDER BY created_at DESC, id DESC LIMIT ${perPage} OFFSET ${offset})
+        SELECT (SELECT count(*) FROM matched)::text AS listed_total, a.id, a.payload, a.created_at, a.ip_address
+        FROM (SELECT 1) one LEFT JOIN (page JOIN ${sql(t.audit_log_entries)} a ON a.id = page.id) ON true
+        ORDER BY page.created_at DESC, page.id DESC`
       const entries = rows.filter((row) => row.id !== null).map(({ listed_total: _, ...entry }): AuditLogEntry => entry)
       return { entries, total: Number(rows[0]?.listed_total ?? 0) }
     }, Effect.orDie)
