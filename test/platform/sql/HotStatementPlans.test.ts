@@ -13,6 +13,7 @@ import { authTables } from "../../../src/auth/AuthTables.js"
 import { RefreshTokensRepo } from "../../../src/auth/sessions/RefreshTokensRepo.js"
 import { SessionsRepo } from "../../../src/auth/sessions/SessionsRepo.js"
 import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
+import { TrigramIndexesRepo } from "../../../src/auth/users/TrigramIndexesRepo.js"
 import { UsersRepo } from "../../../src/auth/users/UsersRepo.js"
 import { configLayer } from "../../../src/config/AppConfig.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
@@ -150,6 +151,11 @@ describe("hot statements", () => {
           if (scans.length > 0) scanning.push({ label: statement.label, scans, text: statement.text })
         }
         expect(scanning).toEqual([])
+      }))
+
+    it.effect("the trigram indexes exist on both test databases (PGlite loads its pg_trgm contrib): no start-up warning", () =>
+      Effect.gen(function*() {
+        expect(yield* TrigramIndexesRepo.missing("")).toEqual([])
       }))
 
     it.effect("the action and type filters of the audit log still scan: no index serves a substring of the action (known, issue 30)", () =>
