@@ -121,7 +121,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     const list = Effect.fn("AdminUsers.list")(function*(request: UserListRequest): Effect.fn.Return<UserPage, AuthError> {
       const page = yield* Either.mapLeft(parsePage(request.page, request.perPage), AuthError.validation)
       const aud = given(request.aud) !== "" ? request.aud! : config.jwt.aud
-      // One statement: the page, its users' identities and factors, and the total.
+      // The total and the page with each user's identities and factors: two small statements (one when filtered), not four.
       const found = yield* users.list({ aud, filter: request.filter ?? "", page: page.page, perPage: page.perPage })
       return { users: found.users.map((user) => userJson(user, user.identities, user.factors)), aud, page, total: found.total }
     })
