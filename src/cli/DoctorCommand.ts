@@ -7,7 +7,7 @@ import { databaseFor } from "./ServerLive.js"
 
 // A finding worth a line: a problem, or a note with something in it. The rest are columns that passed.
 const worthALine = (finding: DoctorFinding): boolean =>
-  isBlocking(finding) || (finding._tag === "SessionsNotRefreshable" && finding.sessions > 0)
+  isBlocking(finding) || (finding._tag === "SessionsNotRefreshable" && finding.sessions > 0) || finding._tag === "RowCounts"
 
 /**
  * `doctor`: whether GoTrue v2.196, started on this database, could read every row Gatehouse (or anyone) left there.

@@ -8,6 +8,7 @@ import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } 
 import { OutboxLive } from "../auth/messages/OutboxLive.js"
 import { OutboxRepo } from "../auth/messages/OutboxRepo.js"
 import { GoTrueAdoptionRepo } from "../auth/users/GoTrueAdoptionRepo.js"
+import { TrigramIndexesRepo } from "../auth/users/TrigramIndexesRepo.js"
 import { UsersRepo } from "../auth/users/UsersRepo.js"
 import { type AppConfig, configLayer } from "../config/AppConfig.js"
 import type { AuthConfig } from "../config/AuthConfig.js"
@@ -115,6 +116,12 @@ export const migrations = (config: DatabaseSettings) =>
       Effect.annotateLogs("migrations", applied.map((m) => `${m.product}/${String(m.version).padStart(4, "0")}_${m.name}`))
     )
     if (record !== undefined) yield* logAdoptedRows
+    const untrigrammed = yield* TrigramIndexesRepo.missing(config.db.namespace)
+    if (untrigrammed.length > 0) {
+      yield* Effect.logWarning("pg_trgm is not available (or was not when the migrations ran): the admin list's filter and the " +
+        "audit log's author filter scan their tables, which costs seconds at a million rows. CREATE EXTENSION pg_trgm, " +
+        "then create the indexes of migrations/auth/0024 by hand").pipe(Effect.annotateLogs("missing_indexes", untrigrammed))
+    }
   })
 
 /** What an adopted GoTrue database holds, logged after the migrations: a report, never a reason to stop. */

@@ -121,13 +121,9 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     const list = Effect.fn("AdminUsers.list")(function*(request: UserListRequest): Effect.fn.Return<UserPage, AuthError> {
       const page = yield* Either.mapLeft(parsePage(request.page, request.perPage), AuthError.validation)
       const aud = given(request.aud) !== "" ? request.aud! : config.jwt.aud
+      // The total and the page with each user's identities and factors: two small statements (one when filtered), not four.
       const found = yield* users.list({ aud, filter: request.filter ?? "", page: page.page, perPage: page.perPage })
-      // One query for the whole page's identities, not one per user.
-      const ids = found.users.map((user) => user.id)
-      const [all, allFactors] = yield* Effect.all([identities.forUsers(ids), factors.forUsers(ids)])
-      const json = found.users.map((user) =>
-        userJson(user, all.filter((identity) => identity.user_id === user.id), allFactors.filter((factor) => factor.user_id === user.id)))
-      return { users: json, aud, page, total: found.total }
+      return { users: found.users.map((user) => userJson(user, user.identities, user.factors)), aud, page, total: found.total }
     })
 
     /** `requestAud`: the X-JWT-AUD header, which the body's `aud` overrides (GoTrue's order). */

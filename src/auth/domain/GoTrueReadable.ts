@@ -267,6 +267,47 @@ export type DoctorFinding =
   | { readonly _tag: "MissingTable"; readonly table: string }
   | { readonly _tag: "NoGoTrueHistory" }
   | { readonly _tag: "SessionsNotRefreshable"; readonly sessions: number }
+  /** Migration 0024's count table or its triggers (users and audit_log_entries), found broken. */
+  | { readonly _tag: "RowCounts"; readonly table: string; readonly problem: RowCountsProblem }
+
+/**
+ * `TableMissing`: the triggers remain without their table, so every write to users and audit_log_entries fails, GoTrue's
+ * too. `TriggersMissing` (names) and `Drift` (the counted and the real rows): X-Total-Count and the admin list's last
+ * pages are wrong, but nothing fails.
+ */
+export type RowCountsProblem =
+  | { readonly _tag: "TableMissing" }
+  | { readonly _tag: "TriggersMissing"; readonly triggers: ReadonlyArray<string> }
+  | { readonly _tag: "Drift"; readonly counted: number; readonly actual: number }
+
+/** The triggers migration 0024 puts on each counted table (their functions are gatehouse_count_*). */
+export const ROW_COUNT_TRIGGERS: Readonly<Record<"users" | "audit_log_entries", ReadonlyArray<string>>> = {
+  users: ["gatehouse_count_ins", "gatehouse_count_del", "gatehouse_count_aud", "gatehouse_count_truncate"],
+  audit_log_entries: ["gatehouse_count_ins", "gatehouse_count_del", "gatehouse_count_truncate"]
+}
+
+/**
+ * What the doctor says of the count table: nothing on a database 0024 never ran on (no table, no trigger), else
+ * the table's absence, each table's missing triggers, and each table whose counted rows differ from its rows.
+ */
+export const rowCountFindings = (state: {
+  readonly tablePresent: boolean
+  /** The enabled triggers named gatehouse_count_* found on the counted tables. */
+  readonly triggers: ReadonlyArray<{ readonly table: "users" | "audit_log_entries"; readonly name: string }>
+  /** Per table, the sum of its counts and its rows (read only when the table and all triggers are there). */
+  readonly sums: ReadonlyArray<{ readonly table: "users" | "audit_log_entries"; readonly counted: number; readonly actual: number }>
+}): ReadonlyArray<DoctorFinding> => {
+  if (!state.tablePresent) {
+    return state.triggers.length === 0 ? [] : [{ _tag: "RowCounts", table: "gatehouse_row_counts", problem: { _tag: "TableMissing" } }]
+  }
+  const missing = (["users", "audit_log_entries"] as const).flatMap((table): ReadonlyArray<DoctorFinding> => {
+    const absent = ROW_COUNT_TRIGGERS[table].filter((name) => !state.triggers.some((t) => t.table === table && t.name === name))
+    return absent.length === 0 ? [] : [{ _tag: "RowCounts", table, problem: { _tag: "TriggersMissing", triggers: absent } }]
+  })
+  const drift = state.sums.filter((sum) => sum.counted !== sum.actual)
+    .map((sum): DoctorFinding => ({ _tag: "RowCounts", table: sum.table, problem: { _tag: "Drift", counted: sum.counted, actual: sum.actual } }))
+  return [...missing, ...drift]
+}
 
 /**
  * Only what stops GoTrue reading rows fails the check. Sessions GoTrue cannot refresh are a note: GoTrue reads them
@@ -277,6 +318,8 @@ export const isBlocking = (finding: DoctorFinding): boolean => {
   switch (finding._tag) {
     case "SessionsNotRefreshable":
       return false
+    case "RowCounts":
+      return finding.problem._tag === "TableMissing"
     case "MissingColumn":
     case "MissingTable":
     case "NoGoTrueHistory":
@@ -303,13 +346,25 @@ export const describeFinding = (finding: DoctorFinding): string => {
     case "SessionsNotRefreshable":
       return `NOTE sessions: ${finding.sessions} live session(s) hold a Gatehouse refresh token GoTrue cannot exchange ` +
         `until \`export-sessions\` runs (with Gatehouse stopped); their access tokens verify until they expire`
+    case "RowCounts":
+      switch (finding.problem._tag) {
+        case "TableMissing":
+          return `FAIL ${finding.table}: the table is gone but its triggers remain, so every write to users and audit_log_entries ` +
+            `fails (GoTrue's too): run Gatehouse's migrations again, or drop the functions gatehouse_count_* with CASCADE`
+        case "TriggersMissing":
+          return `NOTE ${finding.table}: trigger(s) ${finding.problem.triggers.join(", ")} are missing or disabled: ` +
+            `X-Total-Count and the admin list's last pages drift from the rows`
+        case "Drift":
+          return `NOTE ${finding.table}: the count table says ${finding.problem.counted} row(s), the table holds ` +
+            `${finding.problem.actual} (written with triggers off?): X-Total-Count and the last pages are off by the difference`
+      }
   }
 }
 
 /** The summary line and the exit code: 0 when GoTrue can read every row, 1 otherwise. */
 export const doctorVerdict = (findings: ReadonlyArray<DoctorFinding>): { readonly summary: string; readonly exitCode: 0 | 1 } => {
   const blocking = findings.filter(isBlocking).length
-  const notes = findings.filter((f) => f._tag === "SessionsNotRefreshable" && f.sessions > 0).length
+  const notes = findings.filter((f) => (f._tag === "SessionsNotRefreshable" && f.sessions > 0) || (f._tag === "RowCounts" && !isBlocking(f))).length
   return blocking === 0
     ? { summary: `doctor: GoTrue v2.196 can read every row (${notes} note(s))`, exitCode: 0 }
     : { summary: `doctor: ${blocking} problem(s) GoTrue v2.196 cannot read past (${notes} note(s))`, exitCode: 1 }

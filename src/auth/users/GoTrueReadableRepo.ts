@@ -1,7 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { type AuthTables, authTables } from "../AuthTables.js"
-import { type DoctorFinding, GOTRUE_LEGACY_TOKEN_PATTERN, GOTRUE_READABLE, type ParsedColumn } from "../domain/GoTrueReadable.js"
+import {
+  type DoctorFinding,
+  GOTRUE_LEGACY_TOKEN_PATTERN,
+  GOTRUE_READABLE,
+  type ParsedColumn,
+  ROW_COUNT_TRIGGERS,
+  rowCountFindings
+} from "../domain/GoTrueReadable.js"
 
 /**
  * The doctor's reads: for the audit in domain/GoTrueReadable.ts, how many rows of this database GoTrue v2.196 could
@@ -67,7 +74,40 @@ export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("au
       return row!.n
     })
 
-    /** Every finding for this database, in the audit's order, then the sessions note. */
+    /**
+     * Migration 0024's count table and triggers: present together, and the counts equal to the rows (one count of
+     * each table, which the doctor's scans already pay for).
+     */
+    const rowCounts = Effect.fn("GoTrueReadableRepo.rowCounts")(function*(t: AuthTables, schema: string, tablePresent: boolean) {
+      const bare = (qualified: string) => qualified.slice(schema.length + 1)
+      const tables = { [bare(t.users)]: "users", [bare(t.audit_log_entries)]: "audit_log_entries" } as const
+      const found = yield* sql<{ relname: string; tgname: string }>`
+        SELECT c.relname, tg.tgname FROM pg_catalog.pg_trigger tg
+        JOIN pg_catalog.pg_class c ON c.oid = tg.tgrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ${schema} AND NOT tg.tgisinternal AND tg.tgenabled <> 'D' AND tg.tgname LIKE 'gatehouse\_count\_%'`
+      const triggers = found.flatMap((row) => {
+        const table = tables[row.relname]
+        return table === undefined ? [] : [{ table, name: row.tgname }]
+      })
+      const complete = (["users", "audit_log_entries"] as const).every((table) =>
+        ROW_COUNT_TRIGGERS[table].every((name) => triggers.some((found) => found.table === table && found.name === name)))
+      if (!tablePresent || !complete) return rowCountFindings({ tablePresent, triggers, sums: [] })
+      const [row] = yield* sql<{ users_counted: string; users_actual: string; audit_counted: string; audit_actual: string }>`SELECT
+        (SELECT coalesce(sum(n), 0) FROM ${sql(t.gatehouse_row_counts)} WHERE tbl = 'users')::text AS users_counted,
+        (SELECT count(*) FROM ${sql(t.users)} WHERE aud IS NOT NULL)::text AS users_actual,
+        (SELECT coalesce(sum(n), 0) FROM ${sql(t.gatehouse_row_counts)} WHERE tbl = 'audit_log_entries')::text AS audit_counted,
+        (SELECT count(*) FROM ${sql(t.audit_log_entries)})::text AS audit_actual`
+      return rowCountFindings({
+        tablePresent,
+        triggers,
+        sums: [
+          { table: "users", counted: Number(row!.users_counted), actual: Number(row!.users_actual) },
+          { table: "audit_log_entries", counted: Number(row!.audit_counted), actual: Number(row!.audit_actual) }
+        ]
+      })
+    })
+
+    /** Every finding for this database, in the audit's order, then the count table's, then the sessions note. */
     const findings = Effect.fn("GoTrueReadableRepo.findings")(function*(namespace: string, now: Date) {
       const t = authTables(namespace)
       const [schema] = t.users.split(".") as [string]
@@ -82,7 +122,8 @@ export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("au
       const history: ReadonlyArray<DoctorFinding> = columns.has(bareName(t.users).replace(/users$/, "schema_migrations"))
         ? []
         : [{ _tag: "NoGoTrueHistory" }]
-      return [...history, ...perTable.flat(), { _tag: "SessionsNotRefreshable", sessions } as DoctorFinding]
+      const counts = yield* rowCounts(t, schema, columns.has(bareName(t.gatehouse_row_counts)))
+      return [...history, ...perTable.flat(), ...counts, { _tag: "SessionsNotRefreshable", sessions } as DoctorFinding]
     }, Effect.orDie)
 
     return { findings }

@@ -80,11 +80,14 @@ export const EmbeddedDatabase = (options: {
     }
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => {
+        try: async () => {
           if (Option.isSome(pgdata)) mkdirSync(pgdata.value, { recursive: true, mode: 0o700 })
-          return PGlite.create(Option.getOrUndefined(pgdata), Option.isNone(pgdata) && options.initialData !== undefined
-            ? { loadDataDir: options.initialData }
-            : {})
+          // pg_trgm, for the trigram indexes of the admin list's and audit log's filters (migration 0024).
+          const { pg_trgm } = await import("@electric-sql/pglite/contrib/pg_trgm")
+          return PGlite.create(Option.getOrUndefined(pgdata), {
+            extensions: { pg_trgm },
+            ...(Option.isNone(pgdata) && options.initialData !== undefined ? { loadDataDir: options.initialData } : {})
+          })
         },
         catch: (error) => new DatabaseUnavailable({ message: `could not open the embedded database: ${String(error)}` })
       }),

@@ -7,7 +7,9 @@ import {
   doctorVerdict,
   GOTRUE_LEGACY_TOKEN_PATTERN,
   GOTRUE_READABLE,
-  isBlocking
+  isBlocking,
+  ROW_COUNT_TRIGGERS,
+  rowCountFindings
 } from "../../../src/auth/domain/GoTrueReadable.js"
 import { deriveRefreshToken, isGoTrueLegacyToken, refreshTokenKey } from "../../../src/auth/sessions/RefreshTokenCodec.js"
 
@@ -56,6 +58,7 @@ describe("GoTrueReadable: the audit of what GoTrue v2.196 cannot read", () => {
   it.prop("a count of zero rows is no problem; a missing table, column or GoTrue history always is", [finding], ([f]) => {
     const expected = f._tag === "MissingTable" || f._tag === "MissingColumn" || f._tag === "NoGoTrueHistory" ? true
       : f._tag === "SessionsNotRefreshable" ? false
+      : f._tag === "RowCounts" ? f.problem._tag === "TableMissing"
       : f.rows > 0
     expect(isBlocking(f)).toBe(expected)
   })
@@ -74,5 +77,33 @@ describe("GoTrueReadable: the audit of what GoTrue v2.196 cannot read", () => {
   it.prop("no Gatehouse refresh token is ever in GoTrue's legacy form", [FastCheck.string(), FastCheck.uuid(), FastCheck.nat()], ([secret, session, row]) => {
     const token = deriveRefreshToken(refreshTokenKey(secret), session, String(row))
     expect(new RegExp(GOTRUE_LEGACY_TOKEN_PATTERN).test(token)).toBe(false)
+  })
+
+  describe("the count table (migration 0024)", () => {
+    const all = (["users", "audit_log_entries"] as const).flatMap((table) => ROW_COUNT_TRIGGERS[table].map((name) => ({ table, name })))
+    const counted = [{ table: "users" as const, counted: 3, actual: 3 }, { table: "audit_log_entries" as const, counted: 9, actual: 9 }]
+
+    it("says nothing of a database 0024 never ran on, nor of a sound one", () => {
+      expect(rowCountFindings({ tablePresent: false, triggers: [], sums: [] })).toEqual([])
+      expect(rowCountFindings({ tablePresent: true, triggers: all, sums: counted })).toEqual([])
+    })
+
+    it("the table gone under its triggers blocks (every write fails); a missing trigger or a drift is a note", () => {
+      const gone = rowCountFindings({ tablePresent: false, triggers: all.slice(0, 1), sums: [] })
+      expect(gone.map(isBlocking)).toEqual([true])
+      expect(describeFinding(gone[0]!)).toMatch(/^FAIL gatehouse_row_counts: /)
+      const partial = rowCountFindings({
+        tablePresent: true,
+        triggers: all.filter((t) => !(t.table === "users" && t.name === "gatehouse_count_aud")),
+        sums: [{ table: "audit_log_entries", counted: 8, actual: 9 }]
+      })
+      expect(partial).toEqual([
+        { _tag: "RowCounts", table: "users", problem: { _tag: "TriggersMissing", triggers: ["gatehouse_count_aud"] } },
+        { _tag: "RowCounts", table: "audit_log_entries", problem: { _tag: "Drift", counted: 8, actual: 9 } }
+      ])
+      expect(partial.some(isBlocking)).toBe(false)
+      expect(partial.map(describeFinding).every((line) => line.startsWith("NOTE ") && !line.includes("\n"))).toBe(true)
+      expect(doctorVerdict(partial).exitCode).toBe(0)
+    })
   })
 })
