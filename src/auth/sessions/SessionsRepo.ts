@@ -1,7 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Layer, Option, Ref } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
-import { authTables } from "../AuthTables.js"
+import { type AuthTables, authTables } from "../AuthTables.js"
 import type { FactorRow } from "../domain/FactorRow.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
@@ -94,7 +94,7 @@ export interface SignedInUser extends UserWithRelations {
 }
 
 /** A factor as json_agg renders a row: timestamps as text. */
-type FactorJson = Omit<FactorRow, "created_at" | "updated_at" | "last_challenged_at"> & {
+export type FactorJson = Omit<FactorRow, "created_at" | "updated_at" | "last_challenged_at"> & {
   readonly created_at: string
   readonly updated_at: string
   readonly last_challenged_at: string | null
@@ -108,7 +108,7 @@ const factorFromJson = (row: FactorJson): FactorRow => ({
 })
 
 /** An identity as json_agg renders a row: timestamps as text. */
-type IdentityJson = Omit<IdentityRow, "last_sign_in_at" | "created_at" | "updated_at"> & {
+export type IdentityJson = Omit<IdentityRow, "last_sign_in_at" | "created_at" | "updated_at"> & {
   readonly last_sign_in_at: string | null
   readonly created_at: string | null
   readonly updated_at: string | null
@@ -121,6 +121,31 @@ const identityFromJson = (row: IdentityJson): IdentityRow => ({
   last_sign_in_at: dateOrNull(row.last_sign_in_at),
   created_at: dateOrNull(row.created_at),
   updated_at: dateOrNull(row.updated_at)
+})
+
+// A user's identities as one JSON array, oldest first: read with the user, they cost no round trip of their own.
+// `user` is the alias of the users row in the statement; shared with RefreshTokensRepo's refresh read.
+export const identitiesOf = (sql: SqlClient.SqlClient, t: AuthTables, user: string): Statement.Fragment =>
+  sql`COALESCE((SELECT json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+      'identity_data', i.identity_data, 'provider', i.provider, 'last_sign_in_at', i.last_sign_in_at,
+      'created_at', i.created_at, 'updated_at', i.updated_at, 'email', i.email) ORDER BY i.created_at, i.id)
+    FROM ${sql(t.identities)} i WHERE i.user_id = ${sql(user)}.id), '[]'::json) AS identities_json`
+
+// A user's factors the same way, without the secrets (FactorRow's columns only).
+export const factorsOf = (sql: SqlClient.SqlClient, t: AuthTables, user: string): Statement.Fragment =>
+  sql`COALESCE((SELECT json_agg(json_build_object('id', f.id, 'user_id', f.user_id, 'friendly_name', f.friendly_name,
+      'factor_type', f.factor_type, 'status', f.status, 'created_at', f.created_at, 'updated_at', f.updated_at,
+      'phone', f.phone, 'last_challenged_at', f.last_challenged_at, 'web_authn_aaguid', f.web_authn_aaguid,
+      'last_webauthn_challenge_data', f.last_webauthn_challenge_data) ORDER BY f.created_at, f.id)
+    FROM ${sql(t.mfa_factors)} f WHERE f.user_id = ${sql(user)}.id), '[]'::json) AS factors_json`
+
+/** A user row read with identitiesOf and factorsOf, split into the user and its relations. */
+export const withRelations = (
+  { factors_json, identities_json, ...user }: UserRow & { readonly identities_json: ReadonlyArray<IdentityJson>; readonly factors_json: ReadonlyArray<FactorJson> }
+): UserWithRelations => ({
+  user,
+  identities: identities_json.map(identityFromJson),
+  factors: factors_json.map(factorFromJson)
 })
 
 const amrOf = (claims: ReadonlyMap<string, ReadonlyMap<string, Date>>, sessionId: string): Array<AmrEntry> =>
@@ -147,25 +172,10 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       })}`
     }, Effect.orDie)
 
-    // A user's identities as one JSON array, oldest first: read with the user, they cost no round trip of their own.
-    const identitiesOf = (user: string) =>
-      sql`COALESCE((SELECT json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
-          'identity_data', i.identity_data, 'provider', i.provider, 'last_sign_in_at', i.last_sign_in_at,
-          'created_at', i.created_at, 'updated_at', i.updated_at, 'email', i.email) ORDER BY i.created_at, i.id)
-        FROM ${sql(t.identities)} i WHERE i.user_id = ${sql(user)}.id), '[]'::json) AS identities_json`
-
-    // A user's factors the same way, without the secrets (FactorRow's columns only).
-    const factorsOf = (user: string) =>
-      sql`COALESCE((SELECT json_agg(json_build_object('id', f.id, 'user_id', f.user_id, 'friendly_name', f.friendly_name,
-          'factor_type', f.factor_type, 'status', f.status, 'created_at', f.created_at, 'updated_at', f.updated_at,
-          'phone', f.phone, 'last_challenged_at', f.last_challenged_at, 'web_authn_aaguid', f.web_authn_aaguid,
-          'last_webauthn_challenge_data', f.last_webauthn_challenge_data) ORDER BY f.created_at, f.id)
-        FROM ${sql(t.mfa_factors)} f WHERE f.user_id = ${sql(user)}.id), '[]'::json) AS factors_json`
-
     const signedIn = Effect.fn("SessionsRepo.signedIn")(function*(userId: string, now: Date) {
       const [row] = yield* sql<UserRow & { readonly identities_json: ReadonlyArray<IdentityJson>; readonly factors_json: ReadonlyArray<FactorJson> }>`
         UPDATE ${sql(t.users)} u SET last_sign_in_at = ${now}, updated_at = ${now} WHERE id = ${userId}
-        RETURNING u.*, ${identitiesOf("u")}, ${factorsOf("u")}`
+        RETURNING u.*, ${identitiesOf(sql, t, "u")}, ${factorsOf(sql, t, "u")}`
       const { factors_json, identities_json, ...user } = row!
       return {
         user: user as UserRow,
@@ -283,7 +293,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         SELECT u.*, ${sessionId === undefined
           ? sql`NULL`
           : sql`(SELECT json_build_array(s.aal, s.factor_id) FROM ${sql(t.sessions)} s WHERE s.id = ${sessionId} AND s.user_id = u.id)`}
-          AS session_json, ${identitiesOf("u")}, ${factorsOf("u")}
+          AS session_json, ${identitiesOf(sql, t, "u")}, ${factorsOf(sql, t, "u")}
         FROM ${sql(t.users)} u WHERE u.id = ${userId}`
       return Option.map(
         Option.fromNullable(rows[0]),
