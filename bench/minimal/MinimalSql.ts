@@ -122,15 +122,16 @@ const insertRefreshToken = (db: pg.PoolClient, row: {
   id: string; digest: string; userId: string; at: Date; parent: string | null; sessionId: string
 }) =>
   db.query(
-    `INSERT INTO "auth"."refresh_tokens" ("id","token","user_id","revoked","created_at","updated_at","parent","session_id") VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
-    [row.id, row.digest, row.userId, false, row.at, row.at, row.parent, row.sessionId]
+    `INSERT INTO "auth"."refresh_tokens" ("instance_id","id","token","user_id","revoked","created_at","updated_at","parent","session_id") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+    [INSTANCE_ID, row.id, row.digest, row.userId, false, row.at, row.at, row.parent, row.sessionId]
   )
 
 const upsertAmrClaim = (db: pg.PoolClient, sessionId: string, method: string, at: Date) =>
   db.query(
-    `INSERT INTO "auth"."mfa_amr_claims" ("session_id","created_at","updated_at","authentication_method","id") VALUES ($1,$2,$3,$4,$5)
+    `INSERT INTO "auth"."mfa_amr_claims" (session_id, created_at, updated_at, authentication_method, id)
+      VALUES ($1, $2, $3, $4, gen_random_uuid())
       ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at`,
-    [sessionId, at, at, method, randomUUID()]
+    [sessionId, at, at, method]
   )
 
 /** A new session for a user who just signed in (BEGIN, 5 statements, COMMIT); the identities come with the user. */
@@ -139,8 +140,8 @@ const startSession = async (pool: pg.Pool, crypto: Crypto, user: Row, method: st
   const sessionId = randomUUID()
   const { refreshToken, signedIn } = await transaction(pool, async (db) => {
     await db.query(
-      `INSERT INTO "auth"."sessions" ("id","user_id","created_at","updated_at","aal","refreshed_at") VALUES ($1,$2,$3,$4,$5,$6)`,
-      [sessionId, user.id, at, at, "aal1", at]
+      `INSERT INTO "auth"."sessions" ("id","user_id","not_after","created_at","updated_at","aal","refreshed_at") VALUES ($1,$2,$3,$4,$5,$6,$7)`,
+      [sessionId, user.id, null, at, at, "aal1", at]
     )
     const id = await nextRefreshTokenId(db)
     const { digest, token } = crypto.refreshToken(sessionId, id)
@@ -178,10 +179,10 @@ export const signupSql = async (
   const id = randomUUID()
   const user = await transaction(pool, async (db) => {
     const inserted = (await db.query(
-      `INSERT INTO "auth"."users" ("instance_id","id","aud","role","email","phone","encrypted_password","email_confirmed_at","phone_confirmed_at","raw_app_meta_data","raw_user_meta_data","is_anonymous","created_at","updated_at") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) RETURNING *`,
+      `INSERT INTO "auth"."users" ("instance_id","id","aud","role","email","phone","encrypted_password","email_confirmed_at","phone_confirmed_at","raw_app_meta_data","raw_user_meta_data","is_anonymous","is_sso_user","created_at","updated_at","confirmation_token","recovery_token","email_change_token_new","email_change_token_current","email_change","email_change_confirm_status","phone_change","phone_change_token","reauthentication_token") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24) RETURNING *`,
       [INSTANCE_ID, id, "authenticated", "authenticated", email, null, encrypted, at, null,
         { provider: "email", providers: ["email"] },
-        { sub: id, email, email_verified: true, phone_verified: false }, false, at, at]
+        { sub: id, email, email_verified: true, phone_verified: false }, false, false, at, at, "", "", "", "", "", 0, "", "", ""]
     )).rows[0] as Row
     await db.query(
       `INSERT INTO "auth"."identities" ("id","provider_id","user_id","identity_data","provider","last_sign_in_at","created_at","updated_at") VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
