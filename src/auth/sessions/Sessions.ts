@@ -189,7 +189,8 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       | { readonly _tag: "NoRow" }
 
     // Every statement is a round trip, and a round trip costs more CPU here than anything else an exchange does:
-    // a rotation is six statements (two locks, the user, the rotation, the session's writes, the audit entries).
+    // a rotation this way is six statements (two locks, the user, the rotation, the session's writes, the audit
+    // entries) in a transaction. The plain rotation goes the checked way first (rotateChecked, two statements).
     const exchange = (token: string, now: Date, client: string | undefined) =>
       Effect.gen(function*() {
         // A session GoTrue started (an adopted database) presents GoTrue's own token, stored as it is; its child is
