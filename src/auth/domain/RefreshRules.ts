@@ -107,3 +107,60 @@ export const decideSignedRefresh = (
  * only on a refresh). A row with neither counts as refreshed long ago: no reuse is concurrent with it.
  */
 export const lastRefreshedAt = (refreshedAt: Date | null, createdAt: Date | null): Date => refreshedAt ?? createdAt ?? new Date(0)
+
+/**
+ * What the refresh grant's unlocked read says of a token, for choosing between the checked rotation (one atomic
+ * statement) and the locked exchange.
+ */
+export interface ExchangeFacts {
+  /** The presented token is of the current (signed) form, and its row holds a digest (64 hex characters). */
+  readonly currentForm: boolean
+  readonly tokenRevoked: boolean
+  readonly tokenUserId: string | null
+  /** The token's session; undefined when there is none. */
+  readonly session: {
+    readonly userId: string
+    readonly notAfter: Date | null
+    /** GoTrue signs tokens for it, or export-sessions wrote its key (refresh_token_hmac_key or _counter set). */
+    readonly signed: boolean
+    readonly movedOn: boolean
+    readonly oauthClientId: string | null
+  } | undefined
+  /** The token's user, when it exists. */
+  readonly user: { readonly id: string; readonly bannedUntil: Date | null } | undefined
+  /** The OAuth client that authenticated the request (/oauth/token), if any. */
+  readonly client: string | undefined
+}
+
+/** Why a token goes the locked way. */
+export type ExchangeDetour =
+  | "old_form"
+  | "revoked"
+  | "no_session"
+  | "no_user"
+  | "other_user"
+  | "banned"
+  | "past_not_after"
+  | "signed_session"
+  | "moved_on"
+  | "oauth"
+
+/**
+ * The checked rotation handles only the plain case, where the locked exchange would certainly decide Rotate with
+ * nothing else to do: every other case (a refusal, reuse, a lost answer, GoTrue's tokens or sessions, an OAuth
+ * client's session) goes the locked way, whose rules it does not repeat. Undefined: a plain rotation.
+ */
+export const exchangeDetour = (facts: ExchangeFacts, now: Date): ExchangeDetour | undefined => {
+  const { session, user } = facts
+  if (!facts.currentForm) return "old_form"
+  if (facts.tokenRevoked) return "revoked"
+  if (session === undefined) return "no_session"
+  if (user === undefined) return "no_user"
+  if (facts.tokenUserId !== user.id || session.userId !== user.id) return "other_user"
+  if (user.bannedUntil !== null && user.bannedUntil.getTime() > now.getTime()) return "banned"
+  if (session.notAfter !== null && session.notAfter.getTime() <= now.getTime()) return "past_not_after"
+  if (session.signed) return "signed_session"
+  if (session.movedOn) return "moved_on"
+  if (session.oauthClientId !== null || facts.client !== undefined) return "oauth"
+  return undefined
+}

@@ -1,7 +1,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import * as Jwt from "../../platform/Jwt.js"
-import type { Session } from "../contract/Session.js"
+import { type Session, sessionIdOf } from "../contract/Session.js"
 import { encodedResponse } from "./EncodedResponse.js"
 
 /**
@@ -9,7 +9,9 @@ import { encodedResponse } from "./EncodedResponse.js"
  * characters of the refresh token (enough to correlate a log line, too few to use).
  */
 export const sessionHeaders = (session: Session): Record<string, string> => {
-  const sessionId = Option.match(Jwt.decode(session.access_token), {
+  // Noted when the token was signed; a Session copied from another (a weak password warning, provider tokens) has
+  // lost the note, and its token says the same.
+  const sessionId = sessionIdOf(session) ?? Option.match(Jwt.decode(session.access_token), {
     onNone: () => undefined,
     onSome: ({ payload }) => (typeof payload["session_id"] === "string" ? payload["session_id"] : undefined)
   })

@@ -36,6 +36,24 @@ export const AuthMetrics = {
   })
 } as const
 
+// The tagged counters made so far, per counter, tag key and value: Metric.tagged builds a new metric key (and its
+// hash) on every call, which the hot grants (a refresh, a sign-in) paid on every request. Tag values come from a
+// short fixed list (grant types, providers, limits, channels), so this stays small.
+const tagged = new WeakMap<Metric.Metric.Counter<number>, Map<string, Metric.Metric.Counter<number>>>()
+
+const taggedCounter = (counter: Metric.Metric.Counter<number>, key: string, value: string): Metric.Metric.Counter<number> => {
+  let byTag = tagged.get(counter)
+  if (byTag === undefined) tagged.set(counter, byTag = new Map())
+  const id = `${key}\u0000${value}`
+  let metric = byTag.get(id)
+  if (metric === undefined) {
+    metric = Metric.tagged(counter, key, value)
+    // A bound, should a caller ever tag with unbounded values: past it, tagged per call as before.
+    if (byTag.size < 256) byTag.set(id, metric)
+  }
+  return metric
+}
+
 /** Counts one event on `counter` with one tag, e.g. `countTagged(AuthMetrics.signIns, "grant_type", "password")`. */
 export const countTagged = (counter: Metric.Metric.Counter<number>, key: string, value: string) =>
-  Metric.increment(Metric.tagged(counter, key, value))
+  Metric.increment(taggedCounter(counter, key, value))

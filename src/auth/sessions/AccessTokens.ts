@@ -3,7 +3,7 @@ import { AuthConfig } from "../../config/AuthConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"
-import { Session } from "../contract/Session.js"
+import { Session, withSessionId } from "../contract/Session.js"
 import { aalOfClaims, withSsoProvider } from "../domain/Assurance.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
@@ -54,14 +54,18 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
         is_anonymous: user.is_anonymous,
         ...oauth
       })
-      return new Session({
-        access_token: accessToken,
-        token_type: "bearer",
-        expires_in: config.jwt.exp,
-        expires_at: exp,
-        refresh_token: refreshToken,
-        user: userJson(user, identities, factors)
-      }, trusted)
+      // The session id rides along, so the response headers need not decode the token just signed (SessionHeaders).
+      return withSessionId(
+        new Session({
+          access_token: accessToken,
+          token_type: "bearer",
+          expires_in: config.jwt.exp,
+          expires_at: exp,
+          refresh_token: refreshToken,
+          user: userJson(user, identities, factors)
+        }, trusted),
+        sessionId
+      )
     })
 
     /**

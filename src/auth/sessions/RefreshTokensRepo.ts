@@ -2,7 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Ref } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
-import { SessionsRepo } from "./SessionsRepo.js"
+import { type FactorJson, type IdentityJson, relationsJson, withRelations } from "../users/UsersRepo.js"
+import { type AmrEntry, SessionsRepo, type UserWithRelations } from "./SessionsRepo.js"
+import type { UserRow } from "../domain/UserRow.js"
+import type { NewAuditLogEntry } from "../users/AuditLogRepo.js"
 
 /** A refresh_tokens row as the exchange reads it: `token` is the digest, `parent` the parent's digest. */
 export interface RefreshTokenRow {
@@ -51,6 +54,23 @@ export interface RefreshTokensRepoShape {
     readonly current: Option.Option<CurrentToken>
     readonly nextId: string
   }>
+  /**
+   * The refresh grant's first statement, without locks (a snapshot): the token, its session, the session's current
+   * token, the id a child would take (as `nextId`), and the token's user with its identities and factors. Only a
+   * plain rotation acts on it, through rotateChecked, which re-checks on locked rows; everything else goes the
+   * locked way (lockSessionOf, lockForExchange).
+   */
+  readonly readForExchange: (digest: string) => Effect.Effect<Option.Option<ExchangeSnapshot>>
+  /**
+   * The refresh grant's second statement, a plain rotation in one atomic statement: locks the session and then the
+   * token (the exchange's lock order), re-checks on their latest versions what the snapshot said (session not
+   * signed nor exported nor an OAuth client's, not past not_after, user not banned, token unrevoked), and only then
+   * revokes the token, inserts its child, stamps the session refreshed and writes the audit entries. None when it
+   * wrote nothing (something changed since the snapshot): the caller goes the locked way. Otherwise the session's
+   * amr claims, most recent first, read under a share lock after the session's (a claim a factor's removal deleted
+   * meanwhile is not read).
+   */
+  readonly rotateChecked: (rotation: CheckedRotation) => Effect.Effect<Option.Option<ReadonlyArray<AmrEntry>>>
   /** Revokes a token and inserts its child, in one statement. */
   readonly rotate: (revokedId: string, child: RefreshTokenInsert) => Effect.Effect<void>
   readonly remove: (id: string) => Effect.Effect<void>
@@ -84,6 +104,35 @@ export interface LockedSession {
   readonly oauth_client_id: string | null
   /** The scopes that client was granted, space-separated. */
   readonly scopes: string | null
+}
+
+/** What readForExchange reads: the token's row and what the exchange decides on, as of one snapshot. */
+export interface ExchangeSnapshot {
+  readonly row: RefreshTokenRow
+  /** The token's session; undefined when the token names none or one that is gone. */
+  readonly session: {
+    readonly id: string
+    readonly user_id: string
+    readonly not_after: Date | null
+    readonly signed_key: string | null
+    /** refresh_token_counter is set: GoTrue signed tokens for the session. */
+    readonly counted: boolean
+    readonly moved_on: boolean
+    readonly oauth_client_id: string | null
+  } | undefined
+  readonly current: Option.Option<CurrentToken>
+  readonly nextId: string
+  /** The token's user, when user_id names one. */
+  readonly user: Option.Option<UserWithRelations>
+}
+
+export interface CheckedRotation {
+  readonly sessionId: string
+  /** The presented token's row id. */
+  readonly tokenId: string
+  readonly child: RefreshTokenInsert
+  /** Written only when the rotation is. */
+  readonly audit: ReadonlyArray<NewAuditLogEntry>
 }
 
 const NIL_INSTANCE = "00000000-0000-0000-0000-000000000000"
@@ -195,6 +244,115 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       })}`
     }, Effect.orDie)
 
+    // A user id as the users table's key, or NULL: user_id is a varchar, and a value that is no UUID must not fail
+    // the statement (the locked way then judges the token, as it always has).
+    const UUID = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+
+    const readForExchange = Effect.fn("RefreshTokensRepo.readForExchange")(function*(digest: string) {
+      // The user's columns come as they are (u.*, so they parse as every other read of a user); everything else
+      // under gh_ names no users column has.
+      const [found] = yield* sql<UserRow & {
+        readonly identities_json: ReadonlyArray<IdentityJson>
+        readonly factors_json: ReadonlyArray<FactorJson>
+        readonly gh_id: string
+        readonly gh_token: string
+        readonly gh_user_id: string | null
+        readonly gh_revoked: boolean | null
+        readonly gh_updated_at: Date | null
+        readonly gh_session_id: string | null
+        readonly gh_s_id: string | null
+        readonly gh_s_user_id: string | null
+        readonly gh_s_not_after: Date | null
+        readonly gh_s_signed_key: string | null
+        readonly gh_s_counted: boolean | null
+        readonly gh_s_client: string | null
+        readonly gh_moved_on: boolean | null
+        readonly gh_c_id: string | null
+        readonly gh_c_token: string | null
+        readonly gh_c_parent: string | null
+        readonly gh_next_id: string
+        readonly gh_u_found: boolean
+      }>`
+        SELECT u.*, ${relationsJson(sql, t, "u")},
+          r.id::text AS gh_id, r.token AS gh_token, r.user_id AS gh_user_id, r.revoked AS gh_revoked,
+          r.updated_at AS gh_updated_at, r.session_id AS gh_session_id,
+          s.id AS gh_s_id, s.user_id AS gh_s_user_id, s.not_after AS gh_s_not_after,
+          s.refresh_token_hmac_key AS gh_s_signed_key, s.refresh_token_counter IS NOT NULL AS gh_s_counted,
+          s.oauth_client_id AS gh_s_client,
+          (s.refresh_token_counter > r.id AND r.created_at < s.refreshed_at AT TIME ZONE 'UTC') AS gh_moved_on,
+          c.id::text AS gh_c_id, c.token AS gh_c_token, c.parent AS gh_c_parent,
+          nextval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'))::text AS gh_next_id,
+          u.id IS NOT NULL AS gh_u_found
+        FROM ${sql(t.refresh_tokens)} r
+        LEFT JOIN ${sql(t.sessions)} s ON s.id = r.session_id
+        LEFT JOIN LATERAL (SELECT id, token, parent FROM ${sql(t.refresh_tokens)}
+          WHERE session_id = r.session_id AND revoked = false ORDER BY id DESC LIMIT 1) c ON true
+        LEFT JOIN ${sql(t.users)} u ON u.id = CASE WHEN r.user_id ~ ${UUID} THEN r.user_id::uuid END
+        WHERE r.token = ${digest}`
+      if (found === undefined) return Option.none<ExchangeSnapshot>()
+      const {
+        gh_c_id, gh_c_parent, gh_c_token, gh_id, gh_moved_on, gh_next_id, gh_revoked, gh_s_client, gh_s_counted, gh_s_id,
+        gh_s_not_after, gh_s_signed_key, gh_s_user_id, gh_session_id, gh_token, gh_u_found, gh_updated_at, gh_user_id,
+        ...user
+      } = found
+      return Option.some<ExchangeSnapshot>({
+        row: { id: gh_id, token: gh_token, user_id: gh_user_id, revoked: gh_revoked, updated_at: gh_updated_at, session_id: gh_session_id },
+        session: gh_s_id === null ? undefined : {
+          id: gh_s_id,
+          user_id: gh_s_user_id!,
+          not_after: gh_s_not_after,
+          signed_key: gh_s_signed_key,
+          counted: gh_s_counted === true,
+          moved_on: gh_moved_on === true,
+          oauth_client_id: gh_s_client
+        },
+        current: gh_c_id === null ? Option.none() : Option.some({ id: gh_c_id, token: gh_c_token!, parent: gh_c_parent }),
+        nextId: gh_next_id,
+        user: gh_u_found ? Option.some(withRelations(user)) : Option.none()
+      })
+    }, Effect.orDie)
+
+    const rotateChecked = Effect.fn("RefreshTokensRepo.rotateChecked")(function*({ audit, child, sessionId, tokenId }: CheckedRotation) {
+      const { now } = child
+      const entries = audit.map((entry) =>
+        sql`(${entry.id}::uuid, ${JSON.stringify(entry.payload)}::json, ${entry.createdAt}::timestamptz, ${entry.ipAddress}::varchar)`)
+      const [result] = yield* sql<{ rotated: number; amr: ReadonlyArray<readonly [string, number]> }>`
+        WITH s AS MATERIALIZED (
+          SELECT s.id FROM ${sql(t.sessions)} s JOIN ${sql(t.users)} u ON u.id = s.user_id
+          WHERE s.id = ${sessionId} AND s.refresh_token_hmac_key IS NULL AND s.refresh_token_counter IS NULL
+            AND s.oauth_client_id IS NULL AND (s.not_after IS NULL OR s.not_after > ${now})
+            AND (u.banned_until IS NULL OR u.banned_until <= ${now})
+          FOR UPDATE OF s
+        ), r AS MATERIALIZED (
+          SELECT k.id FROM s JOIN LATERAL (
+            SELECT id FROM ${sql(t.refresh_tokens)} WHERE id = ${tokenId} AND session_id = s.id AND revoked = false FOR UPDATE
+          ) k ON true
+        ), revoked AS (
+          UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${now} WHERE id = (SELECT id FROM r) RETURNING token
+        ), child AS (
+          INSERT INTO ${sql(t.refresh_tokens)} (instance_id, id, token, user_id, revoked, created_at, updated_at, parent, session_id)
+          SELECT ${NIL_INSTANCE}, ${child.id}, ${child.digest}, ${child.userId}, false, ${now}, ${now}, revoked.token, ${sessionId}
+          FROM revoked
+        ), touched AS (
+          UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now}
+          WHERE id = ${sessionId} AND EXISTS (SELECT 1 FROM revoked)
+        ), audited AS (
+          INSERT INTO ${sql(t.audit_log_entries)} (instance_id, id, payload, created_at, ip_address)
+          SELECT ${NIL_INSTANCE}, v.id, v.payload, v.created_at, v.ip_address
+          FROM revoked, (VALUES ${sql.csv(entries)}) AS v (id, payload, created_at, ip_address)
+        ), claims AS (
+          SELECT c.authentication_method, c.updated_at FROM s JOIN LATERAL (
+            SELECT authentication_method, updated_at FROM ${sql(t.mfa_amr_claims)} WHERE session_id = s.id FOR SHARE
+          ) c ON true
+        )
+        SELECT (SELECT count(*) FROM revoked)::int AS rotated,
+          COALESCE((SELECT json_agg(json_build_array(authentication_method, floor(extract(epoch FROM updated_at))::bigint)
+            ORDER BY updated_at DESC, authentication_method) FROM claims), '[]'::json) AS amr`
+      return result!.rotated === 0
+        ? Option.none()
+        : Option.some(result!.amr.map(([method, timestamp]): AmrEntry => ({ method, timestamp: Number(timestamp) })))
+    }, Effect.orDie)
+
     const lock = Effect.fn("RefreshTokensRepo.lock")(function*(digest: string) {
       const [row] = yield* sql<RefreshTokenRow>`
         SELECT id::text AS id, token, user_id, revoked, updated_at, session_id
@@ -216,7 +374,8 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
     }, Effect.orDie)
 
     return {
-      nextId, insert, lockSessionOf, lock, lockForExchange, latestOf, rotate, remove, revokeForSession, removeForUser
+      nextId, insert, lockSessionOf, lock, lockForExchange, readForExchange, rotateChecked, latestOf, rotate, remove, revokeForSession,
+      removeForUser
     } satisfies RefreshTokensRepoShape
   })
 }) {
@@ -275,6 +434,9 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
               )
           })),
         lock,
+        // No snapshot in memory: every exchange goes the locked way, the one the rules tests are about.
+        readForExchange: () => Effect.succeed(Option.none()),
+        rotateChecked: () => Effect.succeed(Option.none()),
         lockForExchange: (digest) =>
           Effect.flatMap(lock(digest), Option.match({
             onNone: () => Effect.succeed(Option.none()),

@@ -9,11 +9,12 @@ import { type IdentityRow, isBanned, type UserRow } from "../domain/UserRow.js"
 import { AuditLog } from "../users/AuditLog.js"
 import {
   encodeSignedRefreshToken,
+  hasSignedTokenShape,
   isSignedWith,
   parseSignedRefreshToken,
   signingKeyOf
 } from "../domain/GoTrueSignedRefreshToken.js"
-import { decideRefresh, decideSignedRefresh, lastRefreshedAt, type RotationPolicy } from "../domain/RefreshRules.js"
+import { decideRefresh, decideSignedRefresh, exchangeDetour, lastRefreshedAt, type RotationPolicy } from "../domain/RefreshRules.js"
 import {
   deriveRefreshToken,
   digestRefreshToken,
@@ -188,7 +189,8 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       | { readonly _tag: "NoRow" }
 
     // Every statement is a round trip, and a round trip costs more CPU here than anything else an exchange does:
-    // a rotation is six statements (two locks, the user, the rotation, the session's writes, the audit entries).
+    // a rotation this way is six statements (two locks, the user, the rotation, the session's writes, the audit
+    // entries) in a transaction. The plain rotation goes the checked way first (rotateChecked, two statements).
     const exchange = (token: string, now: Date, client: string | undefined) =>
       Effect.gen(function*() {
         // A session GoTrue started (an adopted database) presents GoTrue's own token, stored as it is; its child is
@@ -347,6 +349,46 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       })
 
     /**
+     * The plain rotation in two statements and no transaction: an unlocked read of everything the exchange decides
+     * on, then one atomic statement that re-checks it on the locked rows and rotates. Undefined when the read shows
+     * anything but a plain rotation (exchangeDetour) or the rows changed since (a racing exchange, sign-out, ban or
+     * step-up): the locked exchange then decides, exactly as it would have.
+     */
+    const rotateChecked = (token: string, now: Date, client: string | undefined) =>
+      Effect.gen(function*() {
+        const read = yield* tokens.readForExchange(refreshTokenLookupKey(token))
+        if (Option.isNone(read)) return undefined
+        const { nextId, row, session, user: found } = read.value
+        const detour = exchangeDetour({
+          currentForm: hasSignedTokenShape(token) && /^[0-9a-f]{64}$/.test(row.token),
+          tokenRevoked: row.revoked !== false,
+          tokenUserId: row.user_id,
+          session: session === undefined ? undefined : {
+            userId: session.user_id,
+            notAfter: session.not_after,
+            signed: session.signed_key !== null || session.counted,
+            movedOn: session.moved_on,
+            oauthClientId: session.oauth_client_id
+          },
+          user: Option.isNone(found) ? undefined : { id: found.value.user.id, bannedUntil: found.value.user.banned_until },
+          client
+        }, now)
+        if (detour !== undefined || session === undefined || Option.isNone(found)) return undefined
+        const { factors, identities, user } = found.value
+        const child = deriveRefreshToken(key, session.id, nextId)
+        // The same two entries, made the same way, as the locked exchange's rotation writes.
+        const entries = yield* audit.entries([["token_revoked", { actor: user }], ["token_refreshed", { actor: user }]])
+        const amr = yield* tokens.rotateChecked({
+          sessionId: session.id,
+          tokenId: row.id,
+          child: { id: nextId, digest: digestRefreshToken(child), userId: user.id, parent: row.token, sessionId: session.id, now },
+          audit: entries
+        })
+        if (Option.isNone(amr)) return undefined
+        return { user, identities, factors, sessionId: session.id, refreshToken: child, amr: amr.value } satisfies RefreshedSession
+      })
+
+    /**
      * Exchanges a refresh token. A refusal that ended the session (reuse detection) is still committed: the
      * transaction returns the refusal as a value and the error is raised only after COMMIT. `client`: the OAuth
      * client that authenticated at /oauth/token (see clientRefusal).
@@ -357,6 +399,8 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       client?: string
     ): Effect.fn.Return<RefreshedSession, AuthError, never> {
       if (!isWellFormedRefreshToken(token)) return yield* AuthError.validation("Refresh token is not valid")
+      const rotated = yield* rotateChecked(token, now, client)
+      if (rotated !== undefined) return rotated
       // Gatehouse's own tokens and GoTrue's legacy ones have rows, looked up first (the hot path, one lookup). A
       // signed token no row holds is GoTrue's, whose session's row holds the key and counter.
       const outcome = yield* transactions.run(Effect.flatMap(exchange(token, now, client), (first) =>

@@ -5,7 +5,7 @@ import { authTables } from "../AuthTables.js"
 import type { FactorRow } from "../domain/FactorRow.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
-import { factorFromJson, type FactorJson, identityFromJson, type IdentityJson, relationsJson, UsersRepo } from "../users/UsersRepo.js"
+import { type FactorJson, type IdentityJson, relationsJson, UsersRepo, withRelations } from "../users/UsersRepo.js"
 
 export interface AmrEntry {
   readonly method: string
@@ -121,12 +121,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       const [row] = yield* sql<UserRow & { readonly identities_json: ReadonlyArray<IdentityJson>; readonly factors_json: ReadonlyArray<FactorJson> }>`
         UPDATE ${sql(t.users)} u SET last_sign_in_at = ${now}, updated_at = ${now} WHERE id = ${userId}
         RETURNING u.*, ${relationsJson(sql, t, "u")}`
-      const { factors_json, identities_json, ...user } = row!
-      return {
-        user: user as UserRow,
-        identities: identities_json.map(identityFromJson) as ReadonlyArray<IdentityRow>,
-        factors: factors_json.map(factorFromJson)
-      } satisfies UserWithRelations
+      return withRelations(row!) satisfies UserWithRelations
     }, Effect.orDie)
 
     const lockForRefresh = Effect.fn("SessionsRepo.lockForRefresh")(function*(id: string) {
@@ -242,12 +237,10 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         FROM ${sql(t.users)} u WHERE u.id = ${userId}`
       return Option.map(
         Option.fromNullable(rows[0]),
-        ({ factors_json, identities_json, session_json, ...user }): SignedInUser => ({
-          user,
+        ({ session_json, ...row }): SignedInUser => ({
+          ...withRelations(row),
           sessionExists: sessionId === undefined || session_json !== null,
-          session: session_json === null ? undefined : { aal: session_json[0], factorId: session_json[1] },
-          identities: identities_json.map(identityFromJson),
-          factors: factors_json.map(factorFromJson)
+          session: session_json === null ? undefined : { aal: session_json[0], factorId: session_json[1] }
         })
       )
     }, Effect.orDie)

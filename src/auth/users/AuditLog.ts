@@ -4,7 +4,7 @@ import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
 import type { UserRow } from "../domain/UserRow.js"
-import { AuditLogRepo, type AuditPayload } from "./AuditLogRepo.js"
+import { AuditLogRepo, type AuditPayload, type NewAuditLogEntry } from "./AuditLogRepo.js"
 
 /** GoTrue's audit actions and the log type each is filed under (internal/models/audit_log_entry.go). */
 const LOG_TYPES = {
@@ -142,27 +142,36 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
       })
 
     /**
+     * The rows recordAll would write, without writing them: for a statement that writes them together with the
+     * change they record (the refresh grant's rotation). Ids taken for rows never written leave harmless gaps.
+     */
+    const entries = (events: ReadonlyArray<readonly [AuditAction, AuditRecord]>): Effect.Effect<ReadonlyArray<NewAuditLogEntry>> =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const client = yield* currentClient
+        return yield* Effect.forEach(events, ([action, record]) =>
+          Effect.map(nextId(now), (id) => ({
+            id,
+            payload: payloadOf(action, record),
+            createdAt: new Date(now),
+            ipAddress: (record.ip ?? client).slice(0, 64)
+          })))
+      })
+
+    /**
      * Writes entries in the order given, in one statement (each a round trip less on a token rotation); run it
      * inside the caller's transaction when the change has one.
      */
     const recordAll = Effect.fn("AuditLog.recordAll")(function*(
-      entries: ReadonlyArray<readonly [AuditAction, AuditRecord]>
+      events: ReadonlyArray<readonly [AuditAction, AuditRecord]>
     ): Effect.fn.Return<void> {
-      const now = yield* Clock.currentTimeMillis
-      const client = yield* currentClient
-      yield* repo.insert(yield* Effect.forEach(entries, ([action, record]) =>
-        Effect.map(nextId(now), (id) => ({
-          id,
-          payload: payloadOf(action, record),
-          createdAt: new Date(now),
-          ipAddress: (record.ip ?? client).slice(0, 64)
-        }))))
+      yield* repo.insert(yield* entries(events))
     })
 
     /** Writes one entry; run it inside the caller's transaction when the change has one. */
     const record = (action: AuditAction, record: AuditRecord): Effect.Effect<void> => recordAll([[action, record]])
 
-    return { record, recordAll } as const
+    return { record, recordAll, entries } as const
   }),
   dependencies: [AuditLogRepo.Default]
 }) {}

@@ -127,6 +127,15 @@ export const relationsJson = (sql: Statement.Constructor, t: AuthTables, user: s
       'last_webauthn_challenge_data', f.last_webauthn_challenge_data) ORDER BY f.created_at, f.id)
     FROM ${sql(t.mfa_factors)} f WHERE f.user_id = ${sql(user)}.id), '[]'::json) AS factors_json`
 
+/** A user row read with relationsJson, split into the user and its relations. */
+export const withRelations = (
+  { factors_json, identities_json, ...user }: UserRow & { readonly identities_json: ReadonlyArray<IdentityJson>; readonly factors_json: ReadonlyArray<FactorJson> }
+): { readonly user: UserRow; readonly identities: ReadonlyArray<IdentityRow>; readonly factors: ReadonlyArray<FactorRow> } => ({
+  user,
+  identities: identities_json.map(identityFromJson),
+  factors: factors_json.map(factorFromJson)
+})
+
 /** The filter as a LIKE pattern that matches it literally (its %, _ and \\ escaped). */
 const likePattern = (filter: string): string => `%${filter.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 

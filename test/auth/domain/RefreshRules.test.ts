@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { decideRefresh, RefreshDecision, type RotationPolicy } from "../../../src/auth/domain/RefreshRules.js"
+import { decideRefresh, exchangeDetour, type ExchangeFacts, RefreshDecision, type RotationPolicy } from "../../../src/auth/domain/RefreshRules.js"
 
 const interval = 10_000
 const rotating: RotationPolicy = { rotationEnabled: true, reuseIntervalMillis: interval }
@@ -96,5 +96,62 @@ describe("decideRefresh properties", () => {
     const first = decideRefresh(i.token, i.isImmediateParent, i.now, i.policy)
     const second = decideRefresh(i.token, i.isImmediateParent, new Date(i.now.getTime() + later), i.policy)
     if (second._tag === "ReturnChild") expect(first._tag).toBe("ReturnChild")
+  })
+})
+
+describe("exchangeDetour (issue 30: which refreshes the checked rotation takes)", () => {
+  const now = new Date(base)
+  const offset = FastCheck.option(FastCheck.integer({ min: -5_000, max: 5_000 }).map((ms) => new Date(base + ms)), { nil: null })
+  const id = FastCheck.constantFrom("u1", "u2")
+  const facts: FastCheck.Arbitrary<ExchangeFacts> = FastCheck.record({
+    currentForm: FastCheck.boolean(),
+    tokenRevoked: FastCheck.boolean(),
+    tokenUserId: FastCheck.option(id, { nil: null }),
+    session: FastCheck.option(
+      FastCheck.record({
+        userId: id,
+        notAfter: offset,
+        signed: FastCheck.boolean(),
+        movedOn: FastCheck.boolean(),
+        oauthClientId: FastCheck.option(FastCheck.constant("c1"), { nil: null })
+      }),
+      { nil: undefined }
+    ),
+    user: FastCheck.option(FastCheck.record({ id, bannedUntil: offset }), { nil: undefined }),
+    client: FastCheck.option(FastCheck.constant("c1"), { nil: undefined })
+  })
+
+  it.prop("only a plain rotation (what the locked exchange would certainly rotate) takes no detour", [facts], ([f]) => {
+    const plain = f.currentForm && !f.tokenRevoked && f.session !== undefined && f.user !== undefined &&
+      f.tokenUserId === f.user.id && f.session.userId === f.user.id &&
+      (f.user.bannedUntil === null || f.user.bannedUntil.getTime() <= now.getTime()) &&
+      (f.session.notAfter === null || f.session.notAfter.getTime() > now.getTime()) &&
+      !f.session.signed && !f.session.movedOn && f.session.oauthClientId === null && f.client === undefined
+    expect(exchangeDetour(f, now) === undefined).toBe(plain)
+  })
+
+  it("names the reason", () => {
+    const plain: ExchangeFacts = {
+      currentForm: true,
+      tokenRevoked: false,
+      tokenUserId: "u1",
+      session: { userId: "u1", notAfter: null, signed: false, movedOn: false, oauthClientId: null },
+      user: { id: "u1", bannedUntil: null },
+      client: undefined
+    }
+    const session = plain.session!
+    expect(exchangeDetour(plain, now)).toBeUndefined()
+    expect(exchangeDetour({ ...plain, currentForm: false }, now)).toBe("old_form")
+    expect(exchangeDetour({ ...plain, tokenRevoked: true }, now)).toBe("revoked")
+    expect(exchangeDetour({ ...plain, session: undefined }, now)).toBe("no_session")
+    expect(exchangeDetour({ ...plain, user: undefined }, now)).toBe("no_user")
+    expect(exchangeDetour({ ...plain, tokenUserId: null }, now)).toBe("other_user")
+    expect(exchangeDetour({ ...plain, user: { id: "u1", bannedUntil: new Date(base + 1) } }, now)).toBe("banned")
+    expect(exchangeDetour({ ...plain, user: { id: "u1", bannedUntil: now } }, now)).toBeUndefined()
+    expect(exchangeDetour({ ...plain, session: { ...session, notAfter: now } }, now)).toBe("past_not_after")
+    expect(exchangeDetour({ ...plain, session: { ...session, signed: true } }, now)).toBe("signed_session")
+    expect(exchangeDetour({ ...plain, session: { ...session, movedOn: true } }, now)).toBe("moved_on")
+    expect(exchangeDetour({ ...plain, session: { ...session, oauthClientId: "c1" } }, now)).toBe("oauth")
+    expect(exchangeDetour({ ...plain, client: "c1" }, now)).toBe("oauth")
   })
 })

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck, Schema } from "effect"
-import { Session } from "../../../src/auth/contract/Session.js"
+import { Session, sessionIdOf, withSessionId } from "../../../src/auth/contract/Session.js"
 import { User } from "../../../src/auth/contract/User.js"
 import type { IdentityRow, UserRow } from "../../../src/auth/domain/UserRow.js"
 import { encodedResponse } from "../../../src/auth/http/EncodedResponse.js"
+import { sessionHeaders } from "../../../src/auth/http/SessionHeaders.js"
 import { userJson } from "../../../src/auth/users/UserJson.js"
 
 // Rows as the pg driver hands them over: any nullable column null or set, metadata any JSON object.
@@ -112,4 +113,33 @@ describe("userJson", () => {
       .toMatchObject({ user_metadata: JSON.parse('{"__proto__": {"admin": true}, "name": "x"}') })
     expect(JSON.stringify(userJson({ ...row, raw_user_meta_data: metadata }, []))).toContain('"__proto__":{"admin":true}')
   })
+})
+
+describe("the session id noted beside a Session (issue 30 H3)", () => {
+  const segment = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url")
+  const tokenFor = (sessionId: string) => `${segment({ alg: "HS256", typ: "JWT" })}.${segment({ session_id: sessionId })}.c2ln`
+
+  it.prop("changes neither the bytes nor the headers, and a copy of the Session does not carry it", [userRow, FastCheck.uuid()],
+    ([row, sessionId]) => {
+      const fields = {
+        access_token: tokenFor(sessionId),
+        token_type: "bearer",
+        expires_in: 3600,
+        expires_at: 1_800_000_000,
+        refresh_token: "r".repeat(43),
+        user: userJson(row, [])
+      } as const
+      const plain = new Session(fields, true)
+      const noted = withSessionId(new Session(fields, true), sessionId)
+      expect(sessionIdOf(noted)).toBe(sessionId)
+      expect(sessionIdOf(plain)).toBeUndefined()
+      expect(JSON.stringify(noted)).toBe(JSON.stringify(plain))
+      expect(bodyOf(noted)).toStrictEqual(bodyOf(plain))
+      expect(Schema.encodeSync(Session)(noted)).toStrictEqual(Schema.encodeSync(Session)(plain))
+      expect(noted).toStrictEqual(plain)
+      // The headers read from the note are the ones decoding the token gives.
+      expect(sessionHeaders(noted)).toStrictEqual(sessionHeaders(plain))
+      expect(sessionHeaders(plain)["sb-auth-session-id"]).toBe(sessionId)
+      expect(sessionIdOf(new Session({ ...noted, weak_password: { message: "m", reasons: [] } }))).toBeUndefined()
+    }, { fastCheck: { numRuns: 50 } })
 })
