@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Deferred, Duration, Effect, Either, Fiber, Layer, Option, Redacted } from "effect"
+import { Deferred, Duration, Effect, Either, FastCheck, Fiber, Layer, Option, Redacted, Runtime } from "effect"
 import { authHousekeepingState, authHousekeepingTasks } from "../../src/auth/AuthHousekeeping.js"
 import { authTables } from "../../src/auth/AuthTables.js"
-import { ExpiredRefreshTokens, ID_WINDOW, refreshTokenTasks } from "../../src/auth/sessions/ExpiredRefreshTokens.js"
+import { ExpiredRefreshTokens, ID_WINDOW, REFRESH_TOKEN_MARGINS, refreshTokenTasks } from "../../src/auth/sessions/ExpiredRefreshTokens.js"
 import { ExpiredSessions } from "../../src/auth/sessions/ExpiredSessions.js"
 import {
   deriveFirstFormRefreshToken,
@@ -22,6 +22,7 @@ import { configLayer } from "../../src/config/AppConfig.js"
 import { PlatformConfig } from "../../src/config/PlatformConfig.js"
 import { type HousekeepingTask, runHousekeeping, type SweepBatch } from "../../src/platform/process/Housekeeping.js"
 import { migrate } from "../../src/platform/sql/Migrator.js"
+import { qualifiedTables } from "../../src/platform/sql/Tables.js"
 import { SecureRandom } from "../../src/platform/SecureRandom.js"
 import { externalDatabaseUrl, TestDatabase } from "../support/TestDatabase.js"
 import { testConfig } from "../support/TestServer.js"
@@ -60,7 +61,7 @@ const tasksWith = (env: Record<string, string> = {}) =>
 const sweepAll = (now: Date, env: Record<string, string> = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    yield* sql`DELETE FROM auth.gatehouse_housekeeping`
+    yield* sql`DELETE FROM ${sql(qualifiedTables("auth", (yield* PlatformConfig).db.namespace, ["gatehouse_housekeeping"]).gatehouse_housekeeping)}`
     const state = yield* authHousekeepingState
     return yield* runHousekeeping(yield* tasksWith(env), state, now, NO_PAUSE)
   })
@@ -314,4 +315,67 @@ layer(Setup, { timeout: 120_000 })("housekeeping on the database", (it) => {
       yield* sweepAll(NOW, { AUTH_AUDIT_LOG_RETENTION: "168h" })
       expect([yield* present(old), yield* present(recent)]).toEqual([false, true])
     }))
+
+  it.effect("property: over random forests of rows, the sweep deletes exactly the revoked signed-form rows no exchange needs", () =>
+    Effect.gen(function*() {
+      const repo = yield* Effect.provide(RefreshTokenSweepRepo, RefreshTokenSweepRepo.Default)
+      const [, revokedTask] = refreshTokenTasks(repo, key)
+      const keptFor = Duration.toMillis(REFRESH_TOKEN_MARGINS.revokedKept)
+      const rowArb = FastCheck.record({
+        parent: FastCheck.option(FastCheck.nat(), { nil: null }),
+        revoked: FastCheck.boolean(),
+        agoMs: FastCheck.constantFrom(0, keptFor - 1, keptFor, keptFor + 1, 3 * keptFor),
+        form: FastCheck.constantFrom("signed", "signed", "signed", "first", "legacy")
+      })
+      const forestArb = FastCheck.array(
+        FastCheck.record({ keyed: FastCheck.boolean(), rows: FastCheck.array(rowArb, { minLength: 1, maxLength: 8 }) }),
+        { minLength: 1, maxLength: 3 }
+      )
+      const property = (forest: ReadonlyArray<{ readonly keyed: boolean; readonly rows: ReadonlyArray<{ readonly parent: number | null; readonly revoked: boolean; readonly agoMs: number; readonly form: string }> }>) =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const t = yield* tables
+          const inserted: Array<{ id: number; digest: string; revoked: boolean; old: boolean; form: string; keyed: boolean; parentOfLive: boolean }> = []
+          for (const tree of forest) {
+            const { sessionId, userId } = yield* family(0)
+            yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE session_id = ${sessionId}`
+            if (tree.keyed) {
+              yield* sql`UPDATE ${sql(t.sessions)} SET refresh_token_hmac_key = ${sessionSigningKey(key, sessionId).toString("base64url")},
+                refresh_token_counter = 1 WHERE id = ${sessionId}`
+            }
+            const digests: Array<string> = []
+            const rows: Array<{ id: number; digest: string; parent: number | null; revoked: boolean; old: boolean; form: string }> = []
+            for (const [i, row] of tree.rows.entries()) {
+              const id = yield* nextTokenId
+              const digest = row.form === "legacy"
+                ? `legacy${String(id).padStart(6, "0")}`.slice(-12).replace(/[^a-z0-9]/g, "a")
+                : digestRefreshToken(row.form === "first" ? deriveFirstFormRefreshToken(key, sessionId, String(id)) : deriveRefreshToken(key, sessionId, String(id)))
+              const parent = row.parent === null || i === 0 ? null : row.parent % i
+              digests.push(digest)
+              rows.push({ id, digest, parent, revoked: row.revoked, old: row.agoMs > keptFor, form: row.form })
+              yield* insertToken({ id, token: digest, userId, sessionId, revoked: row.revoked, at: at(-row.agoMs), ...(parent === null ? {} : { parent: digests[parent]! }) })
+            }
+            for (const [i, row] of rows.entries()) {
+              const parentOfLive = rows.some((child) => child.parent === i && !child.revoked)
+              inserted.push({ ...row, keyed: tree.keyed, parentOfLive })
+            }
+          }
+          let resumeAfter: string | null = null
+          for (;;) {
+            const batch: SweepBatch = yield* revokedTask!.batch(NOW, resumeAfter)
+            if (batch.done) break
+            resumeAfter = batch.resumeAfter
+          }
+          const left = new Set((yield* sql<{ id: string }>`SELECT id::text AS id FROM ${sql(t.refresh_tokens)} WHERE id IN ${sql.in(inserted.map((r) => r.id))}`)
+            .map((r) => Number(r.id)))
+          for (const row of inserted) {
+            const sweepable = row.revoked && !row.parentOfLive && row.form === "signed" && !row.keyed && row.old
+            expect(left.has(row.id), JSON.stringify(row)).toBe(!sweepable)
+          }
+        })
+      const runtime = yield* Effect.runtime<SqlClient.SqlClient | PlatformConfig | Users | Sessions>()
+      yield* Effect.promise(() =>
+        FastCheck.assert(FastCheck.asyncProperty(forestArb, (forest) => Runtime.runPromise(runtime)(property(forest))), { numRuns: 50 })
+      )
+    }), 120_000)
 })
