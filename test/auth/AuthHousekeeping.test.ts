@@ -4,7 +4,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Deferred, Duration, Effect, Either, FastCheck, Fiber, Layer, Option, Redacted, Runtime } from "effect"
 import { authHousekeepingState, authHousekeepingTasks } from "../../src/auth/AuthHousekeeping.js"
 import { authTables } from "../../src/auth/AuthTables.js"
-import { ExpiredRefreshTokens, ID_WINDOW, REFRESH_TOKEN_MARGINS, refreshTokenTasks } from "../../src/auth/sessions/ExpiredRefreshTokens.js"
+import { ExpiredRefreshTokens, ID_WINDOW, REFRESH_TOKEN_MARGINS, refreshTokenTasks, REVOKED_LIMIT } from "../../src/auth/sessions/ExpiredRefreshTokens.js"
 import { ExpiredSessions } from "../../src/auth/sessions/ExpiredSessions.js"
 import {
   deriveFirstFormRefreshToken,
@@ -192,6 +192,33 @@ layer(Setup, { timeout: 120_000 })("housekeeping on the database", (it) => {
       expect(second.deleted).toBe(1)
       expect(second.done).toBe(true)
       expect(second.resumeAfter).toBeNull()
+    }))
+
+  it.effect("a batch deletes at most REVOKED_LIMIT rows, and the next goes on after the last it looked at", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const { sessionId, userId } = yield* family(0)
+      const first = yield* nextTokenId
+      const ids = Array.from({ length: REVOKED_LIMIT + 5 }, (_, i) => first + 1 + i)
+      yield* sql`SELECT setval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'), ${ids[ids.length - 1]!})`
+      yield* sql`INSERT INTO ${sql(t.refresh_tokens)} ${sql.insert(ids.map((id) => ({
+        instance_id: "00000000-0000-0000-0000-000000000000",
+        id,
+        token: digestRefreshToken(deriveRefreshToken(key, sessionId, String(id))),
+        user_id: userId,
+        revoked: true,
+        created_at: NOW,
+        updated_at: NOW,
+        parent: null,
+        session_id: sessionId
+      })))}`
+      const repo = yield* Effect.provide(RefreshTokenSweepRepo, RefreshTokenSweepRepo.Default)
+      const [, revoked] = refreshTokenTasks(repo, key, { revokedKept: Duration.zero, orphansKept: Duration.zero })
+      const batch = yield* revoked!.batch(at(1), String(first))
+      expect(batch).toEqual({ deleted: REVOKED_LIMIT, done: false, resumeAfter: String(ids[REVOKED_LIMIT - 1]) })
+      const rest = yield* revoked!.batch(at(1), batch.resumeAfter)
+      expect(rest.deleted).toBe(5)
     }))
 
   it.effect("the refresh-token sweep keeps the current token, its parent, other forms and keyed sessions; a swept token is still reuse", () =>

@@ -19,6 +19,11 @@ export const REFRESH_TOKEN_MARGINS: RefreshTokenMargins = { revokedKept: Duratio
 
 /** Ids one batch walks: a range of the primary key, read through it (checked: 5,000 ids in about 18 ms). */
 export const ID_WINDOW = 5000n
+/**
+ * Revoked rows one batch deletes at most. Measured on a 200k-row backlog (PostgreSQL 15): 4,000 deletions in one
+ * batch took up to half a second; a full window goes on from its last row instead.
+ */
+export const REVOKED_LIMIT = 1000
 /** Orphan rows one statement deletes at most. */
 export const ORPHAN_LIMIT = 1000
 
@@ -50,8 +55,10 @@ export const refreshTokenTasks = (
       Effect.gen(function*() {
         const after = resumeAfter === null || resumeAfter === "" ? 0n : BigInt(resumeAfter)
         const upTo = after + ID_WINDOW
-        const found = yield* repo.candidates(after, upTo, new Date(now.getTime() - Duration.toMillis(margins.revokedKept)))
+        const found = yield* repo.candidates(after, upTo, new Date(now.getTime() - Duration.toMillis(margins.revokedKept)), REVOKED_LIMIT)
         const deleted = yield* repo.deleteRevoked(found.filter((row) => isSignedFormRow(key, row)).map((row) => row.id))
+        // A full batch ends the window early: the next goes on after its last row.
+        if (found.length === REVOKED_LIMIT) return { deleted, done: false, resumeAfter: found[found.length - 1]!.id }
         const done = upTo >= (yield* repo.maxId())
         return { deleted, done, resumeAfter: done ? null : upTo.toString() }
       })

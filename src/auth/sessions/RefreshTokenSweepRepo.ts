@@ -32,19 +32,19 @@ export class RefreshTokenSweepRepo extends Effect.Service<RefreshTokenSweepRepo>
     }, Effect.orDie)
 
     /**
-     * Revoked rows with ids in (after, upTo], revoked before `revokedBefore`, of a live session that holds no GoTrue
+     * At most `limit` revoked rows with ids in (after, upTo], by id, revoked before `revokedBefore`, of a live session that holds no GoTrue
      * key, and the parent of no unrevoked row: rows no exchange could ever forgive. The parent condition is stable: a
      * revoked row never gets another child. Sessions with a key (GoTrue's, or one export-sessions wrote) are left
      * alone: their tokens without rows are judged by GoTrue's counter rules, which forgive more.
      */
-    const candidates = Effect.fn("RefreshTokenSweepRepo.candidates")(function*(after: bigint, upTo: bigint, revokedBefore: Date) {
+    const candidates = Effect.fn("RefreshTokenSweepRepo.candidates")(function*(after: bigint, upTo: bigint, revokedBefore: Date, limit: number) {
       return yield* sql<SweepCandidate>`
         SELECT r.id::text AS id, r.session_id::text AS session_id, r.token FROM ${sql(t.refresh_tokens)} r
         WHERE r.id > ${after.toString()} AND r.id <= ${upTo.toString()} AND r.revoked AND length(r.token) = 64
           AND r.session_id IS NOT NULL AND r.updated_at < ${revokedBefore.toISOString()}
           AND NOT EXISTS (SELECT 1 FROM ${sql(t.refresh_tokens)} c WHERE c.parent = r.token AND c.revoked = false)
           AND NOT EXISTS (SELECT 1 FROM ${sql(t.sessions)} s WHERE s.id = r.session_id AND s.refresh_token_hmac_key IS NOT NULL)
-        ORDER BY r.id`
+        ORDER BY r.id LIMIT ${limit}`
     }, Effect.orDie)
 
     /** Deletes those of `ids` that are still revoked, skipping rows an exchange holds right now. */

@@ -425,6 +425,6 @@ layer(Setup, { timeout: 120_000 })("refresh-token rotation against a reference m
             { numRuns: 50, examples }
           )
         )
-      }), 60_000)
+      }), 120_000)
   }
 })
