@@ -5,6 +5,7 @@ import { RequestId } from "../platform/http/RequestId.js"
 import { documentRouteOverlaps } from "../platform/http/RouteOverlaps.js"
 import { routeMethods, routesOf } from "../platform/http/RouteMethods.js"
 import { AuthApi } from "./Api.js"
+import { AuthHousekeeping } from "./AuthHousekeeping.js"
 import { AuthError } from "./domain/AuthError.js"
 import { documentAuthApi } from "./http/AuthApiDocs.js"
 import { authErrorMiddleware, authErrorResponse } from "./http/AuthErrorMiddleware.js"
@@ -60,6 +61,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
   Layer.provide([
     RateLimits.Default,
     ExpiredFlows.Default,
+    AuthHousekeeping,
     AccessTokens.Default,
     Sessions.Default,
     SessionsRepo.Default,

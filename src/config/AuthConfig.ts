@@ -126,6 +126,16 @@ export interface AuthConfig {
     readonly minLength: number
     readonly requiredCharacters: ReadonlyArray<string>
   }
+  /** The deletion of rows nothing needs any more (platform/process/Housekeeping, plan §3). */
+  readonly housekeeping: {
+    /** HOUSEKEEPING_ENABLED (Gatehouse's own, default true): off on an instance, it sweeps nothing. */
+    readonly enabled: boolean
+    /**
+     * AUDIT_LOG_RETENTION (Gatehouse's own): audit entries older than this are deleted. None (unset or 0, the
+     * default) keeps every entry, as GoTrue does.
+     */
+    readonly auditLogRetention: Option.Option<Duration.Duration>
+  }
   readonly security: {
     readonly refreshTokenRotationEnabled: boolean
     readonly refreshTokenReuseInterval: Duration.Duration
@@ -301,6 +311,7 @@ export const authConfigOf = (config: AuthConfig): AuthConfig => ({
   saml: config.saml,
   rateLimit: config.rateLimit,
   password: config.password,
+  housekeeping: config.housekeeping,
   security: config.security,
   jwt: config.jwt,
   mfa: config.mfa,

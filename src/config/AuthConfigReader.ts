@@ -32,6 +32,20 @@ const JWT_ALGORITHMS = ["HS256", "RS256", "RS512", "ES256", "ES512", "EdDSA"]
 
 const seconds = (duration: Duration.Duration): string => `${Duration.toSeconds(duration)}s`
 
+/** Below this a retention would delete the entries of an incident before anyone looked: refused at start-up. */
+export const MIN_AUDIT_LOG_RETENTION = Duration.hours(1)
+
+/** AUDIT_LOG_RETENTION: unset or 0 keeps every entry; anything else must be at least MIN_AUDIT_LOG_RETENTION. */
+const readAuditLogRetention = (r: SettingsReader): Option.Option<Duration.Duration> => {
+  const retention = r.duration("AUDIT_LOG_RETENTION", Duration.zero)
+  if (Duration.toMillis(retention) === 0) return Option.none()
+  if (Duration.lessThan(retention, MIN_AUDIT_LOG_RETENTION)) {
+    r.fail(r.spelledAs("AUDIT_LOG_RETENTION"), "must be 0 (keep every entry) or at least 1h")
+    return Option.none()
+  }
+  return Option.some(retention)
+}
+
 /**
  * Reads the auth server's settings through `r`, which collects their issues with the platform's and IAM's, in the
  * order they were always read in. The platform's settings are read first: the development URLs are built on its
@@ -103,6 +117,10 @@ export const readAuthConfig = (
     password: {
       minLength: r.integer("PASSWORD_MIN_LENGTH", 6, { min: 1, max: 72 }),
       requiredCharacters
+    },
+    housekeeping: {
+      enabled: r.boolean("HOUSEKEEPING_ENABLED", true),
+      auditLogRetention: readAuditLogRetention(r)
     },
     security: {
       refreshTokenRotationEnabled: rotationEnabled,

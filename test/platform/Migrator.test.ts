@@ -166,6 +166,8 @@ layer(TestDatabase, { timeout: 120_000 })("migrate", (it) => {
         ["updated_at", "timestamp without time zone", "NO"]
       ])
       expect(yield* oneTimeTokenIndexes("one_time_tokens")).toEqual([
+        // 0023's, for housekeeping's sweep of expired rows.
+        "CREATE INDEX one_time_tokens_created_at_idx ON auth.one_time_tokens USING btree (created_at)",
         "CREATE INDEX one_time_tokens_relates_to_hash_idx ON auth.one_time_tokens USING hash (relates_to)",
         "CREATE INDEX one_time_tokens_token_hash_hash_idx ON auth.one_time_tokens USING hash (token_hash)",
         "CREATE UNIQUE INDEX one_time_tokens_pkey ON auth.one_time_tokens USING btree (id)",
@@ -208,7 +210,8 @@ layer(TestDatabase, { timeout: 120_000 })("migrate", (it) => {
       const rows = yield* sql<{ readonly token_type: string; readonly token_hash: string }>`SELECT token_type::text AS token_type, token_hash
         FROM auth.gotrue_one_time_tokens`
       expect(rows).toEqual([{ token_type: "recovery_token", token_hash: "abc" }])
-      expect(yield* oneTimeTokenIndexes("gotrue_one_time_tokens")).toHaveLength(4)
+      // GoTrue's four, and 0023's created_at index for housekeeping.
+      expect(yield* oneTimeTokenIndexes("gotrue_one_time_tokens")).toHaveLength(5)
     }))
 
   it.effect("each product migrates into its own schema", () =>

@@ -60,3 +60,11 @@ export const isWellFormedRefreshToken = (token: string): boolean =>
 
 /** What refresh_tokens.token holds for a presented token: its digest, or a GoTrue legacy token itself. */
 export const refreshTokenLookupKey = (token: string): string => (isGoTrueLegacyToken(token) ? token : digestRefreshToken(token))
+
+/**
+ * Whether a row holds the digest of a signed-form token Gatehouse derived for it (key, session, row id): such a token
+ * proves by itself, when presented, that Gatehouse issued it for that session, so its row may go once no exchange
+ * could forgive it (housekeeping). First-form rows, GoTrue's legacy rows and anything else do not.
+ */
+export const isSignedFormRow = (key: Buffer, row: { readonly id: string; readonly session_id: string; readonly token: string }): boolean =>
+  digestRefreshToken(deriveRefreshToken(key, row.session_id, row.id)) === row.token

@@ -276,6 +276,16 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       })
 
     /**
+     * A Gatehouse token whose row is gone while its session lives. Its signature (the session's derived key, which
+     * only this server holds) proves Gatehouse issued it for this session, and housekeeping deletes only revoked rows
+     * that are no parent of an unrevoked one (RefreshTokenSweepRepo): rows no exchange could ever forgive. So the
+     * only answer its row could have given is the one for reuse, and that is the answer without it: the session
+     * ends with rotation on, AlreadyUsed with it off. (A child whose transaction rolled back was never sent.)
+     */
+    const sweptTokenOutcome = (user: UserRow, sessionId: string) =>
+      policy.rotationEnabled ? endForReuse(user, sessionId) : Effect.succeed({ _tag: "Refused", error: alreadyUsed } as Outcome)
+
+    /**
      * The exchange of a GoTrue signed refresh token (a session GoTrue started with its "v2" tokens, in an adopted
      * database), with the checks of every exchange and GoTrue's counter rules. Its normal use counts the token used
      * on the session row, as GoTrue would, and hands out a Gatehouse token whose parent is the signed token's
@@ -292,9 +302,11 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         if (Option.isNone(locked)) return { _tag: "Refused", error: notFound } as Outcome
         const session = locked.value
         const signingKey = signingKeyOf(session.refresh_token_hmac_key)
-        if (signingKey === undefined || session.refresh_token_counter === null || !isSignedWith(presented, signingKey)) {
-          return { _tag: "Refused", error: notFound } as Outcome
-        }
+        const signedByGoTrue = signingKey !== undefined && session.refresh_token_counter !== null &&
+          isSignedWith(presented, signingKey)
+        // Not GoTrue's: one of Gatehouse's own, whose row housekeeping deleted (see sweptTokenOutcome), or unknown.
+        const swept = !signedByGoTrue && isSignedWith(presented, sessionSigningKey(key, presented.sessionId))
+        if (!signedByGoTrue && !swept) return { _tag: "Refused", error: notFound } as Outcome
         const found = yield* sessionsRepo.findForSession(session.user_id, undefined)
         const refusal = refusalOfUser(found, now)
         if (refusal !== undefined) return { _tag: "Refused", error: refusal } as Outcome
@@ -302,6 +314,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         if (isPastNotAfter(session.not_after, now)) return { _tag: "Refused", error: sessionExpired } as Outcome
         const wrongClient = clientRefusal(session.oauth_client_id, client)
         if (wrongClient !== undefined) return { _tag: "Refused", error: wrongClient } as Outcome
+        if (!signedByGoTrue) return yield* sweptTokenOutcome(user, session.id)
         const { id } = session
         const presentedDigest = digestRefreshToken(token)
         const { current, nextId } = yield* tokens.latestOf(id)

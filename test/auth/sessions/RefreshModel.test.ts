@@ -1,13 +1,21 @@
 import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Either, FastCheck, Layer, Runtime } from "effect"
+import { Duration, Effect, Either, FastCheck, Layer, Redacted, Runtime } from "effect"
+import { authHousekeepingState, authHousekeepingTasks } from "../../../src/auth/AuthHousekeeping.js"
 import { authTables } from "../../../src/auth/AuthTables.js"
-import { digestRefreshToken } from "../../../src/auth/sessions/RefreshTokenCodec.js"
+import { ExpiredRefreshTokens, refreshTokenTasks } from "../../../src/auth/sessions/ExpiredRefreshTokens.js"
+import { ExpiredSessions } from "../../../src/auth/sessions/ExpiredSessions.js"
+import { digestRefreshToken, refreshTokenKey } from "../../../src/auth/sessions/RefreshTokenCodec.js"
+import { RefreshTokenSweepRepo } from "../../../src/auth/sessions/RefreshTokenSweepRepo.js"
 import { type LogoutScope, Sessions } from "../../../src/auth/sessions/Sessions.js"
+import { AuditRetention } from "../../../src/auth/users/AuditRetention.js"
+import { ExpiredOneTimeRows } from "../../../src/auth/users/ExpiredOneTimeRows.js"
 import { Users } from "../../../src/auth/users/Users.js"
 import { configLayer, type ConfigTags } from "../../../src/config/AppConfig.js"
 import { PlatformConfig } from "../../../src/config/PlatformConfig.js"
+import { runHousekeeping } from "../../../src/platform/process/Housekeeping.js"
+import { qualifiedTables } from "../../../src/platform/sql/Tables.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
@@ -17,6 +25,12 @@ import { testConfig } from "../../support/TestServer.js"
  * Model-based test of spec §3. Random command sequences run against a small reference model written from the
  * spec's state table (below) and against the real Sessions service on Postgres; after every command the two must
  * agree on the outcome and on the whole state of every token handed out.
+ *
+ * Housekeeping (plan §3.4) runs in between as the command Sweep, which the model knows nothing of: every outcome and
+ * every session's survival must still be the model's (P1), and a token the model calls revoked may have lost its row
+ * only if it is the parent of no live token (P2). At the end every token ever handed out is presented again after a
+ * sweep, and each answer must be the model's: refused, except the current token and its parent within the interval,
+ * and a reuse ends the session (P3).
  */
 
 const INTERVAL_MS = 10_000
@@ -130,6 +144,8 @@ type Command =
   /** Logs out from a live session, counted back from the most recently started one. */
   | { readonly _tag: "Logout"; readonly back: number; readonly scope: LogoutScope }
   | { readonly _tag: "AdvanceClock"; readonly ms: number }
+  /** Every housekeeping task once, at the model's time, with the refresh tokens' margins at 0. */
+  | { readonly _tag: "Sweep" }
 
 const signIn = FastCheck.integer({ min: 0, max: 1 }).map((user): Command => ({ _tag: "SignIn", user }))
 const command: FastCheck.Arbitrary<Command> = FastCheck.oneof(
@@ -154,7 +170,8 @@ const command: FastCheck.Arbitrary<Command> = FastCheck.oneof(
       { arbitrary: FastCheck.integer({ min: 0, max: 3 * INTERVAL_MS }), weight: 1 }
     ).map((ms): Command => ({ _tag: "AdvanceClock", ms })),
     weight: 3
-  }
+  },
+  { arbitrary: FastCheck.constant<Command>({ _tag: "Sweep" }), weight: 1 }
 )
 const refresh = (back: number): Command => ({ _tag: "Refresh", back })
 const advance = (ms: number): Command => ({ _tag: "AdvanceClock", ms })
@@ -169,7 +186,10 @@ const examples: Array<[Array<Command>]> = [
   [[{ _tag: "SignIn", user: 0 }, refresh(0), refresh(0), refresh(2), refresh(0), refresh(1)]],
   // After logout every token of the session is unknown; the other user's session lives on.
   [[{ _tag: "SignIn", user: 0 }, { _tag: "SignIn", user: 1 }, refresh(1), { _tag: "Logout", back: 1, scope: "global" },
-    refresh(0), refresh(1), refresh(2)]]
+    refresh(0), refresh(1), refresh(2)]],
+  // A swept grandparent is still reuse; the swept-past parent of the current token is kept and still forgiven.
+  [[{ _tag: "SignIn", user: 0 }, refresh(0), refresh(0), advance(1), { _tag: "Sweep" }, refresh(1), refresh(2)]],
+  [[{ _tag: "SignIn", user: 0 }, refresh(0), refresh(0), advance(1), { _tag: "Sweep" }, refresh(1), refresh(0)]]
 ]
 
 const commands = FastCheck.tuple(signIn, FastCheck.array(command, { maxLength: 24, size: "max" })).map(([first, rest]) => [
@@ -188,7 +208,10 @@ interface TokenRow {
   readonly session_id: string
 }
 
-const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Command>) =>
+/** One housekeeping run at `now`: every task, each due (their saved state forgotten first). */
+type Sweep = (now: Date) => Effect.Effect<void, never, SqlClient.SqlClient | PlatformConfig>
+
+const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Command>, sweep: Sweep) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const users = yield* Users
@@ -232,6 +255,12 @@ const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Com
           expect(row, `token #${id} should be gone ${where()}`).toBeUndefined()
           return
         }
+        // P2: only a revoked token that is the parent of no live one may have been swept.
+        if (row === undefined && expected._tag === "Revoked") {
+          const parentOfLive = model.tokens.some((child) => child.parent === id && model.state(child.id)._tag === "Live")
+          expect(parentOfLive, `token #${id}, the parent of a live token, was swept ${where()}`).toBe(false)
+          return
+        }
         present++
         expect(row, `token #${id} should exist ${where()}`).toBeDefined()
         expect(row!.session_id, `session of token #${id} ${where()}`).toBe(sessionIds[token.session])
@@ -252,6 +281,27 @@ const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Com
       )
     })
 
+    const refreshAndCompare = (id: number) =>
+      Effect.gen(function*() {
+        const expected = model.refresh(id)
+        const actual = yield* Effect.either(sessions.refresh(tokenStrings[id]!, new Date(model.now)))
+        trace.push(`Refresh(#${id}) = ${expected._tag === "Issued" ? `#${expected.token}` : expected.code}`)
+        if (expected._tag === "Refused") {
+          expect(Either.isLeft(actual) ? actual.left.code : "issued", `outcome ${where()}`).toBe(expected.code)
+          return
+        }
+        expect(Either.isRight(actual) ? "issued" : actual.left.code, `outcome ${where()}`).toBe("issued")
+        const issued = Either.getOrThrow(actual)
+        expect(issued.sessionId, `session ${where()}`).toBe(sessionIds[model.tokens[id]!.session])
+        if (expected.fresh) {
+          expect(tokenStrings, `a rotation handed out an old token ${where()}`).not.toContain(issued.refreshToken)
+          tokenStrings[expected.token] = issued.refreshToken
+        } else {
+          // The reuse interval returns exactly the child issued before, not a new one.
+          expect(issued.refreshToken, `returned child ${where()}`).toBe(tokenStrings[expected.token])
+        }
+      })
+
     for (const cmd of cmds) {
       switch (cmd._tag) {
         case "SignIn": {
@@ -265,26 +315,13 @@ const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Com
         }
         case "Refresh": {
           if (model.tokens.length === 0) break
-          const id = model.tokens.length - 1 - (cmd.back % model.tokens.length)
-          const expected = model.refresh(id)
-          const actual = yield* Effect.either(sessions.refresh(tokenStrings[id]!, new Date(model.now)))
-          trace.push(`Refresh(#${id}) = ${expected._tag === "Issued" ? `#${expected.token}` : expected.code}`)
-          if (expected._tag === "Refused") {
-            expect(Either.isLeft(actual) ? actual.left.code : "issued", `outcome ${where()}`).toBe(expected.code)
-            break
-          }
-          expect(Either.isRight(actual) ? "issued" : actual.left.code, `outcome ${where()}`).toBe("issued")
-          const issued = Either.getOrThrow(actual)
-          expect(issued.sessionId, `session ${where()}`).toBe(sessionIds[model.tokens[id]!.session])
-          if (expected.fresh) {
-            expect(tokenStrings, `a rotation handed out an old token ${where()}`).not.toContain(issued.refreshToken)
-            tokenStrings[expected.token] = issued.refreshToken
-          } else {
-            // The reuse interval returns exactly the child issued before, not a new one.
-            expect(issued.refreshToken, `returned child ${where()}`).toBe(tokenStrings[expected.token])
-          }
+          yield* refreshAndCompare(model.tokens.length - 1 - (cmd.back % model.tokens.length))
           break
         }
+        case "Sweep":
+          yield* sweep(new Date(model.now))
+          trace.push("Sweep")
+          break
         case "Logout": {
           const live = model.sessions.filter((s) => s.alive)
           if (live.length === 0) break
@@ -299,6 +336,16 @@ const runSequence = (sessions: Sessions, policy: Policy, cmds: ReadonlyArray<Com
           trace.push(`+${cmd.ms}ms`)
           break
       }
+      yield* compareState
+    }
+
+    // P3: after a sweep, every token handed out so far presented again, oldest first.
+    yield* sweep(new Date(model.now))
+    trace.push("Sweep, then every token again")
+    yield* compareState
+    const handedOut = model.tokens.length
+    for (let id = 0; id < handedOut; id++) {
+      yield* refreshAndCompare(id)
       yield* compareState
     }
 
@@ -319,6 +366,41 @@ const Setup = Users.Default.pipe(
   Layer.provideMerge(TestDatabase)
 )
 
+/**
+ * Every auth housekeeping task as the server builds them, except that the refresh tokens' margins are 0: a revoked
+ * row goes at the first sweep after its revocation.
+ */
+const sweepWith = (config: ReturnType<typeof testConfig>) =>
+  Effect.gen(function*() {
+    const layers = Layer.mergeAll(
+      ExpiredRefreshTokens.Default,
+      ExpiredSessions.Default,
+      ExpiredOneTimeRows.Default,
+      AuditRetention.Default,
+      RefreshTokenSweepRepo.Default
+    ).pipe(Layer.provide(configLayer(config)))
+    const { others, repo } = yield* Effect.provide(
+      Effect.all({ others: authHousekeepingTasks, repo: RefreshTokenSweepRepo }),
+      layers
+    )
+    const tasks = [
+      ...refreshTokenTasks(repo, refreshTokenKey(Redacted.value(config.jwt.secret)), {
+        revokedKept: Duration.zero,
+        orphansKept: Duration.zero
+      }),
+      ...others.filter((task) => !task.name.startsWith("refresh_tokens/"))
+    ]
+    const sweep: Sweep = (now) =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const table = qualifiedTables("auth", (yield* PlatformConfig).db.namespace, ["gatehouse_housekeeping"]).gatehouse_housekeeping
+        yield* Effect.orDie(sql`DELETE FROM ${sql(table)}`)
+        const run = yield* runHousekeeping(tasks, yield* authHousekeepingState, now, { budget: Duration.hours(1), pause: Duration.zero })
+        expect(run.busy).toBe(false)
+      })
+    return sweep
+  })
+
 const policies: ReadonlyArray<Policy> = [
   { rotation: true, intervalMs: INTERVAL_MS },
   { rotation: false, intervalMs: INTERVAL_MS }
@@ -335,13 +417,14 @@ layer(Setup, { timeout: 120_000 })("refresh-token rotation against a reference m
         expect(config.security.refreshTokenRotationEnabled).toBe(policy.rotation)
         expect(Duration.toMillis(config.security.refreshTokenReuseInterval)).toBe(policy.intervalMs)
         const sessions = yield* Effect.provide(Sessions, Sessions.Default.pipe(Layer.provide(configLayer(config))))
+        const sweep = yield* sweepWith(config)
         const runtime = yield* Effect.runtime<Users | SqlClient.SqlClient | ConfigTags>()
         yield* Effect.promise(() =>
           FastCheck.assert(
-            FastCheck.asyncProperty(commands, (cmds) => Runtime.runPromise(runtime)(runSequence(sessions, policy, cmds))),
-            { numRuns: 40, examples }
+            FastCheck.asyncProperty(commands, (cmds) => Runtime.runPromise(runtime)(runSequence(sessions, policy, cmds, sweep))),
+            { numRuns: 50, examples }
           )
         )
-      }), 60_000)
+      }), 120_000)
   }
 })

@@ -5,6 +5,7 @@ import {
   deriveFirstFormRefreshToken,
   deriveRefreshToken,
   digestRefreshToken,
+  isSignedFormRow,
   isWellFormedRefreshToken,
   refreshTokenKey,
   refreshTokenLookupKey,
@@ -104,5 +105,15 @@ describe("RefreshTokenCodec", () => {
       expect(refreshTokenLookupKey(legacy)).toBe(legacy)
       // A stored digest (64 hex) is no well-formed token: it cannot be presented to find its row.
       expect(isWellFormedRefreshToken(digestRefreshToken(derived))).toBe(false)
+    })
+
+  it.prop("recognises a row of the signed form under its key, session and id only; never a first-form row",
+    [secret, secret, sessionId, rowId], ([s, other, sid, row]) => {
+      const key = refreshTokenKey(s)
+      const signed = { id: row, session_id: sid, token: digestRefreshToken(deriveRefreshToken(key, sid, row)) }
+      expect(isSignedFormRow(key, signed)).toBe(true)
+      expect(isSignedFormRow(key, { ...signed, id: `${row}0` })).toBe(false)
+      if (other !== s) expect(isSignedFormRow(refreshTokenKey(other), signed)).toBe(false)
+      expect(isSignedFormRow(key, { ...signed, token: digestRefreshToken(deriveFirstFormRefreshToken(key, sid, row)) })).toBe(false)
     })
 })

@@ -1,0 +1,408 @@
+import { randomUUID } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Deferred, Duration, Effect, Either, FastCheck, Fiber, Layer, Option, Redacted, Runtime } from "effect"
+import { authHousekeepingState, authHousekeepingTasks } from "../../src/auth/AuthHousekeeping.js"
+import { authTables } from "../../src/auth/AuthTables.js"
+import { ExpiredRefreshTokens, ID_WINDOW, REFRESH_TOKEN_MARGINS, refreshTokenTasks, REVOKED_LIMIT } from "../../src/auth/sessions/ExpiredRefreshTokens.js"
+import { ExpiredSessions } from "../../src/auth/sessions/ExpiredSessions.js"
+import {
+  deriveFirstFormRefreshToken,
+  deriveRefreshToken,
+  digestRefreshToken,
+  refreshTokenKey,
+  sessionSigningKey
+} from "../../src/auth/sessions/RefreshTokenCodec.js"
+import { RefreshTokenSweepRepo } from "../../src/auth/sessions/RefreshTokenSweepRepo.js"
+import { Sessions } from "../../src/auth/sessions/Sessions.js"
+import { AuditRetention } from "../../src/auth/users/AuditRetention.js"
+import { ExpiredOneTimeRows } from "../../src/auth/users/ExpiredOneTimeRows.js"
+import { Users } from "../../src/auth/users/Users.js"
+import { configLayer } from "../../src/config/AppConfig.js"
+import { PlatformConfig } from "../../src/config/PlatformConfig.js"
+import { type HousekeepingTask, runHousekeeping, type SweepBatch } from "../../src/platform/process/Housekeeping.js"
+import { migrate } from "../../src/platform/sql/Migrator.js"
+import { qualifiedTables } from "../../src/platform/sql/Tables.js"
+import { SecureRandom } from "../../src/platform/SecureRandom.js"
+import { externalDatabaseUrl, TestDatabase } from "../support/TestDatabase.js"
+import { testConfig } from "../support/TestServer.js"
+
+/*
+ * Housekeeping (plan §3) on the database (PGlite, or PostgreSQL with DATABASE_URL): the lock, bounded batches, what
+ * each task deletes and, above all, what it must keep.
+ */
+
+const NOW = new Date(Date.UTC(2030, 0, 1))
+const at = (ms: number) => new Date(NOW.getTime() + ms)
+const MINUTE = 60_000
+const DAY = 24 * 60 * MINUTE
+const NO_PAUSE = { budget: Duration.hours(1), pause: Duration.zero }
+const onPostgres = Option.isSome(externalDatabaseUrl)
+
+const Setup = Users.Default.pipe(
+  Layer.provideMerge(Sessions.Default),
+  Layer.provideMerge(SecureRandom.Live),
+  Layer.provideMerge(configLayer(testConfig())),
+  Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
+  Layer.provideMerge(TestDatabase)
+)
+
+const tables = Effect.map(PlatformConfig, (config) => authTables(config.db.namespace))
+const key = refreshTokenKey(Redacted.value(testConfig().jwt.secret))
+
+/** Every auth task, as the server builds them, with the given settings. */
+const tasksWith = (env: Record<string, string> = {}) =>
+  authHousekeepingTasks.pipe(
+    Effect.provide(Layer.mergeAll(ExpiredRefreshTokens.Default, ExpiredSessions.Default, ExpiredOneTimeRows.Default, AuditRetention.Default)
+      .pipe(Layer.provide(configLayer(testConfig(env)))))
+  )
+
+/** Every task once, due or not: the saved state of earlier runs (last_run) is forgotten first. */
+const sweepAll = (now: Date, env: Record<string, string> = {}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`DELETE FROM ${sql(qualifiedTables("auth", (yield* PlatformConfig).db.namespace, ["gatehouse_housekeeping"]).gatehouse_housekeeping)}`
+    const state = yield* authHousekeepingState
+    return yield* runHousekeeping(yield* tasksWith(env), state, now, NO_PAUSE)
+  })
+
+const newUser = Effect.gen(function*() {
+  const users = yield* Users
+  return yield* users.create({
+    aud: "authenticated",
+    role: "authenticated",
+    email: `housekeeping-${randomUUID()}@example.com`,
+    phone: null,
+    encryptedPassword: null,
+    userMetadata: {},
+    provider: "email",
+    emailConfirmedAt: NOW,
+    phoneConfirmedAt: null,
+    isAnonymous: false,
+    madeBy: "signup",
+    now: NOW
+  })
+})
+
+/** A session refreshed `times` times: its tokens, oldest first (the last is current). */
+const family = (times: number, when = NOW) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const sessions = yield* Sessions
+    const user = yield* newUser
+    const started = yield* sql.withTransaction(sessions.start(user.id, "password", when))
+    const tokens = [started.refreshToken]
+    for (let i = 0; i < times; i++) tokens.push((yield* sessions.refresh(tokens[tokens.length - 1]!, when)).refreshToken)
+    return { userId: user.id, sessionId: started.sessionId, tokens }
+  })
+
+const hasRow = (token: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const t = yield* tables
+    const digest = token.length === 12 ? token : digestRefreshToken(token)
+    return (yield* sql`SELECT 1 FROM ${sql(t.refresh_tokens)} WHERE token = ${digest}`).length === 1
+  })
+
+const sessionLives = (sessionId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const t = yield* tables
+    return (yield* sql`SELECT 1 FROM ${sql(t.sessions)} WHERE id = ${sessionId}`).length === 1
+  })
+
+const nextTokenId = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const t = yield* tables
+  const [row] = yield* sql<{ id: string }>`SELECT nextval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'))::text AS id`
+  return Number(row!.id)
+})
+
+const insertToken = (row: { id: number; token: string; userId: string; sessionId: string | null; revoked: boolean; at: Date; parent?: string }) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const t = yield* tables
+    yield* sql`INSERT INTO ${sql(t.refresh_tokens)} (instance_id, id, token, user_id, revoked, created_at, updated_at, parent, session_id)
+      VALUES ('00000000-0000-0000-0000-000000000000', ${row.id}, ${row.token}, ${row.userId}, ${row.revoked}, ${row.at}, ${row.at},
+        ${row.parent ?? null}, ${row.sessionId})`
+  })
+
+describe("AUDIT_LOG_RETENTION", () => {
+  it("is off unless set; 0 is off; under an hour is refused; GOTRUE_ spells it too", () => {
+    expect(Option.isNone(testConfig().housekeeping.auditLogRetention)).toBe(true)
+    expect(Option.isNone(testConfig({ AUTH_AUDIT_LOG_RETENTION: "0" }).housekeeping.auditLogRetention)).toBe(true)
+    expect(() => testConfig({ AUTH_AUDIT_LOG_RETENTION: "59m" })).toThrow(/AUTH_AUDIT_LOG_RETENTION/)
+    expect(() => testConfig({ GOTRUE_AUDIT_LOG_RETENTION: "10s" })).toThrow(/GOTRUE_AUDIT_LOG_RETENTION/)
+    expect(testConfig({ GOTRUE_AUDIT_LOG_RETENTION: "720h" }).housekeeping.auditLogRetention).toEqual(Option.some(Duration.hours(720)))
+    expect(testConfig().housekeeping.enabled).toBe(true)
+    expect(testConfig({ AUTH_HOUSEKEEPING_ENABLED: "false" }).housekeeping.enabled).toBe(false)
+  })
+})
+
+layer(Setup, { timeout: 120_000 })("housekeeping on the database", (it) => {
+  it.effect("two runners on one database never sweep at once: the second finds the lock taken (or, embedded, waits)", () =>
+    Effect.gen(function*() {
+      const events: Array<string> = []
+      const inside = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const task = (who: string, hold: boolean): HousekeepingTask => ({
+        name: "test/lock",
+        every: Duration.zero,
+        batch: () =>
+          Effect.gen(function*() {
+            events.push(`${who} start`)
+            if (hold) {
+              yield* Deferred.succeed(inside, undefined)
+              yield* Deferred.await(release)
+            }
+            events.push(`${who} end`)
+            return { deleted: 0, done: true, resumeAfter: null } satisfies SweepBatch
+          })
+      })
+      const stateA = yield* authHousekeepingState
+      const stateB = yield* authHousekeepingState
+      const a = yield* Effect.fork(runHousekeeping([task("A", true)], stateA, NOW, NO_PAUSE))
+      yield* Deferred.await(inside)
+      const b = yield* Effect.fork(runHousekeeping([task("B", false)], stateB, at(1), NO_PAUSE))
+      if (onPostgres) {
+        // B ran to its end while A still holds the lock inside its batch.
+        expect((yield* Fiber.join(b)).busy).toBe(true)
+      }
+      yield* Deferred.succeed(release, undefined)
+      expect((yield* Fiber.join(a)).busy).toBe(false)
+      const runB = yield* Fiber.join(b)
+      expect(events.slice(0, 2)).toEqual(["A start", "A end"])
+      expect(events.length).toBe(onPostgres ? 2 : 4)
+      if (!onPostgres) expect(runB.busy).toBe(false)
+    }))
+
+  it.effect("a batch walks one window of ids and saves where the pass goes on", () =>
+    Effect.gen(function*() {
+      const { sessionId, userId } = yield* family(0)
+      const base = 1_000_000
+      const ids = [base + 1, base + 2, base + Number(ID_WINDOW) + 1]
+      for (const id of ids) {
+        yield* insertToken({ id, token: digestRefreshToken(deriveRefreshToken(key, sessionId, String(id))), userId, sessionId, revoked: true, at: NOW })
+      }
+      const repo = yield* Effect.provide(RefreshTokenSweepRepo, RefreshTokenSweepRepo.Default)
+      const [, revoked] = refreshTokenTasks(repo, key, { revokedKept: Duration.zero, orphansKept: Duration.zero })
+      const first = yield* revoked!.batch(at(1), String(base))
+      expect(first).toEqual({ deleted: 2, done: false, resumeAfter: String(base + Number(ID_WINDOW)) })
+      const second = yield* revoked!.batch(at(1), first.resumeAfter)
+      expect(second.deleted).toBe(1)
+      expect(second.done).toBe(true)
+      expect(second.resumeAfter).toBeNull()
+    }))
+
+  it.effect("a batch deletes at most REVOKED_LIMIT rows, and the next goes on after the last it looked at", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const { sessionId, userId } = yield* family(0)
+      const first = yield* nextTokenId
+      const ids = Array.from({ length: REVOKED_LIMIT + 5 }, (_, i) => first + 1 + i)
+      yield* sql`SELECT setval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'), ${ids[ids.length - 1]!})`
+      yield* sql`INSERT INTO ${sql(t.refresh_tokens)} ${sql.insert(ids.map((id) => ({
+        instance_id: "00000000-0000-0000-0000-000000000000",
+        id,
+        token: digestRefreshToken(deriveRefreshToken(key, sessionId, String(id))),
+        user_id: userId,
+        revoked: true,
+        created_at: NOW,
+        updated_at: NOW,
+        parent: null,
+        session_id: sessionId
+      })))}`
+      const repo = yield* Effect.provide(RefreshTokenSweepRepo, RefreshTokenSweepRepo.Default)
+      const [, revoked] = refreshTokenTasks(repo, key, { revokedKept: Duration.zero, orphansKept: Duration.zero })
+      const batch = yield* revoked!.batch(at(1), String(first))
+      expect(batch).toEqual({ deleted: REVOKED_LIMIT, done: false, resumeAfter: String(ids[REVOKED_LIMIT - 1]) })
+      const rest = yield* revoked!.batch(at(1), batch.resumeAfter)
+      expect(rest.deleted).toBe(5)
+    }))
+
+  it.effect("the refresh-token sweep keeps the current token, its parent, other forms and keyed sessions; a swept token is still reuse", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const sessions = yield* Sessions
+      const main = yield* family(3)
+      // A session with GoTrue's legacy row and a first-form row, both revoked and the parent of nothing.
+      const other = yield* family(0)
+      const legacy = "abcdefghij12"
+      const firstId = yield* nextTokenId
+      const first = deriveFirstFormRefreshToken(key, other.sessionId, String(firstId))
+      yield* insertToken({ id: yield* nextTokenId, token: legacy, userId: other.userId, sessionId: other.sessionId, revoked: true, at: NOW })
+      yield* insertToken({ id: firstId, token: digestRefreshToken(first), userId: other.userId, sessionId: other.sessionId, revoked: true, at: NOW })
+      // A session holding the key export-sessions wrote.
+      const keyed = yield* family(2)
+      yield* sql`UPDATE ${sql(t.sessions)} SET refresh_token_hmac_key = ${sessionSigningKey(key, keyed.sessionId).toString("base64url")},
+        refresh_token_counter = 1 WHERE id = ${keyed.sessionId}`
+
+      // Within the ten minutes nothing revoked goes.
+      yield* sweepAll(at(9 * MINUTE))
+      expect(yield* hasRow(main.tokens[0]!)).toBe(true)
+
+      const run = yield* sweepAll(at(11 * MINUTE))
+      expect(run.busy).toBe(false)
+      expect(run.deleted["refresh_tokens/revoked"]).toBeGreaterThanOrEqual(2)
+      expect([yield* hasRow(main.tokens[0]!), yield* hasRow(main.tokens[1]!)]).toEqual([false, false])
+      // The parent of the current token (ReturnChild may still need it) and the current one stay.
+      expect([yield* hasRow(main.tokens[2]!), yield* hasRow(main.tokens[3]!)]).toEqual([true, true])
+      expect([yield* hasRow(legacy), yield* hasRow(first), yield* hasRow(other.tokens[0]!)]).toEqual([true, true, true])
+      expect((yield* sql`SELECT 1 FROM ${sql(t.refresh_tokens)} WHERE session_id = ${keyed.sessionId}`).length).toBe(3)
+      expect([yield* sessionLives(main.sessionId), yield* sessionLives(other.sessionId), yield* sessionLives(keyed.sessionId)])
+        .toEqual([true, true, true])
+
+      // The current token still rotates, and its parent within the interval still gets the same child.
+      const next = yield* sessions.refresh(main.tokens[3]!, at(12 * MINUTE))
+      expect((yield* sessions.refresh(main.tokens[3]!, at(12 * MINUTE))).refreshToken).toBe(next.refreshToken)
+      // A swept token is reuse: the session ends.
+      const replay = yield* Effect.either(sessions.refresh(main.tokens[0]!, at(12 * MINUTE)))
+      expect(Either.isLeft(replay) && replay.left.code).toBe("refresh_token_already_used")
+      expect(yield* sessionLives(main.sessionId)).toBe(false)
+    }))
+
+  it.effect("rows of no session go after a day", () =>
+    Effect.gen(function*() {
+      const { userId } = yield* family(0)
+      const orphan = digestRefreshToken(`orphan-${randomUUID()}`)
+      yield* insertToken({ id: yield* nextTokenId, token: orphan, userId, sessionId: null, revoked: false, at: NOW })
+      yield* sweepAll(at(DAY - MINUTE))
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      expect((yield* sql`SELECT 1 FROM ${sql(t.refresh_tokens)} WHERE token = ${orphan}`).length).toBe(1)
+      yield* sweepAll(at(DAY + MINUTE))
+      expect((yield* sql`SELECT 1 FROM ${sql(t.refresh_tokens)} WHERE token = ${orphan}`).length).toBe(0)
+    }))
+
+  it.effect("expired sessions go a day after not_after, with their tokens; live ones stay", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const expired = yield* family(1)
+      const recent = yield* family(1)
+      const live = yield* family(1)
+      yield* sql`UPDATE ${sql(t.sessions)} SET not_after = ${at(-2 * DAY)} WHERE id = ${expired.sessionId}`
+      yield* sql`UPDATE ${sql(t.sessions)} SET not_after = ${at(-DAY + MINUTE)} WHERE id = ${recent.sessionId}`
+      yield* sweepAll(NOW)
+      expect([yield* sessionLives(expired.sessionId), yield* sessionLives(recent.sessionId), yield* sessionLives(live.sessionId)])
+        .toEqual([false, true, true])
+      expect(yield* hasRow(expired.tokens[1]!)).toBe(false)
+      expect(yield* hasRow(live.tokens[1]!)).toBe(true)
+    }))
+
+  it.effect("a session without key and without an unrevoked token goes once quiet for JWT_EXP + 24h", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const dead = yield* family(1)
+      const live = yield* family(1)
+      yield* sql`UPDATE ${sql(t.refresh_tokens)} SET revoked = true WHERE session_id = ${dead.sessionId}`
+      yield* sweepAll(at(DAY))
+      expect(yield* sessionLives(dead.sessionId)).toBe(true)
+      yield* sweepAll(at(DAY + 2 * 3600_000))
+      expect([yield* sessionLives(dead.sessionId), yield* sessionLives(live.sessionId)]).toEqual([false, true])
+    }))
+
+  it.effect("one-time rows go a day after the longest code lifetime", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const user = yield* newUser
+      yield* sql`INSERT INTO ${sql(t.one_time_tokens)} (id, user_id, token_type, token_hash, relates_to, created_at, updated_at)
+        VALUES (${randomUUID()}, ${user.id}, 'recovery_token', 'hash', 'a@example.com', ${NOW.toISOString()}, ${NOW.toISOString()})`
+      yield* sql`INSERT INTO ${sql(t.pending_tokens)} (user_id, token_kind, code_hash, created_at) VALUES (${user.id}, 'recovery', 'hash', ${NOW})`
+      yield* sql`INSERT INTO ${sql(t.otp_attempts)} (user_id, token_kind, token_hash, failures, updated_at) VALUES (${user.id}, 'recovery', 'hash', 1, ${NOW})`
+      const count = Effect.gen(function*() {
+        const [row] = yield* sql<{ n: number }>`SELECT
+          (SELECT count(*) FROM ${sql(t.one_time_tokens)} WHERE user_id = ${user.id})
+          + (SELECT count(*) FROM ${sql(t.pending_tokens)} WHERE user_id = ${user.id})
+          + (SELECT count(*) FROM ${sql(t.otp_attempts)} WHERE user_id = ${user.id}) AS n`
+        return Number(row!.n)
+      })
+      // The default lifetimes: a day for mail (MAILER_OTP_EXP 86400), a minute for texts.
+      yield* sweepAll(at(2 * DAY - MINUTE))
+      expect(yield* count).toBe(3)
+      yield* sweepAll(at(2 * DAY + MINUTE))
+      expect(yield* count).toBe(0)
+    }))
+
+  it.effect("audit entries stay by default; with a retention, those past it go", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const old = randomUUID()
+      const recent = randomUUID()
+      yield* sql`INSERT INTO ${sql(t.audit_log_entries)} (id, payload, created_at) VALUES (${old}, '{}', ${at(-30 * DAY)}), (${recent}, '{}', ${at(-DAY)})`
+      const present = (id: string) => Effect.map(sql`SELECT 1 FROM ${sql(t.audit_log_entries)} WHERE id = ${id}`, (rows) => rows.length === 1)
+      const run = yield* sweepAll(NOW)
+      expect(run.deleted["audit_log_entries"]).toBeUndefined()
+      expect([yield* present(old), yield* present(recent)]).toEqual([true, true])
+      yield* sweepAll(NOW, { AUTH_AUDIT_LOG_RETENTION: "168h" })
+      expect([yield* present(old), yield* present(recent)]).toEqual([false, true])
+    }))
+
+  it.effect("property: over random forests of rows, the sweep deletes exactly the revoked signed-form rows no exchange needs", () =>
+    Effect.gen(function*() {
+      const repo = yield* Effect.provide(RefreshTokenSweepRepo, RefreshTokenSweepRepo.Default)
+      const [, revokedTask] = refreshTokenTasks(repo, key)
+      const keptFor = Duration.toMillis(REFRESH_TOKEN_MARGINS.revokedKept)
+      const rowArb = FastCheck.record({
+        parent: FastCheck.option(FastCheck.nat(), { nil: null }),
+        revoked: FastCheck.boolean(),
+        agoMs: FastCheck.constantFrom(0, keptFor - 1, keptFor, keptFor + 1, 3 * keptFor),
+        form: FastCheck.constantFrom("signed", "signed", "signed", "first", "legacy")
+      })
+      const forestArb = FastCheck.array(
+        FastCheck.record({ keyed: FastCheck.boolean(), rows: FastCheck.array(rowArb, { minLength: 1, maxLength: 8 }) }),
+        { minLength: 1, maxLength: 3 }
+      )
+      const property = (forest: ReadonlyArray<{ readonly keyed: boolean; readonly rows: ReadonlyArray<{ readonly parent: number | null; readonly revoked: boolean; readonly agoMs: number; readonly form: string }> }>) =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const t = yield* tables
+          const inserted: Array<{ id: number; digest: string; revoked: boolean; old: boolean; form: string; keyed: boolean; parentOfLive: boolean }> = []
+          for (const tree of forest) {
+            const { sessionId, userId } = yield* family(0)
+            yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE session_id = ${sessionId}`
+            if (tree.keyed) {
+              yield* sql`UPDATE ${sql(t.sessions)} SET refresh_token_hmac_key = ${sessionSigningKey(key, sessionId).toString("base64url")},
+                refresh_token_counter = 1 WHERE id = ${sessionId}`
+            }
+            const digests: Array<string> = []
+            const rows: Array<{ id: number; digest: string; parent: number | null; revoked: boolean; old: boolean; form: string }> = []
+            for (const [i, row] of tree.rows.entries()) {
+              const id = yield* nextTokenId
+              const digest = row.form === "legacy"
+                ? `legacy${String(id).padStart(6, "0")}`.slice(-12).replace(/[^a-z0-9]/g, "a")
+                : digestRefreshToken(row.form === "first" ? deriveFirstFormRefreshToken(key, sessionId, String(id)) : deriveRefreshToken(key, sessionId, String(id)))
+              const parent = row.parent === null || i === 0 ? null : row.parent % i
+              digests.push(digest)
+              rows.push({ id, digest, parent, revoked: row.revoked, old: row.agoMs > keptFor, form: row.form })
+              yield* insertToken({ id, token: digest, userId, sessionId, revoked: row.revoked, at: at(-row.agoMs), ...(parent === null ? {} : { parent: digests[parent]! }) })
+            }
+            for (const [i, row] of rows.entries()) {
+              const parentOfLive = rows.some((child) => child.parent === i && !child.revoked)
+              inserted.push({ ...row, keyed: tree.keyed, parentOfLive })
+            }
+          }
+          let resumeAfter: string | null = null
+          for (;;) {
+            const batch: SweepBatch = yield* revokedTask!.batch(NOW, resumeAfter)
+            if (batch.done) break
+            resumeAfter = batch.resumeAfter
+          }
+          const left = new Set((yield* sql<{ id: string }>`SELECT id::text AS id FROM ${sql(t.refresh_tokens)} WHERE id IN ${sql.in(inserted.map((r) => r.id))}`)
+            .map((r) => Number(r.id)))
+          for (const row of inserted) {
+            const sweepable = row.revoked && !row.parentOfLive && row.form === "signed" && !row.keyed && row.old
+            expect(left.has(row.id), JSON.stringify(row)).toBe(!sweepable)
+          }
+        })
+      const runtime = yield* Effect.runtime<SqlClient.SqlClient | PlatformConfig | Users | Sessions>()
+      yield* Effect.promise(() =>
+        FastCheck.assert(FastCheck.asyncProperty(forestArb, (forest) => Runtime.runPromise(runtime)(property(forest))), { numRuns: 50 })
+      )
+    }), 120_000)
+})
