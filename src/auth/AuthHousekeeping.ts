@@ -8,20 +8,31 @@ import { ExpiredRefreshTokens } from "./sessions/ExpiredRefreshTokens.js"
 import { ExpiredSessions } from "./sessions/ExpiredSessions.js"
 import { AuditRetention } from "./users/AuditRetention.js"
 import { ExpiredOneTimeRows } from "./users/ExpiredOneTimeRows.js"
+import { FoldedRowCounts } from "./users/FoldedRowCounts.js"
 
 /** The auth server's housekeeping tasks, each from the floor that owns its table, in the order a run takes them. */
 export const authHousekeepingTasks: Effect.Effect<
   ReadonlyArray<HousekeepingTask>,
   never,
-  ExpiredRefreshTokens | ExpiredSessions | ExpiredOneTimeRows | AuditRetention
+  ExpiredRefreshTokens | ExpiredSessions | ExpiredOneTimeRows | AuditRetention | FoldedRowCounts
 > = Effect.gen(function*() {
   return [
     ...(yield* ExpiredRefreshTokens).tasks,
     ...(yield* ExpiredSessions).tasks,
     ...(yield* ExpiredOneTimeRows).tasks,
-    ...(yield* AuditRetention).tasks
+    ...(yield* AuditRetention).tasks,
+    ...(yield* FoldedRowCounts).tasks
   ]
 })
+
+/** The services that make the tasks (each needs the config and the database). */
+export const AuthHousekeepingTasksLive = Layer.mergeAll(
+  ExpiredRefreshTokens.Default,
+  ExpiredSessions.Default,
+  ExpiredOneTimeRows.Default,
+  AuditRetention.Default,
+  FoldedRowCounts.Default
+)
 
 /** The housekeeping lock's name and state table for the auth tables of one DB_NAMESPACE. */
 export const authHousekeepingState = Effect.flatMap(PlatformConfig, (platform) =>
@@ -37,4 +48,4 @@ export const authHousekeepingState = Effect.flatMap(PlatformConfig, (platform) =
 export const AuthHousekeeping = Layer.scopedDiscard(Effect.gen(function*() {
   if (!(yield* AuthConfig).housekeeping.enabled) return
   yield* housekeepingEvery(yield* authHousekeepingTasks, yield* authHousekeepingState)
-})).pipe(Layer.provide([ExpiredRefreshTokens.Default, ExpiredSessions.Default, ExpiredOneTimeRows.Default, AuditRetention.Default]))
+})).pipe(Layer.provide(AuthHousekeepingTasksLive))

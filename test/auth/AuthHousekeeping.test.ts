@@ -2,10 +2,9 @@ import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Deferred, Duration, Effect, Either, FastCheck, Fiber, Layer, Option, Redacted, Runtime } from "effect"
-import { authHousekeepingState, authHousekeepingTasks } from "../../src/auth/AuthHousekeeping.js"
+import { authHousekeepingState, authHousekeepingTasks, AuthHousekeepingTasksLive } from "../../src/auth/AuthHousekeeping.js"
 import { authTables } from "../../src/auth/AuthTables.js"
-import { ExpiredRefreshTokens, ID_WINDOW, REFRESH_TOKEN_MARGINS, refreshTokenTasks, REVOKED_LIMIT } from "../../src/auth/sessions/ExpiredRefreshTokens.js"
-import { ExpiredSessions } from "../../src/auth/sessions/ExpiredSessions.js"
+import { ID_WINDOW, REFRESH_TOKEN_MARGINS, refreshTokenTasks, REVOKED_LIMIT } from "../../src/auth/sessions/ExpiredRefreshTokens.js"
 import {
   deriveFirstFormRefreshToken,
   deriveRefreshToken,
@@ -15,8 +14,6 @@ import {
 } from "../../src/auth/sessions/RefreshTokenCodec.js"
 import { RefreshTokenSweepRepo } from "../../src/auth/sessions/RefreshTokenSweepRepo.js"
 import { Sessions } from "../../src/auth/sessions/Sessions.js"
-import { AuditRetention } from "../../src/auth/users/AuditRetention.js"
-import { ExpiredOneTimeRows } from "../../src/auth/users/ExpiredOneTimeRows.js"
 import { Users } from "../../src/auth/users/Users.js"
 import { configLayer } from "../../src/config/AppConfig.js"
 import { PlatformConfig } from "../../src/config/PlatformConfig.js"
@@ -53,8 +50,7 @@ const key = refreshTokenKey(Redacted.value(testConfig().jwt.secret))
 /** Every auth task, as the server builds them, with the given settings. */
 const tasksWith = (env: Record<string, string> = {}) =>
   authHousekeepingTasks.pipe(
-    Effect.provide(Layer.mergeAll(ExpiredRefreshTokens.Default, ExpiredSessions.Default, ExpiredOneTimeRows.Default, AuditRetention.Default)
-      .pipe(Layer.provide(configLayer(testConfig(env)))))
+    Effect.provide(AuthHousekeepingTasksLive.pipe(Layer.provide(configLayer(testConfig(env)))))
   )
 
 /** Every task once, due or not: the saved state of earlier runs (last_run) is forgotten first. */
@@ -341,6 +337,35 @@ layer(Setup, { timeout: 120_000 })("housekeeping on the database", (it) => {
       expect([yield* present(old), yield* present(recent)]).toEqual([true, true])
       yield* sweepAll(NOW, { AUTH_AUDIT_LOG_RETENTION: "168h" })
       expect([yield* present(old), yield* present(recent)]).toEqual([false, true])
+    }))
+
+  it.effect("the count rows of many connections fold into one per part; the totals do not move, and retention deletes count down", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const totals = sql<{ tbl: string; part: string; n: string }>`
+        SELECT tbl, part, sum(n)::text AS n FROM ${sql(t.gatehouse_row_counts)} GROUP BY tbl, part ORDER BY tbl, part`
+      // What connections that have since gone left behind: a row each, beside whatever the suite's own writes made.
+      for (const shard of [101, 202, 303]) {
+        yield* sql`INSERT INTO ${sql(t.gatehouse_row_counts)} (tbl, part, shard, n) VALUES ('users', 'fold-test', ${shard}, ${shard})`
+      }
+      const before = yield* totals
+      yield* sweepAll(NOW)
+      expect(yield* totals).toEqual(before)
+      const left = yield* sql<{ shards: string }>`
+        SELECT count(*)::text AS shards FROM ${sql(t.gatehouse_row_counts)} WHERE shard <> 0`
+      expect(left[0]!.shards).toBe("0")
+      expect(before.find((r) => r.part === "fold-test")?.n).toBe("606")
+      // An entry past the retention goes through the delete trigger: X-Total-Count stays exact.
+      const audited = () => Effect.map(totals, (rows) => Number(rows.find((r) => r.tbl === "audit_log_entries")?.n ?? 0))
+      yield* sql`INSERT INTO ${sql(t.audit_log_entries)} (id, payload, created_at) VALUES (${randomUUID()}, '{}', ${at(-300 * DAY)})`
+      const withOld = yield* audited()
+      const [{ rows }] = yield* sql<{ rows: string }>`SELECT count(*)::text AS rows FROM ${sql(t.audit_log_entries)}`
+      expect(withOld).toBe(Number(rows))
+      yield* sweepAll(NOW, { AUTH_AUDIT_LOG_RETENTION: "4320h" })
+      const [{ rows: after }] = yield* sql<{ rows: string }>`SELECT count(*)::text AS rows FROM ${sql(t.audit_log_entries)}`
+      expect(yield* audited()).toBe(Number(after))
+      expect(Number(after)).toBeLessThan(withOld)
     }))
 
   it.effect("property: over random forests of rows, the sweep deletes exactly the revoked signed-form rows no exchange needs", () =>

@@ -2,15 +2,12 @@ import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Either, FastCheck, Layer, Redacted, Runtime } from "effect"
-import { authHousekeepingState, authHousekeepingTasks } from "../../../src/auth/AuthHousekeeping.js"
+import { authHousekeepingState, authHousekeepingTasks, AuthHousekeepingTasksLive } from "../../../src/auth/AuthHousekeeping.js"
 import { authTables } from "../../../src/auth/AuthTables.js"
-import { ExpiredRefreshTokens, refreshTokenTasks } from "../../../src/auth/sessions/ExpiredRefreshTokens.js"
-import { ExpiredSessions } from "../../../src/auth/sessions/ExpiredSessions.js"
+import { refreshTokenTasks } from "../../../src/auth/sessions/ExpiredRefreshTokens.js"
 import { digestRefreshToken, refreshTokenKey } from "../../../src/auth/sessions/RefreshTokenCodec.js"
 import { RefreshTokenSweepRepo } from "../../../src/auth/sessions/RefreshTokenSweepRepo.js"
 import { type LogoutScope, Sessions } from "../../../src/auth/sessions/Sessions.js"
-import { AuditRetention } from "../../../src/auth/users/AuditRetention.js"
-import { ExpiredOneTimeRows } from "../../../src/auth/users/ExpiredOneTimeRows.js"
 import { Users } from "../../../src/auth/users/Users.js"
 import { configLayer, type ConfigTags } from "../../../src/config/AppConfig.js"
 import { PlatformConfig } from "../../../src/config/PlatformConfig.js"
@@ -372,13 +369,7 @@ const Setup = Users.Default.pipe(
  */
 const sweepWith = (config: ReturnType<typeof testConfig>) =>
   Effect.gen(function*() {
-    const layers = Layer.mergeAll(
-      ExpiredRefreshTokens.Default,
-      ExpiredSessions.Default,
-      ExpiredOneTimeRows.Default,
-      AuditRetention.Default,
-      RefreshTokenSweepRepo.Default
-    ).pipe(Layer.provide(configLayer(config)))
+    const layers = Layer.mergeAll(AuthHousekeepingTasksLive, RefreshTokenSweepRepo.Default).pipe(Layer.provide(configLayer(config)))
     const { others, repo } = yield* Effect.provide(
       Effect.all({ others: authHousekeepingTasks, repo: RefreshTokenSweepRepo }),
       layers
