@@ -11,16 +11,17 @@ import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/expor
 import { RuntimeNodeInstrumentation } from "@opentelemetry/instrumentation-runtime-node"
 import { MeterProvider, type MetricProducer, type MetricReader, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
 import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Data, Effect, Layer, Option, Redacted, Runtime } from "effect"
+import { Effect, Layer, Option, Redacted, Runtime } from "effect"
 import type { PlatformConfig } from "../config/PlatformConfig.js"
 import { VERSION } from "../Version.js"
 import { drawUuid } from "./SecureRandom.js"
 import { answerMetricsRequests, CollectingReader, workersMetricProducer } from "./process/ClusterMetrics.js"
+import { type ProcessRole, TelemetryStartError } from "./Telemetry.js"
 
-/** Which process this is: alone, a cluster worker (serves requests), or the cluster's primary (serves none). */
-export type ProcessRole = "single" | "worker" | "primary"
-
-export class TelemetryStartError extends Data.TaggedError("TelemetryStartError")<{ readonly message: string }> {}
+/*
+ * The OpenTelemetry SDK, its exporters and Prometheus: imported by Telemetry.ts only when tracing or metrics are on,
+ * since loading them costs every process tens of megabytes it would otherwise never use.
+ */
 
 type Otlp = PlatformConfig["observability"]["otlp"]
 
@@ -157,24 +158,16 @@ const MetricsLive = (config: PlatformConfig, role: ProcessRole) =>
     if (reader instanceof CollectingReader) yield* answerMetricsRequests(reader)
   }))
 
-/**
- * Tracing and metrics as configured. With TRACING_ENABLED off no span is built at all (each service method's
- * Effect.fn and each SQL statement would make one, exported nowhere: about a tenth of a request's CPU).
- */
-export const TelemetryLive = (
+/** Tracing, metrics or both, as Telemetry.ts decided: this module is loaded only when one of them is on. */
+export const TelemetrySdkLive = (
   config: PlatformConfig,
-  options: { readonly role: ProcessRole; readonly spanProcessor?: SpanProcessor } = { role: "single" }
-): Layer.Layer<never, TelemetryStartError> => {
-  const { metricsEnabled, metricsExporter, tracingEnabled } = config.observability
-  // The primary handles no request: it traces nothing, and of the metrics it only serves the workers' scrape.
-  const tracing = tracingEnabled && options.role !== "primary"
-  const metrics = metricsEnabled && (options.role !== "primary" || metricsExporter === "prometheus")
-  if (!tracing && !metrics) return Layer.setTracerEnabled(false)
-  return Layer.mergeAll(
-    tracing ? TracingLive(config, options.spanProcessor) : Layer.setTracerEnabled(false),
-    metrics ? MetricsLive(config, options.role) : Layer.empty
+  options: { readonly role: ProcessRole; readonly spanProcessor?: SpanProcessor | undefined },
+  on: { readonly tracing: boolean; readonly metrics: boolean }
+): Layer.Layer<never, TelemetryStartError> =>
+  Layer.mergeAll(
+    on.tracing ? TracingLive(config, options.spanProcessor) : Layer.setTracerEnabled(false),
+    on.metrics ? MetricsLive(config, options.role) : Layer.empty
   ).pipe(
     Layer.provide(ResourceLive(config)),
     Layer.provide(DiagnosticsLive(config.observability.debug))
   )
-}

@@ -1,7 +1,5 @@
 import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -78,6 +76,9 @@ export const EmbeddedDatabase = (options: {
     if (Option.isSome(pgdata) && !existsSync(join(pgdata.value, "PG_VERSION"))) {
       yield* Effect.logInfo(`preparing the embedded database in ${pgdata.value} (first start only, a few seconds)…`)
     }
+    // Imported here, not at the top: a server on a real PostgreSQL never loads PGlite (tens of megabytes).
+    const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
+    const { PGLiteSocketServer } = yield* Effect.promise(() => import("@electric-sql/pglite-socket"))
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => {

@@ -1,0 +1,30 @@
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { Data, Effect, Layer } from "effect"
+import type { PlatformConfig } from "../config/PlatformConfig.js"
+
+/** Which process this is: alone, a cluster worker (serves requests), or the cluster's primary (serves none). */
+export type ProcessRole = "single" | "worker" | "primary"
+
+export class TelemetryStartError extends Data.TaggedError("TelemetryStartError")<{ readonly message: string }> {}
+
+/**
+ * Tracing and metrics as configured. With TRACING_ENABLED off no span is built at all (each service method's
+ * Effect.fn and each SQL statement would make one, exported nowhere: about a tenth of a request's CPU). With both
+ * off, the OpenTelemetry SDK is not even loaded (TelemetrySdk.ts): its exporters and Prometheus would cost every
+ * process tens of megabytes for nothing.
+ */
+export const TelemetryLive = (
+  config: PlatformConfig,
+  options: { readonly role: ProcessRole; readonly spanProcessor?: SpanProcessor } = { role: "single" }
+): Layer.Layer<never, TelemetryStartError> => {
+  const { metricsEnabled, metricsExporter, tracingEnabled } = config.observability
+  // The primary handles no request: it traces nothing, and of the metrics it only serves the workers' scrape.
+  const tracing = tracingEnabled && options.role !== "primary"
+  const metrics = metricsEnabled && (options.role !== "primary" || metricsExporter === "prometheus")
+  if (!tracing && !metrics) return Layer.setTracerEnabled(false)
+  return Layer.unwrapEffect(
+    Effect.promise(() => import("./TelemetrySdk.js")).pipe(
+      Effect.map(({ TelemetrySdkLive }) => TelemetrySdkLive(config, options, { tracing, metrics }))
+    )
+  )
+}
