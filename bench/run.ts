@@ -14,8 +14,10 @@ import { freePorts, generateIamKey, migrateGatehouse, serverEnv, startGatehouse 
 import { commitOf, machineInfo, ticksPerSecond } from "./Machine.js"
 import { type Meters, measure, warmUp } from "./Measure.js"
 import { startPostgres } from "./Postgres.js"
+import { MemorySampler, memoryRows, treeMemory } from "./ProcessMemory.js"
 import { formatNumber } from "./report/Format.js"
 import { markdownTable } from "./report/MarkdownTable.js"
+import { memoryTable } from "./report/MemoryTable.js"
 import type { RunRecord, Side } from "./report/RunRecord.js"
 import { statementListing, statementTable } from "./report/StatementReport.js"
 import { summarize } from "./report/Summary.js"
@@ -112,6 +114,9 @@ const main = async (): Promise<void> => {
     const counter = new StatementCounter(pg.url)
     cleanup.add("close the statement counter", () => counter.end())
 
+    // Both servers at idle: started, nothing asked of them yet but /health.
+    const idleMemory = bySide((side) => treeMemory(servers[side].pid))
+    progress(`RSS at idle: ${SIDES.map((side) => `${side} ${[...idleMemory[side]].map(([role, m]) => `${role} ${m.rssMb.toFixed(0)} MB`).join(", ")}`).join("; ")}`)
     progress("seeding 64 users (POST /signup) and 16 IAM accounts (POST /auth/register) through Gatehouse…")
     const seeded = await seed(targets.gatehouse.http, { users: 64, iamAccounts: 16 })
     const context: ScenarioContext = { options, seeded, gatehouse: targets.gatehouse }
@@ -124,6 +129,9 @@ const main = async (): Promise<void> => {
     }
 
     const runs: Array<RunRecord> = []
+    // Under load: sampled every second while the scenarios run (a floor scenario's own servers are not these).
+    const samplers = bySide((side) => new MemorySampler(servers[side].pid))
+    cleanup.add("stop the memory samplers", () => SIDES.forEach((side) => samplers[side].stop()))
     const meters = { postmasterPid: pg.postmasterPid(), statements: counter, ticksPerSecond: ticksPerSecond() }
     for (const [index, scenario] of scenarios.entries()) {
       progress(`[${index + 1}/${scenarios.length}] ${scenario.title}, ${scenario.concurrency(options)} in flight (${elapsed()})`)
@@ -139,6 +147,8 @@ const main = async (): Promise<void> => {
       }
     }
 
+    const memoryServers = SIDES.map((side) => ({ side, rows: memoryRows(idleMemory[side], samplers[side].stop()) }))
+    const memory = { servers: memoryServers, table: memoryTable(memoryServers) }
     const rows = summarize(scenarios, runs, checks)
     const written = writeResults(join(REPO, "bench", "results"), {
       settings: {
@@ -155,9 +165,10 @@ const main = async (): Promise<void> => {
       scenarios,
       checks,
       runs,
-      rows
+      rows,
+      memory
     })
-    progress(`\n${markdownTable(rows)}\n`)
+    progress(`\n${markdownTable(rows)}\n\n${memory.table}\n`)
     progress(`Written in bench/results/: ${written.join(", ")} (${elapsed()} in all)`)
   } catch (error) {
     // The servers' logs go with the temporary directory: show their ends first.

@@ -51,7 +51,8 @@ export const resultsDocument = (
   rows: ReadonlyArray<ScenarioRow>,
   runs: ReadonlyArray<RunRecord>,
   scenarios: ReadonlyArray<ScenarioInfo>,
-  checks: ReadonlyArray<StatementCheck>
+  checks: ReadonlyArray<StatementCheck>,
+  memory?: string
 ): string => {
   const errors = runs.filter((r) => r.errors > 0)
   const processes = (side: RunRecord["side"]) =>
@@ -85,6 +86,7 @@ export const resultsDocument = (
       ? ["- No request failed."]
       : errors.map((r) => `- ⚠ ${r.scenario} ${r.side} round ${r.round}: ${r.errors} of ${r.requests} failed, first: ${r.firstError ?? "?"}`)),
     "",
+    ...(memory === undefined ? [] : ["## Memory per process", "", memory, ""]),
     "## Statements per request",
     "",
     checks.length === 0

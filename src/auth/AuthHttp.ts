@@ -1,5 +1,5 @@
-import { HttpApi, HttpApiBuilder, HttpApiSwagger, OpenApi } from "@effect/platform"
-import { Context, Effect, Layer } from "effect"
+import { HttpApi, HttpApiBuilder, HttpLayerRouter, OpenApi } from "@effect/platform"
+import { Context, Effect, Layer, Scope } from "effect"
 import type { HttpProduct } from "../platform/http/HttpEdge.js"
 import { RequestId } from "../platform/http/RequestId.js"
 import { documentRouteOverlaps } from "../platform/http/RouteOverlaps.js"
@@ -109,6 +109,26 @@ const documentedApi = (others: DocumentRoutes) =>
   )
 
 /**
+ * The Swagger page at /docs, made on its first request: @effect/platform's Swagger UI is megabytes of bundled
+ * source, and the page embeds it with the OpenAPI document, which every process would hold from start-up for a page
+ * few servers are ever asked for. The page is HttpApiSwagger's own, served from a router of its own.
+ */
+const LazySwaggerLive = (path: `/${string}`) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const { api } = yield* HttpApi.Api
+      const scope = yield* Effect.scope
+      const page = yield* Effect.cached(
+        Effect.promise(() => import("@effect/platform/HttpApiSwagger")).pipe(
+          Effect.flatMap((swagger) => HttpLayerRouter.toHttpEffect(swagger.layerHttpLayerRouter({ api, path }))),
+          Effect.provideService(Scope.Scope, scope)
+        )
+      )
+      yield* router.get(path, Effect.scoped(Effect.flatten(page)).pipe(Effect.orDie))
+    })
+  )
+
+/**
  * What authErrorMiddleware needs for a 405: the routes' methods at a path, read from the router when first asked,
  * after every route is on it (/docs and /openapi.json are added after the middleware).
  */
@@ -134,7 +154,7 @@ export const AuthHttpLive = (options: { readonly documentOthers?: DocumentRoutes
     }))
   ).pipe(
     Layer.provide(
-      Layer.merge(HttpApiSwagger.layer({ path: "/docs" }), HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })).pipe(
+      Layer.merge(LazySwaggerLive("/docs"), HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })).pipe(
         Layer.provide(documentedApi(options.documentOthers ?? ((spec) => spec)))
       )
     ),

@@ -3,13 +3,8 @@ import { Effect, Exit, Option } from "effect"
 import { OAUTH_PROVIDER_SPECS } from "../auth/oauth/OAuthProviders.js"
 import { formatConfigIssues } from "../config/AppConfig.js"
 import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "../config/loadConfig.js"
+import { containerCpus } from "../platform/process/ContainerCpus.js"
 import { ignoreRepeatedSignals, workerId } from "../platform/process/Workers.js"
-import { generateKeyText, iamCommand } from "./IamCommand.js"
-import { doctorCommand } from "./DoctorCommand.js"
-import { exportSessionsCommand } from "./ExportSessionsCommand.js"
-import { keysCommand } from "./KeysCommand.js"
-import { migrateCommand } from "./MigrateCommand.js"
-import { primaryTeardown, serve, servePrimary, serveWorker } from "./Serve.js"
 import { USAGE } from "./Usage.js"
 
 // One message naming every broken variable, then exit code 1; None tells the caller to stop.
@@ -41,18 +36,23 @@ export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
     return
   }
   if (command === "iam" && argv[1] === "generate-key") {
+    const { generateKeyText } = await import("./IamCommand.js")
     process.stdout.write(generateKeyText())
     return
   }
-  const sources = { env: process.env, envFile: ".env" }
+  // The default worker count: the CPUs this process may use, its container's CPU quota included.
+  const sources = { env: process.env, envFile: ".env", cores: containerCpus() }
   if (command === "migrate") {
     const settings = await loadOrReport(loadDatabaseSettings(sources))
-    if (Option.isSome(settings)) NodeRuntime.runMain(migrateCommand(settings.value), runOptions)
+    if (Option.isNone(settings)) return
+    const { migrateCommand } = await import("./MigrateCommand.js")
+    NodeRuntime.runMain(migrateCommand(settings.value), runOptions)
     return
   }
   if (command === "doctor") {
     const settings = await loadOrReport(loadDatabaseSettings(sources))
     if (Option.isNone(settings)) return
+    const { doctorCommand } = await import("./DoctorCommand.js")
     // As runMain does for migrate: the exit ends the process, so a pool still open cannot keep it alive.
     process.exit(await Effect.runPromise(doctorCommand(settings.value)))
   }
@@ -68,25 +68,32 @@ export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
     : configured.value
   const { config } = loaded
   if (command === "export-sessions") {
+    const { exportSessionsCommand } = await import("./ExportSessionsCommand.js")
     process.exit(await Effect.runPromise(exportSessionsCommand(config)))
   }
   if (command === "keys") {
+    const { keysCommand } = await import("./KeysCommand.js")
     process.exitCode = await keysCommand(config)
     return
   }
   if (command === "iam") {
+    const { iamCommand } = await import("./IamCommand.js")
     const code = await iamCommand(argv.slice(1), config)
     // As NodeRuntime.runMain does for the other commands, a failure ends the process: a database connection
     // still opening when the command gave up (IAM's LISTEN) must not keep it alive.
     if (code !== 0) process.exit(code)
     return
   }
+  // Each command imports what it runs, no more: a cluster's primary, which serves no request, never loads the routes.
   if (Option.isSome(workerId)) {
+    const { serveWorker } = await import("./Serve.js")
     NodeRuntime.runMain(serveWorker(loaded, workerId.value), runOptions)
     ignoreRepeatedSignals()
   } else if (config.workers > 1) {
+    const { primaryTeardown, servePrimary } = await import("./ServePrimary.js")
     NodeRuntime.runMain(servePrimary(loaded), { ...runOptions, teardown: primaryTeardown })
   } else {
+    const { serve } = await import("./Serve.js")
     NodeRuntime.runMain(serve(loaded), runOptions)
   }
 }

@@ -3,7 +3,7 @@ import { describeFinding, type DoctorFinding, doctorVerdict, isBlocking } from "
 import { GoTrueReadableRepo } from "../auth/users/GoTrueReadableRepo.js"
 import type { DatabaseSettings } from "../config/PlatformConfig.js"
 import { LoggingLive } from "../platform/Logging.js"
-import { databaseFor } from "./ServerLive.js"
+import { databaseFor } from "./StartupWork.js"
 
 // A finding worth a line: a problem, or a note with something in it. The rest are columns that passed.
 const worthALine = (finding: DoctorFinding): boolean =>

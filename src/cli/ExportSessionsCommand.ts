@@ -4,7 +4,7 @@ import { exportSessions } from "../auth/sessions/SessionExport.js"
 import { GoTrueAdoptionRepo } from "../auth/users/GoTrueAdoptionRepo.js"
 import type { AppConfig } from "../config/AppConfig.js"
 import { LoggingLive } from "../platform/Logging.js"
-import { databaseFor } from "./ServerLive.js"
+import { databaseFor } from "./StartupWork.js"
 
 /**
  * `export-sessions`: the switch back to Supabase Auth (GoTrue) keeps every live session signed in. Needs the server's

@@ -18,7 +18,7 @@ import { bootstrapAdmin } from "../iam/BootstrapAdmin.js"
 import { checkRegistration } from "../iam/domain/AccountRules.js"
 import { IamSql } from "../iam/IamSql.js"
 import { generatePaserk } from "../iam/tokens/IamKeys.js"
-import { databaseFor, migrations } from "./ServerLive.js"
+import { databaseFor, migrations } from "./StartupWork.js"
 
 /** `gatehouse iam generate-key`: a new signing key and its public half, for .env and for resource servers. */
 export const generateKeyText = (): string => {

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type { DatabaseSettings } from "../config/PlatformConfig.js"
 import { LoggingLive } from "../platform/Logging.js"
-import { databaseFor, migrations } from "./ServerLive.js"
+import { databaseFor, migrations } from "./StartupWork.js"
 
 /** `migrate`: the pending migrations and nothing else, so it needs only the database settings. */
 export const migrateCommand = (config: DatabaseSettings) =>

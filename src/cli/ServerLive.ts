@@ -1,35 +1,29 @@
 import { createServer } from "node:http"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { type Duration, Effect, Layer, Option } from "effect"
+import { Layer, Option } from "effect"
 import { AuthHttp, AuthHttpLive } from "../auth/AuthHttp.js"
-import { describeAdoptedRows, describeGoTrueSchema, recognizeGoTrue } from "../auth/domain/GoTrueRelease.js"
 import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } from "../auth/landing/LandingHttp.js"
 import { OutboxLive } from "../auth/messages/OutboxLive.js"
 import { OutboxRepo } from "../auth/messages/OutboxRepo.js"
-import { GoTrueAdoptionRepo } from "../auth/users/GoTrueAdoptionRepo.js"
-import { TrigramIndexesRepo } from "../auth/users/TrigramIndexesRepo.js"
 import { UsersRepo } from "../auth/users/UsersRepo.js"
 import { type AppConfig, configLayer } from "../config/AppConfig.js"
 import type { AuthConfig } from "../config/AuthConfig.js"
-import type { DatabaseSettings, PlatformConfig } from "../config/PlatformConfig.js"
+import type { PlatformConfig } from "../config/PlatformConfig.js"
 import { IamGrpcServerLive } from "../iam/grpc/GrpcServer.js"
 import { IamHttp, IamHttpLive } from "../iam/IamHttp.js"
-import { IamConfiguredAdminLive, IamServicesLive } from "../iam/IamLive.js"
+import { IamServicesLive } from "../iam/IamLive.js"
 import { IamBackgroundLive } from "../iam/IamServer.js"
 import { documentIamRoutes } from "../iam/rest/IamRestDocs.js"
 import { gotrueCorsPolicy } from "../platform/http/Cors.js"
 import { holdEarlyRequests } from "../platform/http/EarlyRequests.js"
 import { HttpEdgeLive } from "../platform/http/HttpEdge.js"
 import { documentOutbox, OutboxHttp, OutboxHttpLive } from "../platform/http/OutboxHttp.js"
-import { BcryptPasswordHasher } from "../platform/PasswordHasher.js"
-import type { LockHolder } from "../platform/process/DataDirLock.js"
-import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresDatabase } from "../platform/sql/Database.js"
-import { migrate } from "../platform/sql/Migrator.js"
+import type { Database } from "../platform/sql/Database.js"
 import { NoOutbox, type Outbox } from "../platform/mail/Outbox.js"
 import { outboxEnabled, PortsLive } from "../platform/PortsLive.js"
-import { SecureRandom } from "../platform/SecureRandom.js"
 import { TelemetryLive } from "../platform/Telemetry.js"
+import { databaseFor, migrations } from "./StartupWork.js"
 
 /*
  * The server's composition, in one place: which database, the migrations, the routes of both products on the shared
@@ -91,45 +85,6 @@ export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<neve
     Layer.provideMerge(NodeHttpServer.layer(() => holdEarlyRequests(createServer()), { host: config.api.host, port: config.api.port }))
   )
 
-// A second `migrate` waits for the first to release the embedded database instead of failing; an embedded
-// database held by a running server is refused at once (see lockDataDir).
-export const databaseFor = (
-  config: DatabaseSettings,
-  lock: { readonly wait: Duration.DurationInput; readonly holder: LockHolder }
-): Layer.Layer<Database, DatabaseUnavailable> =>
-  Option.match(config.db.url, {
-    onNone: () => EmbeddedDatabase({ dataDir: Option.some(config.dataDir), lockWait: lock.wait, lockHolder: lock.holder }),
-    onSome: (url) => PostgresDatabase({ url, maxPoolSize: config.db.maxPoolSize })
-  })
-
-/** Applies the pending migrations of both products and logs which. */
-export const migrations = (config: DatabaseSettings) =>
-  Effect.gen(function*() {
-    // A GoTrue database (switching from Supabase Auth in place): which release made it, before anything changes.
-    const record = yield* GoTrueAdoptionRepo.migrationRecord(config.db.namespace)
-    if (record !== undefined) {
-      const { text, warning } = describeGoTrueSchema(recognizeGoTrue(record))
-      yield* warning ? Effect.logWarning(`GoTrue's schema: ${text}`) : Effect.logInfo(`GoTrue's schema: made by ${text}`)
-    }
-    const applied = yield* migrate({ namespace: config.db.namespace })
-    yield* Effect.logInfo(applied.length === 0 ? "migrations: up to date" : `migrations: applied ${applied.length}`).pipe(
-      Effect.annotateLogs("migrations", applied.map((m) => `${m.product}/${String(m.version).padStart(4, "0")}_${m.name}`))
-    )
-    if (record !== undefined) yield* logAdoptedRows
-    const untrigrammed = yield* TrigramIndexesRepo.missing(config.db.namespace)
-    if (untrigrammed.length > 0) {
-      yield* Effect.logWarning("pg_trgm is not available (or was not when the migrations ran): the admin list's filter and the " +
-        "audit log's author filter scan their tables, which costs seconds at a million rows. CREATE EXTENSION pg_trgm, " +
-        "then create the indexes of migrations/auth/0024 by hand").pipe(Effect.annotateLogs("missing_indexes", untrigrammed))
-    }
-  })
-
-/** What an adopted GoTrue database holds, logged after the migrations: a report, never a reason to stop. */
-const logAdoptedRows = GoTrueAdoptionRepo.adoptedRows.pipe(
-  Effect.flatMap((rows) => Effect.logInfo(describeAdoptedRows(rows)).pipe(Effect.annotateLogs("adopted", rows))),
-  Effect.catchAll(() => Effect.logWarning("could not count GoTrue's rows (an older schema?): the migrations are applied all the same"))
-)
-
 /**
  * The ports one serving process listens on, over the database. A single process also does the start-up work that
  * must run once per start, not once per process (the migrations and the configured IAM admin) and logs the address;
@@ -153,20 +108,4 @@ export const ServerLive = (config: AppConfig, role: "single" | "worker") => {
     Layer.provide(configLayer(config)),
     Layer.provide(databaseFor(config, { wait: "5 seconds", holder: "server" }))
   )
-}
-
-/**
- * A cluster primary's once-only start-up work: the migrations, then the configured IAM admin, made here once because
- * workers making it together would race for its username.
- */
-export const PrimaryStartLive = (config: AppConfig) => {
-  const { email, password, username } = config.iam.bootstrapAdmin
-  const adminConfigured = config.iam.enabled && Option.isSome(email) && Option.isSome(password) && Option.isSome(username)
-  return (adminConfigured
-    ? IamConfiguredAdminLive.pipe(Layer.provide(IamServicesLive), Layer.provide(Layer.merge(BcryptPasswordHasher(), SecureRandom.Live)))
-    : Layer.empty).pipe(
-      Layer.provide(Layer.effectDiscard(migrations(config))),
-      Layer.provide(configLayer(config)),
-      Layer.provide(databaseFor(config, { wait: "5 seconds", holder: "server" }))
-    )
 }

@@ -44,7 +44,7 @@ export interface ParsedConfig {
 }
 
 export interface ParseOptions extends AuthReadOptions {
-  /** The default of AUTH_WORKERS in production; os.availableParallelism() unless given. */
+  /** The default of AUTH_WORKERS in production; os.availableParallelism() unless given (the server gives its container's CPUs). */
   readonly cores?: number
 }
 

@@ -16,6 +16,8 @@ export interface ConfigSources {
   readonly env: Readonly<Record<string, string | undefined>>
   /** Path of the dotenv file; a missing file is not an error. */
   readonly envFile: string
+  /** The default of AUTH_WORKERS in production: the CPUs the process may use (the platform reads its container's quota). */
+  readonly cores?: number
 }
 
 /** The environment over the `.env` file: a variable set in both takes the environment's value. */
@@ -78,7 +80,7 @@ export const loadConfig = (
     const secret = readMode(env) === "embedded" && !jwtSecretSet
       ? Option.some(yield* embeddedJwtSecret(readDataDir(env)))
       : Option.none()
-    const parsed = parseAppConfig(env, { oauthProviders, ...(Option.isSome(secret) ? { embeddedJwtSecret: secret.value } : {}) })
+    const parsed = parseAppConfig(env, { oauthProviders, ...(sources.cores !== undefined ? { cores: sources.cores } : {}), ...(Option.isSome(secret) ? { embeddedJwtSecret: secret.value } : {}) })
     return yield* Either.match(parsed, {
       onLeft: (issues) => Effect.fail(new ConfigInvalid({ issues })),
       onRight: Effect.succeed

@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os"
 import { FetchHttpClient } from "@effect/platform"
 import { Layer, Option } from "effect"
 import type { JWK } from "jose"
@@ -8,6 +7,7 @@ import { type Captcha, CaptchaLive, UnconfiguredCaptcha } from "./Captcha.js"
 import { outboxPageUrl } from "./http/OutboxHttp.js"
 import { type Mailer, OutboxMailer, SmtpMailer } from "./mail/Mailer.js"
 import { MessagebirdSmsSender } from "./sms/MessagebirdSmsSender.js"
+import { containerCpus } from "./process/ContainerCpus.js"
 import { BcryptPasswordHasher, bcryptPermits, type PasswordHasher } from "./PasswordHasher.js"
 import { SecureRandom } from "./SecureRandom.js"
 import type { Outbox } from "./mail/Outbox.js"
@@ -120,7 +120,7 @@ export const captchaFor = (config: PortSettings): Layer.Layer<Captcha> => {
 export const PortsLive = (config: PortSettings): Layer.Layer<Ports, TokenSignerConfigError, Outbox> =>
   Layer.mergeAll(
     tokenSignerFor(config),
-    BcryptPasswordHasher({ concurrency: bcryptPermits(availableParallelism(), config.workers) }),
+    BcryptPasswordHasher({ concurrency: bcryptPermits(containerCpus(), config.workers) }),
     messagingFor(config),
     SecureRandom.Live,
     captchaFor(config)

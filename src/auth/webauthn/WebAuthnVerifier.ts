@@ -1,5 +1,4 @@
-import { type AuthenticationResponseJSON, type RegistrationResponseJSON, verifyAuthenticationResponse, verifyRegistrationResponse } from "@simplewebauthn/server"
-import { decodeAttestationObject, parseAuthenticatorData } from "@simplewebauthn/server/helpers"
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server"
 import { createHash } from "node:crypto"
 import { Data, Effect } from "effect"
 import type { GoCredentialFlags } from "./GoWebAuthnJson.js"
@@ -97,6 +96,18 @@ const credentialShape = (json: unknown, fields: ReadonlyArray<string>): string |
   return undefined
 }
 
+/**
+ * @simplewebauthn/server, imported on the first ceremony: it adds tens of megabytes to a process, and most servers
+ * never see a passkey or a WebAuthn factor. (Node loads it once; later calls only resolve the cached module.)
+ */
+const library = Effect.promise(() =>
+  Promise.all([import("@simplewebauthn/server"), import("@simplewebauthn/server/helpers")]).then(([server, helpers]) => ({
+    ...helpers,
+    verifyAuthenticationResponse: server.verifyAuthenticationResponse,
+    verifyRegistrationResponse: server.verifyRegistrationResponse
+  }))
+)
+
 const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : "unverifiable")
 
 /**
@@ -112,6 +123,7 @@ export const verifyRegistration: (
     const problem = credentialShape(response, ["clientDataJSON", "attestationObject"])
     if (problem !== undefined) return yield* malformed(problem)
     const json = response as RegistrationResponseJSON
+    const { decodeAttestationObject, parseAuthenticatorData, verifyRegistrationResponse } = yield* library
     const attestationObject = bytesOf(json.response.attestationObject)
     const decoded = yield* Effect.try({
       try: () => decodeAttestationObject(attestationObject),
@@ -175,6 +187,7 @@ export const verifyAuthentication: (
     if (!Buffer.from(bytesOf(json.rawId)).equals(Buffer.from(credential.id))) {
       return yield* rejected("the response is for another credential")
     }
+    const { verifyAuthenticationResponse } = yield* library
     const result = yield* Effect.tryPromise({
       try: () =>
         verifyAuthenticationResponse({

@@ -10,7 +10,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, HashMap, Layer, Logger, LogLevel, Option, Redacted } from "effect"
-import { migrations } from "../../../src/cli/ServerLive.js"
+import { migrations } from "../../../src/cli/StartupWork.js"
 import { PostgresDatabase } from "../../../src/platform/sql/Database.js"
 import { gotrueFixtureMissing, loadGoTrueFixture } from "../../support/GoTrueFixture.js"
 import { externalDatabaseUrl } from "../../support/TestDatabase.js"

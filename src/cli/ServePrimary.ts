@@ -1,0 +1,56 @@
+import { defaultTeardown, type Teardown } from "@effect/platform/Runtime"
+import { Effect, Layer } from "effect"
+import type { LoadedConfig } from "../config/loadConfig.js"
+import { LoggingLive } from "../platform/Logging.js"
+import { freePorts, runWorkers } from "../platform/process/Workers.js"
+import { TelemetryLive } from "../platform/Telemetry.js"
+import { PrimaryStartLive } from "./StartupWork.js"
+import { modeNotes, startupFailure, stopped } from "./StartupLog.js"
+
+/*
+ * A cluster's primary (AUTH_WORKERS > 1). It serves no request, so it loads none of the routes: only the start-up
+ * work and the supervisor, which keeps it a small process beside the workers.
+ */
+
+/**
+ * Production with AUTH_WORKERS > 1, in the primary: the once-only start-up work, then the workers, supervised. The
+ * primary keeps no database connection and listens on nothing itself (node:cluster binds the workers' ports in it).
+ */
+export const servePrimary = (loaded: LoadedConfig) => {
+  const { config } = loaded
+  const iamPort = config.iam.enabled && config.iam.grpcPort === 0
+  const ports = Effect.map(
+    freePorts([...(config.api.port === 0 ? [config.api.host] : []), ...(iamPort ? [config.iam.grpcHost] : [])]),
+    (free) => ({
+      http: config.api.port === 0 ? free[0]! : config.api.port,
+      grpc: iamPort ? free[free.length - 1]! : config.iam.grpcPort
+    })
+  )
+  return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
+    Effect.zipRight(modeNotes(config)),
+    Effect.zipRight(Effect.scoped(Layer.build(PrimaryStartLive(config)))),
+    Effect.zipRight(ports),
+    Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(config, error)}`)),
+    Effect.flatMap(({ grpc, http }) =>
+      Effect.logInfo(`starting ${config.workers} workers`).pipe(
+        Effect.zipRight(runWorkers({
+          count: config.workers,
+          // The worker's environment wins over .env, and AUTH_ over every other spelling.
+          env: { AUTH_API_PORT: String(http), AUTH_IAM_GRPC_PORT: String(grpc) },
+          // As a single process says it, once every worker serves.
+          serving: Effect.logInfo(`Listening on http://${config.api.host}:${http}`).pipe(
+            Effect.annotateLogs({ workers: config.workers, ...(config.iam.enabled ? { grpc: `${config.iam.grpcHost}:${grpc}` } : {}) })
+          )
+        })),
+        // The primary serves the Prometheus scrape for all workers (ClusterMetrics).
+        Effect.provide(TelemetryLive(config, { role: "primary" })),
+        Effect.tapError((error) => Effect.logError(error.message)),
+        Effect.onInterrupt(() => stopped)
+      )),
+    Effect.provide(LoggingLive(config.log))
+  )
+}
+
+// Stopped by a signal, the primary exits 0 unless a worker did not stop cleanly (runWorkers sets process.exitCode).
+export const primaryTeardown: Teardown = (exit, onExit) =>
+  defaultTeardown(exit, (code) => onExit(code !== 0 ? code : Number(process.exitCode ?? 0)))
