@@ -68,6 +68,15 @@ describe("the layout of src/", () => {
       .toEqual(["iam/tokens/Planted.ts: draws randomness outside platform/SecureRandom.ts"])
   })
 
+  it("catches an import of the @effect/platform or @effect/platform-node barrel, and lets a domain file import a module of an allowed package", () => {
+    expect(newViolations("platform/http/Planted.ts", `import { HttpServer } from "@effect/platform"\n`))
+      .toEqual(["platform/http/Planted.ts: imports the @effect/platform barrel; import each module (@effect/platform/<Module>)"])
+    expect(newViolations("cli/Planted.ts", `import { NodeRuntime } from "@effect/platform-node"\n`))
+      .toEqual(["cli/Planted.ts: imports the @effect/platform-node barrel; import each module (@effect/platform-node/<Module>)"])
+    expect(newViolations("platform/http/Planted.ts", `import * as HttpServer from "@effect/platform/HttpServer"\n`)).toEqual([])
+    expect(newViolations("auth/domain/Planted.ts", `import * as HttpApiSchema from "@effect/platform/HttpApiSchema"\n`)).toEqual([])
+  })
+
   it("catches a folder that is on no plan", () => {
     expect(newViolations("auth/mystery/Planted.ts", `export const x = 1\n`))
       .toEqual(["auth/mystery/Planted.ts: auth/mystery is neither a feature, a floor nor an edge"])

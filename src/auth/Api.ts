@@ -1,4 +1,4 @@
-import { OpenApi } from "@effect/platform"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { VERSION } from "../Version.js"
 import { AdminAuditGroup } from "./admin/AdminAuditApi.js"
 import { AdminLinksGroup } from "./admin/AdminLinksApi.js"

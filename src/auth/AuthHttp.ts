@@ -1,4 +1,7 @@
-import { HttpApi, HttpApiBuilder, HttpLayerRouter, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Context, Effect, Layer, Scope } from "effect"
 import type { HttpProduct } from "../platform/http/HttpEdge.js"
 import { RequestId } from "../platform/http/RequestId.js"

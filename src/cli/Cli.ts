@@ -1,4 +1,4 @@
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Exit, Option } from "effect"
 import { OAUTH_PROVIDER_SPECS } from "../auth/oauth/OAuthProviders.js"
 import { formatConfigIssues } from "../config/AppConfig.js"

@@ -1,4 +1,4 @@
-import { HttpServer } from "@effect/platform"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { Context, Effect, Layer, Option } from "effect"
 import type { LoadedConfig } from "../config/loadConfig.js"
 import { IamGrpcAddress } from "../iam/grpc/GrpcServer.js"

@@ -1,6 +1,6 @@
 import { createServer } from "node:http"
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Layer, Option } from "effect"
 import { AuthHttp, AuthHttpLive } from "../auth/AuthHttp.js"
 import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } from "../auth/landing/LandingHttp.js"

@@ -1,4 +1,5 @@
-import { HttpRouter, HttpServerError } from "@effect/platform"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerError from "@effect/platform/HttpServerError"
 import { Context, Effect, Layer } from "effect"
 import { IamConfig } from "../config/IamConfig.js"
 import type { PlatformConfig } from "../config/PlatformConfig.js"

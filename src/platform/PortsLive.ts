@@ -1,4 +1,4 @@
-import { FetchHttpClient } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { Layer, Option } from "effect"
 import type { JWK } from "jose"
 import { type AuthConfig, smsProviderReady } from "../config/AuthConfig.js"

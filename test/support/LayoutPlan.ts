@@ -113,6 +113,9 @@ const kindOf = (plan: ProductPlan, room: string): "feature" | "floor" | "edge" |
 
 const SQL_PACKAGE = /^@effect\/sql(-pg|-pglite)?$/
 
+/** Packages whose index re-exports every module: imported module by module instead. */
+const BARRELS: ReadonlyArray<string> = ["@effect/platform", "@effect/platform-node"]
+
 /** The files allowed to draw randomness: the port, and the one exception the README names. */
 export const RANDOMNESS_FILES: ReadonlyArray<string> = ["platform/SecureRandom.ts", "config/loadConfig.ts"]
 
@@ -143,7 +146,14 @@ export const layoutViolations = (tree: SourceTree, plan: LayoutPlan = PLAN): Rea
     }
     for (const edge of importsOf(source)) {
       if (!edge.specifier.startsWith(".")) {
-        if (isDomain(file) && !edge.typeOnly && !plan.domainPackages.includes(edge.specifier)) {
+        // A barrel loads every module of its package into every process (megabytes of Swagger and Scalar UI,
+        // @effect/cluster): scripts/deep-imports.mjs rewrites its imports into one per module.
+        if (BARRELS.includes(edge.specifier)) {
+          found.push(`${file}: imports the ${edge.specifier} barrel; import each module (${edge.specifier}/<Module>)`)
+        }
+        // A module of an allowed package is allowed: @effect/platform/HttpApiSchema as @effect/platform.
+        const allowed = plan.domainPackages.some((pkg) => edge.specifier === pkg || edge.specifier.startsWith(`${pkg}/`))
+        if (isDomain(file) && !edge.typeOnly && !allowed) {
           found.push(`${file}: domain imports the package ${edge.specifier}`)
         }
         continue

@@ -1,4 +1,4 @@
-import { HttpApiMiddleware } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import { Schema } from "effect"
 import { AuthErrors } from "../http/AuthErrors.js"
 

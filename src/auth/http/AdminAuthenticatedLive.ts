@@ -1,4 +1,4 @@
-import { HttpServerRequest } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, Layer, Option } from "effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { bearerToken } from "../../platform/http/Bearer.js"

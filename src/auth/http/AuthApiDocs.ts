@@ -1,4 +1,4 @@
-import { HttpApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
 import { Option } from "effect"
 import { type AuthErrorDeclaration, AuthErrors } from "./AuthErrors.js"
 import { API_VERSION_2024_01_01, API_VERSION_HEADER, ERROR_CODE_HEADER, RETRY_AFTER_HEADER } from "./ErrorEnvelope.js"

@@ -1,4 +1,4 @@
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Option, type Schema, SchemaAST } from "effect"
 import { AuthError } from "../domain/AuthError.js"
 

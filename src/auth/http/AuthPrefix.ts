@@ -1,4 +1,6 @@
-import { HttpServerRequest, type HttpApp, type HttpServerResponse } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
 
 /** Where Supabase's gateway exposes the auth API, and so where supabase-js's `createClient(url)` calls it. */

@@ -1,4 +1,4 @@
-import { HttpServerRequest } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Clock, Effect, Layer, Option } from "effect"
 import { bearerToken } from "../../platform/http/Bearer.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"

@@ -1,4 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Session } from "../contract/Session.js"
 import type { User } from "../contract/User.js"
 

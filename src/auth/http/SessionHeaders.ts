@@ -1,4 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Option } from "effect"
 import * as Jwt from "../../platform/Jwt.js"
 import { type Session, sessionIdOf } from "../contract/Session.js"

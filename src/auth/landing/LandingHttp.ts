@@ -1,4 +1,5 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Context, Effect, Layer } from "effect"
 import type { AuthConfig } from "../../config/AuthConfig.js"
 import type { PlatformConfig } from "../../config/PlatformConfig.js"

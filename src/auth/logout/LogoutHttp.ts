@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { CurrentUser } from "../contract/CurrentUser.js"
 import { LogoutApi } from "./LogoutApi.js"

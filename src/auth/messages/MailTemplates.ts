@@ -1,4 +1,5 @@
-import { FetchHttpClient, HttpClient } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
 import { Cache, Data, Duration, Effect, Exit, Layer, Option } from "effect"
 import { AuthConfig, type EmailTemplateSet } from "../../config/AuthConfig.js"
 import { type MailTemplateVariables, renderMailTemplate } from "./MailTemplate.js"

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { CurrentAdmin } from "../contract/CurrentAdmin.js"
 import { adminActor } from "../users/AuditLog.js"

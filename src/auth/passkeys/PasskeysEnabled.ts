@@ -1,4 +1,4 @@
-import { HttpApiMiddleware } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import { Effect, Layer } from "effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { AuthError } from "../domain/AuthError.js"

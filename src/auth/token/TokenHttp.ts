@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Clock, Effect } from "effect"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import { AuthError } from "../domain/AuthError.js"

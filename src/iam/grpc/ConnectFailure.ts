@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect"
-import { Headers as HttpHeaders, HttpTraceContext } from "@effect/platform"
+import * as HttpHeaders from "@effect/platform/Headers"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import { Cause, Clock, Effect, Exit, Option, Runtime } from "effect"
 import { requestIdFrom } from "../../platform/http/RequestId.js"
 import type { IamError } from "../domain/IamError.js"

@@ -1,4 +1,5 @@
-import { Headers, HttpServerRequest } from "@effect/platform"
+import * as Headers from "@effect/platform/Headers"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"

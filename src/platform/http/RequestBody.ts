@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream"
-import { HttpServerError, type HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Data, Effect } from "effect"
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "./JsonDepth.js"
 

@@ -1,4 +1,6 @@
-import { type HttpApp, HttpServerRequest, HttpTraceContext } from "@effect/platform"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import { Clock, Context, Effect, Exit, Metric, MetricBoundaries, MetricLabel, Option, Tracer } from "effect"
 import { pathOf } from "./EdgeMiddleware.js"
 import { routeParams, routeTemplate } from "./RouteTemplate.js"

@@ -1,4 +1,6 @@
-import { HttpClient, HttpClientRequest, type UrlParams } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as UrlParams from "@effect/platform/UrlParams"
 import { Context, Data, Duration, Effect, identity, Layer, Ref } from "effect"
 import { type MessageFacts, Outbox } from "../mail/Outbox.js"
 
