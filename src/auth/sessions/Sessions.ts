@@ -305,7 +305,11 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         const signedByGoTrue = signingKey !== undefined && session.refresh_token_counter !== null &&
           isSignedWith(presented, signingKey)
         // Not GoTrue's: one of Gatehouse's own, whose row housekeeping deleted (see sweptTokenOutcome), or unknown.
-        const swept = !signedByGoTrue && isSignedWith(presented, sessionSigningKey(key, presented.sessionId))
+        // Only in a session that holds neither GoTrue's key nor its counter, as housekeeping sweeps none other: in a
+        // keyed or counted session a token without a row may be one GoTrue issued (its counter rules judge those),
+        // and one sent here because the counter moved on still has its row.
+        const swept = !signedByGoTrue && session.refresh_token_hmac_key === null && session.refresh_token_counter === null &&
+          isSignedWith(presented, sessionSigningKey(key, presented.sessionId))
         if (!signedByGoTrue && !swept) return { _tag: "Refused", error: notFound } as Outcome
         const found = yield* sessionsRepo.findForSession(session.user_id, undefined)
         const refusal = refusalOfUser(found, now)

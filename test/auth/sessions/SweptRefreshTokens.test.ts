@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto"
 import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
@@ -110,6 +111,20 @@ layer(Setup, { timeout: 60_000 })("swept refresh tokens", (it) => {
       expect(codeOf(yield* Effect.either(sessions.refresh(tokens[0], later(60_000))))).toBe("refresh_token_already_used")
       expect(yield* sessionLives(sessionId)).toBe(true)
       expect(codeOf(yield* Effect.either(sessions.refresh(tokens[2], later(60_000))))).toBe("issued")
+    }))
+
+  it.effect("in a session holding GoTrue's key and counter, a Gatehouse token without its row is GoTrue's to judge: unknown, and ends nothing", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const sessions = yield* sessionsWith(true)
+      const { sessionId, tokens } = yield* family(sessions)
+      // As an adopted session GoTrue went on signing with a random key of its own: housekeeping sweeps no row of it.
+      yield* sql`UPDATE ${sql(t.sessions)} SET refresh_token_hmac_key = ${randomBytes(32).toString("base64url")},
+        refresh_token_counter = 1 WHERE id = ${sessionId}`
+      yield* deleteRowOf(tokens[0])
+      expect(codeOf(yield* Effect.either(sessions.refresh(tokens[0], later(1))))).toBe("refresh_token_not_found")
+      expect(yield* sessionLives(sessionId)).toBe(true)
     }))
 
   it.effect("a token signed with another key for a live session stays unknown, and ends nothing", () =>
