@@ -78,7 +78,11 @@ export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("au
      * Migration 0024's count table and triggers: present together, and the counts equal to the rows (one count of
      * each table, which the doctor's scans already pay for).
      */
-    const rowCounts = Effect.fn("GoTrueReadableRepo.rowCounts")(function*(t: AuthTables, schema: string, tablePresent: boolean) {
+    const rowCounts = Effect.fn("GoTrueReadableRepo.rowCounts")(function*(t: AuthTables, schema: string) {
+      // Not from information_schema, which lists only the columns this role was granted: a doctor run as another
+      // role (GoTrue's) must not report the table missing while its triggers stand.
+      const [regclass] = yield* sql<{ present: boolean }>`SELECT to_regclass(${t.gatehouse_row_counts}) IS NOT NULL AS present`
+      const tablePresent = regclass?.present === true
       const bare = (qualified: string) => qualified.slice(schema.length + 1)
       const tables = { [bare(t.users)]: "users", [bare(t.audit_log_entries)]: "audit_log_entries" } as const
       const found = yield* sql<{ relname: string; tgname: string }>`
@@ -92,17 +96,22 @@ export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("au
       const complete = (["users", "audit_log_entries"] as const).every((table) =>
         ROW_COUNT_TRIGGERS[table].every((name) => triggers.some((found) => found.table === table && found.name === name)))
       if (!tablePresent || !complete) return rowCountFindings({ tablePresent, triggers, sums: [] })
-      const [row] = yield* sql<{ users_counted: string; users_actual: string; audit_counted: string; audit_actual: string }>`SELECT
+      const rows = yield* sql<{ users_counted: string; users_actual: string; audit_counted: string; audit_actual: string }>`SELECT
         (SELECT coalesce(sum(n), 0) FROM ${sql(t.gatehouse_row_counts)} WHERE tbl = 'users')::text AS users_counted,
         (SELECT count(*) FROM ${sql(t.users)} WHERE aud IS NOT NULL)::text AS users_actual,
         (SELECT coalesce(sum(n), 0) FROM ${sql(t.gatehouse_row_counts)} WHERE tbl = 'audit_log_entries')::text AS audit_counted,
-        (SELECT count(*) FROM ${sql(t.audit_log_entries)})::text AS audit_actual`
+        (SELECT count(*) FROM ${sql(t.audit_log_entries)})::text AS audit_actual`.pipe(
+        // A role that may not read the count table: the sums cannot be compared, which is no finding of its own.
+        Effect.catchAll(() => Effect.succeed([]))
+      )
+      const row = rows[0]
+      if (row === undefined) return rowCountFindings({ tablePresent, triggers, sums: [] })
       return rowCountFindings({
         tablePresent,
         triggers,
         sums: [
-          { table: "users", counted: Number(row!.users_counted), actual: Number(row!.users_actual) },
-          { table: "audit_log_entries", counted: Number(row!.audit_counted), actual: Number(row!.audit_actual) }
+          { table: "users", counted: Number(row.users_counted), actual: Number(row.users_actual) },
+          { table: "audit_log_entries", counted: Number(row.audit_counted), actual: Number(row.audit_actual) }
         ]
       })
     })
@@ -122,7 +131,7 @@ export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("au
       const history: ReadonlyArray<DoctorFinding> = columns.has(bareName(t.users).replace(/users$/, "schema_migrations"))
         ? []
         : [{ _tag: "NoGoTrueHistory" }]
-      const counts = yield* rowCounts(t, schema, columns.has(bareName(t.gatehouse_row_counts)))
+      const counts = yield* rowCounts(t, schema)
       return [...history, ...perTable.flat(), ...counts, { _tag: "SessionsNotRefreshable", sessions } as DoctorFinding]
     }, Effect.orDie)
 
