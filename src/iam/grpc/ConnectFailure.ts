@@ -49,20 +49,12 @@ export interface RpcCall {
  * A handler's Effect as one observed call: a server span named after the method (joining the caller's trace
  * from `traceparent`), its log lines under the call's request id, and one access line when it ends with the
  * method, the status and the time taken: the gRPC twin of the HTTP edge's line. Like the edge, nothing about the
- * call is timed or built for the line when the level is above info. With `tracing` off (TRACING_ENABLED unset) no
- * span is made at all.
+ * call is timed or built for the line when the level is above info.
  */
-const observeCall = (
-  call: RpcCall,
-  requestIdHeader: string | undefined,
-  signal: AbortSignal,
-  tracing: boolean
-) => <A, R>(effect: Effect.Effect<A, IamError, R>) => {
-  // Only the request id header is read when nothing is traced: no copy of every header per call. Headers.get joins
-  // repeated values as the entries do.
-  const requestId = requestIdHeader === undefined
-    ? requestIdFrom({}, undefined)
-    : requestIdFrom({ [requestIdHeader.toLowerCase()]: call.headers.get(requestIdHeader) ?? undefined }, requestIdHeader)
+const observeCall = (call: RpcCall, requestIdHeader: string | undefined, signal: AbortSignal) => <A, R>(effect: Effect.Effect<A, IamError, R>) => {
+  const headers = Object.fromEntries(call.headers.entries())
+  const requestId = requestIdFrom(headers, requestIdHeader)
+  const [service = "", method = ""] = call.procedure.slice(1).split("/")
   const logged = Effect.flatMap(Clock.currentTimeMillis, (started) =>
     Effect.onExit(effect, (exit) =>
       Effect.flatMap(Clock.currentTimeMillis, (finished) =>
@@ -71,10 +63,6 @@ const observeCall = (
           code: grpcStatusName(statusOf(exit, signal)),
           duration_ms: finished - started
         })))))
-  // With tracing off the span would go nowhere (and reading the trace context, nothing would join it).
-  if (!tracing) return Effect.annotateLogs(logged, "request_id", requestId)
-  const headers = Object.fromEntries(call.headers.entries())
-  const [service = "", method = ""] = call.procedure.slice(1).split("/")
   return logged.pipe(
     Effect.onExit((exit) => Effect.annotateCurrentSpan("rpc.grpc.status_code", statusOf(exit, signal))),
     Effect.withSpan(call.procedure, {
@@ -92,13 +80,9 @@ const observeCall = (
  * FiberFailure, which connect would report as INTERNAL for every domain error. The request's abort signal
  * interrupts the fiber.
  */
-export const runForConnect = <R>(
-  runtime: Runtime.Runtime<R>,
-  options: { readonly requestIdHeader?: string | undefined; readonly tracing?: boolean } = {}
-) =>
+export const runForConnect = <R>(runtime: Runtime.Runtime<R>, options: { readonly requestIdHeader?: string | undefined } = {}) =>
 async <A>(effect: Effect.Effect<A, IamError, R>, signal: AbortSignal, call: RpcCall): Promise<A> => {
-  const observed = observeCall(call, options.requestIdHeader, signal, options.tracing ?? true)(effect)
-  const exit = await Runtime.runPromiseExit(runtime, observed, { signal })
+  const exit = await Runtime.runPromiseExit(runtime, observeCall(call, options.requestIdHeader, signal)(effect), { signal })
   if (Exit.isSuccess(exit)) return exit.value
   if (!Cause.isInterruptedOnly(exit.cause) && Option.isNone(Cause.failureOption(exit.cause))) {
     await Runtime.runPromise(runtime, Effect.logError("iam: unexpected failure", exit.cause))

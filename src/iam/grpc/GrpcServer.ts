@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2"
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net"
+import { Duplex } from "node:stream"
 import {
   type ConnectRouter, type ConnectRouterOptions, createConnectRouter, createContextKey, createContextValues, type HandlerContext
 } from "@connectrpc/connect"
@@ -167,6 +168,29 @@ const iamNodeAdapter = (options: ConnectRouterOptions & {
   }
 }
 
+/** A duplex over `socket` that first yields `first`, the bytes the protocol sniffing consumed. */
+const replaying = (socket: Socket, first: Buffer): Duplex => {
+  const stream: Duplex = new Duplex({
+    read: () => void socket.resume(),
+    write: (chunk, encoding, callback) => void socket.write(chunk, encoding, callback),
+    final: (callback) => void socket.end(callback),
+    destroy: (error, callback) => {
+      socket.destroy(error ?? undefined)
+      callback(error)
+    }
+  })
+  // What node:http2 reports as the request's socket address (the login throttle's client without a proxy header).
+  Object.defineProperty(stream, "remoteAddress", { value: socket.remoteAddress, enumerable: true })
+  stream.push(first)
+  socket.on("data", (chunk) => {
+    if (!stream.push(chunk)) socket.pause()
+  })
+  socket.once("end", () => stream.push(null))
+  socket.once("error", (error) => stream.destroy(error))
+  socket.once("close", () => stream.destroy())
+  return stream
+}
+
 const SHUTDOWN_GRACE_MS = 2000
 
 // The HTTP/2 client preface starts with these bytes; anything else on a fresh connection is HTTP/1.x.
@@ -181,15 +205,12 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
   Layer.scoped(
     IamGrpcAddress,
     Effect.gen(function*() {
-      const { api, observability } = yield* PlatformConfig
+      const { api } = yield* PlatformConfig
       const iam = yield* IamConfig
       const handlers = yield* IamHandlers
       const { reachable } = yield* IamSql
       const runtime = yield* Effect.runtime<never>()
-      const run = runForConnect(runtime, {
-        requestIdHeader: Option.getOrUndefined(api.requestIdHeader),
-        tracing: observability.tracingEnabled
-      })
+      const run = runForConnect(runtime, { requestIdHeader: Option.getOrUndefined(api.requestIdHeader) })
       const servingStatus = (signal: AbortSignal) =>
         Runtime.runPromise(runtime, Effect.map(reachable, (up) => up ? ServingStatus.SERVING : ServingStatus.NOT_SERVING), { signal })
 
@@ -229,13 +250,14 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
         socket.once("close", () => sockets.delete(socket))
         socket.once("data", (first: Buffer) => {
           const isH2 = first.subarray(0, H2_PREFACE.length).equals(H2_PREFACE.subarray(0, Math.min(first.length, H2_PREFACE.length)))
-          socket.pause()
-          socket.unshift(first)
           if (isH2) {
-            // The session takes the socket's native handle, and first feeds it what the socket already buffered (the
-            // bytes unshifted here): HTTP/2 runs on the native stream, with no JavaScript stream in between.
-            h2.emit("connection", socket)
+            // node:http2 reads from the socket's native handle, so bytes already read cannot be put back with
+            // unshift: the session gets a stream that replays them and then forwards the socket.
+            socket.pause()
+            h2.emit("connection", replaying(socket, first))
           } else {
+            socket.pause()
+            socket.unshift(first)
             h1.emit("connection", socket)
             socket.resume()
           }
