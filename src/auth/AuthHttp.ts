@@ -22,6 +22,7 @@ import { MfaLive } from "./mfa/MfaLive.js"
 import { OAuthServerLive } from "./oauthserver/OAuthServerLive.js"
 import { OtpLive } from "./otp/OtpLive.js"
 import { PasskeysLive } from "./passkeys/PasskeysLive.js"
+import { getUserHotRoute } from "./profile/GetUserHotRoute.js"
 import { ProfileLive } from "./profile/ProfileLive.js"
 import { RecoverLive } from "./recover/RecoverLive.js"
 import { ResendLive } from "./resend/ResendLive.js"
@@ -148,8 +149,9 @@ export class AuthHttp extends Context.Tag("auth/AuthHttp")<AuthHttp, HttpProduct
 export const AuthHttpLive = (options: { readonly documentOthers?: DocumentRoutes } = {}) =>
   Layer.effect(
     AuthHttp,
-    Effect.map(HttpApiBuilder.httpApp, (app): HttpProduct => ({
+    Effect.map(Effect.all([HttpApiBuilder.httpApp, getUserHotRoute]), ([app, hot]): HttpProduct => ({
       owns: () => true,
+      hot,
       app: authPrefix((request) =>
         Effect.map(RequestId, (requestId) => authErrorResponse(request, requestId, AuthError.of(404, "not_found", "Not found")))
       )(app) as HttpProduct["app"],
@@ -163,5 +165,6 @@ export const AuthHttpLive = (options: { readonly documentOthers?: DocumentRoutes
     ),
     Layer.provide(HttpApiBuilder.middleware(routeMethodsOfAuthApi.pipe(Effect.map(authErrorMiddleware)))),
     Layer.provide(AuthApiLive),
-    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])
+    // The same SessionsRepo the API's layers get (a layer is built once per build): the hot route reads with it.
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, SessionsRepo.Default])
   )

@@ -1,7 +1,7 @@
-import { createServer } from "node:http"
+import { createServer, type Server } from "node:http"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { AuthHttp, AuthHttpLive } from "../auth/AuthHttp.js"
 import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } from "../auth/landing/LandingHttp.js"
 import { OutboxLive } from "../auth/messages/OutboxLive.js"
@@ -29,7 +29,8 @@ import { databaseFor, migrations } from "./StartupWork.js"
  * The server's composition, in one place: which database, the migrations, the routes of both products on the shared
  * edge, and the layers of one serving process and of a cluster's primary. The commands in cli/ only run them.
  */
-const edgeSettings = (config: AppConfig) => ({
+const edgeSettings = (config: AppConfig, node: Server | undefined) => ({
+  node,
   cors: gotrueCorsPolicy(config.api.corsAllowedHeaders, config.api.corsAllowedOrigins),
   requestIdHeader: config.api.requestIdHeader,
   // GoTrue's multi-instance mode (`gatehouse multi`): every request but the health check signed by the operator.
@@ -57,9 +58,12 @@ const PagesLive = (config: AppConfig) => Layer.merge(LandingHttpLive({ outbox: o
 export const outboxFor = (config: AppConfig): Layer.Layer<Outbox, never, Database | PlatformConfig | AuthConfig> =>
   outboxEnabled(config) ? OutboxLive.pipe(Layer.provide(Layer.merge(OutboxRepo.Default, UsersRepo.Default))) : NoOutbox
 
-/** The auth product alone on the shared edge (IAM disabled), after the pages. */
-export const AuthRoutesLive = (config: AppConfig) =>
-  HttpEdgeLive(edgeSettings(config), [...pages(config), AuthHttp]).pipe(
+/**
+ * The auth product alone on the shared edge (IAM disabled), after the pages. `node`: the Node server they are served
+ * on, for the hot lane (platform/http/HotLane.ts); without it every request takes the platform's router.
+ */
+export const AuthRoutesLive = (config: AppConfig, node?: Server) =>
+  HttpEdgeLive(edgeSettings(config, node), [...pages(config), AuthHttp]).pipe(
     Layer.provide(AuthHttpLive({ documentOthers: documentPages(config) })),
     Layer.provide(PagesLive(config))
   )
@@ -68,8 +72,8 @@ export const AuthRoutesLive = (config: AppConfig) =>
  * Both products on one port: the IAM service owns its REST and RPC paths under /auth/, the auth API every other
  * path (and `/auth/v1/`); /openapi.json and /docs describe both. The pages come first; each owns only its own path.
  */
-export const AuthAndIamRoutesLive = (config: AppConfig) =>
-  HttpEdgeLive(edgeSettings(config), [...pages(config), IamHttp, AuthHttp]).pipe(
+export const AuthAndIamRoutesLive = (config: AppConfig, node?: Server) =>
+  HttpEdgeLive(edgeSettings(config, node), [...pages(config), IamHttp, AuthHttp]).pipe(
     Layer.provide(IamHttpLive),
     Layer.provide(AuthHttpLive({ documentOthers: (spec) => documentPages(config)(documentIamRoutes(spec)) })),
     Layer.provide(PagesLive(config))
@@ -79,11 +83,14 @@ export const AuthAndIamRoutesLive = (config: AppConfig) =>
  * The routes served by Node on API_HOST:PORT, and the HttpServer itself (its address: PORT may be 0). A cluster worker
  * does not log the address: the primary does, once, when every worker serves.
  */
-export const HttpServerLive = <E, R>(config: AppConfig, routes: Layer.Layer<never, E, R>, options = { logAddress: true }) =>
-  routes.pipe(
-    (served) => (options.logAddress ? HttpServer.withLogAddress(served) : served),
-    Layer.provideMerge(NodeHttpServer.layer(() => holdEarlyRequests(createServer()), { host: config.api.host, port: config.api.port }))
-  )
+export const HttpServerLive = <E, R>(config: AppConfig, routes: (node: Server) => Layer.Layer<never, E, R>, options = { logAddress: true }) =>
+  Layer.unwrapEffect(Effect.sync(() => {
+    const node = holdEarlyRequests(createServer())
+    return routes(node).pipe(
+      (served) => (options.logAddress ? HttpServer.withLogAddress(served) : served),
+      Layer.provideMerge(NodeHttpServer.layer(() => node, { host: config.api.host, port: config.api.port }))
+    )
+  }))
 
 /**
  * The ports one serving process listens on, over the database. A single process also does the start-up work that
@@ -96,10 +103,10 @@ export const ServerLive = (config: AppConfig, role: "single" | "worker") => {
   // The IAM service shares the HTTP port (its /auth/... routes) and adds its gRPC port.
   const Products = config.iam.enabled
     ? Layer.merge(
-      HttpServerLive(config, AuthAndIamRoutesLive(config), { logAddress: single }),
+      HttpServerLive(config, (node) => AuthAndIamRoutesLive(config, node), { logAddress: single }),
       single ? IamBackgroundLive : IamGrpcServerLive
     ).pipe(Layer.provide(IamServicesLive))
-    : HttpServerLive(config, AuthRoutesLive(config), { logAddress: single })
+    : HttpServerLive(config, (node) => AuthRoutesLive(config, node), { logAddress: single })
   return Products.pipe(
     Layer.provide(TelemetryLive(config, { role: single ? "single" : "worker" })),
     Layer.provide(PortsLive(config)),

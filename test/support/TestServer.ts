@@ -1,4 +1,4 @@
-import { createServer } from "node:http"
+import { createServer, type Server } from "node:http"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Either, Layer, Ref } from "effect"
@@ -165,15 +165,18 @@ export const TestPorts = (config: AppConfig) =>
  */
 export const TestServerOver = (
   env: Readonly<Record<string, string>> = {},
-  { host = "127.0.0.1", passwordHasher, smsSender }: TestServerOptions = {}
+  { host = "127.0.0.1", hotLane = true, node: given, passwordHasher, smsSender }: TestServerOptions = {}
 ): Layer.Layer<Exclude<TestServices, Database>, never, Database> =>
-  routesOn(testConfig(env), passwordHasher, smsSender).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port: 0 })),
-    Layer.orDie
-  ) as Layer.Layer<Exclude<TestServices, Database>, never, Database>
+  Layer.unwrapEffect(Effect.sync(() => {
+    const node = given ?? createServer()
+    return routesOn(testConfig(env), passwordHasher, smsSender, hotLane ? node : undefined).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(() => node, { host, port: 0 })),
+      Layer.orDie
+    )
+  })) as Layer.Layer<Exclude<TestServices, Database>, never, Database>
 
-/** The routes, ports and config of a test server, on whatever HTTP server the caller gives. */
-const routesOn = (config: AppConfig, passwordHasher?: Layer.Layer<PasswordHasher>, smsSender?: Layer.Layer<SmsSender>) => {
+/** The routes, ports and config of a test server, on whatever HTTP server the caller gives (`node`: see AuthRoutesLive). */
+const routesOn = (config: AppConfig, passwordHasher?: Layer.Layer<PasswordHasher>, smsSender?: Layer.Layer<SmsSender>, node?: Server) => {
   // Merged after TestPorts, a given hasher or sender replaces the test one.
   const ports = Layer.mergeAll(
     TestPorts(config),
@@ -182,7 +185,7 @@ const routesOn = (config: AppConfig, passwordHasher?: Layer.Layer<PasswordHasher
   )
   // AuthMessages.Default is the very layer the auth routes are built with, so the test gets the server's instance
   // (layers are shared by reference within one build) and can wait for the mails it posted (settledMail).
-  return Layer.mergeAll(AuthRoutesLive(config), ServerUrlLive, AuthMessages.Default).pipe(
+  return Layer.mergeAll(AuthRoutesLive(config, node), ServerUrlLive, AuthMessages.Default).pipe(
     Layer.provideMerge(ports),
     Layer.provideMerge(configLayer(config))
   )
@@ -191,6 +194,10 @@ const routesOn = (config: AppConfig, passwordHasher?: Layer.Layer<PasswordHasher
 export interface TestServerOptions {
   /** Where the server listens: 127.0.0.1 unless a test needs a non-loopback client (0.0.0.0). */
   readonly host?: string
+  /** Serve GET /user on the hot lane as production does (the default); false: every request takes the router. */
+  readonly hotLane?: boolean
+  /** The Node server to serve on (a test that watches which requests reach the app); a new one by default. */
+  readonly node?: Server
   /** Instead of bcrypt at its minimum cost (a test of what production's cost takes). */
   readonly passwordHasher?: Layer.Layer<PasswordHasher>
   /** Instead of the recorder (SentSms then records nothing): a real provider's sender pointed at a local stand-in. */

@@ -74,22 +74,30 @@ export const edgeMiddleware = (options: EdgeOptions) =>
           : Effect.succeed(withCors(options.reject(request, requestId, 400, OPERATOR_REFUSALS[verdict].code, OPERATOR_REFUSALS[verdict].message)))
       }
     )
-    const logged = Effect.flatMap(Clock.currentTimeMillis, (started) =>
-      respond.pipe(
-        Effect.tap((response) =>
-          Effect.flatMap(Clock.currentTimeMillis, (finished) =>
-            Effect.logInfo("request").pipe(Effect.annotateLogs({
-              method: request.method,
-              path: pathOf(request),
-              status: response.status,
-              duration_ms: finished - started
-            })))
-        )
-      ))
-    // Above info the access line is dropped anyway: do not time the request or build its annotations.
-    return FiberRef.getWith(FiberRef.currentMinimumLogLevel, (minimum) =>
-      LogLevel.greaterThan(minimum, LogLevel.Info) ? respond : logged).pipe(
-        Effect.provideService(RequestId, requestId),
-        Effect.annotateLogs("request_id", requestId)
-      )
+    return withAccessLog(request.method, pathOf(request), requestId, respond, (response) => response.status)
   })
+
+/**
+ * A request's answer with its one access-log line (method, path, status, time taken), under its request id: the
+ * edge's and the hot lane's (HotLane.ts), so both write the same line. `statusOf` gives undefined for no answer
+ * (the hot lane handing a request to the app, which logs it itself). Above info the line is dropped anyway: then
+ * nothing is timed and no annotations are built.
+ */
+export const withAccessLog = <A, E, R>(
+  method: string,
+  path: string,
+  requestId: string,
+  respond: Effect.Effect<A, E, R>,
+  statusOf: (answer: A) => number | undefined
+): Effect.Effect<A, E, R> => {
+  const logged = Effect.flatMap(Clock.currentTimeMillis, (started) =>
+    Effect.tap(respond, (answer) => {
+      const status = statusOf(answer)
+      return status === undefined ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (finished) =>
+        Effect.logInfo("request").pipe(Effect.annotateLogs({ method, path, status, duration_ms: finished - started })))
+    }))
+  return FiberRef.getWith(FiberRef.currentMinimumLogLevel, (minimum) => LogLevel.greaterThan(minimum, LogLevel.Info) ? respond : logged).pipe(
+    Effect.provideService(RequestId, requestId),
+    Effect.annotateLogs("request_id", requestId)
+  )
+}

@@ -1,12 +1,14 @@
+import type { IncomingHttpHeaders, Server } from "node:http"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Cause, type Context, Effect, Function, Layer, type Option, type Redacted } from "effect"
-import type { CorsPolicy } from "./Cors.js"
-import { type EdgeRefusal, edgeMiddleware, pathOf } from "./EdgeMiddleware.js"
-import { RequestId } from "./RequestId.js"
+import { Cause, type Context, Effect, FiberSet, Function, Layer, Option, type Redacted } from "effect"
+import { type CorsPolicy, decideCors } from "./Cors.js"
+import { type EdgeRefusal, edgeMiddleware, pathOf, withAccessLog } from "./EdgeMiddleware.js"
+import { type HotAnswer, type HotRoute, installHotLane } from "./HotLane.js"
+import { RequestId, requestIdFrom } from "./RequestId.js"
 import { observeRequests, type RequestTelemetrySettings } from "./RequestTelemetry.js"
 
 /**
@@ -18,6 +20,8 @@ export interface HttpProduct {
   readonly owns: (path: string) => boolean
   readonly app: HttpApp.Default<HttpServerError.RouteNotFound, never>
   readonly refuse: EdgeRefusal
+  /** The product's routes on the hot lane (HotLane.ts), when it has any: each answers only what its app would. */
+  readonly hot?: HotRoute
 }
 
 export interface EdgeSettings {
@@ -25,6 +29,11 @@ export interface EdgeSettings {
   readonly requestIdHeader: Option.Option<string>
   readonly operatorToken: Option.Option<Redacted.Redacted<string>>
   readonly telemetry: RequestTelemetrySettings
+  /**
+   * The Node server the app is served on, for the hot lane. Without it, or with tracing, metrics or the operator's
+   * signature on (which the lane does not do), every request takes the app.
+   */
+  readonly node?: Server | undefined
 }
 
 /**
@@ -43,6 +52,30 @@ const dispatch = (products: ReadonlyArray<HttpProduct>): HttpApp.Default<HttpSer
   })
 
 /**
+ * The products' hot routes behind what the edge does to every request they take: the owner as dispatch finds it,
+ * CORS, the request id and the access log. A request with a body never takes the lane: the body limit is the app's.
+ */
+const hotRouteOf = (settings: EdgeSettings, products: ReadonlyArray<HttpProduct>): HotRoute | undefined => {
+  if (!products.some((product) => product.hot !== undefined)) return undefined
+  if (settings.telemetry.tracing || settings.telemetry.metrics || Option.isSome(settings.operatorToken)) return undefined
+  const requestIdHeader = Option.getOrUndefined(settings.requestIdHeader)
+  return (request) => {
+    const headers = request.headers as Readonly<IncomingHttpHeaders & Record<string, string | undefined>>
+    if (headers["content-length"] !== undefined || headers["transfer-encoding"] !== undefined) return undefined
+    const path = (request.url ?? "/").split("?", 1)[0]!
+    const owner = products.find((product) => product.owns(path)) ?? products[products.length - 1]!
+    const program = owner.hot?.(request)
+    if (program === undefined) return undefined
+    const method = request.method ?? "GET"
+    const cors = decideCors(settings.cors, { method, headers })
+    // After the answer's own headers, as the edge's pre-response hook sets them on the app's response.
+    const answered = Effect.map(program, (answer): HotAnswer | undefined =>
+      answer === undefined ? undefined : { ...answer, headers: { ...answer.headers, ...cors.headers } })
+    return withAccessLog(method, path, requestIdFrom(headers, requestIdHeader), answered, (answer) => answer?.status)
+  }
+}
+
+/**
  * The one HTTP edge both products share: the request's span and metrics (observeRequests), request id, CORS, the
  * body limit and the access log (edgeMiddleware), then each request to the product that owns its path. The last
  * product should own every path, so that every request gets an answer in some product's envelope; a defect no
@@ -52,8 +85,12 @@ export const HttpEdgeLive = <const Products extends ReadonlyArray<Context.Tag<an
   settings: EdgeSettings,
   products: Products
 ): Layer.Layer<never, never, HttpServer.HttpServer | Context.Tag.Identifier<Products[number]>> =>
-  Layer.unwrapEffect(Effect.gen(function*() {
+  Layer.unwrapScoped(Effect.gen(function*() {
     const resolved = yield* Effect.forEach(products, (tag) => tag)
+    const hot = hotRouteOf(settings, resolved)
+    if (hot !== undefined && settings.node !== undefined) {
+      yield* installHotLane(settings.node, hot, yield* FiberSet.makeRuntime<never, HotAnswer | undefined, never>())
+    }
     const ownerOf = (request: HttpServerRequest.HttpServerRequest): HttpProduct =>
       resolved.find((product) => product.owns(pathOf(request))) ?? resolved[resolved.length - 1]!
     const app = observeRequests(settings.telemetry)(edgeMiddleware({
