@@ -24,6 +24,7 @@ import { OtpLive } from "./otp/OtpLive.js"
 import { PasskeysLive } from "./passkeys/PasskeysLive.js"
 import { getUserHotRoute } from "./profile/GetUserHotRoute.js"
 import { ProfileLive } from "./profile/ProfileLive.js"
+import { refreshHotRoute } from "./token/RefreshHotRoute.js"
 import { RecoverLive } from "./recover/RecoverLive.js"
 import { ResendLive } from "./resend/ResendLive.js"
 import { AccessTokens } from "./sessions/AccessTokens.js"
@@ -149,9 +150,9 @@ export class AuthHttp extends Context.Tag("auth/AuthHttp")<AuthHttp, HttpProduct
 export const AuthHttpLive = (options: { readonly documentOthers?: DocumentRoutes } = {}) =>
   Layer.effect(
     AuthHttp,
-    Effect.map(Effect.all([HttpApiBuilder.httpApp, getUserHotRoute]), ([app, hot]): HttpProduct => ({
+    Effect.map(Effect.all([HttpApiBuilder.httpApp, getUserHotRoute, refreshHotRoute]), ([app, getUser, refresh]): HttpProduct => ({
       owns: () => true,
-      hot,
+      hot: (request) => getUser(request) ?? refresh(request),
       app: authPrefix((request) =>
         Effect.map(RequestId, (requestId) => authErrorResponse(request, requestId, AuthError.of(404, "not_found", "Not found")))
       )(app) as HttpProduct["app"],
@@ -165,6 +166,6 @@ export const AuthHttpLive = (options: { readonly documentOthers?: DocumentRoutes
     ),
     Layer.provide(HttpApiBuilder.middleware(routeMethodsOfAuthApi.pipe(Effect.map(authErrorMiddleware)))),
     Layer.provide(AuthApiLive),
-    // The same SessionsRepo the API's layers get (a layer is built once per build): the hot route reads with it.
-    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, SessionsRepo.Default])
+    // The same services the API's layers get (a layer is built once per build): the hot routes use them.
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, SessionsRepo.Default, Sessions.Default, AccessTokens.Default])
   )

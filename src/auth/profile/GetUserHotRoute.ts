@@ -19,6 +19,8 @@ export const getUserHotRoute = Effect.gen(function*() {
   const config = yield* AuthConfig
   return (request: IncomingMessage) => {
     if (request.method !== "GET" || !PATHS.has(request.url ?? "")) return undefined
+    // A GET with a body is the app's (its body limit, and a body nobody reads).
+    if (request.headers["content-length"] !== undefined || request.headers["transfer-encoding"] !== undefined) return undefined
     return authenticate(request.headers["authorization"]).pipe(
       Effect.map(({ claims, factors, identities, user }): HotAnswer | undefined => {
         // As the handler: GoTrue's requestAud, the X-JWT-AUD header, else the configured audience.

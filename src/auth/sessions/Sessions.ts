@@ -445,7 +445,14 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       )
     })
 
-    return { start, stepUp, refresh, logout } as const
+    /**
+     * Only the plain rotation of `refresh` (rotateChecked): the session, or undefined for anything else, having
+     * changed nothing. For the refresh grant's hot route, which hands anything else to the API's refresh.
+     */
+    const rotatePlain = (token: string, now: Date): Effect.Effect<RefreshedSession | undefined> =>
+      isWellFormedRefreshToken(token) ? rotateChecked(token, now, undefined) : Effect.succeed(undefined)
+
+    return { start, stepUp, refresh, rotatePlain, logout } as const
   }),
   dependencies: [SessionsRepo.Default, RefreshTokensRepo.Default, AuditLog.Default, Transactions.Live]
 }) {}

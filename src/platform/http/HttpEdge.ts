@@ -7,7 +7,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Cause, type Context, Effect, FiberSet, Function, Layer, Option, type Redacted } from "effect"
 import { type CorsPolicy, decideCors } from "./Cors.js"
 import { type EdgeRefusal, edgeMiddleware, pathOf, withAccessLog } from "./EdgeMiddleware.js"
-import { type HotAnswer, type HotRoute, installHotLane } from "./HotLane.js"
+import { type HotOutcome, type HotRoute, installHotLane, isHotAnswer } from "./HotLane.js"
 import { RequestId, requestIdFrom } from "./RequestId.js"
 import { observeRequests, type RequestTelemetrySettings } from "./RequestTelemetry.js"
 
@@ -53,7 +53,7 @@ const dispatch = (products: ReadonlyArray<HttpProduct>): HttpApp.Default<HttpSer
 
 /**
  * The products' hot routes behind what the edge does to every request they take: the owner as dispatch finds it,
- * CORS, the request id and the access log. A request with a body never takes the lane: the body limit is the app's.
+ * CORS, the request id and the access log. A route that reads a body keeps under the edge's body limit itself.
  */
 const hotRouteOf = (settings: EdgeSettings, products: ReadonlyArray<HttpProduct>): HotRoute | undefined => {
   if (!products.some((product) => product.hot !== undefined)) return undefined
@@ -61,7 +61,6 @@ const hotRouteOf = (settings: EdgeSettings, products: ReadonlyArray<HttpProduct>
   const requestIdHeader = Option.getOrUndefined(settings.requestIdHeader)
   return (request) => {
     const headers = request.headers as Readonly<IncomingHttpHeaders & Record<string, string | undefined>>
-    if (headers["content-length"] !== undefined || headers["transfer-encoding"] !== undefined) return undefined
     const path = (request.url ?? "/").split("?", 1)[0]!
     const owner = products.find((product) => product.owns(path)) ?? products[products.length - 1]!
     const program = owner.hot?.(request)
@@ -69,9 +68,9 @@ const hotRouteOf = (settings: EdgeSettings, products: ReadonlyArray<HttpProduct>
     const method = request.method ?? "GET"
     const cors = decideCors(settings.cors, { method, headers })
     // After the answer's own headers, as the edge's pre-response hook sets them on the app's response.
-    const answered = Effect.map(program, (answer): HotAnswer | undefined =>
-      answer === undefined ? undefined : { ...answer, headers: { ...answer.headers, ...cors.headers } })
-    return withAccessLog(method, path, requestIdFrom(headers, requestIdHeader), answered, (answer) => answer?.status)
+    const answered = Effect.map(program, (outcome): HotOutcome =>
+      isHotAnswer(outcome) ? { ...outcome, headers: { ...outcome.headers, ...cors.headers } } : outcome)
+    return withAccessLog(method, path, requestIdFrom(headers, requestIdHeader), answered, (outcome) => isHotAnswer(outcome) ? outcome.status : undefined)
   }
 }
 
@@ -89,7 +88,7 @@ export const HttpEdgeLive = <const Products extends ReadonlyArray<Context.Tag<an
     const resolved = yield* Effect.forEach(products, (tag) => tag)
     const hot = hotRouteOf(settings, resolved)
     if (hot !== undefined && settings.node !== undefined) {
-      yield* installHotLane(settings.node, hot, yield* FiberSet.makeRuntime<never, HotAnswer | undefined, never>())
+      yield* installHotLane(settings.node, hot, yield* FiberSet.makeRuntime<never, HotOutcome, never>())
     }
     const ownerOf = (request: HttpServerRequest.HttpServerRequest): HttpProduct =>
       resolved.find((product) => product.owns(pathOf(request))) ?? resolved[resolved.length - 1]!

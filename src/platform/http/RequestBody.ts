@@ -44,7 +44,7 @@ export const parseJsonBody = (text: string): Effect.Effect<unknown, RequestBodyE
  * socket, and a client still uploading a chunked body would see ECONNRESET instead of the 413. Node's
  * requestTimeout bounds how long a client can keep a draining connection busy.
  */
-const readNodeBody = (source: Readable, maxBytes: number): Effect.Effect<string, RequestBodyError> =>
+export const readNodeBody = (source: Readable, maxBytes: number): Effect.Effect<string, RequestBodyError> =>
   Effect.async<string, RequestBodyError>((resume) => {
     if (source.readableEnded) return resume(Effect.succeed(""))
     const chunks: Array<Buffer> = []

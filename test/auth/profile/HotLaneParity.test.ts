@@ -1,5 +1,5 @@
 /**
- * GET /user's hot lane (src/platform/http/HotLane.ts, src/auth/profile/GetUserHotRoute.ts) against the API it
+ * The hot lane (src/platform/http/HotLane.ts: GetUserHotRoute.ts, RefreshHotRoute.ts) against the API it
  * skips: two servers over one database, one with the lane and one without, asked the same things. Every answer
  * must be the same bytes (status line, headers in order, body; only Date differs), and the requests the lane
  * should hand back must reach the app while the plain success must not.
@@ -21,7 +21,7 @@ interface Exchange {
 }
 
 /** One request over a fresh connection, read as the bytes a client gets. */
-const exchange = (base: string, path: string, headers: Record<string, string>, method = "GET") =>
+const exchange = (base: string, path: string, headers: Record<string, string>, method = "GET", body?: string) =>
   Effect.async<Exchange>((resume) => {
     const sent = httpRequest(`${base}${path}`, { method, headers, agent: false }, (response) => {
       let body = ""
@@ -34,7 +34,7 @@ const exchange = (base: string, path: string, headers: Record<string, string>, m
       })
     })
     sent.on("error", (error) => resume(Effect.die(error)))
-    sent.end()
+    sent.end(body)
   })
 
 const signUp = (url: string, data?: unknown) =>
@@ -113,5 +113,107 @@ acceptance(ENV)("GET /user on the hot lane", (it) => {
         const signedUp = yield* signUp(api, data)
         yield* same("/user", { authorization: `Bearer ${signedUp.access_token}` }, taken)
       }
+    }))
+})
+
+/**
+ * What differs between two answers of the same kind to two different users and sessions: ids, emails, times,
+ * tokens. Replaced by placeholders, the rest must be the same bytes.
+ */
+const masked = (answer: Exchange, tokens: ReadonlyArray<string>): Exchange => {
+  const mask = (text: string) =>
+    tokens.reduce((t, token) => t.split(token).join("<token>"), text)
+      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<uuid>")
+      .replace(/hot-[0-9a-f]{8}@example\.com/g, "<email>")
+      .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)/g, "<time>")
+      .replace(/eyJ[\w-]+\.[\w-]+\.[\w-]+/g, "<jwt>")
+      .replace(/"expires_at":\d+/g, "\"expires_at\":<n>")
+  return {
+    statusLine: answer.statusLine,
+    headers: answer.headers.map((line) =>
+      /^(content-length|sb-auth-refresh-token-prefix):/i.test(line) ? line.replace(/: .*/, ": <n>") : mask(line)),
+    body: mask(answer.body)
+  }
+}
+
+acceptance(ENV)("the refresh grant on the hot lane", (it) => {
+  it.scoped("answers as the API does, and hands every other refresh to it with its body", () =>
+    Effect.gen(function*() {
+      const node = createServer()
+      let reachedApp = 0
+      node.on("request", () => void reachedApp++)
+      const lane = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV, { node }))), ServerUrl)
+      const api = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV, { hotLane: false }))), ServerUrl)
+      const json = { "content-type": "application/json;charset=UTF-8", "x-supabase-api-version": "2024-01-01" }
+
+      /**
+       * The same request to both servers, each about a session of its own: `body` makes the body from that
+       * session's refresh token. Returns both answers (the lane's first) and checks they match and where the
+       * request went.
+       */
+      const same = (
+        name: string,
+        expected: { readonly lane: boolean; readonly status: number },
+        request: (token: string) => { readonly path?: string; readonly headers?: Record<string, string>; readonly body: string },
+        prepare: (server: string, token: string) => Effect.Effect<string> = (_server, token) => Effect.succeed(token)
+      ) =>
+        Effect.gen(function*() {
+          const answers: Array<Exchange> = []
+          const tokens: Array<string> = []
+          for (const server of [lane, api]) {
+            const session = yield* signUp(server)
+            const token = yield* prepare(server, (session as unknown as { refresh_token: string }).refresh_token)
+            const { body, headers = json, path = "/token?grant_type=refresh_token" } = request(token)
+            const before = reachedApp
+            const answer = yield* exchange(server, path, headers, "POST", body)
+            if (server === lane) expect(reachedApp - before, `${name}: reached the app`).toBe(expected.lane ? 0 : 1)
+            answers.push(answer)
+            const issued = (() => {
+              try {
+                return JSON.parse(answer.body).refresh_token as string | undefined
+              } catch {
+                return undefined
+              }
+            })()
+            tokens.push(token, ...(issued === undefined ? [] : [issued]))
+          }
+          expect(answers[0]!.statusLine.startsWith(`${expected.status} `), `${name}: ${answers[0]!.statusLine} ${answers[0]!.body}`).toBe(true)
+          expect(masked(answers[0]!, tokens), name).toEqual(masked(answers[1]!, tokens))
+          return answers
+        })
+
+      const plain = (token: string) => ({ body: JSON.stringify({ refresh_token: token }) })
+      const taken = { lane: true, status: 200 }
+      const [rotated] = yield* same("plain refresh", taken, plain)
+      expect(JSON.parse(rotated!.body).user.email).toMatch(/^hot-/)
+      yield* same("under /auth/v1", taken, (token) => ({ ...plain(token), path: "/auth/v1/token?grant_type=refresh_token" }))
+      yield* same("from a browser", taken, (token) => ({ ...plain(token), headers: { ...json, origin: "http://app.example" } }))
+      yield* same("plain application/json", taken, (token) => ({ ...plain(token), headers: { "content-type": "application/json" } }))
+      // A session refreshed once already: its second token rotates on the lane too.
+      const refreshed = (server: string, token: string) =>
+        Effect.map(raw(server, "/token?grant_type=refresh_token", { body: { refresh_token: token } }), (r) => r.json.refresh_token as string)
+      yield* same("a child token", taken, plain, refreshed)
+
+      const handed = (status: number) => ({ lane: false, status })
+      yield* same("another key beside the token", handed(200), (token) => ({ body: JSON.stringify({ refresh_token: token, extra: 1 }) }))
+      yield* same("not JSON", handed(400), (token) => ({ body: `{"refresh_token":"${token}"` }))
+      yield* same("an empty token", handed(400), () => ({ body: JSON.stringify({ refresh_token: "" }) }))
+      yield* same("an unknown token", handed(400), () => ({ body: JSON.stringify({ refresh_token: "abcdefghijkl" }) }))
+      yield* same("not a string", handed(400), () => ({ body: JSON.stringify({ refresh_token: 12 }) }))
+      yield* same("an array", handed(400), () => ({ body: "[]" }))
+      yield* same("a query besides the grant", handed(200), (token) => ({ ...plain(token), path: "/token?grant_type=refresh_token&x=1" }))
+      yield* same("text/plain", handed(200), (token) => ({ ...plain(token), headers: { "content-type": "text/plain" } }))
+      // Used once already, within the reuse interval: the API returns the same child (a detour of the rules).
+      const usedOnce = (server: string, token: string) => Effect.as(refreshed(server, token), token)
+      yield* same("a token used once already", handed(200), plain, usedOnce)
+      // A banned user's token: refused by the API.
+      const bannedToken = (server: string, token: string) =>
+        Effect.gen(function*() {
+          const user = yield* raw(server, "/token?grant_type=refresh_token", { body: { refresh_token: token } })
+          const ban = yield* raw(server, `/admin/users/${user.json.user.id}`, { method: "PUT", bearer: adminJwt(), body: { ban_duration: "24h" } })
+          expect(ban.status).toBe(200)
+          return user.json.refresh_token as string
+        })
+      yield* same("a banned user", handed(400), plain, bannedToken)
     }))
 })
