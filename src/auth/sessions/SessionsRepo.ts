@@ -220,21 +220,29 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
 
     // One round trip per authenticated request: the identities ride along as a JSON array, so GET /user needs
     // no second query.
-    const findForSession = Effect.fn("SessionsRepo.findForSession")(function*(userId: string, sessionId: string | undefined) {
-      type Row = UserRow & {
-        /** [aal, factor_id] of the named session, NULL when it does not exist (for this user). */
-        readonly session_json: readonly [string | null, string | null] | null
-        readonly identities_json: ReadonlyArray<IdentityJson>
-        readonly factors_json: ReadonlyArray<FactorJson>
-      }
-      // The session is read by a scalar subquery rather than a join: the statement is planned on every call, and a
-      // join cost GET /user a fifth more PostgreSQL time than this (pgbench, simple protocol).
-      const rows = yield* sql<Row>`
-        SELECT u.*, ${sessionId === undefined
-          ? sql`NULL`
-          : sql`(SELECT json_build_array(s.aal, s.factor_id) FROM ${sql(t.sessions)} s WHERE s.id = ${sessionId} AND s.user_id = u.id)`}
+    type SessionUserRow = UserRow & {
+      /** [aal, factor_id] of the named session, NULL when it does not exist (for this user). */
+      readonly session_json: readonly [string | null, string | null] | null
+      readonly identities_json: ReadonlyArray<IdentityJson>
+      readonly factors_json: ReadonlyArray<FactorJson>
+    }
+    // The session is read by a scalar subquery rather than a join: the statement is planned on every call, and a
+    // join cost GET /user a fifth more PostgreSQL time than this (pgbench, simple protocol). Its text depends on no
+    // value, so it is compiled once here: compiling the template's fragments again on every GET /user cost more CPU
+    // than reading the rows it returns. Placeholders are numbered in order: the session id, then the user id.
+    const sessionUserText = (withSession: boolean) =>
+      sql`
+        SELECT u.*, ${withSession
+          ? sql`(SELECT json_build_array(s.aal, s.factor_id) FROM ${sql(t.sessions)} s WHERE s.id = ${""} AND s.user_id = u.id)`
+          : sql`NULL`}
           AS session_json, ${relationsJson(sql, t, "u")}
-        FROM ${sql(t.users)} u WHERE u.id = ${userId}`
+        FROM ${sql(t.users)} u WHERE u.id = ${""}`.compile()[0]
+    const withSessionText = sessionUserText(true)
+    const withoutSessionText = sessionUserText(false)
+    const findForSession = Effect.fn("SessionsRepo.findForSession")(function*(userId: string, sessionId: string | undefined) {
+      const rows = yield* (sessionId === undefined
+        ? sql.unsafe<SessionUserRow>(withoutSessionText, [userId])
+        : sql.unsafe<SessionUserRow>(withSessionText, [sessionId, userId]))
       return Option.map(
         Option.fromNullable(rows[0]),
         ({ session_json, ...row }): SignedInUser => ({

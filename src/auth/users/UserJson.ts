@@ -6,9 +6,18 @@ import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 
 const iso = (date: Date | null): string | undefined => (date === null ? undefined : date.toISOString())
 
-/** Keys whose value is undefined are left out, as GoTrue's omitempty does. */
-const present = <A extends Record<string, unknown>>(record: A): A =>
-  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as A
+/**
+ * Keys whose value is undefined are left out, as GoTrue's omitempty does. A loop, not entries/filter/fromEntries:
+ * GET /user builds one per user, identity and factor, and the arrays were a visible share of its allocations.
+ */
+const present = <A extends Record<string, unknown>>(record: A): A => {
+  const kept: Record<string, unknown> = {}
+  for (const key in record) {
+    const value = record[key]
+    if (value !== undefined) kept[key] = value
+  }
+  return kept as A
+}
 
 // The values are built from database rows whose types already match the schema (UserJson.test checks that for any
 // row), so the constructors skip Schema validation: on GET /user it cost more than the database query.
