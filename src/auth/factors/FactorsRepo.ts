@@ -72,13 +72,6 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
         WHERE f.user_id = ${userId} ORDER BY f.created_at, f.id`
     }, Effect.orDie)
 
-    /** The factors of several users in one query (a page of the admin list). */
-    const forUsers = Effect.fn("FactorsRepo.forUsers")(function*(userIds: ReadonlyArray<string>) {
-      if (userIds.length === 0) return [] as ReadonlyArray<FactorRow>
-      return yield* sql<FactorRow>`SELECT ${columns} FROM ${sql(t.mfa_factors)} f
-        WHERE f.user_id IN ${sql.in(userIds)} ORDER BY f.created_at, f.id`
-    }, Effect.orDie)
-
     /** One factor of one user, with its secrets, locked until the transaction ends; None for someone else's. */
     const lockForUser = Effect.fn("FactorsRepo.lockForUser")(function*(userId: string, factorId: string) {
       const rows = yield* sql<FactorWithSecrets>`SELECT ${columns}, f.secret, f.web_authn_credential
@@ -264,7 +257,7 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
     }, Effect.orDie)
 
     return {
-      forUser, forUsers, lockForUser, verifiedWebAuthnCredentials, insert, purgeAbandoned, removeUnverifiedPhone, remove, removeForUser, update,
+      forUser, lockForUser, verifiedWebAuthnCredentials, insert, purgeAbandoned, removeUnverifiedPhone, remove, removeForUser, update,
       markVerified, removeUnverifiedOfType, noteWebAuthnChallenge, insertChallenge, lockChallenge, markChallengeVerified, removeChallenge,
       recordFailure, failures, clearFailures, lastTotpStep, noteTotpStep, sweep
     } as const

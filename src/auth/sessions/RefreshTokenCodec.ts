@@ -58,6 +58,9 @@ export const isGoTrueLegacyToken = (token: string): boolean => GOTRUE_LEGACY.tes
 export const isWellFormedRefreshToken = (token: string): boolean =>
   hasSignedTokenShape(token) || isGoTrueLegacyToken(token) || /^[A-Za-z0-9_-]{43}$/.test(token)
 
+/** Whether refresh_tokens.token holds a digest (Gatehouse's rows) rather than a GoTrue legacy token. */
+export const isDigestRow = (stored: string): boolean => /^[0-9a-f]{64}$/.test(stored)
+
 /** What refresh_tokens.token holds for a presented token: its digest, or a GoTrue legacy token itself. */
 export const refreshTokenLookupKey = (token: string): string => (isGoTrueLegacyToken(token) ? token : digestRefreshToken(token))
 

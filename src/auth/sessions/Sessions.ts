@@ -18,6 +18,7 @@ import { decideRefresh, decideSignedRefresh, exchangeDetour, lastRefreshedAt, ty
 import {
   deriveRefreshToken,
   digestRefreshToken,
+  isDigestRow,
   isGoTrueLegacyToken,
   isWellFormedRefreshToken,
   refreshTokenKey,
@@ -377,7 +378,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
         if (Option.isNone(read)) return undefined
         const { nextId, row, session, user: found } = read.value
         const detour = exchangeDetour({
-          currentForm: hasSignedTokenShape(token) && /^[0-9a-f]{64}$/.test(row.token),
+          currentForm: hasSignedTokenShape(token) && isDigestRow(row.token),
           tokenRevoked: row.revoked !== false,
           tokenUserId: row.user_id,
           session: session === undefined ? undefined : {

@@ -17,7 +17,6 @@ export interface IdentitiesRepoShape {
   /** A user's identities, oldest first. */
   readonly forUser: (userId: string) => Effect.Effect<ReadonlyArray<IdentityRow>>
   /** The identities of several users in one query (a page of the admin list), each user's oldest first. */
-  readonly forUsers: (userIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<IdentityRow>>
   /** The identity a provider's subject is, in any user. */
   readonly findByProvider: (provider: string, providerId: string) => Effect.Effect<Option.Option<IdentityRow>>
   readonly insert: (identity: IdentityInsert) => Effect.Effect<void>
@@ -50,12 +49,6 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
     const forUser = Effect.fn("IdentitiesRepo.forUser")(function*(userId: string) {
       return yield* sql<IdentityRow>`SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
         updated_at, email FROM ${sql(t.identities)} WHERE user_id = ${userId} ORDER BY created_at, id`
-    }, Effect.orDie)
-
-    const forUsers = Effect.fn("IdentitiesRepo.forUsers")(function*(userIds: ReadonlyArray<string>) {
-      if (userIds.length === 0) return []
-      return yield* sql<IdentityRow>`SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
-        updated_at, email FROM ${sql(t.identities)} WHERE ${sql.in("user_id", userIds)} ORDER BY created_at, id`
     }, Effect.orDie)
 
     const findByProvider = Effect.fn("IdentitiesRepo.findByProvider")(function*(provider: string, providerId: string) {
@@ -98,7 +91,7 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
       yield* sql`DELETE FROM ${sql(t.identities)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 
-    return { forUser, forUsers, findByProvider, insert, signedIn, removeOthers, updateData, remove, removeForUser } satisfies IdentitiesRepoShape
+    return { forUser, findByProvider, insert, signedIn, removeOthers, updateData, remove, removeForUser } satisfies IdentitiesRepoShape
   })
 }) {
   /** In memory. Rows stay when their user is removed: nothing reads identities by anything but a live user's id. */
@@ -107,7 +100,6 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
     Effect.map(Ref.make<ReadonlyArray<IdentityRow>>([]), (rows) =>
       IdentitiesRepo.make({
         forUser: (userId) => Effect.map(Ref.get(rows), (all) => oldestFirst(all.filter((row) => row.user_id === userId))),
-        forUsers: (userIds) => Effect.map(Ref.get(rows), (all) => oldestFirst(all.filter((row) => userIds.includes(row.user_id)))),
         findByProvider: (provider, providerId) =>
           Effect.map(Ref.get(rows), (all) => Option.fromNullable(all.find((row) => row.provider === provider && row.provider_id === providerId))),
         signedIn: (id, identityData, now) =>
