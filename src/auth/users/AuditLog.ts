@@ -2,7 +2,8 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Clock, Effect, Option, Ref } from "effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
-import { clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
+import { clientAddress, clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
+import { RequestPeer } from "../../platform/http/RequestPeer.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuditLogRepo, type AuditPayload, type NewAuditLogEntry } from "./AuditLogRepo.js"
 
@@ -113,6 +114,10 @@ const payloadOf = (action: AuditAction, record: AuditRecord): AuditPayload => {
  * ip_address is the client of the request being served, by the rule the rate limits count clients by: the first
  * value of RATE_LIMIT_HEADER when it is set and present, else the connection's peer. Empty outside a request.
  */
+/** A Node header's value as the platform's request gives it (node joins repeated headers, but for set-cookie). */
+const headerValue = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
+  typeof value === "string" || value === undefined ? value : value.join(", ")
+
 export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
   effect: Effect.gen(function*() {
     const config = yield* PlatformConfig
@@ -123,11 +128,15 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
 
     // Read from the fiber's context, where the HTTP server put the request: a flow records entries deep in its
     // services, none of which needs to carry the address for this.
-    const currentClient = Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) =>
-      Option.match(request, {
-        onNone: () => "",
-        onSome: (request) => requestClient(request, header) ?? ""
-      }))
+    // On the hot lane there is no HttpServerRequest: the lane puts the Node request's headers and peer in RequestPeer.
+    const currentClient = Effect.flatMap(RequestPeer, (peer) =>
+      peer !== undefined
+        ? Effect.succeed(clientAddress(header === undefined ? undefined : headerValue(peer.headers[header]), peer.remoteAddress) ?? "")
+        : Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) =>
+          Option.match(request, {
+            onNone: () => "",
+            onSome: (request) => requestClient(request, header) ?? ""
+          })))
 
     const nextId = (now: number) =>
       Effect.gen(function*() {

@@ -9,6 +9,7 @@ import { type CorsPolicy, decideCors } from "./Cors.js"
 import { type EdgeRefusal, edgeMiddleware, pathOf, withAccessLog } from "./EdgeMiddleware.js"
 import { type HotOutcome, type HotRoute, installHotLane, isHotAnswer } from "./HotLane.js"
 import { RequestId, requestIdFrom } from "./RequestId.js"
+import { RequestPeer } from "./RequestPeer.js"
 import { observeRequests, type RequestTelemetrySettings } from "./RequestTelemetry.js"
 
 /**
@@ -69,7 +70,9 @@ const hotRouteOf = (settings: EdgeSettings, products: ReadonlyArray<HttpProduct>
     const cors = decideCors(settings.cors, { method, headers })
     // After the answer's own headers, as the edge's pre-response hook sets them on the app's response.
     const answered = Effect.map(program, (outcome): HotOutcome =>
-      isHotAnswer(outcome) ? { ...outcome, headers: { ...outcome.headers, ...cors.headers } } : outcome)
+      isHotAnswer(outcome) ? { ...outcome, headers: { ...outcome.headers, ...cors.headers } } : outcome).pipe(
+        Effect.provideService(RequestPeer, { headers, remoteAddress: request.socket.remoteAddress })
+      )
     return withAccessLog(method, path, requestIdFrom(headers, requestIdHeader), answered, (outcome) => isHotAnswer(outcome) ? outcome.status : undefined)
   }
 }

@@ -1,0 +1,11 @@
+import type { IncomingHttpHeaders } from "node:http"
+import { Context } from "effect"
+
+/**
+ * The request being served as the hot lane (HotLane.ts) serves it, without the platform's HttpServerRequest: what
+ * code deep in a flow reads of the request it runs for (the audit log's client address). Undefined on the app's
+ * path, where HttpServerRequest is in the context.
+ */
+export class RequestPeer extends Context.Reference<RequestPeer>()("platform/http/RequestPeer", {
+  defaultValue: (): { readonly headers: IncomingHttpHeaders; readonly remoteAddress: string | undefined } | undefined => undefined
+}) {}
