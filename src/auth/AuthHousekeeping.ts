@@ -4,24 +4,53 @@ import { PlatformConfig } from "../config/PlatformConfig.js"
 import { type HousekeepingTask, housekeepingEvery } from "../platform/process/Housekeeping.js"
 import { makeHousekeepingRepo } from "../platform/sql/HousekeepingRepo.js"
 import { qualifiedTables } from "../platform/sql/Tables.js"
+import { ExpiredRateLimits } from "./limits/ExpiredRateLimits.js"
+import { ExpiredFactors } from "./mfa/ExpiredFactors.js"
+import { ExpiredOAuthAuthorizations } from "./oauthserver/ExpiredOAuthAuthorizations.js"
+import { ExpiredPasskeyChallenges } from "./passkeys/ExpiredPasskeyChallenges.js"
+import { ExpiredFlows } from "./sessions/ExpiredFlows.js"
 import { ExpiredRefreshTokens } from "./sessions/ExpiredRefreshTokens.js"
 import { ExpiredSessions } from "./sessions/ExpiredSessions.js"
+import { ExpiredSamlRecords } from "./sso/ExpiredSamlRecords.js"
+import { ExpiredWeb3Messages } from "./token/ExpiredWeb3Messages.js"
 import { AuditRetention } from "./users/AuditRetention.js"
 import { ExpiredOneTimeRows } from "./users/ExpiredOneTimeRows.js"
 import { FoldedRowCounts } from "./users/FoldedRowCounts.js"
 
-/** The auth server's housekeeping tasks, each from the floor that owns its table, in the order a run takes them. */
+/**
+ * The auth server's housekeeping tasks, each from the floor that owns its table, in the order a run takes them. Every
+ * clean-up of the auth tables is one of them: none runs on its own schedule, so AUTH_HOUSEKEEPING_ENABLED=false turns
+ * them all off.
+ */
 export const authHousekeepingTasks: Effect.Effect<
   ReadonlyArray<HousekeepingTask>,
   never,
-  ExpiredRefreshTokens | ExpiredSessions | ExpiredOneTimeRows | AuditRetention | FoldedRowCounts
+  | ExpiredRefreshTokens
+  | ExpiredSessions
+  | ExpiredOneTimeRows
+  | AuditRetention
+  | FoldedRowCounts
+  | ExpiredRateLimits
+  | ExpiredFlows
+  | ExpiredFactors
+  | ExpiredPasskeyChallenges
+  | ExpiredOAuthAuthorizations
+  | ExpiredWeb3Messages
+  | ExpiredSamlRecords
 > = Effect.gen(function*() {
   return [
     ...(yield* ExpiredRefreshTokens).tasks,
     ...(yield* ExpiredSessions).tasks,
     ...(yield* ExpiredOneTimeRows).tasks,
     ...(yield* AuditRetention).tasks,
-    ...(yield* FoldedRowCounts).tasks
+    ...(yield* FoldedRowCounts).tasks,
+    ...(yield* ExpiredRateLimits).tasks,
+    ...(yield* ExpiredFlows).tasks,
+    ...(yield* ExpiredFactors).tasks,
+    ...(yield* ExpiredPasskeyChallenges).tasks,
+    ...(yield* ExpiredOAuthAuthorizations).tasks,
+    ...(yield* ExpiredWeb3Messages).tasks,
+    ...(yield* ExpiredSamlRecords).tasks
   ]
 })
 
@@ -31,7 +60,14 @@ export const AuthHousekeepingTasksLive = Layer.mergeAll(
   ExpiredSessions.Default,
   ExpiredOneTimeRows.Default,
   AuditRetention.Default,
-  FoldedRowCounts.Default
+  FoldedRowCounts.Default,
+  ExpiredRateLimits.Default,
+  ExpiredFlows.Default,
+  ExpiredFactors.Default,
+  ExpiredPasskeyChallenges.Default,
+  ExpiredOAuthAuthorizations.Default,
+  ExpiredWeb3Messages.Default,
+  ExpiredSamlRecords.Default
 )
 
 /** The housekeeping lock's name and state table for the auth tables of one DB_NAMESPACE. */
@@ -42,8 +78,8 @@ export const authHousekeepingState = Effect.flatMap(PlatformConfig, (platform) =
   ))
 
 /**
- * The auth server's housekeeping, one runner per process (plan §3.3), unless HOUSEKEEPING_ENABLED is off. Every
- * process runs it; the lock lets one sweep at a time.
+ * The auth server's housekeeping, one runner per process (plan §3.3), unless AUTH_HOUSEKEEPING_ENABLED is off (then
+ * nothing of the auth tables is swept on this process). Every process runs it; the lock lets one sweep at a time.
  */
 export const AuthHousekeeping = Layer.scopedDiscard(Effect.gen(function*() {
   if (!(yield* AuthConfig).housekeeping.enabled) return

@@ -28,7 +28,6 @@ import { refreshHotRoute } from "./token/RefreshHotRoute.js"
 import { RecoverLive } from "./recover/RecoverLive.js"
 import { ResendLive } from "./resend/ResendLive.js"
 import { AccessTokens } from "./sessions/AccessTokens.js"
-import { ExpiredFlows } from "./sessions/ExpiredFlows.js"
 import { Sessions } from "./sessions/Sessions.js"
 import { SessionsRepo } from "./sessions/SessionsRepo.js"
 import { SettingsLive } from "./settings/SettingsLive.js"
@@ -65,7 +64,6 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
   ]),
   Layer.provide([
     RateLimits.Default,
-    ExpiredFlows.Default,
     AuthHousekeeping,
     AccessTokens.Default,
     Sessions.Default,

@@ -4,6 +4,8 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Deferred, Duration, Effect, Either, FastCheck, Fiber, Layer, Option, Redacted, Runtime } from "effect"
 import { authHousekeepingState, authHousekeepingTasks, AuthHousekeepingTasksLive } from "../../src/auth/AuthHousekeeping.js"
 import { authTables } from "../../src/auth/AuthTables.js"
+import { RATE_LIMIT_BATCH } from "../../src/auth/limits/ExpiredRateLimits.js"
+import { FACTOR_LIMIT } from "../../src/auth/mfa/ExpiredFactors.js"
 import { ID_WINDOW, REFRESH_TOKEN_MARGINS, refreshTokenTasks, REVOKED_LIMIT } from "../../src/auth/sessions/ExpiredRefreshTokens.js"
 import {
   deriveFirstFormRefreshToken,
@@ -394,6 +396,69 @@ layer(Setup, { timeout: 120_000 })("housekeeping on the database", (it) => {
       expect(mended.audited).toBe(mended.audit)
       const [nobody] = yield* sql<{ n: string }>`SELECT coalesce(sum(n), 0)::text AS n FROM ${sql(t.gatehouse_row_counts)} WHERE part = 'nobody'`
       expect(nobody!.n).toBe("0")
+    }))
+
+  it.effect("every clean-up of the auth tables is a housekeeping task (so AUTH_HOUSEKEEPING_ENABLED=false turns each off)", () =>
+    Effect.gen(function*() {
+      const names = (yield* tasksWith()).map((task) => task.name)
+      expect(names).toEqual(expect.arrayContaining([
+        "one_time_rows",
+        "rate_limits",
+        "flow_state",
+        "mfa_challenges",
+        "webauthn_challenges",
+        "oauth_authorizations",
+        "web3_used_messages",
+        "saml_records"
+      ]))
+      expect(new Set(names).size).toBe(names.length)
+    }))
+
+  it.effect("a backlog of rate_limits buckets and of MFA challenges larger than one batch goes in several bounded batches", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const buckets = 2 * RATE_LIMIT_BATCH + 7
+      const challenges = 2 * FACTOR_LIMIT + 3
+      // Buckets refilled long ago (tat is in milliseconds since the epoch), and one still counting.
+      yield* sql`INSERT INTO ${sql(t.rate_limits)} (route, key, tat)
+        SELECT 'housekeeping-test', 'k' || g, ${NOW.getTime() - DAY}::bigint FROM generate_series(1, ${buckets}) AS g`
+      yield* sql`INSERT INTO ${sql(t.rate_limits)} (route, key, tat) VALUES ('housekeeping-test', 'live', ${NOW.getTime() + MINUTE}::bigint)`
+      // Challenges of a verified factor, two days old, and one of an hour.
+      const user = yield* newUser
+      const factorId = randomUUID()
+      yield* sql`INSERT INTO ${sql(t.mfa_factors)} (id, user_id, friendly_name, factor_type, status, created_at, updated_at)
+        VALUES (${factorId}, ${user.id}, 'backlog', 'totp', 'verified', ${at(-2 * DAY)}, ${at(-2 * DAY)})`
+      yield* sql`INSERT INTO ${sql(t.mfa_challenges)} (id, factor_id, created_at, ip_address)
+        SELECT gen_random_uuid(), ${factorId}, ${at(-2 * DAY)}, '127.0.0.1' FROM generate_series(1, ${challenges})`
+      yield* sql`INSERT INTO ${sql(t.mfa_challenges)} (id, factor_id, created_at, ip_address)
+        VALUES (${randomUUID()}, ${factorId}, ${at(-60 * MINUTE)}, '127.0.0.1')`
+
+      // The two tasks as the server builds them, each batch's deletions recorded.
+      const batches: Record<string, Array<number>> = { rate_limits: [], mfa_challenges: [] }
+      const tasks = (yield* tasksWith())
+        .filter((task) => task.name in batches)
+        .map((task): HousekeepingTask => ({
+          ...task,
+          batch: (now, resumeAfter) => Effect.tap(task.batch(now, resumeAfter), (batch) => Effect.sync(() => batches[task.name]!.push(batch.deleted)))
+        }))
+      expect(tasks.map((task) => task.name).sort()).toEqual(["mfa_challenges", "rate_limits"])
+      yield* sql`DELETE FROM ${sql(qualifiedTables("auth", (yield* PlatformConfig).db.namespace, ["gatehouse_housekeeping"]).gatehouse_housekeeping)}`
+      const run = yield* runHousekeeping(tasks, yield* authHousekeepingState, NOW, NO_PAUSE)
+      expect(run).toMatchObject({ busy: false, outOfTime: false })
+
+      // Rows other cases left may go too; what matters: no statement took more than its limit, and it took several.
+      expect(batches["rate_limits"]!.length).toBeGreaterThanOrEqual(3)
+      expect(Math.max(...batches["rate_limits"]!)).toBe(RATE_LIMIT_BATCH)
+      expect(batches["mfa_challenges"]!.length).toBeGreaterThanOrEqual(3)
+      // A batch deletes up to FACTOR_LIMIT challenges and up to FACTOR_LIMIT unverified factors.
+      expect(Math.max(...batches["mfa_challenges"]!)).toBeLessThanOrEqual(2 * FACTOR_LIMIT)
+      expect(run.deleted["rate_limits"]).toBeGreaterThanOrEqual(buckets)
+      expect(run.deleted["mfa_challenges"]).toBeGreaterThanOrEqual(challenges)
+      const [left] = yield* sql<{ buckets: string; challenges: string }>`SELECT
+        (SELECT string_agg(key, ',') FROM ${sql(t.rate_limits)} WHERE route = 'housekeeping-test') AS buckets,
+        (SELECT count(*)::text FROM ${sql(t.mfa_challenges)} WHERE factor_id = ${factorId}) AS challenges`
+      expect(left).toEqual({ buckets: "live", challenges: "1" })
     }))
 
   it.effect("property: over random forests of rows, the sweep deletes exactly the revoked signed-form rows no exchange needs", () =>

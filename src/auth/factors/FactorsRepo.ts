@@ -250,10 +250,18 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
         ON CONFLICT (factor_id) DO UPDATE SET failures = 0, last_totp_step = GREATEST(a.last_totp_step, ${step})`
     }, Effect.orDie)
 
-    /** The periodic sweep: challenges and never-verified factors older than `before`. */
-    const sweep = Effect.fn("FactorsRepo.sweep")(function*(before: Date) {
-      yield* sql`DELETE FROM ${sql(t.mfa_challenges)} WHERE created_at < ${before}`
-      yield* sql`DELETE FROM ${sql(t.mfa_factors)} WHERE status = 'unverified' AND created_at < ${before}`
+    /**
+     * One batch of the sweep: at most `limit` challenges and `limit` never-verified factors older than `before` (the
+     * rows a request holds are skipped, never waited for). How many of each it deleted.
+     */
+    const sweep = Effect.fn("FactorsRepo.sweep")(function*(before: Date, limit: number) {
+      const challenges = yield* sql`DELETE FROM ${sql(t.mfa_challenges)} WHERE id IN (
+          SELECT id FROM ${sql(t.mfa_challenges)} WHERE created_at < ${before} LIMIT ${limit} FOR UPDATE SKIP LOCKED
+        ) RETURNING 1`
+      const factors = yield* sql`DELETE FROM ${sql(t.mfa_factors)} WHERE id IN (
+          SELECT id FROM ${sql(t.mfa_factors)} WHERE status = 'unverified' AND created_at < ${before} LIMIT ${limit} FOR UPDATE SKIP LOCKED
+        ) RETURNING 1`
+      return { challenges: challenges.length, factors: factors.length }
     }, Effect.orDie)
 
     return {

@@ -8,7 +8,6 @@ import { clientHeaderName, rateLimitKey, requestClient } from "../../platform/ht
 import { type RequestRate, requestRate } from "../../domain/RequestRate.js"
 import { overRequestRate } from "../domain/OverRequestRate.js"
 import { RateLimitsRepo } from "./RateLimitsRepo.js"
-import { sweepEvery } from "../../platform/process/SweepEvery.js"
 
 /**
  * The routes GoTrue puts behind a per-IP limiter, each with a bucket of its own even where several share one
@@ -74,19 +73,16 @@ const SETTING_OF: Readonly<Record<LimitedRoute, RequestLimitName>> = {
   saml_assertion: "saml_assertion"
 }
 
-/** How often this instance deletes refilled buckets, and how long past refilling it leaves them (clock skew). */
-const SWEEP_EVERY = Duration.minutes(1)
-
 /**
  * Per-client request rates, shared by every instance through Postgres. A handler calls `check` before it does any
  * work, as GoTrue's limiter middleware runs before its handlers.
  *
  * Without RATE_LIMIT_HEADER these GoTrue limits are off: behind a load balancer the socket's address is the balancer's, and
  * every user would share one bucket (GoTrue is off then too). A request without a value in the header is let
- * through with a warning, as in GoTrue.
+ * through with a warning, as in GoTrue. Refilled buckets are deleted by housekeeping (ExpiredRateLimits).
  */
 export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", {
-  scoped: Effect.gen(function*() {
+  effect: Effect.gen(function*() {
     const config = yield* AuthConfig
     const platform = yield* PlatformConfig
     const repo = yield* RateLimitsRepo
@@ -107,11 +103,6 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
       // SAML_RATE_LIMIT_ASSERTION: per 5 minutes in bursts of 30, as GoTrue counts it.
       saml_assertion: requestRate(config.saml.rateLimitAssertion, Duration.minutes(5), 30)
     }
-
-    // A swept bucket was full anyway, so sweeping changes no decision; the margin keeps a row another instance,
-    // whose clock runs behind, still counts on.
-    const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => repo.sweep(now - Duration.toMillis(SWEEP_EVERY)))
-    yield* sweepEvery(SWEEP_EVERY, "the rate_limits table", sweep)
 
     const admit = (route: LimitedRoute, key: string) =>
       Effect.gen(function*() {

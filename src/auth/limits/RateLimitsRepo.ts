@@ -10,8 +10,11 @@ export interface RateLimitsRepoShape {
    * refused with nothing changed.
    */
   readonly admit: (route: string, key: string, nowMs: number, rate: RequestRate) => Effect.Effect<Admission>
-  /** Deletes the buckets refilled by `beforeMs` (see isRefilled), which changes no decision; returns how many. */
-  readonly sweep: (beforeMs: number) => Effect.Effect<number>
+  /**
+   * Deletes at most `limit` of the buckets refilled by `beforeMs` (see isRefilled), which changes no decision;
+   * returns how many.
+   */
+  readonly sweep: (beforeMs: number, limit: number) => Effect.Effect<number>
 }
 
 /**
@@ -55,9 +58,15 @@ export class RateLimitsRepo extends Effect.Service<RateLimitsRepo>()("auth/RateL
       return row?.allowed === true ? { allowed: true as const, tat: tat! } : refusalAt(tat, nowMs, rate)
     }, Effect.orDie)
 
-    const sweep = Effect.fn("RateLimitsRepo.sweep")(function*(beforeMs: number) {
+    // By the primary key (route, key), at most `limit` rows; a bucket a request is updating is skipped, never
+    // waited for (it is being refilled-from anyway).
+    const sweep = Effect.fn("RateLimitsRepo.sweep")(function*(beforeMs: number, limit: number) {
       const [row] = yield* sql<{ readonly swept: number }>`
-        WITH swept AS (DELETE FROM ${sql(t.rate_limits)} WHERE tat <= ${beforeMs}::bigint RETURNING 1)
+        WITH swept AS (
+          DELETE FROM ${sql(t.rate_limits)} WHERE (route, key) IN (
+            SELECT route, key FROM ${sql(t.rate_limits)} WHERE tat <= ${beforeMs}::bigint LIMIT ${limit} FOR UPDATE SKIP LOCKED
+          ) RETURNING 1
+        )
         SELECT count(*)::int AS swept FROM swept`
       return row?.swept ?? 0
     }, Effect.orDie)
@@ -76,10 +85,12 @@ export class RateLimitsRepo extends Effect.Service<RateLimitsRepo>()("auth/RateL
             const admission = admitRequest(map.get(id), nowMs, rate)
             return [admission, admission.allowed ? new Map(map).set(id, admission.tat) : map]
           }),
-        sweep: (beforeMs) =>
+        sweep: (beforeMs, limit) =>
           Ref.modify(rows, (map) => {
-            const kept = new Map([...map].filter(([, tat]) => !isRefilled(tat, beforeMs)))
-            return [map.size - kept.size, kept]
+            const swept = [...map].filter(([, tat]) => isRefilled(tat, beforeMs)).slice(0, limit)
+            const kept = new Map(map)
+            for (const [id] of swept) kept.delete(id)
+            return [swept.length, kept]
           })
       }))
   )

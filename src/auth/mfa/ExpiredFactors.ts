@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect } from "effect"
+import { type HousekeepingTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { FactorsRepo } from "../factors/FactorsRepo.js"
-import { sweepEvery } from "../../platform/process/SweepEvery.js"
 
 /**
  * How long a challenge, and a factor never verified, is kept: a day, as GoTrue's cleanup. A challenge expires within
@@ -9,21 +9,32 @@ import { sweepEvery } from "../../platform/process/SweepEvery.js"
  */
 export const FACTOR_RETENTION = Duration.hours(24)
 
-/** How often each instance sweeps. */
+/** How often a pass begins. */
 export const SWEEP_EVERY = Duration.minutes(10)
 
-/** Deletes old challenges and never-verified factors every SWEEP_EVERY on each instance. */
+/** Rows of each table one statement deletes at most, so that a backlog is worked off in short transactions. */
+export const FACTOR_LIMIT = 500
+
+/** Old challenges and never-verified factors, as a housekeeping task (AuthHousekeeping), every SWEEP_EVERY. */
+export const factorTask = (repo: FactorsRepo): HousekeepingTask => ({
+  name: "mfa_challenges",
+  every: SWEEP_EVERY,
+  batch: (now) =>
+    Effect.map(repo.sweep(new Date(now.getTime() - Duration.toMillis(FACTOR_RETENTION)), FACTOR_LIMIT), (swept) => ({
+      deleted: swept.challenges + swept.factors,
+      done: swept.challenges < FACTOR_LIMIT && swept.factors < FACTOR_LIMIT,
+      resumeAfter: null
+    }))
+})
+
 export class ExpiredFactors extends Effect.Service<ExpiredFactors>()("auth/ExpiredFactors", {
-  scoped: Effect.gen(function*() {
-    const repo = yield* FactorsRepo
-
-    const sweep = Effect.fn("ExpiredFactors.sweep")(function*(): Effect.fn.Return<void> {
-      yield* repo.sweep(new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(FACTOR_RETENTION)))
+  effect: Effect.gen(function*() {
+    const task = factorTask(yield* FactorsRepo)
+    /** One whole pass now, outside the runner. The rows it deleted. */
+    const sweep = Effect.fn("ExpiredFactors.sweep")(function*(): Effect.fn.Return<number> {
+      return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
-
-    yield* sweepEvery(SWEEP_EVERY, "old MFA challenges and unverified factors", sweep())
-
-    return { sweep }
+    return { tasks: [task], sweep }
   }),
   dependencies: [FactorsRepo.Default]
 }) {}

@@ -5,7 +5,6 @@ import { AdminAuthenticatedLive } from "../http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "../http/AuthenticatedLive.js"
 import { WebAuthnFactor } from "../webauthn/WebAuthnFactor.js"
 import { AdminFactorsHttpLive } from "./AdminFactorsHttp.js"
-import { ExpiredFactors } from "./ExpiredFactors.js"
 import { FactorsHttpLive } from "./FactorsHttp.js"
 import { Mfa } from "./Mfa.js"
 import { PhoneFactor } from "./PhoneFactor.js"
@@ -22,10 +21,9 @@ const FactorKindsLive = Layer.effect(
 
 /**
  * Second factors: the caller's factor routes behind the bearer check, the admin's behind the admin check, over the
- * MFA service, and the periodic sweep of old challenges; the shared floors come from AuthHttp.
+ * MFA service; the shared floors come from AuthHttp (old challenges are swept by AuthHousekeeping).
  */
 export const MfaLive = Layer.mergeAll(FactorsHttpLive, AdminFactorsHttpLive).pipe(
   Layer.provide([AuthenticatedLive, AdminAuthenticatedLive, Mfa.Default]),
-  Layer.provide(FactorKindsLive),
-  Layer.merge(ExpiredFactors.Default)
+  Layer.provide(FactorKindsLive)
 )

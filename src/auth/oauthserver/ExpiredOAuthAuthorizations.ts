@@ -1,8 +1,8 @@
 import { Clock, Duration, Effect } from "effect"
-import { sweepEvery, sweepInBatches } from "../../platform/process/SweepEvery.js"
+import { deleteUpToTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { OAuthServerRepo } from "./OAuthServerRepo.js"
 
-/** How often each instance sweeps. */
+/** How often a pass begins. */
 export const SWEEP_EVERY = Duration.minutes(10)
 
 /** Rows one statement touches at most, so that a backlog is worked off in short transactions. */
@@ -11,17 +11,18 @@ const BATCH = 500
 /**
  * Marks pending authorization requests past their expiry as expired (GoTrue's cleanup), and deletes requests that
  * ended unused a day ago: anyone may start an authorization request, so without the sweep the table only grows.
- * Every read already refuses an expired request, so the sweep changes no answer.
+ * Every read already refuses an expired request, so the sweep changes no answer. A housekeeping task
+ * (AuthHousekeeping), every SWEEP_EVERY.
  */
 export class ExpiredOAuthAuthorizations extends Effect.Service<ExpiredOAuthAuthorizations>()("auth/ExpiredOAuthAuthorizations", {
-  scoped: Effect.gen(function*() {
+  effect: Effect.gen(function*() {
     const repo = yield* OAuthServerRepo
+    const task = deleteUpToTask("oauth_authorizations", SWEEP_EVERY, BATCH, (now, limit) => repo.sweepAuthorizations(now, limit))
+    /** One whole pass now, outside the runner. The rows it marked or deleted. */
     const sweep = Effect.fn("ExpiredOAuthAuthorizations.sweep")(function*(): Effect.fn.Return<number> {
-      const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* sweepInBatches(BATCH, (limit) => repo.sweepAuthorizations(now, limit))
+      return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
-    yield* sweepEvery(SWEEP_EVERY, "expired oauth_authorizations rows", sweep())
-    return { sweep }
+    return { tasks: [task], sweep }
   }),
   dependencies: [OAuthServerRepo.Default]
 }) {}

@@ -1,7 +1,6 @@
 import { Layer } from "effect"
 import { AdminAuthenticatedLive } from "../http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "../http/AuthenticatedLive.js"
-import { ExpiredOAuthAuthorizations } from "./ExpiredOAuthAuthorizations.js"
 import { OAuthServer } from "./OAuthServer.js"
 import { OAuthServerEnabledLive } from "./OAuthServerEnabled.js"
 import { AdminOAuthClientsHttpLive, OAuthDiscoveryHttpLive, OAuthGrantsHttpLive, OAuthServerHttpLive } from "./OAuthServerHttp.js"
@@ -9,14 +8,14 @@ import { AdminOAuthClientsHttpLive, OAuthDiscoveryHttpLive, OAuthGrantsHttpLive,
 /**
  * The OAuth 2.1 / OpenID Connect server: discovery, the /oauth routes behind the OAUTH_SERVER_ENABLED gate (then the
  * bearer check where one is needed), the user's grants and the admin's clients behind their bearer checks and then
- * the gate, over the service, and the sweep of expired authorization requests; the shared floors come from AuthHttp.
+ * the gate, over the service; the shared floors come from AuthHttp (expired authorization requests are swept by
+ * AuthHousekeeping).
  */
 export const OAuthServerLive = Layer.mergeAll(
   OAuthDiscoveryHttpLive,
   OAuthServerHttpLive,
   OAuthGrantsHttpLive,
-  AdminOAuthClientsHttpLive,
-  ExpiredOAuthAuthorizations.Default
+  AdminOAuthClientsHttpLive
 ).pipe(
   Layer.provide(OAuthServer.Default),
   Layer.provide([OAuthServerEnabledLive, AuthenticatedLive, AdminAuthenticatedLive])

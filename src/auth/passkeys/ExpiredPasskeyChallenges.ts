@@ -1,32 +1,28 @@
 import { Clock, Duration, Effect } from "effect"
+import { deleteUpToTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { PasskeyCredentialsRepo } from "../webauthn/PasskeyCredentialsRepo.js"
-import { sweepEvery, sweepInBatches } from "../../platform/process/SweepEvery.js"
 
-/** How often each instance sweeps. */
+/** How often a pass begins. */
 export const SWEEP_EVERY = Duration.minutes(10)
 
 /** Rows one statement deletes at most, so that a backlog is worked off in short transactions. */
 const BATCH = 500
 
 /**
- * Deletes expired webauthn_challenges rows, every SWEEP_EVERY on each instance. A ceremony nobody finished (options
- * asked, the authenticator never answered) leaves its row behind, and anyone may ask for sign-in options, so
- * without the sweep the table only grows. Consuming a challenge already refuses an expired one: the sweep changes
- * no answer.
+ * Deletes expired webauthn_challenges rows, a housekeeping task (AuthHousekeeping) every SWEEP_EVERY. A ceremony
+ * nobody finished (options asked, the authenticator never answered) leaves its row behind, and anyone may ask for
+ * sign-in options, so without the sweep the table only grows. Consuming a challenge already refuses an expired one:
+ * the sweep changes no answer.
  */
 export class ExpiredPasskeyChallenges extends Effect.Service<ExpiredPasskeyChallenges>()("auth/ExpiredPasskeyChallenges", {
-  scoped: Effect.gen(function*() {
+  effect: Effect.gen(function*() {
     const repo = yield* PasskeyCredentialsRepo
-
-    /** One sweep: batch after batch, until a batch finds less than it may take. How many rows it deleted. */
+    const task = deleteUpToTask("webauthn_challenges", SWEEP_EVERY, BATCH, (now, limit) => repo.sweepChallenges(now, limit))
+    /** One whole pass now, outside the runner. How many rows it deleted. */
     const sweep = Effect.fn("ExpiredPasskeyChallenges.sweep")(function*(): Effect.fn.Return<number> {
-      const before = new Date(yield* Clock.currentTimeMillis)
-      return yield* sweepInBatches(BATCH, (limit) => repo.sweepChallenges(before, limit))
+      return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
-
-    yield* sweepEvery(SWEEP_EVERY, "expired webauthn_challenges rows", sweep())
-
-    return { sweep }
+    return { tasks: [task], sweep }
   }),
   dependencies: [PasskeyCredentialsRepo.Default]
 }) {}

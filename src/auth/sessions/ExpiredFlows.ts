@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect } from "effect"
-import { FlowStateRepo, type SweptFlows } from "./FlowStateRepo.js"
-import { sweepEvery } from "../../platform/process/SweepEvery.js"
+import { type HousekeepingTask, sweepPass } from "../../platform/process/Housekeeping.js"
+import { FlowStateRepo } from "./FlowStateRepo.js"
 
 /**
  * How long a flow_state or oauth_client_states row is kept: GoTrue's cleanup drops them a day after they were made.
@@ -9,36 +9,35 @@ import { sweepEvery } from "../../platform/process/SweepEvery.js"
  */
 export const FLOW_RETENTION = Duration.hours(24)
 
-/** How often each instance sweeps. */
+/** How often a pass begins. */
 export const SWEEP_EVERY = Duration.minutes(10)
 
 /** Rows of each table one statement deletes at most, so that a backlog is worked off in short transactions. */
-const BATCH = 500
+export const FLOW_LIMIT = 500
 
 /**
- * Deletes expired flow_state and oauth_client_states rows, every SWEEP_EVERY on each instance (each worker of a
- * cluster too: the sweeps skip the rows another holds, so they never wait on each other).
+ * Expired flow_state and oauth_client_states rows, as a housekeeping task (AuthHousekeeping): one instance at a time,
+ * every SWEEP_EVERY. The deletes skip the rows a request holds, so they never wait on one.
  */
+export const flowTask = (repo: FlowStateRepo): HousekeepingTask => ({
+  name: "flow_state",
+  every: SWEEP_EVERY,
+  batch: (now) =>
+    Effect.map(repo.sweep(new Date(now.getTime() - Duration.toMillis(FLOW_RETENTION)), FLOW_LIMIT), (swept) => ({
+      deleted: swept.flows + swept.clientStates,
+      done: swept.flows < FLOW_LIMIT && swept.clientStates < FLOW_LIMIT,
+      resumeAfter: null
+    }))
+})
+
 export class ExpiredFlows extends Effect.Service<ExpiredFlows>()("auth/ExpiredFlows", {
-  scoped: Effect.gen(function*() {
-    const repo = yield* FlowStateRepo
-
-    /** One sweep: batch after batch, until a batch finds less than it may take. The rows it deleted. */
-    const sweep = Effect.fn("ExpiredFlows.sweep")(function*(): Effect.fn.Return<SweptFlows> {
-      const before = new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(FLOW_RETENTION))
-      let flows = 0
-      let clientStates = 0
-      for (;;) {
-        const swept = yield* repo.sweep(before, BATCH)
-        flows += swept.flows
-        clientStates += swept.clientStates
-        if (swept.flows < BATCH && swept.clientStates < BATCH) return { flows, clientStates }
-      }
+  effect: Effect.gen(function*() {
+    const task = flowTask(yield* FlowStateRepo)
+    /** One whole pass now, outside the runner. The rows it deleted. */
+    const sweep = Effect.fn("ExpiredFlows.sweep")(function*(): Effect.fn.Return<number> {
+      return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
-
-    yield* sweepEvery(SWEEP_EVERY, "expired flow_state and oauth_client_states rows", sweep())
-
-    return { sweep }
+    return { tasks: [task], sweep }
   }),
   dependencies: [FlowStateRepo.Default]
 }) {}

@@ -1,8 +1,8 @@
 import { Clock, Duration, Effect } from "effect"
-import { sweepEvery, sweepInBatches } from "../../platform/process/SweepEvery.js"
+import { deleteUpToTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { SsoRepo } from "./SsoRepo.js"
 
-/** How often each instance sweeps. */
+/** How often a pass begins. */
 export const SWEEP_EVERY = Duration.minutes(10)
 
 /** Records one statement deletes at most, so that a backlog is worked off in short transactions. */
@@ -12,21 +12,19 @@ const BATCH = 500
 const RELAY_STATES_KEPT = Duration.hours(24)
 
 /**
- * Deletes used-assertion records that can no longer pass the time checks, and relay states older than a day, every
- * SWEEP_EVERY on each instance.
+ * Deletes used-assertion records that can no longer pass the time checks, and relay states older than a day, a
+ * housekeeping task (AuthHousekeeping) every SWEEP_EVERY.
  */
 export class ExpiredSamlRecords extends Effect.Service<ExpiredSamlRecords>()("auth/ExpiredSamlRecords", {
-  scoped: Effect.gen(function*() {
+  effect: Effect.gen(function*() {
     const repo = yield* SsoRepo
-
+    const task = deleteUpToTask("saml_records", SWEEP_EVERY, BATCH, (now, limit) =>
+      repo.sweep(now, new Date(now.getTime() - Duration.toMillis(RELAY_STATES_KEPT)), limit))
+    /** One whole pass now, outside the runner. The records it deleted. */
     const sweep = Effect.fn("ExpiredSamlRecords.sweep")(function*(): Effect.fn.Return<number> {
-      const now = yield* Clock.currentTimeMillis
-      return yield* sweepInBatches(BATCH, (limit) => repo.sweep(new Date(now), new Date(now - Duration.toMillis(RELAY_STATES_KEPT)), limit))
+      return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
-
-    yield* sweepEvery(SWEEP_EVERY, "expired saml_used_assertions and saml_relay_states rows", sweep())
-
-    return { sweep }
+    return { tasks: [task], sweep }
   }),
   dependencies: [SsoRepo.Default]
 }) {}

@@ -2,15 +2,15 @@ import { Layer } from "effect"
 import { AdminAuthenticatedLive } from "../http/AdminAuthenticatedLive.js"
 import { CaptchaProtectedLive } from "../http/CaptchaProtectedLive.js"
 import { AdminSsoProviders } from "./AdminSsoProviders.js"
-import { ExpiredSamlRecords } from "./ExpiredSamlRecords.js"
 import { SamlEnabledLive } from "./SamlEnabled.js"
 import { SingleSignOn } from "./SingleSignOn.js"
 import { AdminSsoHttpLive, SsoHttpLive } from "./SsoHttp.js"
 
 /**
  * SAML single sign-on: the public routes behind the SAML_ENABLED gate (then the captcha on POST /sso), the admin
- * provider routes behind the admin JWT check, and the sweep of expired relay states and used assertions.
+ * provider routes behind the admin JWT check (expired relay states and used assertions are swept by
+ * AuthHousekeeping).
  */
-export const SsoLive = Layer.mergeAll(SsoHttpLive, AdminSsoHttpLive, ExpiredSamlRecords.Default).pipe(
+export const SsoLive = Layer.mergeAll(SsoHttpLive, AdminSsoHttpLive).pipe(
   Layer.provide([SamlEnabledLive, CaptchaProtectedLive, AdminAuthenticatedLive, SingleSignOn.Default, AdminSsoProviders.Default])
 )

@@ -1,30 +1,26 @@
 import { Clock, Duration, Effect } from "effect"
-import { sweepEvery, sweepInBatches } from "../../platform/process/SweepEvery.js"
+import { deleteUpToTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { Web3UsedMessagesRepo } from "./Web3UsedMessagesRepo.js"
 
-/** How often each instance sweeps. */
+/** How often a pass begins. */
 export const SWEEP_EVERY = Duration.minutes(10)
 
 /** Records one statement deletes at most, so that a backlog is worked off in short transactions. */
 const BATCH = 500
 
 /**
- * Deletes the used-message records of Web3 sign-in messages that can no longer pass the time checks, every
- * SWEEP_EVERY on each instance: without it the table grows by one row per Web3 sign-in, forever.
+ * Deletes the used-message records of Web3 sign-in messages that can no longer pass the time checks, a housekeeping
+ * task (AuthHousekeeping) every SWEEP_EVERY: without it the table grows by one row per Web3 sign-in, forever.
  */
 export class ExpiredWeb3Messages extends Effect.Service<ExpiredWeb3Messages>()("auth/ExpiredWeb3Messages", {
-  scoped: Effect.gen(function*() {
+  effect: Effect.gen(function*() {
     const repo = yield* Web3UsedMessagesRepo
-
-    /** One sweep: batch after batch, until a batch finds less than it may take. The records it deleted. */
+    const task = deleteUpToTask("web3_used_messages", SWEEP_EVERY, BATCH, (now, limit) => repo.sweep(now, limit))
+    /** One whole pass now, outside the runner. The records it deleted. */
     const sweep = Effect.fn("ExpiredWeb3Messages.sweep")(function*(): Effect.fn.Return<number> {
-      const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* sweepInBatches(BATCH, (limit) => repo.sweep(now, limit))
+      return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
-
-    yield* sweepEvery(SWEEP_EVERY, "expired web3_used_messages rows", sweep())
-
-    return { sweep }
+    return { tasks: [task], sweep }
   }),
   dependencies: [Web3UsedMessagesRepo.Default]
 }) {}

@@ -13,7 +13,6 @@ import { AccessTokens } from "../sessions/AccessTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
 import { UniqueViolation } from "../users/UsersRepo.js"
-import { ExpiredWeb3Messages } from "./ExpiredWeb3Messages.js"
 import { Web3UsedMessagesRepo } from "./Web3UsedMessagesRepo.js"
 
 export interface Web3GrantRequest {
@@ -56,7 +55,6 @@ export class Web3Grant extends Effect.Service<Web3Grant>()("auth/Web3Grant", {
     const tokens = yield* AccessTokens
     const used = yield* Web3UsedMessagesRepo
     const transactions = yield* Transactions
-    yield* ExpiredWeb3Messages
     const allowList = compileAllowList(config.uriAllowList)
 
     const signIn = Effect.fn("Web3Grant.signIn")(function*(request: Web3GrantRequest): Effect.fn.Return<Session, AuthError> {
@@ -116,5 +114,5 @@ export class Web3Grant extends Effect.Service<Web3Grant>()("auth/Web3Grant", {
 
     return { signIn } as const
   }),
-  dependencies: [ExternalAccounts.Default, AccessTokens.Default, AuditLog.Default, Web3UsedMessagesRepo.Default, ExpiredWeb3Messages.Default, Transactions.Live]
+  dependencies: [ExternalAccounts.Default, AccessTokens.Default, AuditLog.Default, Web3UsedMessagesRepo.Default, Transactions.Live]
 }) {}

@@ -22,6 +22,39 @@ export interface HousekeepingTask {
   readonly batch: (now: Date, resumeAfter: string | null) => Effect.Effect<SweepBatch>
 }
 
+/**
+ * A task that deletes at most `limit` rows of each of its statements in a batch (`deleteBatch` is handed the limit,
+ * judged at `now`, and says how many rows it deleted in all), its pass done at the first batch that deleted fewer
+ * than `limit`: then no statement of it found a full share, so none has rows left. A batch of several statements may
+ * thus take one batch more than it needs, never one less.
+ */
+export const deleteUpToTask = (
+  name: string,
+  every: Duration.Duration,
+  limit: number,
+  deleteBatch: (now: Date, limit: number) => Effect.Effect<number>
+): HousekeepingTask => ({
+  name,
+  every,
+  batch: (now) => Effect.map(deleteBatch(now, limit), (deleted): SweepBatch => ({ deleted, done: deleted < limit, resumeAfter: null }))
+})
+
+/**
+ * One whole pass of a task at `now`, batch after batch, outside the runner (no lock, no budget, no saved state): a
+ * service's own `sweep` and the tests use it. The rows it deleted.
+ */
+export const sweepPass = (task: HousekeepingTask, now: Date): Effect.Effect<number> =>
+  Effect.gen(function*() {
+    let deleted = 0
+    let resumeAfter: string | null = null
+    for (;;) {
+      const batch: SweepBatch = yield* task.batch(now, resumeAfter)
+      deleted += batch.deleted
+      if (batch.done) return deleted
+      resumeAfter = batch.resumeAfter
+    }
+  })
+
 /** A task's saved state: where its unfinished pass goes on ("" for a task without a key), when its last pass ended. */
 export interface TaskState {
   readonly resumeAfter: string | null

@@ -374,7 +374,7 @@ describe("OAuth 2.1 server", () => {
           WHERE authorization_id = ${pending.authorizationId}`
         yield* sql`UPDATE auth.oauth_authorizations SET created_at = now() - interval '3 days', expires_at = now() - interval '2 days'
           WHERE authorization_id = ${authorizationId}`
-        const swept = yield* Effect.scoped(Effect.flatMap(ExpiredOAuthAuthorizations, (sweeper) => sweeper.sweep())).pipe(
+        const swept = yield* Effect.flatMap(ExpiredOAuthAuthorizations, (sweeper) => sweeper.sweep()).pipe(
           Effect.provide(ExpiredOAuthAuthorizations.Default)
         )
         expect(swept).toBeGreaterThanOrEqual(2)

@@ -399,7 +399,7 @@ describe("passkeys with PASSKEY_ENABLED", () => {
         const live = yield* authenticationOptions
         const stale = yield* authenticationOptions
         yield* sql((s) => s`UPDATE auth.webauthn_challenges SET expires_at = now() - interval '1 second' WHERE id = ${stale.json.challenge_id}`)
-        const swept = yield* Effect.scoped(Effect.flatMap(ExpiredPasskeyChallenges, (sweeper) => sweeper.sweep())).pipe(
+        const swept = yield* Effect.flatMap(ExpiredPasskeyChallenges, (sweeper) => sweeper.sweep()).pipe(
           Effect.provide(ExpiredPasskeyChallenges.Default)
         )
         expect(swept).toBeGreaterThanOrEqual(1)

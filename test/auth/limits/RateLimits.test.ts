@@ -1,7 +1,8 @@
 import { HttpServerRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Logger, Metric, Ref, TestClock } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Logger, Metric, Ref, TestClock } from "effect"
 import type { AuthError } from "../../../src/auth/domain/AuthError.js"
+import { rateLimitTask } from "../../../src/auth/limits/ExpiredRateLimits.js"
 import { RateLimits } from "../../../src/auth/limits/RateLimits.js"
 import { RateLimitsRepo } from "../../../src/auth/limits/RateLimitsRepo.js"
 import { configLayer } from "../../../src/config/AppConfig.js"
@@ -14,7 +15,7 @@ import { testConfig } from "../../support/TestServer.js"
  * wire, with two servers, is the acceptance test.
  */
 
-/** A RateLimits and its repo, built in the test's scope so its sweeping fiber runs on the test's clock. */
+/** A RateLimits and its repo, built in the test's scope. */
 const build = (env: Record<string, string>) =>
   Effect.map(
     Layer.build(RateLimits.DefaultWithoutDependencies.pipe(
@@ -79,7 +80,7 @@ describe("RateLimits", () => {
     Effect.gen(function*() {
       const { limits, repo } = yield* build({ AUTH_RATE_LIMIT_TOKEN_REFRESH: "0" })
       expect(yield* outcomes(50, limits.check("token"), { "x-real-ip": "198.51.100.2" })).not.toContain("over_request_rate_limit")
-      expect(yield* repo.sweep(Number.MAX_SAFE_INTEGER)).toBe(0)
+      expect(yield* repo.sweep(Number.MAX_SAFE_INTEGER, 1_000_000)).toBe(0)
     }))
 
   it.scoped("lets a request without the header's value through, with GoTrue's warning naming the header", () =>
@@ -116,16 +117,19 @@ describe("RateLimits", () => {
       expect(yield* outcomes(3, off.limits.checkSignup({}), client)).toStrictEqual(["ok", "ok", "ok"])
     }))
 
-  it.scoped("sweeps, once a minute, the buckets that refilled more than a minute before", () =>
+  it.scoped("housekeeping sweeps, once a minute, the buckets that refilled more than a minute before", () =>
     Effect.gen(function*() {
       // One request every 10 seconds: a first request leaves a bucket that is full again 10 s later.
       const { limits, repo } = yield* build({ ...HEADER, AUTH_RATE_LIMIT_VERIFY: "30" })
+      const task = rateLimitTask(repo)
+      expect(Duration.toMillis(task.every)).toBe(60_000)
       expect(yield* outcomes(1, limits.check("verify"), { "x-real-ip": "198.51.100.5" })).toStrictEqual(["ok"])
       yield* TestClock.adjust("55 seconds")
       expect(yield* outcomes(1, limits.check("verify"), { "x-real-ip": "198.51.100.6" })).toStrictEqual(["ok"])
-      // Sweeps ran at 60 s (taking buckets refilled by 0 s) and at 120 s (refilled by 60 s): the first bucket
-      // (full at 10 s) is gone, the second (full at 65 s) is left for the next one.
+      // A pass at 120 s takes the buckets refilled by 60 s: the first (full at 10 s) goes, the second (full at 65 s)
+      // is left for the next one.
       yield* TestClock.adjust("65 seconds")
-      expect(yield* repo.sweep(Number.MAX_SAFE_INTEGER)).toBe(1)
+      expect(yield* task.batch(new Date(yield* Clock.currentTimeMillis), null)).toEqual({ deleted: 1, done: true, resumeAfter: null })
+      expect(yield* repo.sweep(Number.MAX_SAFE_INTEGER, 1_000_000)).toBe(1)
     }))
 })

@@ -10,7 +10,10 @@ import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { testConfig } from "../../support/TestServer.js"
 
-/** ExpiredFactors on the database (PGlite, or PostgreSQL with DATABASE_URL): what one sweep deletes and keeps. */
+/**
+ * ExpiredFactors on the database (PGlite, or PostgreSQL with DATABASE_URL): what one pass of its housekeeping task
+ * deletes and keeps (a backlog of several batches: test/auth/AuthHousekeeping.test.ts).
+ */
 
 const Migrated = configLayer(testConfig()).pipe(
   Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: "" })))),
@@ -24,7 +27,7 @@ layer(Migrated, { timeout: 60_000 })("ExpiredFactors on the database", (it) => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const t = authTables("")
-      // Set before the service starts and not moved after: only the sweep called here runs.
+      // The service reads the test's clock: the sweep called here judges at this time.
       yield* TestClock.setTime(Duration.toMillis(Duration.sum(FACTOR_RETENTION, Duration.hours(2))))
       const context = yield* Layer.build(ExpiredFactors.DefaultWithoutDependencies.pipe(Layer.provideMerge(FactorsRepo.Default)))
       const expired = Context.get(context, ExpiredFactors)
@@ -42,7 +45,9 @@ layer(Migrated, { timeout: 60_000 })("ExpiredFactors on the database", (it) => {
       yield* repo.insertChallenge({ id: oldChallenge, factorId: verified.id, ip: "127.0.0.1", now: hours(1), otpCode: "", webAuthnSessionData: null })
       yield* repo.insertChallenge({ id: youngChallenge, factorId: young.id, ip: "127.0.0.1", now: hours(20), otpCode: "", webAuthnSessionData: null })
 
-      yield* expired.sweep()
+      // The old challenge: the abandoned factor went already, when "young" was enrolled (each enrolment drops the
+      // abandoned ones); the database is this file's own.
+      expect(yield* expired.sweep()).toBe(1)
       const factors = yield* sql<{ id: string }>`SELECT id FROM ${sql(t.mfa_factors)} WHERE user_id = ${userId}`
       expect(factors.map((row) => row.id).sort()).toEqual([verified.id, young.id].sort())
       expect(factors.map((row) => row.id)).not.toContain(abandoned.id)

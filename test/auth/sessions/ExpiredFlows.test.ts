@@ -1,19 +1,22 @@
 import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { describe, expect, it, layer } from "@effect/vitest"
-import { Clock, Context, Duration, Effect, Layer, Option, TestClock } from "effect"
+import { expect, layer } from "@effect/vitest"
+import { Context, Duration, Effect, Layer, TestClock } from "effect"
+import { authHousekeepingState, authHousekeepingTasks, AuthHousekeepingTasksLive } from "../../../src/auth/AuthHousekeeping.js"
 import { authTables } from "../../../src/auth/AuthTables.js"
 import { ExpiredFlows, FLOW_RETENTION, SWEEP_EVERY } from "../../../src/auth/sessions/ExpiredFlows.js"
 import { FlowStateRepo } from "../../../src/auth/sessions/FlowStateRepo.js"
 import { configLayer } from "../../../src/config/AppConfig.js"
+import { runHousekeeping } from "../../../src/platform/process/Housekeeping.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
+import { qualifiedTables } from "../../../src/platform/sql/Tables.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { testConfig } from "../../support/TestServer.js"
 
 /**
- * ExpiredFlows: GoTrue's cleanup of flow_state and oauth_client_states, a day after a row was made. On the database
- * (PGlite, or PostgreSQL with DATABASE_URL) for what a sweep deletes, including a backlog larger than one batch; over
- * the in-memory repo for when the sweeps run.
+ * ExpiredFlows: GoTrue's cleanup of flow_state and oauth_client_states, a day after a row was made, as a housekeeping
+ * task. On the database (PGlite, or PostgreSQL with DATABASE_URL): what a sweep deletes, including a backlog larger
+ * than one batch, and that the housekeeping runner takes the task every SWEEP_EVERY.
  */
 
 const Migrated = configLayer(testConfig()).pipe(
@@ -44,8 +47,7 @@ layer(Migrated, { timeout: 60_000 })("ExpiredFlows on the database", (it) => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const t = authTables("")
-      // The clock is set before the service starts, and moved less than SWEEP_EVERY after: only the sweeps called
-      // here run.
+      // The service reads the test's clock: the sweeps called here judge at the times set.
       yield* TestClock.setTime(Duration.toMillis(Duration.sum(FLOW_RETENTION, Duration.minutes(59))))
       const { expired, flows } = yield* build(FlowStateRepo.Default)
       // 1,200 OAuth starts abandoned at 1 h, each with its verifier: more than two batches of each table.
@@ -61,28 +63,40 @@ layer(Migrated, { timeout: 60_000 })("ExpiredFlows on the database", (it) => {
       )
 
       // At 24 h 59 min the oldest rows are a minute short of their day.
-      expect(yield* expired.sweep()).toEqual({ flows: 0, clientStates: 0 })
+      expect(yield* expired.sweep()).toBe(0)
       expect(yield* remaining).toEqual({ flows: 1_201, client_states: 1_201 })
       yield* TestClock.setTime(Duration.toMillis(Duration.sum(FLOW_RETENTION, Duration.hours(1))) + 1)
-      expect(yield* expired.sweep()).toEqual({ flows: 1_200, clientStates: 1_200 })
+      expect(yield* expired.sweep()).toBe(2_400)
       expect(yield* remaining).toEqual({ flows: 1, client_states: 1 })
       expect(yield* flows.claimOAuth(abandoned[0]!.id)).toEqual({ _tag: "Unknown" })
       expect(yield* flows.claimOAuth(recent.id)).toMatchObject({ _tag: "Claimed", flow: { provider_code_verifier: "v".repeat(43) } })
     }))
-})
 
-describe("ExpiredFlows schedule", () => {
-  it.scoped("each instance sweeps every SWEEP_EVERY: a flow goes at the first sweep after its day", () =>
+  it.scoped("the flow task is one of the auth housekeeping tasks, every SWEEP_EVERY: a run deletes the flows past their day", () =>
     Effect.gen(function*() {
-      // Started with the service (the test clock may not be at 0: the case before can have moved it).
-      const { flows } = yield* build(FlowStateRepo.Test)
-      const requestToken = `req-${randomUUID()}`
-      const flow = { ...startAt(new Date(yield* Clock.currentTimeMillis)), providerRequestToken: requestToken }
-      yield* flows.startOAuth(flow)
-      // The sweeps up to a day (the last at exactly a day) find nothing older than a day.
-      yield* TestClock.adjust(FLOW_RETENTION)
-      expect(yield* flows.findOAuthByRequestToken(requestToken)).toEqual(Option.some(flow.id))
-      yield* TestClock.adjust(SWEEP_EVERY)
-      expect(yield* flows.findOAuthByRequestToken(requestToken)).toEqual(Option.none())
+      const sql = yield* SqlClient.SqlClient
+      const tasks = yield* Effect.provide(authHousekeepingTasks, AuthHousekeepingTasksLive)
+      const task = tasks.find((candidate) => candidate.name === "flow_state")
+      expect(task === undefined ? undefined : Duration.toMillis(task.every)).toBe(Duration.toMillis(SWEEP_EVERY))
+      const { flows } = yield* build(FlowStateRepo.Default)
+      const now = new Date(Date.UTC(2030, 0, 1))
+      const at = (ms: number) => new Date(now.getTime() + ms)
+      const old = startAt(at(-Duration.toMillis(FLOW_RETENTION) - 60_000))
+      const young = startAt(at(-Duration.toMillis(FLOW_RETENTION) + 60_000))
+      yield* flows.startOAuth(old)
+      yield* flows.startOAuth(young)
+      yield* sql`DELETE FROM ${sql(qualifiedTables("auth", "", ["gatehouse_housekeeping"]).gatehouse_housekeeping)}`
+      const state = yield* authHousekeepingState
+      const run = yield* runHousekeeping([task!], state, now, { budget: Duration.hours(1), pause: Duration.zero })
+      expect(run.busy).toBe(false)
+      expect(run.deleted["flow_state"]).toBeGreaterThanOrEqual(2)
+      expect(yield* flows.claimOAuth(old.id)).toEqual({ _tag: "Unknown" })
+      // Not due again until SWEEP_EVERY has passed since that pass: a run a minute later leaves the young flow,
+      // though it is past its day by then.
+      const later = yield* runHousekeeping([task!], state, at(2 * 60_000), { budget: Duration.hours(1), pause: Duration.zero })
+      expect(later.deleted["flow_state"]).toBeUndefined()
+      const next = yield* runHousekeeping([task!], state, at(Duration.toMillis(SWEEP_EVERY)), { budget: Duration.hours(1), pause: Duration.zero })
+      expect(next.deleted["flow_state"]).toBeGreaterThanOrEqual(2)
+      expect(yield* flows.claimOAuth(young.id)).toEqual({ _tag: "Unknown" })
     }))
 })

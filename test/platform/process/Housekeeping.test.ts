@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Option, TestClock } from "effect"
+import { Duration, Effect, FastCheck, Option, TestClock } from "effect"
 import {
+  deleteUpToTask,
   type HousekeepingState,
   type HousekeepingTask,
   runHousekeeping,
+  sweepPass,
   type SweepBatch,
   type TaskState
 } from "../../../src/platform/process/Housekeeping.js"
@@ -93,5 +95,47 @@ describe("runHousekeeping", () => {
       const run = yield* runHousekeeping([task], memoryState(true).state, NOW, LIMITS)
       expect(run).toEqual({ busy: true, outOfTime: false, deleted: {} })
       expect(calls).toEqual([])
+    }))
+})
+
+describe("deleteUpToTask", () => {
+  /** A table of `backlog` rows, and a delete of at most `limit` of them, each call recorded. */
+  const table = (backlog: number) => {
+    let left = backlog
+    const asked: Array<{ readonly limit: number; readonly deleted: number }> = []
+    const deleteBatch = (_now: Date, limit: number) =>
+      Effect.sync(() => {
+        const deleted = Math.min(left, limit)
+        left -= deleted
+        asked.push({ limit, deleted })
+        return deleted
+      })
+    return { deleteBatch, asked, left: () => left }
+  }
+
+  it.prop("a run works any backlog off in batches of at most `limit`, ending at the first that found fewer", {
+    backlog: FastCheck.integer({ min: 0, max: 5_000 }),
+    limit: FastCheck.integer({ min: 1, max: 700 })
+  }, ({ backlog, limit }) => {
+    const rows = table(backlog)
+    const task = deleteUpToTask("test/upto", Duration.minutes(10), limit, rows.deleteBatch)
+    const { saved, state } = memoryState()
+    const run = Effect.runSync(runHousekeeping([task], state, NOW, LIMITS))
+    expect(run).toEqual({ busy: false, outOfTime: false, deleted: { "test/upto": backlog } })
+    expect(rows.left()).toBe(0)
+    expect(rows.asked.every((call) => call.limit === limit && call.deleted <= limit)).toBe(true)
+    // Full batches, then one that found fewer (none, when the backlog was a multiple of the limit).
+    expect(rows.asked.length).toBe(Math.floor(backlog / limit) + 1)
+    expect(saved.get("test/upto")).toEqual({ resumeAfter: null, lastRun: NOW })
+  })
+
+  it.effect("sweepPass runs a whole pass outside the runner and says how many rows went", () =>
+    Effect.gen(function*() {
+      const rows = table(1_234)
+      expect(yield* sweepPass(deleteUpToTask("test/upto", Duration.minutes(1), 500, rows.deleteBatch), NOW)).toBe(1_234)
+      expect(rows.asked.map((call) => call.deleted)).toEqual([500, 500, 234])
+      const { calls, task } = counting(25, 10)
+      expect(yield* sweepPass(task, NOW)).toBe(25)
+      expect(calls).toEqual([null, "10", "20"])
     }))
 })
