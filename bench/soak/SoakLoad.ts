@@ -1,5 +1,5 @@
 import type { Agent } from "node:http"
-import { type HttpTarget, httpJson, keepAliveAgent } from "../load/HttpClient.js"
+import { httpCall, type HttpTarget, httpJson, keepAliveAgent } from "../load/HttpClient.js"
 import { PASSWORD, type Seeded } from "../Seed.js"
 import { uniqueTag } from "../scenarios/Scenario.js"
 
@@ -113,7 +113,7 @@ export class SoakLoad {
     const loops = [
       ...Array.from({ length: SOAK_MIX.user }, (_, slot) =>
         this.loop("user", async () => {
-          await httpJson(this.target, this.agents.user, {
+          await httpCall(this.target, this.agents.user, {
             method: "GET",
             path: "/user",
             headers: { authorization: `Bearer ${this.chains[slot % this.chains.length]!.accessToken}` }
@@ -130,7 +130,7 @@ export class SoakLoad {
         }, () => this.restartChain(i))),
       ...Array.from({ length: SOAK_MIX.signup }, () =>
         this.loop("signup", async () => {
-          await httpJson(this.target, this.agents.signup, {
+          await httpCall(this.target, this.agents.signup, {
             method: "POST",
             path: "/signup",
             json: { email: `soak-${tag}-${signups++}@bench.example`, password: PASSWORD }

@@ -46,7 +46,7 @@ const allServing = async (server: ServerProcess): Promise<void> => {
 
 const line = (sample: SoakSample): string =>
   `  ${formatDuration(sample.atMs).padStart(9)}  tree ${sample.processes.reduce((n, p) => n + p.rssMb, 0).toFixed(0)} MB ` +
-  `(${sample.processes.map((p) => `${p.role} ${p.rssMb.toFixed(0)}`).join(", ")})  ${sample.requests} answered`
+  `(${sample.processes.map((p) => `${p.role} ${p.rssMb.toFixed(0)}`).join(", ")})  ${sample.requests} answered, ${sample.failed} failed`
 
 export const runSoakBench = async (
   repo: string,
@@ -94,7 +94,7 @@ export const runSoakBench = async (
     for (let k = 1; k * intervalMs <= durationMs; k++) {
       await sleep(Math.max(0, began + k * intervalMs - performance.now()))
       const processes: ReadonlyArray<ProcessReading> = treeProcesses(gatehouse.pid)
-      const sample = { atMs: performance.now() - began, processes, requests: load.totals().requests }
+      const sample = { atMs: performance.now() - began, processes, ...load.totals() }
       samples.push(sample)
       if (k % printEvery === 0) progress(line(sample))
     }

@@ -7,8 +7,9 @@ export interface SoakSample {
   /** Milliseconds since the load started. */
   readonly atMs: number
   readonly processes: ReadonlyArray<ProcessReading>
-  /** Requests answered so far, successes and failures. */
+  /** Requests answered so far (successes and failures), and how many of them failed. */
   readonly requests: number
+  readonly failed: number
 }
 
 /** One process (or "total", the whole tree) over the soak; RSS in MB. */

@@ -135,6 +135,7 @@ describe("summarizeSoak", () => {
   const samples: Array<SoakSample> = grid(TEN_MIN, 10_000, (t) => t).map(({ atMs }, k) => ({
     atMs,
     requests: 1000 * (k + 1),
+    failed: 0,
     processes: [
       reading("primary", 1, 110),
       reading("worker-1", 2, 170 + atMs / MIN),
@@ -191,6 +192,7 @@ describe("summarizeSoak", () => {
       const series: Array<SoakSample> = Array.from({ length: 30 }, (_, k) => ({
         atMs: (k + 1) * 3_000,
         requests: k,
+        failed: 0,
         processes: levels.map((values, i) => reading(roles[i]!, i + 1, values[k]!))
       }))
       const { rows } = summarizeSoak([], series, 90_000)
