@@ -60,6 +60,13 @@ const KIND_TITLES: Readonly<Record<SoakKind, string>> = {
   signup: "sign-ups"
 }
 
+/** What is in flight of each kind, in words: "6 GET /user", "3 refresh chains", "1 sign-up". */
+const inFlight = (kind: SoakKind, n: number): string =>
+  kind === "user" ? `${n} GET /user` : kind === "refresh" ? `${n} refresh chain${n === 1 ? "" : "s"}` : `${n} sign-up${n === 1 ? "" : "s"}`
+
+/** The issue's soak: a shorter one's second half may still be the server's warm-up. */
+const FULL_SOAK_MS = 10 * 60_000
+
 export interface SoakDocument {
   readonly startedAt: string
   readonly commit: string
@@ -87,7 +94,7 @@ export const soakDocument = (d: SoakDocument): string => {
     "",
     `${d.startedAt}, commit ${d.commit}. Gatehouse alone in production mode at its default settings ` +
     `(${d.workers} worker(s), the default pool and log level) on PostgreSQL 15, under ${formatDuration(d.durationMs)} of steady mixed load: ` +
-    kinds.map((k) => `${d.mix[k]} ${KIND_TITLES[k]}`).join(", ") + " in flight (refresh grants in chains, each presenting the token the previous one answered). " +
+    kinds.map((k) => inFlight(k, d.mix[k])).join(", ") + " in flight (each refresh presents the token the previous one of its chain answered). " +
     `RSS of each process of the server's tree every ${formatDuration(d.sampleIntervalMs)} (${d.summary.samples} samples), in MB. ` +
     `Load average before ${d.loadAverage.before.map((l) => l.toFixed(2)).join(" ")}, after ${d.loadAverage.after.map((l) => l.toFixed(2)).join(" ")}.`,
     "",
@@ -103,7 +110,11 @@ export const soakDocument = (d: SoakDocument): string => {
     `(the first minutes of load grow any Node process as V8 optimises and the heap finds its size): a least-squares line ` +
     `through those samples, its slope times the run's length ("late trend"), is growth when it exceeds both the tolerance, ` +
     `max(${FLOOR_MB} MB, ${FLOOR_SHARE * 100} % of the process's level), and the noise, two standard errors of that trend. ` +
-    `Otherwise: no growth beyond noise.`,
+    `Otherwise: no growth beyond noise.` +
+    (d.durationMs < FULL_SOAK_MS
+      ? ` A run shorter than ten minutes may still be warming up in its second half (see the answers per second): ` +
+        `read its verdicts as a check of the harness, not of the server.`
+      : ""),
     ""
   ].join("\n")
 }

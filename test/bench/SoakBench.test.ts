@@ -144,6 +144,12 @@ describe("summarizeSoak", () => {
     ]
   }))
   const summary = summarizeSoak(idle, samples, TEN_MIN)
+  const documentOf = (durationMs: number) => ({
+    startedAt: "2026-11-27T03:00:00.000Z", commit: "abc1234", durationMs, sampleIntervalMs: 10_000, edgeWindowMs: MIN,
+    workers: 2, mix: { user: 6, refresh: 3, signup: 1 }, summary,
+    counts: { user: { requests: 50_000, failed: 0 }, refresh: { requests: 9_000, failed: 2, firstError: "HTTP 500" }, signup: { requests: 1_000, failed: 0 } },
+    chainRestarts: 2, loadAverage: { before: [0.1, 0.2, 0.3], after: [2, 2, 2] }
+  })
 
   it("gives each process and the tree their idle RSS, first- and last-minute means, max, growth and verdict", () => {
     expect(summary.rows.map((r) => r.role)).toStrictEqual(["primary", "worker-1", "worker-2", "total"])
@@ -172,16 +178,14 @@ describe("summarizeSoak", () => {
     expect(table).toMatch(/\| worker-1 .* \*\*growing\*\* \|$/m)
     expect(table).toMatch(/\| primary .* no growth beyond noise \|$/m)
     expect(table).toContain("| **whole tree** |  | 400 |")
-    const document = soakDocument({
-      startedAt: "2026-11-27T03:00:00.000Z", commit: "abc1234", durationMs: TEN_MIN, sampleIntervalMs: 10_000, edgeWindowMs: MIN,
-      workers: 2, mix: { user: 6, refresh: 3, signup: 1 }, summary,
-      counts: { user: { requests: 50_000, failed: 0 }, refresh: { requests: 9_000, failed: 2, firstError: "HTTP 500" }, signup: { requests: 1_000, failed: 0 } },
-      chainRestarts: 2, loadAverage: { before: [0.1, 0.2, 0.3], after: [2, 2, 2] }
-    })
+    const document = soakDocument(documentOf(TEN_MIN))
     expect(document).toContain("60000 answered, 2 failed (first: HTTP 500)")
     expect(document).toContain("refresh grants 9000 (2 failed)")
     expect(document).toContain("2 refresh chain(s) started again")
     expect(document).toContain("max(5 MB, 3 % of the process's level)")
+    expect(document).toContain("6 GET /user, 3 refresh chains, 1 sign-up in flight")
+    expect(document).not.toContain("check of the harness")
+    expect(soakDocument({ ...documentOf(90_000) })).toContain("check of the harness")
   })
 
   it.prop(
