@@ -1,3 +1,5 @@
+import { DEFAULT_SOAK_MS, parseSoakDuration } from "./soak/SoakDuration.js"
+
 /** Everything a run can be told, from the command line and BENCH_* variables. */
 export interface BenchOptions {
   /** --quick: one short round per side, to check the harness works. */
@@ -24,9 +26,14 @@ export interface BenchOptions {
   readonly size: number | undefined
   /** Concurrent requests of the size scenarios (BENCH_SIZE_CONNECTIONS). */
   readonly sizeConnections: number
+  /**
+   * --soak[=10m]: instead of the side-by-side table, Gatehouse alone at its default settings under a steady mixed
+   * load for this many milliseconds, its processes' RSS sampled throughout.
+   */
+  readonly soak: number | undefined
 }
 
-export const USAGE = `npm run bench [-- --quick | --sql | --only=user,refresh | --size=1m]
+export const USAGE = `npm run bench [-- --quick | --sql | --only=user,refresh | --size=1m | --soak[=10m]]
 
   --quick         one short round per side (0.5 s warm-up, 2 s measured): checks the harness
   --sql           count the SQL statements per request on both sides, list them, and stop
@@ -34,6 +41,9 @@ export const USAGE = `npm run bench [-- --quick | --sql | --only=user,refresh | 
                   iam-validate, floor)
   --size=N        Gatehouse alone, at 200 users and again after adding N users by SQL (1m, 100k, 5000):
                   each size scenario's CPU and p99 at both sizes, their ratio, and the database size
+  --soak[=TIME]   Gatehouse alone at its default settings under a steady mixed load (GET /user, refresh
+                  chains, sign-ups; 10 in flight) for TIME (default 10m; 90s, 1h, 1m30s): RSS per process
+                  sampled every 10 s, its growth, and whether it grew beyond noise
 
   BENCH_DURATION=8            measured seconds per run        BENCH_WARMUP=2   warm-up seconds per run
   BENCH_ROUNDS=2              runs per side, alternating      BENCH_WORKERS    processes per side (default: CPUs)
@@ -51,8 +61,11 @@ const positive = (env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
 }
 
 export const parseBenchOptions = (argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv, cpus: number): BenchOptions => {
-  const unknown = argv.filter((a) => a !== "--quick" && a !== "--sql" && !a.startsWith("--only=") && !a.startsWith("--size="))
+  const isSoak = (a: string) => a === "--soak" || a.startsWith("--soak=")
+  const unknown = argv.filter((a) => a !== "--quick" && a !== "--sql" && !a.startsWith("--only=") && !a.startsWith("--size=") && !isSoak(a))
   if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}\n\n${USAGE}`)
+  const soak = argv.find(isSoak)
+  if (soak !== undefined && argv.some((a) => a.startsWith("--size="))) throw new Error(`--soak and --size are runs of their own: give one\n\n${USAGE}`)
   const quick = argv.includes("--quick")
   const only = argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",").filter((s) => s !== "")
   const size = argv.find((a) => a.startsWith("--size="))?.slice("--size=".length)
@@ -68,7 +81,8 @@ export const parseBenchOptions = (argv: ReadonlyArray<string>, env: NodeJS.Proce
     bcryptConnections: Math.round(positive(env, "BENCH_BCRYPT_CONNECTIONS", 16)),
     burstConnections: Math.round(positive(env, "BENCH_BURST_CONNECTIONS", 8)),
     size: size === undefined ? undefined : parseSize(size),
-    sizeConnections: Math.round(positive(env, "BENCH_SIZE_CONNECTIONS", 10))
+    sizeConnections: Math.round(positive(env, "BENCH_SIZE_CONNECTIONS", 10)),
+    soak: soak === undefined ? undefined : soak === "--soak" ? DEFAULT_SOAK_MS : parseSoakDuration(soak.slice("--soak=".length))
   }
 }
 

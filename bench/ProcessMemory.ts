@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs"
+import { readFileSync, readlinkSync } from "node:fs"
 import { processTree } from "./ProcessCpu.js"
 
 /** One process's memory, in MB: resident (RSS) and its proportional share of pages shared with others (PSS). */
@@ -26,30 +26,61 @@ const readMemory = (pid: number): ProcessMemory | undefined => {
   }
 }
 
-const isNode = (pid: number): boolean => {
+/** The executable a process runs (/proc/<pid>/exe), undefined when it is gone or not ours to read. */
+const executableOf = (pid: number): string | undefined => {
   try {
-    return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "node"
+    return readlinkSync(`/proc/${pid}/exe`)
   } catch {
-    return false
+    return undefined
   }
 }
 
-/**
- * Each node process of a server's tree by role: "single" for a server of one process, else "primary" and
- * "worker-1", "worker-2", … in the order they started (a replacement takes the place of the worker it replaced).
- */
-export const treeMemory = (rootPid: number): ReadonlyMap<string, ProcessMemory> => {
-  const tree = processTree(rootPid).filter((p) => isNode(p.pid))
-  const workers = tree.filter((p) => p.pid !== rootPid).sort((a, b) => a.startTicks - b.startTicks || a.pid - b.pid)
-  const roles: Array<[string, number]> = [
-    [workers.length === 0 ? "single" : "primary", rootPid],
-    ...workers.map((w, i): [string, number] => [`worker-${i + 1}`, w.pid])
-  ]
-  return new Map(roles.flatMap(([role, pid]) => {
-    const memory = readMemory(pid)
-    return memory === undefined ? [] : [[role, memory] as const]
-  }))
+/** A process of a server's tree: its pid and when it started (clock ticks since boot, /proc/<pid>/stat). */
+export interface TreeMember {
+  readonly pid: number
+  readonly startTicks: number
 }
+
+/**
+ * The roles of a server's processes: "single" for a server of one process, else "primary" (the root) and
+ * "worker-1", "worker-2", … in the order they started (a replacement takes the place of the worker it replaced).
+ * `members` are the root's descendants that run the server's own executable.
+ */
+export const assignRoles = (rootPid: number, members: ReadonlyArray<TreeMember>): ReadonlyArray<{ readonly role: string; readonly pid: number }> => {
+  const workers = members.filter((p) => p.pid !== rootPid).sort((a, b) => a.startTicks - b.startTicks || a.pid - b.pid)
+  return [
+    { role: workers.length === 0 ? "single" : "primary", pid: rootPid },
+    ...workers.map((w, i) => ({ role: `worker-${i + 1}`, pid: w.pid }))
+  ]
+}
+
+/** One process of a server's tree, with its role, pid and memory. */
+export interface ProcessReading extends ProcessMemory {
+  readonly role: string
+  readonly pid: number
+}
+
+/**
+ * Each process of a server's tree that runs the server's own executable (node), by role (assignRoles).
+ *
+ * The executable is read from /proc/<pid>/exe, not from /proc/<pid>/comm: comm is the process title (its first 15
+ * bytes), and the bench starts every server with --title=gatehouse-bench-<name>, which node:cluster passes on to
+ * each worker. A test of comm === "node" therefore matched no process of a bench server: the workers were left
+ * out and the primary alone was reported, as "single".
+ */
+export const treeProcesses = (rootPid: number): ReadonlyArray<ProcessReading> => {
+  const executable = executableOf(rootPid)
+  if (executable === undefined) return []
+  const members = processTree(rootPid).filter((p) => p.pid === rootPid || executableOf(p.pid) === executable)
+  return assignRoles(rootPid, members).flatMap(({ pid, role }) => {
+    const memory = readMemory(pid)
+    return memory === undefined ? [] : [{ role, pid, ...memory }]
+  })
+}
+
+/** Each node process of a server's tree by role (treeProcesses), with its memory. */
+export const treeMemory = (rootPid: number): ReadonlyMap<string, ProcessMemory> =>
+  new Map(treeProcesses(rootPid).map(({ pssMb, role, rssMb }) => [role, { rssMb, pssMb }]))
 
 /** Per role: the RSS at idle, and its mean and max over the samples taken under load. */
 export interface MemoryRow {

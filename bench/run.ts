@@ -27,6 +27,7 @@ import { SCENARIOS } from "./scenarios/Scenarios.js"
 import { seed } from "./Seed.js"
 import { serverSettings } from "./ServerSettings.js"
 import { runSizeBench } from "./size/SizeRun.js"
+import { runSoakBench } from "./soak/SoakRun.js"
 import { type ServerProcess, startServer } from "./ServerProcess.js"
 import { checkStatements } from "./StatementCheck.js"
 import { StatementCounter } from "./StatementCounter.js"
@@ -74,6 +75,7 @@ const runScenario = async (
 const main = async (): Promise<void> => {
   const options = parseBenchOptions(process.argv.slice(2), process.env, availableParallelism())
   if (options.size !== undefined) return runSizeBench(REPO, options, options.size, progress)
+  if (options.soak !== undefined) return runSoakBench(REPO, options, options.soak, progress)
   const began = Date.now()
   const elapsed = () => `${((Date.now() - began) / 1000).toFixed(0)} s`
   const startedAt = new Date().toISOString()

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { memoryRows, parseSmapsRollup, type ProcessMemory } from "../../bench/ProcessMemory.js"
+import { spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { processTree } from "../../bench/ProcessCpu.js"
+import { assignRoles, memoryRows, parseSmapsRollup, type ProcessMemory, treeProcesses } from "../../bench/ProcessMemory.js"
 import { memoryTable } from "../../bench/report/MemoryTable.js"
 
 const ROLLUP = `55d4c3a00000-7ffd8b5f0000 ---p 00000000 00:00 0                          [rollup]
@@ -35,5 +38,50 @@ describe("ProcessMemory", () => {
   it("shows a role seen only at idle with dashes under load", () => {
     const rows = memoryRows(new Map([["single", m(300)]]), [])
     expect(memoryTable([{ side: "gatehouse", rows }])).toContain("| gatehouse | single | 300 | – | – | – |")
+  })
+
+  it("names the root primary and the others workers in the order they started, or the root single when alone", () => {
+    expect(assignRoles(10, [{ pid: 10, startTicks: 1 }])).toStrictEqual([{ role: "single", pid: 10 }])
+    expect(assignRoles(10, [])).toStrictEqual([{ role: "single", pid: 10 }])
+    expect(assignRoles(10, [{ pid: 10, startTicks: 1 }, { pid: 30, startTicks: 5 }, { pid: 20, startTicks: 7 }, { pid: 25, startTicks: 5 }]))
+      .toStrictEqual([
+        { role: "primary", pid: 10 },
+        { role: "worker-1", pid: 25 },
+        { role: "worker-2", pid: 30 },
+        { role: "worker-3", pid: 20 }
+      ])
+  })
+
+  it("finds the workers of a server started with --title, as the bench starts them (they were reported as one \"single\")", async () => {
+    // A parent and a child, both titled as bench servers are (node:cluster passes the parent's --title on to its
+    // workers), so neither one's comm is "node". The parent prints "ready" once the child has started.
+    const title = "--title=gatehouse-bench-memtest"
+    const childScript = `console.log("up"); setInterval(() => {}, 1000)`
+    const parentScript = `
+      const { spawn } = require("node:child_process")
+      const child = spawn(process.execPath, [${JSON.stringify(title)}, "-e", ${JSON.stringify(childScript)}], { stdio: ["ignore", "pipe", "inherit"] })
+      child.stdout.once("data", () => console.log("ready " + child.pid))
+      process.on("SIGTERM", () => { child.kill("SIGTERM"); process.exit(0) })
+      setInterval(() => {}, 1000)`
+    const parent = spawn(process.execPath, [title, "-e", parentScript], { stdio: ["ignore", "pipe", "inherit"] })
+    try {
+      const childPid = await new Promise<number>((resolve, reject) => {
+        parent.stdout!.on("data", (chunk: Buffer) => {
+          const match = /ready (\d+)/.exec(chunk.toString("utf8"))
+          if (match !== null) resolve(Number(match[1]))
+        })
+        parent.once("exit", (code) => reject(new Error(`the test server exited (${code})`)))
+      })
+      expect(readFileSync(`/proc/${parent.pid}/comm`, "utf8").trim()).toBe("gatehouse-bench")
+      expect(processTree(parent.pid!).map((p) => p.pid)).toContain(childPid)
+      const found = treeProcesses(parent.pid!)
+      expect(found.map(({ pid, role }) => ({ pid, role }))).toStrictEqual([
+        { role: "primary", pid: parent.pid },
+        { role: "worker-1", pid: childPid }
+      ])
+      for (const p of found) expect(p.rssMb).toBeGreaterThan(1)
+    } finally {
+      parent.kill("SIGTERM")
+    }
   })
 })
