@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect"
 import * as HttpHeaders from "@effect/platform/Headers"
 import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
-import { Cause, Clock, Effect, Exit, Option, Runtime } from "effect"
+import { Cause, Clock, Effect, Exit, FiberRef, LogLevel, Option, Runtime } from "effect"
 import { requestIdFrom } from "../../platform/http/RequestId.js"
 import type { IamError } from "../domain/IamError.js"
 import { grpcCodeOf } from "./GrpcCodes.js"
@@ -69,7 +69,8 @@ const observeCall = (call: RpcCall | ObservedCall, requestIdHeader: string | und
           code: grpcStatusName(statusOf(exit, signal)),
           duration_ms: finished - started
         })))))
-  return logged.pipe(
+  // Above info the line is dropped anyway: then nothing is timed and no annotations are built (as the HTTP edge).
+  return FiberRef.getWith(FiberRef.currentMinimumLogLevel, (minimum) => LogLevel.greaterThan(minimum, LogLevel.Info) ? effect : logged).pipe(
     Effect.onExit((exit) => Effect.annotateCurrentSpan("rpc.grpc.status_code", statusOf(exit, signal))),
     Effect.withSpan(call.procedure, {
       kind: "server",
