@@ -101,6 +101,8 @@ export const validateTokenLane = Effect.gen(function*() {
   const lane: GrpcLane = (req, res, toConnect) => {
     if (req.url !== PROCEDURE || !isPlainGrpcCall(req.method, req.httpVersion, req.headers)) return false
     const chunks: Array<Buffer> = []
+    // A stream reset before the end leaves nothing to answer; the error must not go unheard.
+    req.on("error", () => undefined)
     req.on("data", (chunk: Buffer) => void chunks.push(chunk))
     req.once("end", () => {
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
