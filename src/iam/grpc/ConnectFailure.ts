@@ -57,7 +57,7 @@ export interface ObservedCall {
  * method, the status and the time taken: the gRPC twin of the HTTP edge's line. Like the edge, nothing about the
  * call is timed or built for the line when the level is above info.
  */
-const observeCall = (call: RpcCall | ObservedCall, requestIdHeader: string | undefined, signal: AbortSignal) => <A, R>(effect: Effect.Effect<A, IamError, R>) => {
+export const observeCall = (call: RpcCall | ObservedCall, requestIdHeader: string | undefined, signal: AbortSignal) => <A, R>(effect: Effect.Effect<A, IamError, R>) => {
   const headers = "headerRecord" in call ? call.headerRecord : Object.fromEntries(call.headers.entries())
   const requestId = requestIdFrom(headers, requestIdHeader)
   const [service = "", method = ""] = call.procedure.slice(1).split("/")

@@ -2,7 +2,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from "node:http2"
 import { fromBinary, toBinary } from "@bufbuild/protobuf"
 import type { Compression } from "@connectrpc/connect/protocol"
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node"
-import { Effect, Exit, Option } from "effect"
+import { Effect, Exit, Option, Runtime } from "effect"
 import { IamConfig } from "../../config/IamConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import * as pb from "../../gen/gatehouse/iam/v1/iam_pb.js"
@@ -10,7 +10,7 @@ import { clientAddress, clientHeaderName } from "../../platform/http/RateLimitKe
 import type { IamError } from "../domain/IamError.js"
 import { methodOf } from "../IamContract.js"
 import { IamHandlers } from "../IamHandlers.js"
-import { observedExit, settleForConnect } from "./ConnectFailure.js"
+import { observeCall, settleForConnect } from "./ConnectFailure.js"
 import { isPlainGrpcCall, negotiatedResponseEncoding, type NodeHeaders, unaryPayload } from "./PlainGrpcCall.js"
 
 /** What the lane hands connect with a call it took and then gave back. */
@@ -51,6 +51,10 @@ const headerRecord = (headers: NodeHeaders): Record<string, string> => {
   return record
 }
 
+// The lane takes no call with a deadline (isPlainGrpcCall), so an interrupted call is always a cancelled one: the
+// status observeCall reads from connect's signal when that is aborted without a DeadlineExceeded reason.
+const NO_DEADLINE = new AbortController().signal
+
 const framed = (flags: number, message: Uint8Array): Buffer => {
   const out = Buffer.allocUnsafe(5 + message.length)
   out[0] = flags
@@ -75,7 +79,7 @@ export const validateTokenLane = Effect.gen(function*() {
   const { api } = yield* PlatformConfig
   const iam = yield* IamConfig
   const runtime = yield* Effect.runtime<never>()
-  const observed = observedExit(runtime, { requestIdHeader: Option.getOrUndefined(api.requestIdHeader) })
+  const requestIdHeader = Option.getOrUndefined(api.requestIdHeader)
   const settle = settleForConnect(runtime)
   const clientHeader = clientHeaderName(api.clientHeader)
   const limitBytes = iam.maxMessageBytes
@@ -116,20 +120,21 @@ export const validateTokenLane = Effect.gen(function*() {
       }
       const headers = req.headers
       const forwarded = clientHeader === undefined ? undefined : single(headers[clientHeader])
-      const abort = new AbortController()
-      const aborted = () => abort.abort()
-      res.once("close", aborted)
       const effect = handlers.ValidateToken(request, {
         authorization: single(headers["authorization"]),
         client: clientAddress(forwarded, req.socket?.remoteAddress)
       })
-      observed(effect, abort.signal, { procedure: PROCEDURE, headerRecord: headerRecord(headers) }).then(
-        (exit: Exit.Exit<pb.ValidateTokenResponse, IamError>) => {
-          res.off("close", aborted)
-          if (Exit.isSuccess(exit)) return answer(res, negotiatedResponseEncoding(COMPRESSION_NAMES, headers["grpc-accept-encoding"]), exit.value)
-          toConnect(req, res, { body, settled: (signal) => settle(exit, signal) })
-        }
-      )
+      // One fiber, observed as the connect route's runs are (observeCall); interrupted if the client goes away
+      // first, as connect's request signal interrupts its run.
+      const call = { procedure: PROCEDURE, headerRecord: headerRecord(headers) }
+      const fiber = Runtime.runFork(runtime, observeCall(call, requestIdHeader, NO_DEADLINE)(effect))
+      const cancelled = () => fiber.unsafeInterruptAsFork(fiber.id())
+      res.once("close", cancelled)
+      fiber.addObserver((exit: Exit.Exit<pb.ValidateTokenResponse, IamError>) => {
+        res.off("close", cancelled)
+        if (Exit.isSuccess(exit)) return answer(res, negotiatedResponseEncoding(COMPRESSION_NAMES, headers["grpc-accept-encoding"]), exit.value)
+        toConnect(req, res, { body, settled: (signal) => settle(exit, signal) })
+      })
     })
     return true
   }
