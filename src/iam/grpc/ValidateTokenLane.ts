@@ -67,7 +67,7 @@ const framed = (flags: number, message: Uint8Array): Buffer => {
  * Unary ValidateToken over plain gRPC answered beside connect. connect-node's universal handler, its async-iterable
  * pipeline and the status restating around it cost several times the handler itself on the most frequent IAM call
  * (plan issue 30). The lane reads the one request frame, runs the same handler Effect as the connect route (the
- * IamHandlers service, observed and logged by the same observedExit), and writes what connect writes for a success:
+ * IamHandlers service, observed and logged by the same observeCall), and writes what connect writes for a success:
  * the same headers, one DATA frame, grpc-status 0 in the trailers. Everything else goes to connect unchanged: a call
  * that is not plain (PlainGrpcCall.isPlainGrpcCall) before its body is read; a body that is not one uncompressed
  * frame within the size limit, or not a ValidateTokenRequest, with the bytes read; a handler that failed, with its
