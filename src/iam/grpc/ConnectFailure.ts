@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect"
 import * as HttpHeaders from "@effect/platform/Headers"
 import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
-import { Cause, Clock, Effect, Exit, Option, Runtime } from "effect"
+import { Cause, Clock, Effect, Exit, FiberRef, LogLevel, Option, Runtime } from "effect"
 import { requestIdFrom } from "../../platform/http/RequestId.js"
 import type { IamError } from "../domain/IamError.js"
 import { grpcCodeOf } from "./GrpcCodes.js"
@@ -45,14 +45,20 @@ export interface RpcCall {
   readonly headers: Headers
 }
 
+/** A call whose headers are already one value per lower-case name (what observeCall reads of an RpcCall's). */
+export interface ObservedCall {
+  readonly procedure: string
+  readonly headerRecord: Readonly<Record<string, string>>
+}
+
 /**
  * A handler's Effect as one observed call: a server span named after the method (joining the caller's trace
  * from `traceparent`), its log lines under the call's request id, and one access line when it ends with the
  * method, the status and the time taken: the gRPC twin of the HTTP edge's line. Like the edge, nothing about the
  * call is timed or built for the line when the level is above info.
  */
-const observeCall = (call: RpcCall, requestIdHeader: string | undefined, signal: AbortSignal) => <A, R>(effect: Effect.Effect<A, IamError, R>) => {
-  const headers = Object.fromEntries(call.headers.entries())
+export const observeCall = (call: RpcCall | ObservedCall, requestIdHeader: string | undefined, signal: AbortSignal) => <A, R>(effect: Effect.Effect<A, IamError, R>) => {
+  const headers = "headerRecord" in call ? call.headerRecord : Object.fromEntries(call.headers.entries())
   const requestId = requestIdFrom(headers, requestIdHeader)
   const [service = "", method = ""] = call.procedure.slice(1).split("/")
   const logged = Effect.flatMap(Clock.currentTimeMillis, (started) =>
@@ -63,7 +69,8 @@ const observeCall = (call: RpcCall, requestIdHeader: string | undefined, signal:
           code: grpcStatusName(statusOf(exit, signal)),
           duration_ms: finished - started
         })))))
-  return logged.pipe(
+  // Above info the line is dropped anyway: then nothing is timed and no annotations are built (as the HTTP edge).
+  return FiberRef.getWith(FiberRef.currentMinimumLogLevel, (minimum) => LogLevel.greaterThan(minimum, LogLevel.Info) ? effect : logged).pipe(
     Effect.onExit((exit) => Effect.annotateCurrentSpan("rpc.grpc.status_code", statusOf(exit, signal))),
     Effect.withSpan(call.procedure, {
       kind: "server",
@@ -76,16 +83,34 @@ const observeCall = (call: RpcCall, requestIdHeader: string | undefined, signal:
 }
 
 /**
- * Runs a handler's Effect for connect-node. runPromiseExit, not runPromise: a rejected runPromise is a
- * FiberFailure, which connect would report as INTERNAL for every domain error. The request's abort signal
- * interrupts the fiber.
+ * A handler's Effect run as one observed call (observeCall), to its Exit. The request's abort signal interrupts the
+ * fiber. Both the connect route and the ValidateToken lane (ValidateTokenLane.ts) run calls through this.
  */
-export const runForConnect = <R>(runtime: Runtime.Runtime<R>, options: { readonly requestIdHeader?: string | undefined } = {}) =>
-async <A>(effect: Effect.Effect<A, IamError, R>, signal: AbortSignal, call: RpcCall): Promise<A> => {
-  const exit = await Runtime.runPromiseExit(runtime, observeCall(call, options.requestIdHeader, signal)(effect), { signal })
+export const observedExit = <R>(runtime: Runtime.Runtime<R>, options: { readonly requestIdHeader?: string | undefined } = {}) =>
+<A>(effect: Effect.Effect<A, IamError, R>, signal: AbortSignal, call: RpcCall | ObservedCall): Promise<Exit.Exit<A, IamError>> =>
+  Runtime.runPromiseExit(runtime, observeCall(call, options.requestIdHeader, signal)(effect), { signal })
+
+/**
+ * What connect gets of a call's Exit: its value, or the ConnectError that states the failure (a defect is logged
+ * first). A rejected promise, not a FiberFailure: connect would report that as INTERNAL for every domain error.
+ */
+export const settleForConnect = <R>(runtime: Runtime.Runtime<R>) =>
+async <A>(exit: Exit.Exit<A, IamError>, signal: AbortSignal): Promise<A> => {
   if (Exit.isSuccess(exit)) return exit.value
   if (!Cause.isInterruptedOnly(exit.cause) && Option.isNone(Cause.failureOption(exit.cause))) {
     await Runtime.runPromise(runtime, Effect.logError("iam: unexpected failure", exit.cause))
   }
   throw toConnectError(exit.cause, signal.reason)
+}
+
+/**
+ * Runs a handler's Effect for connect-node. runPromiseExit, not runPromise: a rejected runPromise is a
+ * FiberFailure, which connect would report as INTERNAL for every domain error. The request's abort signal
+ * interrupts the fiber.
+ */
+export const runForConnect = <R>(runtime: Runtime.Runtime<R>, options: { readonly requestIdHeader?: string | undefined } = {}) => {
+  const observed = observedExit(runtime, options)
+  const settle = settleForConnect(runtime)
+  return async <A>(effect: Effect.Effect<A, IamError, R>, signal: AbortSignal, call: RpcCall): Promise<A> =>
+    settle(await observed(effect, signal, call), signal)
 }

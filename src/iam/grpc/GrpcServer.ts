@@ -33,6 +33,7 @@ import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
 import { withRestatedStatus } from "./RestatedStatus.js"
 import { strictJson } from "./StrictJson.js"
+import { type ConnectHandBack, validateTokenLane } from "./ValidateTokenLane.js"
 
 /** Where the gRPC port ended up listening (the configured port may be 0). */
 export class IamGrpcAddress extends Context.Tag("iam/IamGrpcAddress")<IamGrpcAddress, {
@@ -63,6 +64,9 @@ export const iamConnectRoutes = (
         const forwarded = clientHeader === undefined ? undefined : headers.get(clientHeader) ?? undefined
         const state = context.values.get(CALL_STATE)
         if (state !== undefined) state.entered = true
+        // A call the ValidateToken lane ran and handed back: its outcome, stated by connect as any other.
+        const settled = context.values.get(SETTLED)
+        if (settled !== undefined) return settled(context.signal)
         return run(
           handler(request as never, {
             authorization: headers.get("authorization") ?? undefined,
@@ -91,6 +95,9 @@ const PEER_ADDRESS = createContextKey<string | undefined>(undefined, { descripti
 
 /** Set by an IAM method's route when its handler starts: a call that ends without it was refused by connect itself. */
 const CALL_STATE = createContextKey<{ entered: boolean } | undefined>(undefined, { description: "call state" })
+
+/** The outcome of a call the ValidateToken lane already ran (ValidateTokenLane.ts's ConnectHandBack). */
+const SETTLED = createContextKey<ConnectHandBack["settled"]>(undefined, { description: "settled call" })
 
 /** What the gRPC port logs of a call that connect refused before any handler ran: no payload, no header values. */
 export interface RefusedCall {
@@ -129,7 +136,7 @@ const iamNodeAdapter = (options: ConnectRouterOptions & {
   const router = createConnectRouter({ ...options, acceptCompression: [compressionGzip, compressionBrotli] })
   options.routes(router)
   const paths = new Map(router.handlers.map((h) => [h.requestPath, h]))
-  return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
+  return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse, handBack?: ConnectHandBack): void => {
     const cors = decideCors(options.cors, corsRequest(req))
     if (cors._tag === "Preflight") {
       res.writeHead(204, cors.headers)
@@ -147,7 +154,10 @@ const iamNodeAdapter = (options: ConnectRouterOptions & {
     const state = { entered: false }
     // An HTTP/2 request's socket is the session's, which here is the replaying stream: it carries the address.
     const values = createContextValues().set(PEER_ADDRESS, req.socket?.remoteAddress).set(CALL_STATE, state)
-    const request = universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, undefined, values)
+    if (handBack?.settled !== undefined) values.set(SETTLED, handBack.settled)
+    // A body the lane already read is given to connect in place of the spent request stream.
+    const body = handBack === undefined ? undefined : bodyOf(handBack.body)
+    const request = universalRequestFromNodeRequest(req as IncomingMessage, res as ServerResponse, body as never, values)
     withoutEchoedValues(request.header)
     const refused = (refusal: Refusal): void => {
       if (state.entered || !IAM_PROCEDURES.has(path)) return
@@ -167,6 +177,10 @@ const iamNodeAdapter = (options: ConnectRouterOptions & {
       .catch(() => undefined)
   }
 }
+
+const bodyOf = (bytes: Uint8Array): AsyncIterable<Uint8Array> => (async function*() {
+  if (bytes.length > 0) yield bytes
+})()
 
 /** A duplex over `socket` that first yields `first`, the bytes the protocol sniffing consumed. */
 const replaying = (socket: Socket, first: Buffer): Duplex => {
@@ -202,6 +216,17 @@ const H2_PREFACE = Buffer.from("PRI * HTTP/2.0")
  * HTTP/1.1 server (gRPC-Web and Connect from browsers and curl).
  */
 export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, IamHandlers | PlatformConfig | IamConfig | IamSql> =
+  Layer.suspend(() => iamGrpcServer({ lane: true }))
+
+/**
+ * The gRPC port; `lane: false` leaves out the ValidateToken lane (ValidateTokenLane.ts), so every call goes through
+ * connect: what the lane is compared with (GrpcLaneParity.test). `reachedConnect` hears of every HTTP/2 request that
+ * connect's adapter gets (the lane's hand-backs included), for that test.
+ */
+export const iamGrpcServer = (options: {
+  readonly lane: boolean
+  readonly reachedConnect?: ((path: string) => void) | undefined
+}): Layer.Layer<IamGrpcAddress, GrpcListenError, IamHandlers | PlatformConfig | IamConfig | IamSql> =>
   Layer.scoped(
     IamGrpcAddress,
     Effect.gen(function*() {
@@ -237,7 +262,16 @@ export const IamGrpcServerLive: Layer.Layer<IamGrpcAddress, GrpcListenError, Iam
       // when its value starts or ends with whitespace, so `authorization: Bearer <token> ` would arrive as no
       // credentials at all. Node 24.2 and later let the field through, and the lenient bearer rule trims it, as over
       // HTTP/1.1; older Node ignores the option (README: "IAM from Go").
-      const h2 = createHttp2Server({ strictFieldWhitespaceValidation: false } as Parameters<typeof createHttp2Server>[0], adapter)
+      const lane = options.lane ? yield* validateTokenLane : undefined
+      const { reachedConnect } = options
+      const toConnect = reachedConnect === undefined ? adapter : (req: Http2ServerRequest, res: Http2ServerResponse, handBack?: ConnectHandBack): void => {
+        reachedConnect(req.url)
+        adapter(req, res, handBack)
+      }
+      const h2Requests = lane === undefined ? toConnect : (req: Http2ServerRequest, res: Http2ServerResponse): void => {
+        if (!lane(req, res, toConnect)) toConnect(req, res)
+      }
+      const h2 = createHttp2Server({ strictFieldWhitespaceValidation: false } as Parameters<typeof createHttp2Server>[0], h2Requests)
       const h1 = createHttpServer(adapter)
       const sessions = new Set<Http2Session>()
       h2.on("session", (session) => {

@@ -3,7 +3,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { type AppConfig, configLayer, type ConfigTags } from "../../../src/config/AppConfig.js"
-import { IamGrpcAddress, IamGrpcServerLive } from "../../../src/iam/grpc/GrpcServer.js"
+import { IamGrpcAddress, iamGrpcServer, IamGrpcServerLive } from "../../../src/iam/grpc/GrpcServer.js"
 import { type IamServices, IamServicesLive } from "../../../src/iam/IamLive.js"
 import { generatePaserk } from "../../../src/iam/tokens/IamKeys.js"
 import type { Database } from "../../../src/platform/sql/Database.js"
@@ -50,11 +50,12 @@ export const IamServicesTest = (config: AppConfig) =>
 
 /** The IAM stack over a database it is given, already migrated (see IamTestServer). */
 export const IamTestServerOver = (
-  env: Readonly<Record<string, string>> = {}
+  env: Readonly<Record<string, string>> = {},
+  grpcPort?: Parameters<typeof iamGrpcServer>[0]
 ): Layer.Layer<IamEndpoints | IamServices | ConfigTags, never, Database> => {
   const config = testConfig(iamTestEnv(env))
   return EndpointsLive.pipe(
-    Layer.provideMerge(Layer.merge(AuthAndIamRoutesLive(config), IamGrpcServerLive)),
+    Layer.provideMerge(Layer.merge(AuthAndIamRoutesLive(config), grpcPort === undefined ? IamGrpcServerLive : iamGrpcServer(grpcPort))),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provideMerge(IamServicesTest(config)),
     Layer.orDie
