@@ -1,7 +1,7 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import { Context, Effect, Layer, Option } from "effect"
 import type { LoadedConfig } from "../config/loadConfig.js"
-import { IamGrpcAddress } from "../iam/grpc/GrpcServer.js"
+import { IamGrpcAddress } from "../iam/grpc/IamGrpcAddress.js"
 import { LoggingLive } from "../platform/Logging.js"
 import { reportReady, reportStartupFailure } from "../platform/process/Workers.js"
 import { banner } from "./Banner.js"

@@ -28,17 +28,14 @@ import { IamSql } from "../IamSql.js"
 import { grpcStatusName, type RpcCall, runForConnect } from "./ConnectFailure.js"
 import { withoutEchoedValues } from "./EchoedHeaders.js"
 import { grpcCorsPolicy } from "./GrpcCors.js"
+import { IamGrpcAddress } from "./IamGrpcAddress.js"
 import { grpcWebText } from "./GrpcWebText.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
 import { withRestatedStatus } from "./RestatedStatus.js"
 import { strictJson } from "./StrictJson.js"
 
-/** Where the gRPC port ended up listening (the configured port may be 0). */
-export class IamGrpcAddress extends Context.Tag("iam/IamGrpcAddress")<IamGrpcAddress, {
-  readonly host: string
-  readonly port: number
-}>() {}
+export { IamGrpcAddress }
 
 export class GrpcListenError extends Data.TaggedError("GrpcListenError")<{ readonly message: string }> {}
 
