@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { AuthHttp, AuthHttpLive } from "../auth/AuthHttp.js"
 import type { AppConfig } from "../config/AppConfig.js"
 import { IamGrpcServerLive } from "../iam/grpc/GrpcServer.js"

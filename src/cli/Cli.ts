@@ -1,5 +1,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Effect, Exit, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import { OAUTH_PROVIDER_SPECS } from "../auth/oauth/OAuthProviders.js"
 import { formatConfigIssues } from "../config/AppConfig.js"
 import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "../config/loadConfig.js"

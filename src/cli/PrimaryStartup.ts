@@ -1,4 +1,5 @@
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { LoadedConfig } from "../config/loadConfig.js"
 import { LoggingLive } from "../platform/Logging.js"
 import { PrimaryStartLive } from "./StartupWork.js"

@@ -1,5 +1,5 @@
 import { defaultTeardown, type Teardown } from "@effect/platform/Runtime"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { LoadedConfig } from "../config/loadConfig.js"
 import { LoggingLive } from "../platform/Logging.js"
 import { runStartupChild } from "../platform/process/StartupChild.js"

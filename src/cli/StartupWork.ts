@@ -1,4 +1,7 @@
-import { type Duration, Effect, Layer, Option } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { describeAdoptedRows, describeGoTrueSchema, recognizeGoTrue } from "../auth/domain/GoTrueRelease.js"
 import { GoTrueAdoptionRepo } from "../auth/users/GoTrueAdoptionRepo.js"
 import { TrigramIndexesRepo } from "../auth/users/TrigramIndexesRepo.js"

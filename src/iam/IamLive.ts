@@ -1,5 +1,7 @@
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { IamConfig } from "../config/IamConfig.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import type { PasswordHasher } from "../platform/PasswordHasher.js"

@@ -1,5 +1,7 @@
 import type { SqlClient, SqlError } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { databaseProbe, detectListenSupport } from "../platform/sql/DatabaseProbe.js"
 import { tablePrefix } from "../platform/sql/Migrator.js"

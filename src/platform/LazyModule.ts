@@ -1,4 +1,5 @@
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 
 /** A module imported on first use could not be loaded (a broken install, a missing file). */
 export class ModuleLoadError extends Data.TaggedError("ModuleLoadError")<{ readonly message: string; readonly cause: unknown }> {}

@@ -1,5 +1,7 @@
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Data, Effect, Layer } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { PlatformConfig } from "../config/PlatformConfig.js"
 import { lazyModule } from "./LazyModule.js"
 

@@ -1,4 +1,6 @@
-import { Data, Effect, Option } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { ScureBase32Plugin, verifySync } from "otplib"
 import { lazyModule } from "../../platform/LazyModule.js"
 

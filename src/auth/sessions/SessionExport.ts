@@ -1,5 +1,5 @@
 import type { SqlClient, SqlError } from "@effect/sql"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { deriveRefreshToken, digestRefreshToken, isGoTrueLegacyToken, sessionSigningKey } from "./RefreshTokenCodec.js"
 import { type ExportedKey, SessionExportRepo } from "./SessionExportRepo.js"
 

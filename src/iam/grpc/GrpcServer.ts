@@ -8,7 +8,12 @@ import {
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
 } from "@connectrpc/connect-node"
-import { Context, Data, Effect, Layer, Option, Runtime } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import { IamConfig } from "../../config/IamConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"

@@ -1,4 +1,4 @@
-import { Context } from "effect"
+import * as Context from "effect/Context"
 
 /**
  * Where the gRPC port ended up listening (the configured port may be 0). Apart from GrpcServer.ts so that the

@@ -1,5 +1,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
-import { Effect, Layer, Ref } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import { type Admission, admitRequest, isRefilled, refundRequest, type RequestRate } from "../../domain/RequestRate.js"
 import type { IamError } from "../domain/IamError.js"
 import { admitLogin, type FailureCount, isForgotten, type LoginAdmission, type LoginBackoff } from "../domain/LoginBackoff.js"

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { Data, Effect, Option } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 /*
  * A cluster primary's start-up work in a process of its own (see cli/PrimaryStartup.ts): the same program, started

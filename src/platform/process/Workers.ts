@@ -1,6 +1,12 @@
 import cluster, { type Worker } from "node:cluster"
 import { type AddressInfo, createServer, type Server } from "node:net"
-import { Clock, Data, Deferred, Effect, Exit, FiberId, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
 import { decideRestart, NO_EXITS, RESTART_POLICY, type RestartPolicy } from "./WorkerRestarts.js"
 import { workerExecArgv } from "./YoungGeneration.js"
 

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { SqlClient } from "@effect/sql"
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import { formerAuthPrefixMessage, schemaOwner, tablesCreatedBy, unknownSchemaMessage } from "./SchemaOwner.js"
 
 /**
