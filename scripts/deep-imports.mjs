@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Rewrites named imports from the effect, @effect/platform and @effect/platform-node barrels into one deep import per
+// Rewrites named imports from the effect, @effect/platform(-node) and @effect/sql(-pg) barrels into one deep import per
 // module, in every .ts file under the given folders (default: src/); effect's pipe, identity, flow, ... come from
 // effect/Function:
 //
@@ -12,7 +12,8 @@
 // Why: each barrel loads every module of its package. @effect/platform's brings HttpApiScalar and HttpApiSwagger
 // (megabytes of bundled UI source) and platform-node's brings @effect/cluster, @effect/rpc and msgpackr, into every
 // process (a bare node importing the @effect/platform barrel holds a 38 MB heap, 16 MB with the deep imports).
-// The effect barrel loads all of effect's modules where a worker uses about three quarters of them: 8 MB of heap
+// @effect/sql's brings its event journal and log server, and with them @effect/experimental, msgpackr (a native
+// addon) and uuid. The effect barrel loads all of effect's modules where a worker uses about three quarters of them: 8 MB of heap
 // in each process (docs/plans/issue-30-memory.md).
 // Each barrel only re-exports its modules as namespaces (`export * as X from "./X.js"`), which this relies on: it
 // checks that each imported name is a module of the package and stops, changing nothing, otherwise.
@@ -24,7 +25,7 @@ import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
-const BARRELS = ["@effect/platform", "@effect/platform-node", "effect"]
+const BARRELS = ["@effect/platform", "@effect/platform-node", "@effect/sql", "@effect/sql-pg", "effect"]
 // The effect barrel also re-exports these functions of effect/Function by name.
 const FUNCTIONS = new Set(["absurd", "flow", "hole", "identity", "pipe", "unsafeCoerce"])
 const require = createRequire(join(ROOT, "package.json"))
@@ -44,7 +45,7 @@ const files = (dir) =>
   })
 
 // `import [type] { ... } from "<barrel>"` at the start of a line, the braces possibly over several lines.
-const IMPORT = /^import(\s+type)?\s*\{([^}]*)\}\s*from\s*"(@effect\/platform(?:-node)?|effect)";?[ \t]*$/gm
+const IMPORT = /^import(\s+type)?\s*\{([^}]*)\}\s*from\s*"(@effect\/platform(?:-node)?|@effect\/sql(?:-pg)?|effect)";?[ \t]*$/gm
 
 const rewrite = (source, path) =>
   source.replace(IMPORT, (_whole, typeOnly, names, pkg) => {

@@ -57,8 +57,12 @@ describe("the layout of src/", () => {
   })
 
   it("catches a feature running SQL itself", () => {
-    expect(newViolations("auth/signup/Planted.ts", `import { SqlClient } from "@effect/sql"\n`))
+    expect(newViolations("auth/signup/Planted.ts", `import * as SqlClient from "@effect/sql/SqlClient"\n`))
       .toEqual(["auth/signup/Planted.ts: imports SQL outside a *Repo.ts and platform/sql"])
+    expect(newViolations("auth/signup/Planted.ts", `import { SqlClient } from "@effect/sql"\n`)).toEqual([
+      "auth/signup/Planted.ts: imports SQL outside a *Repo.ts and platform/sql",
+      "auth/signup/Planted.ts: imports the @effect/sql barrel; import each module (@effect/sql/<Module>)"
+    ])
   })
 
   it("catches randomness drawn outside SecureRandom", () => {

@@ -111,10 +111,11 @@ const kindOf = (plan: ProductPlan, room: string): "feature" | "floor" | "edge" |
   : plan.edges.includes(room) ? "edge"
   : "unknown"
 
-const SQL_PACKAGE = /^@effect\/sql(-pg|-pglite)?$/
+// A package or any of its modules (@effect/sql/SqlClient, as imported module by module).
+const SQL_PACKAGE = /^@effect\/sql(-pg|-pglite)?(\/|$)/
 
 /** Packages whose index re-exports every module: imported module by module instead. */
-const BARRELS: ReadonlyArray<string> = ["@effect/platform", "@effect/platform-node", "effect"]
+const BARRELS: ReadonlyArray<string> = ["@effect/platform", "@effect/platform-node", "@effect/sql", "@effect/sql-pg", "effect"]
 
 /** The files allowed to draw randomness: the port, and the one exception the README names. */
 export const RANDOMNESS_FILES: ReadonlyArray<string> = ["platform/SecureRandom.ts", "config/loadConfig.ts"]

@@ -1,4 +1,4 @@
-import { PgClient } from "@effect/sql-pg"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { PlatformConfig } from "../../config/PlatformConfig.js"

@@ -1,4 +1,4 @@
-import { PgClient } from "@effect/sql-pg"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { claimOnce, deleteExpiredClaims } from "../../platform/sql/UsedOnce.js"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { tablePrefix } from "../../platform/sql/Migrator.js"
 import type { AdoptedRows } from "../domain/GoTrueRelease.js"

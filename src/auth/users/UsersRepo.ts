@@ -1,5 +1,5 @@
-import type { Statement } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
+import type * as Statement from "@effect/sql/Statement"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

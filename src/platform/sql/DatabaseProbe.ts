@@ -1,4 +1,5 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlError from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 
 /**
