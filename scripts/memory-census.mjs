@@ -1,16 +1,16 @@
 // Where a process's memory goes: `node --import ./scripts/memory-census.mjs dist/main.js [command]`.
 //
 // Every process of the tree loads it (node:cluster forks the workers with the primary's execArgv). On SIGUSR2, or
-// MEMORY_CENSUS_AFTER_MS after start, each writes $MEMORY_CENSUS_DIR/census-<pid>.json: its role, process.memoryUsage(),
+// MEMORY_CENSUS_AFTER_MS after start, each writes $MEMORY_CENSUS_DIR/census-<pid>-<n>.json (n counts the writes): its role, process.memoryUsage(),
 // v8.getHeapStatistics() and getHeapSpaceStatistics(), and, with MEMORY_CENSUS_MODULES=1, every module it loaded (the
 // ESM URLs seen by a module.register hook, which runs on a thread of its own and so adds its own memory: read RSS
 // without it, and the module list with it; plus the CommonJS files of require.cache, which that hook does not see).
 // `node scripts/memory-census.mjs <census.json>...` sums a census by package and source size.
 import cluster from "node:cluster"
-import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { createRequire, register } from "node:module"
 import { join } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
 import v8 from "node:v8"
 
 const dir = process.env["MEMORY_CENSUS_DIR"]
@@ -55,7 +55,8 @@ const census = () => {
   }
 }
 
-const write = () => writeFileSync(join(dir, `census-${process.pid}.json`), JSON.stringify(census(), null, 1))
+let written = 0
+const write = () => writeFileSync(join(dir, `census-${process.pid}-${++written}.json`), JSON.stringify(census(), null, 1))
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   // The summary: per census, the packages by source bytes loaded.

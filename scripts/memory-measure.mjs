@@ -43,10 +43,15 @@ const comm = (pid) => {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-memory-"))
-const server = spawn(process.execPath, [main], { cwd: dir, env: process.env, stdio: ["ignore", "pipe", "pipe"] })
+// MEASURE_NODE_ARGS: node options for the server (e.g. --import ./scripts/memory-census.mjs, with MEMORY_CENSUS_DIR:
+// every process then writes its census at idle and after the GET /user load).
+const nodeArgs = (process.env["MEASURE_NODE_ARGS"] ?? "").split(" ").filter(Boolean)
+const server = spawn(process.execPath, [...nodeArgs, main], { cwd: dir, env: process.env, stdio: ["ignore", "pipe", "pipe"] })
+// Kept until the server listens; after that the access log (a line a request) is read and dropped.
 let output = ""
-server.stdout.on("data", (d) => (output += d))
-server.stderr.on("data", (d) => (output += d))
+let keep = true
+server.stdout.on("data", (d) => keep && (output += d))
+server.stderr.on("data", (d) => keep && (output += d))
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const processes = () => [server.pid, ...childrenOf(server.pid)]
@@ -90,8 +95,13 @@ try {
     if (server.exitCode !== null || Date.now() > deadline) throw new Error(`did not start:\n${output}`)
     await sleep(100)
   }
+  keep = false
   await sleep(5000)
   const idle = sample()
+  const census = () => {
+    if (nodeArgs.length > 0) for (const pid of processes()) process.kill(pid, "SIGUSR2")
+  }
+  census()
   // A user, its access token and refresh tokens (one chain per connection).
   const email = `memory-${Date.now()}@example.com`
   const password = "memory measure password"
@@ -103,6 +113,7 @@ try {
       autocannon({ url: `${url}/user`, connections: CONNECTIONS, duration: LOAD_SECONDS, headers: { authorization: `Bearer ${access}` } }, (error, result) =>
         error ? reject(error) : resolve(result.non2xx > 0 ? Promise.reject(new Error(`${result.non2xx} non-2xx`)) : result.requests.total))
     ))
+  census()
   const chains = await Promise.all(Array.from({ length: CONNECTIONS }, async () =>
     (await request(url, "POST", "/token?grant_type=password", { email, password })).json.refresh_token))
   const refresh = await measured(async () => {
