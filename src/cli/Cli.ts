@@ -6,7 +6,7 @@ import { OAUTH_PROVIDER_SPECS } from "../auth/oauth/OAuthProviders.js"
 import { formatConfigIssues } from "../config/AppConfig.js"
 import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "../config/loadConfig.js"
 import { containerCpus } from "../platform/process/ContainerCpus.js"
-import { isStartupChild } from "../platform/process/StartupChild.js"
+import { isStartupChild, startupChildTeardown } from "../platform/process/StartupChild.js"
 import { ignoreRepeatedSignals, workerId } from "../platform/process/Workers.js"
 import { releaseYoungGeneration } from "../platform/process/YoungGeneration.js"
 import { USAGE } from "./Usage.js"
@@ -98,7 +98,7 @@ export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
   } else if (config.workers > 1 && isStartupChild) {
     releaseYoungGeneration()
     const { primaryStartup } = await import("./PrimaryStartup.js")
-    NodeRuntime.runMain(primaryStartup(loaded), runOptions)
+    NodeRuntime.runMain(primaryStartup(loaded), { ...runOptions, teardown: startupChildTeardown })
   } else if (config.workers > 1) {
     const { primaryTeardown, servePrimary } = await import("./ServePrimary.js")
     NodeRuntime.runMain(servePrimary(loaded), { ...runOptions, teardown: primaryTeardown })

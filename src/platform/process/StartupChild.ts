@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import type { Teardown } from "@effect/platform/Runtime"
+import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 
 /*
@@ -14,6 +17,16 @@ export const STARTUP_CHILD_MARK = "GATEHOUSE_CLUSTER_STARTUP"
 /** Whether this process is a cluster primary's start-up process. */
 export const isStartupChild: boolean = process.env[STARTUP_CHILD_MARK] === "1"
 
+/**
+ * The start-up process's exit code when a signal stopped it before its work was done. runMain's default would be 0,
+ * which the primary would read as "migrated": it would start the workers on a database half migrated.
+ */
+export const STARTUP_INTERRUPTED = 130
+
+/** The start-up process's exit code: 0 only when its work is done, 1 when it failed (and said why). */
+export const startupChildTeardown: Teardown = (exit, onExit) =>
+  onExit(Exit.isSuccess(exit) ? 0 : Cause.isInterruptedOnly(exit.cause) ? STARTUP_INTERRUPTED : 1)
+
 /** The start-up process ended without doing its work: `logged` when it has said why itself (it exited non-zero). */
 export class StartupChildFailed extends Data.TaggedError("StartupChildFailed")<{
   readonly message: string
@@ -26,10 +39,12 @@ const describeEnd = (child: ChildProcess, code: number | null, signal: NodeJS.Si
     : Option.some(new StartupChildFailed({
       message: signal !== null
         ? `the start-up process (pid ${child.pid}) was ended by ${signal}`
+        : code === STARTUP_INTERRUPTED
+        ? `the start-up process (pid ${child.pid}) was stopped before its work was done`
         : `the start-up process (pid ${child.pid}) exited with code ${code}`,
-      // A process that exits with a code has run far enough to log (its runMain logs the failure, Node an uncaught
-      // error); one ended by a signal (the OOM killer) has said nothing.
-      logged: signal === null
+      // A process that fails has run far enough to log why (its runMain logs the failure, Node an uncaught error);
+      // one stopped by a signal has said nothing.
+      logged: signal === null && code !== STARTUP_INTERRUPTED
     }))
 
 /**
