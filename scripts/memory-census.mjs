@@ -37,6 +37,9 @@ const census = () => {
   ])
   const usage = process.memoryUsage()
   const heap = v8.getHeapStatistics()
+  // With --expose-gc: what is live, apart from garbage not collected yet.
+  globalThis.gc?.()
+  const live = globalThis.gc === undefined ? undefined : process.memoryUsage().heapUsed / MB
   return {
     pid: process.pid,
     role: cluster.isPrimary ? (process.argv.includes("migrate") ? "command" : "primary") : `worker-${cluster.worker.id}`,
@@ -44,6 +47,7 @@ const census = () => {
     execArgv: process.execArgv,
     rssMb: usage.rss / MB,
     memoryUsageMb: Object.fromEntries(Object.entries(usage).map(([k, v]) => [k, v / MB])),
+    heapUsedAfterGcMb: live,
     heapMb: {
       used: heap.used_heap_size / MB,
       total: heap.total_heap_size / MB,
