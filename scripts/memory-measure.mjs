@@ -99,7 +99,7 @@ try {
   await sleep(5000)
   const idle = sample()
   const census = () => {
-    if (nodeArgs.length > 0) for (const pid of processes()) process.kill(pid, "SIGUSR2")
+    if (nodeArgs.some((arg) => arg.includes("memory-census"))) for (const pid of processes()) process.kill(pid, "SIGUSR2")
   }
   census()
   // A user, its access token and refresh tokens (one chain per connection).
