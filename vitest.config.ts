@@ -24,7 +24,8 @@ const UNIT = [
   "test/auth/users/{AuditLog,UserJson}.test.ts",
   "test/platform/{Cors,DataDirLock,JsonDepth,LatencyFloor,ListenFailure,Logging,OperatorSignature}.test.ts",
   "test/platform/{PasswordHasher,Policy,RateLimitKey,SecureRandom}.test.ts",
-  "test/platform/{SmsSender,SqlErrors,TelemetryRules,TokenSigner,WorkerRestarts}.test.ts"
+  "test/platform/{SmsSender,SqlErrors,TelemetryRules,TokenSigner,WorkerRestarts}.test.ts",
+  "test/platform/{LazyModule,YoungGeneration}.test.ts"
 ]
 
 /**

@@ -57,8 +57,12 @@ describe("the layout of src/", () => {
   })
 
   it("catches a feature running SQL itself", () => {
-    expect(newViolations("auth/signup/Planted.ts", `import { SqlClient } from "@effect/sql"\n`))
+    expect(newViolations("auth/signup/Planted.ts", `import * as SqlClient from "@effect/sql/SqlClient"\n`))
       .toEqual(["auth/signup/Planted.ts: imports SQL outside a *Repo.ts and platform/sql"])
+    expect(newViolations("auth/signup/Planted.ts", `import { SqlClient } from "@effect/sql"\n`)).toEqual([
+      "auth/signup/Planted.ts: imports SQL outside a *Repo.ts and platform/sql",
+      "auth/signup/Planted.ts: imports the @effect/sql barrel; import each module (@effect/sql/<Module>)"
+    ])
   })
 
   it("catches randomness drawn outside SecureRandom", () => {
@@ -68,11 +72,14 @@ describe("the layout of src/", () => {
       .toEqual(["iam/tokens/Planted.ts: draws randomness outside platform/SecureRandom.ts"])
   })
 
-  it("catches an import of the @effect/platform or @effect/platform-node barrel, and lets a domain file import a module of an allowed package", () => {
+  it("catches an import of the effect, @effect/platform or @effect/platform-node barrel, and lets a domain file import a module of an allowed package", () => {
     expect(newViolations("platform/http/Planted.ts", `import { HttpServer } from "@effect/platform"\n`))
       .toEqual(["platform/http/Planted.ts: imports the @effect/platform barrel; import each module (@effect/platform/<Module>)"])
     expect(newViolations("cli/Planted.ts", `import { NodeRuntime } from "@effect/platform-node"\n`))
       .toEqual(["cli/Planted.ts: imports the @effect/platform-node barrel; import each module (@effect/platform-node/<Module>)"])
+    expect(newViolations("platform/Planted.ts", `import { Effect, pipe } from "effect"\n`))
+      .toEqual(["platform/Planted.ts: imports the effect barrel; import each module (effect/<Module>)"])
+    expect(newViolations("platform/Planted.ts", `import * as Effect from "effect/Effect"\nimport { pipe } from "effect/Function"\n`)).toEqual([])
     expect(newViolations("platform/http/Planted.ts", `import * as HttpServer from "@effect/platform/HttpServer"\n`)).toEqual([])
     expect(newViolations("auth/domain/Planted.ts", `import * as HttpApiSchema from "@effect/platform/HttpApiSchema"\n`)).toEqual([])
   })

@@ -1,4 +1,5 @@
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { AuthConfig } from "../config/AuthConfig.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { type HousekeepingTask, housekeepingEvery } from "../platform/process/Housekeeping.js"

@@ -1,4 +1,4 @@
-import { Option } from "effect"
+import * as Option from "effect/Option"
 import type { LoadedConfig } from "../config/loadConfig.js"
 import { outboxPageUrl } from "../platform/http/OutboxHttp.js"
 import { mailToOutbox, outboxEnabled, textsToOutbox } from "../platform/PortsLive.js"

@@ -1,10 +1,14 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Effect, Exit, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import { OAUTH_PROVIDER_SPECS } from "../auth/oauth/OAuthProviders.js"
 import { formatConfigIssues } from "../config/AppConfig.js"
 import { type ConfigInvalid, type LoadedConfig, loadConfig, loadDatabaseSettings } from "../config/loadConfig.js"
 import { containerCpus } from "../platform/process/ContainerCpus.js"
+import { isStartupChild, startupChildTeardown } from "../platform/process/StartupChild.js"
 import { ignoreRepeatedSignals, workerId } from "../platform/process/Workers.js"
+import { releaseYoungGeneration } from "../platform/process/YoungGeneration.js"
 import { USAGE } from "./Usage.js"
 
 // One message naming every broken variable, then exit code 1; None tells the caller to stop.
@@ -35,6 +39,8 @@ export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
     process.exitCode = 2
     return
   }
+  // Only a cluster's primary, which supervises and serves nothing, keeps the young generation small (YoungGeneration.ts).
+  if (command !== "serve" && command !== "multi") releaseYoungGeneration()
   if (command === "iam" && argv[1] === "generate-key") {
     const { generateKeyText } = await import("./IamCommand.js")
     process.stdout.write(generateKeyText())
@@ -89,10 +95,15 @@ export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
     const { serveWorker } = await import("./Serve.js")
     NodeRuntime.runMain(serveWorker(loaded, workerId.value), runOptions)
     ignoreRepeatedSignals()
+  } else if (config.workers > 1 && isStartupChild) {
+    releaseYoungGeneration()
+    const { primaryStartup } = await import("./PrimaryStartup.js")
+    NodeRuntime.runMain(primaryStartup(loaded), { ...runOptions, teardown: startupChildTeardown })
   } else if (config.workers > 1) {
     const { primaryTeardown, servePrimary } = await import("./ServePrimary.js")
     NodeRuntime.runMain(servePrimary(loaded), { ...runOptions, teardown: primaryTeardown })
   } else {
+    releaseYoungGeneration()
     const { serve } = await import("./Serve.js")
     NodeRuntime.runMain(serve(loaded), runOptions)
   }

@@ -1,4 +1,6 @@
-import { Clock, Console, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { describeFinding, type DoctorFinding, doctorVerdict, isBlocking } from "../auth/domain/GoTrueReadable.js"
 import { GoTrueReadableRepo } from "../auth/users/GoTrueReadableRepo.js"
 import type { DatabaseSettings } from "../config/PlatformConfig.js"

@@ -1,4 +1,7 @@
-import { Clock, Console, Effect, Redacted } from "effect"
+import * as Clock from "effect/Clock"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import { refreshTokenKey } from "../auth/sessions/RefreshTokenCodec.js"
 import { exportSessions } from "../auth/sessions/SessionExport.js"
 import { GoTrueAdoptionRepo } from "../auth/users/GoTrueAdoptionRepo.js"

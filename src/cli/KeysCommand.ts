@@ -1,4 +1,6 @@
-import { Clock, Effect, Exit } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { API_KEY_ROLES, apiKeyClaims, apiKeyIssuer } from "../auth/sessions/ApiKeys.js"
 import type { AppConfig } from "../config/AppConfig.js"
 import { TokenSigner } from "../platform/TokenSigner.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { DatabaseSettings } from "../config/PlatformConfig.js"
 import { LoggingLive } from "../platform/Logging.js"
 import { databaseFor, migrations } from "./StartupWork.js"

@@ -1,20 +1,22 @@
 import { defaultTeardown, type Teardown } from "@effect/platform/Runtime"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
 import type { LoadedConfig } from "../config/loadConfig.js"
 import { LoggingLive } from "../platform/Logging.js"
+import { runStartupChild } from "../platform/process/StartupChild.js"
 import { freePorts, runWorkers } from "../platform/process/Workers.js"
 import { TelemetryLive } from "../platform/Telemetry.js"
-import { PrimaryStartLive } from "./StartupWork.js"
-import { modeNotes, startupFailure, stopped } from "./StartupLog.js"
+import { startupFailure, stopped } from "./StartupLog.js"
 
 /*
- * A cluster's primary (AUTH_WORKERS > 1). It serves no request, so it loads none of the routes: only the start-up
- * work and the supervisor, which keeps it a small process beside the workers.
+ * A cluster's primary (AUTH_WORKERS > 1). It serves no request, so it loads none of the routes, and it leaves the
+ * start-up work to a process of its own (PrimaryStartup.ts): it loads only the configuration and the supervisor,
+ * which keeps it a small process beside the workers for as long as the server runs.
  */
 
 /**
- * Production with AUTH_WORKERS > 1, in the primary: the once-only start-up work, then the workers, supervised. The
- * primary keeps no database connection and listens on nothing itself (node:cluster binds the workers' ports in it).
+ * Production with AUTH_WORKERS > 1, in the primary: the once-only start-up work (in a short-lived process, which logs
+ * what it does and why it failed), then the workers, supervised. The primary keeps no database connection and
+ * listens on nothing itself (node:cluster binds the workers' ports in it).
  */
 export const servePrimary = (loaded: LoadedConfig) => {
   const { config } = loaded
@@ -26,11 +28,12 @@ export const servePrimary = (loaded: LoadedConfig) => {
       grpc: iamPort ? free[free.length - 1]! : config.iam.grpcPort
     })
   )
-  return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
-    Effect.zipRight(modeNotes(config)),
-    Effect.zipRight(Effect.scoped(Layer.build(PrimaryStartLive(config)))),
+  return runStartupChild.pipe(
     Effect.zipRight(ports),
-    Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(config, error)}`)),
+    // The start-up process has logged its own failure.
+    Effect.tapError((error) =>
+      error._tag === "StartupChildFailed" && error.logged ? Effect.void : Effect.logError(`start-up failed: ${startupFailure(config, error)}`)
+    ),
     Effect.flatMap(({ grpc, http }) =>
       Effect.logInfo(`starting ${config.workers} workers`).pipe(
         Effect.zipRight(runWorkers({

@@ -1,7 +1,9 @@
 import { createServer, type Server } from "node:http"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { AuthHttp, AuthHttpLive } from "../auth/AuthHttp.js"
 import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } from "../auth/landing/LandingHttp.js"
 import { OutboxLive } from "../auth/messages/OutboxLive.js"
@@ -10,14 +12,10 @@ import { UsersRepo } from "../auth/users/UsersRepo.js"
 import { type AppConfig, configLayer } from "../config/AppConfig.js"
 import type { AuthConfig } from "../config/AuthConfig.js"
 import type { PlatformConfig } from "../config/PlatformConfig.js"
-import { IamGrpcServerLive } from "../iam/grpc/GrpcServer.js"
-import { IamHttp, IamHttpLive } from "../iam/IamHttp.js"
-import { IamServicesLive } from "../iam/IamLive.js"
-import { IamBackgroundLive } from "../iam/IamServer.js"
-import { documentIamRoutes } from "../iam/rest/IamRestDocs.js"
 import { gotrueCorsPolicy } from "../platform/http/Cors.js"
 import { holdEarlyRequests } from "../platform/http/EarlyRequests.js"
 import { HttpEdgeLive } from "../platform/http/HttpEdge.js"
+import { lazyModule } from "../platform/LazyModule.js"
 import { documentOutbox, OutboxHttp, OutboxHttpLive } from "../platform/http/OutboxHttp.js"
 import type { Database } from "../platform/sql/Database.js"
 import { NoOutbox, type Outbox } from "../platform/mail/Outbox.js"
@@ -29,7 +27,7 @@ import { databaseFor, migrations } from "./StartupWork.js"
  * The server's composition, in one place: which database, the migrations, the routes of both products on the shared
  * edge, and the layers of one serving process and of a cluster's primary. The commands in cli/ only run them.
  */
-const edgeSettings = (config: AppConfig, node: Server | undefined) => ({
+export const edgeSettings = (config: AppConfig, node: Server | undefined) => ({
   node,
   cors: gotrueCorsPolicy(config.api.corsAllowedHeaders, config.api.corsAllowedOrigins),
   requestIdHeader: config.api.requestIdHeader,
@@ -39,17 +37,17 @@ const edgeSettings = (config: AppConfig, node: Server | undefined) => ({
 })
 
 /** The pages beside the APIs: the landing page when the site URL is this server, the outbox in the embedded default. */
-const pages = (config: AppConfig) => [
+export const pages = (config: AppConfig) => [
   ...(landingPageServed(config) ? [LandingHttp] : []),
   ...(outboxEnabled(config) ? [OutboxHttp] : [])
 ]
 
 /** The pages this configuration serves, added to the OpenAPI document: what is not served is not described. */
-const documentPages = (config: AppConfig) => (spec: Record<string, any>): Record<string, any> =>
+export const documentPages = (config: AppConfig) => (spec: Record<string, any>): Record<string, any> =>
   [...(landingPageServed(config) ? [documentLandingPage] : []), ...(outboxEnabled(config) ? [documentOutbox] : [])]
     .reduce((document, add) => add(document), spec)
 
-const PagesLive = (config: AppConfig) => Layer.merge(LandingHttpLive({ outbox: outboxEnabled(config) }), OutboxHttpLive)
+export const PagesLive = (config: AppConfig) => Layer.merge(LandingHttpLive({ outbox: outboxEnabled(config) }), OutboxHttpLive)
 
 /**
  * The Outbox for the Mailer, the SmsSender and the outbox page: the auth database's outbox table where the embedded
@@ -69,17 +67,6 @@ export const AuthRoutesLive = (config: AppConfig, node?: Server) =>
   )
 
 /**
- * Both products on one port: the IAM service owns its REST and RPC paths under /auth/, the auth API every other
- * path (and `/auth/v1/`); /openapi.json and /docs describe both. The pages come first; each owns only its own path.
- */
-export const AuthAndIamRoutesLive = (config: AppConfig, node?: Server) =>
-  HttpEdgeLive(edgeSettings(config, node), [...pages(config), IamHttp, AuthHttp]).pipe(
-    Layer.provide(IamHttpLive),
-    Layer.provide(AuthHttpLive({ documentOthers: (spec) => documentPages(config)(documentIamRoutes(spec)) })),
-    Layer.provide(PagesLive(config))
-  )
-
-/**
  * The routes served by Node on API_HOST:PORT, and the HttpServer itself (its address: PORT may be 0). A cluster worker
  * does not log the address: the primary does, once, when every worker serves.
  */
@@ -92,6 +79,8 @@ export const HttpServerLive = <E, R>(config: AppConfig, routes: (node: Server) =
     )
   }))
 
+const loadAuthAndIam = lazyModule("the IAM service", () => import("./AuthAndIamLive.js"))
+
 /**
  * The ports one serving process listens on, over the database. A single process also does the start-up work that
  * must run once per start, not once per process (the migrations and the configured IAM admin) and logs the address;
@@ -100,12 +89,10 @@ export const HttpServerLive = <E, R>(config: AppConfig, routes: (node: Server) =
 export const ServerLive = (config: AppConfig, role: "single" | "worker") => {
   const single = role === "single"
   const Migrated = single ? Layer.effectDiscard(migrations(config)) : Layer.empty
-  // The IAM service shares the HTTP port (its /auth/... routes) and adds its gRPC port.
+  // The IAM service shares the HTTP port (its /auth/... routes) and adds its gRPC port. Its code (the gRPC and
+  // Connect stack, protobuf, PASETO, its routes) is loaded only when it is served: most of a process's memory else.
   const Products = config.iam.enabled
-    ? Layer.merge(
-      HttpServerLive(config, (node) => AuthAndIamRoutesLive(config, node), { logAddress: single }),
-      single ? IamBackgroundLive : IamGrpcServerLive
-    ).pipe(Layer.provide(IamServicesLive))
+    ? Layer.unwrapEffect(Effect.map(loadAuthAndIam, ({ AuthAndIamServerLive }) => AuthAndIamServerLive(config, role)))
     : HttpServerLive(config, (node) => AuthRoutesLive(config, node), { logAddress: single })
   return Products.pipe(
     Layer.provide(TelemetryLive(config, { role: single ? "single" : "worker" })),

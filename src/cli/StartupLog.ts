@@ -1,4 +1,5 @@
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { AppConfig } from "../config/AppConfig.js"
 import { listenFailure } from "../platform/process/ListenFailure.js"
 

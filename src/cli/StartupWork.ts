@@ -1,10 +1,14 @@
-import { type Duration, Effect, Layer, Option } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { describeAdoptedRows, describeGoTrueSchema, recognizeGoTrue } from "../auth/domain/GoTrueRelease.js"
 import { GoTrueAdoptionRepo } from "../auth/users/GoTrueAdoptionRepo.js"
 import { TrigramIndexesRepo } from "../auth/users/TrigramIndexesRepo.js"
 import { type AppConfig, configLayer } from "../config/AppConfig.js"
 import type { DatabaseSettings } from "../config/PlatformConfig.js"
 import type { LockHolder } from "../platform/process/DataDirLock.js"
+import { lazyModule } from "../platform/LazyModule.js"
 import { BcryptPasswordHasher } from "../platform/PasswordHasher.js"
 import { SecureRandom } from "../platform/SecureRandom.js"
 import { type Database, type DatabaseUnavailable, EmbeddedDatabase, PostgresDatabase } from "../platform/sql/Database.js"
@@ -55,7 +59,7 @@ const logAdoptedRows = GoTrueAdoptionRepo.adoptedRows.pipe(
 )
 
 // The IAM service is loaded only when the primary has an admin to make: it is most of the server's code.
-const ConfiguredAdminLive = Layer.unwrapEffect(Effect.promise(() => import("../iam/IamLive.js")).pipe(
+const ConfiguredAdminLive = Layer.unwrapEffect(lazyModule("the IAM service", () => import("../iam/IamLive.js")).pipe(
   Effect.map(({ IamConfiguredAdminLive, IamServicesLive }) =>
     IamConfiguredAdminLive.pipe(Layer.provide(IamServicesLive), Layer.provide(Layer.merge(BcryptPasswordHasher(), SecureRandom.Live)))
   )

@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os"
-import { Either, Layer } from "effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import { AuthConfig, authConfigOf } from "./AuthConfig.js"
 import { type AuthReadOptions, readAuthConfig } from "./AuthConfigReader.js"
 import { IamConfig, readIamConfig } from "./IamConfig.js"

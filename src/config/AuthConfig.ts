@@ -1,5 +1,8 @@
 import type { KeyObject } from "node:crypto"
-import { Context, Duration, Option, type Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import type { RequestLimit } from "./RequestLimit.js"
 
 /** GoTrue's fixed floor for recovery and magic-link mails: however low SMTP_MAX_FREQUENCY is, one a minute. */

@@ -1,4 +1,6 @@
-import { Duration, Option, Redacted } from "effect"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { parseDurationSetting } from "../domain/GoDuration.js"
 import { allowListEntryProblem } from "../domain/RedirectAllowList.js"
 import {

@@ -1,4 +1,7 @@
-import { Context, Duration, Option, Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import type { ReadContext } from "./ReadContext.js"
 import type { RequestLimit } from "./RequestLimit.js"
 import type { SettingsReader } from "./SettingsReader.js"

@@ -1,4 +1,7 @@
-import { Context, Either, Option, Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { corsOriginProblem } from "../domain/CorsOrigins.js"
 import { defaultPoolSize } from "./DefaultPoolSize.js"
 import { parseKeyValueList } from "./KeyValueList.js"

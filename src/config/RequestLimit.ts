@@ -1,4 +1,4 @@
-import type { Duration } from "effect"
+import type * as Duration from "effect/Duration"
 
 /**
  * A per-client request limit as GoTrue's tollbooth limiters count it: a bucket of `burst` requests, refilled at

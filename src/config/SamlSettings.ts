@@ -1,5 +1,7 @@
 import type { KeyObject } from "node:crypto"
-import { Duration, Option, Redacted } from "effect"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { parseSamlPrivateKey } from "../domain/SamlKey.js"
 import type { SamlConfig } from "./AuthConfig.js"
 import { isAbsoluteUrl, type SettingsReader } from "./SettingsReader.js"

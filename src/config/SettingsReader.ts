@@ -1,4 +1,6 @@
-import { Duration, Option, Redacted } from "effect"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { parseDurationSetting } from "../domain/GoDuration.js"
 
 /** One broken setting: the variable name as the operator would write it, and the rule it broke. */

@@ -1,4 +1,5 @@
-import { Data, Option } from "effect"
+import * as Data from "effect/Data"
+import * as Option from "effect/Option"
 
 /** What a captcha provider said of one token. */
 export type CaptchaVerdict = Data.TaggedEnum<{

@@ -1,4 +1,5 @@
-import { Duration, Option } from "effect"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 
 // Go's time.ParseDuration grammar: an optional sign, then one or more decimal numbers each with a unit
 // ("300ms", "1.5h", "2h45m"). GoTrue reads every duration setting this way, and admin ban_duration too,

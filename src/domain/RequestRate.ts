@@ -1,4 +1,4 @@
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 
 /**
  * GoTrue's per-IP limiters are tollbooth token buckets (golang.org/x/time/rate): a bucket of `burst` tokens,

@@ -1,4 +1,6 @@
-import { Effect, Either, Redacted } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Redacted from "effect/Redacted"
 import { IamConfig } from "../config/IamConfig.js"
 import { OPERATOR } from "./access/Authority.js"
 import { Roles } from "./access/Roles.js"

@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import type { IamConfig } from "../config/IamConfig.js"
 import type { PlatformConfig } from "../config/PlatformConfig.js"
 import { type GrpcListenError, IamGrpcAddress, IamGrpcServerLive } from "./grpc/GrpcServer.js"

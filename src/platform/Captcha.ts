@@ -1,4 +1,11 @@
-import { Context, Data, Duration, Effect, Layer, Option, Redacted, Ref } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
 import { type CaptchaOutage, type CaptchaVerdict, verdictOf } from "../domain/CaptchaVerdict.js"
 
 export type CaptchaProvider = "hcaptcha" | "turnstile"

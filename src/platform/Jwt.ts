@@ -2,7 +2,7 @@
  * Compact JWS serialisation (RFC 7515 §7.1) for JWTs: the pure, key-free half of TokenSigner.
  * Used as a namespace: `import * as Jwt from "./Jwt.js"`.
  */
-import { Option } from "effect"
+import * as Option from "effect/Option"
 
 export interface Header {
   readonly alg: string

@@ -6,7 +6,10 @@
  * imported from GoTrue still match.
  */
 import * as NodeRsBcrypt from "@node-rs/bcrypt"
-import { Context, Effect, Layer, Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import { needsRehash } from "../domain/BcryptCost.js"
 
 export class PasswordHasher extends Context.Tag("platform/PasswordHasher")<

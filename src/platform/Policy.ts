@@ -1,5 +1,8 @@
 import { type Enforcer, newEnforcer, newModelFromString } from "casbin"
-import { Context, Effect, Layer, Ref } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import { readFile } from "node:fs/promises"
 
 /**

@@ -1,5 +1,6 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import { Layer, Option } from "effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type { JWK } from "jose"
 import { type AuthConfig, smsProviderReady } from "../config/AuthConfig.js"
 import type { PlatformConfig } from "../config/PlatformConfig.js"

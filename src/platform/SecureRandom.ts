@@ -1,5 +1,8 @@
 import { randomBytes, randomInt, randomUUID } from "node:crypto"
-import { Context, Effect, Layer, Ref } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 
 /**
  * A random (version 4) UUID, drawn at once, for what runs outside any Effect context and that no test needs to

@@ -1,6 +1,11 @@
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Data, Effect, Layer } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { PlatformConfig } from "../config/PlatformConfig.js"
+import { lazyModule } from "./LazyModule.js"
+
+const loadSdk = lazyModule("the OpenTelemetry SDK", () => import("./TelemetrySdk.js"))
 
 /** Which process this is: alone, a cluster worker (serves requests), or the cluster's primary (serves none). */
 export type ProcessRole = "single" | "worker" | "primary"
@@ -23,7 +28,8 @@ export const TelemetryLive = (
   const metrics = metricsEnabled && (options.role !== "primary" || metricsExporter === "prometheus")
   if (!tracing && !metrics) return Layer.setTracerEnabled(false)
   return Layer.unwrapEffect(
-    Effect.promise(() => import("./TelemetrySdk.js")).pipe(
+    loadSdk.pipe(
+      Effect.mapError(({ message }) => new TelemetryStartError({ message })),
       Effect.map(({ TelemetrySdkLive }) => TelemetrySdkLive(config, options, { tracing, metrics }))
     )
   )

@@ -6,7 +6,13 @@
  * token check would wait for password hashes; jose is used here only for JWK thumbprints.
  */
 import * as crypto from "node:crypto"
-import { Clock, Context, Data, Effect, Layer, Option, Redacted } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { calculateJwkThumbprint, type JWK } from "jose"
 import * as Jwt from "./Jwt.js"
 

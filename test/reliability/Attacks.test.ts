@@ -29,7 +29,7 @@ import { IamGrpcAddress, IamGrpcServerLive } from "../../src/iam/grpc/GrpcServer
 import { IamServicesLive } from "../../src/iam/IamLive.js"
 import { migrate } from "../../src/platform/sql/Migrator.js"
 import { type Bcrypt, BcryptPasswordHasher } from "../../src/platform/PasswordHasher.js"
-import { AuthAndIamRoutesLive } from "../../src/cli/ServerLive.js"
+import { AuthAndIamRoutesLive } from "../../src/cli/AuthAndIamLive.js"
 import { acceptance, adminJwt, authClient, call, decodeJwt, linkIn, mailTo, nowSeconds, PASSWORD, raw, signHs256, uniqueEmail, unsigned, withPayload } from "../auth/acceptance/AcceptanceKit.js"
 import { browser } from "../auth/support/Browser.js"
 import { iamTestEnv } from "../iam/support/IamTestServer.js"

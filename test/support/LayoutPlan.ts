@@ -111,10 +111,11 @@ const kindOf = (plan: ProductPlan, room: string): "feature" | "floor" | "edge" |
   : plan.edges.includes(room) ? "edge"
   : "unknown"
 
-const SQL_PACKAGE = /^@effect\/sql(-pg|-pglite)?$/
+// A package or any of its modules (@effect/sql/SqlClient, as imported module by module).
+const SQL_PACKAGE = /^@effect\/sql(-pg|-pglite)?(\/|$)/
 
 /** Packages whose index re-exports every module: imported module by module instead. */
-const BARRELS: ReadonlyArray<string> = ["@effect/platform", "@effect/platform-node"]
+const BARRELS: ReadonlyArray<string> = ["@effect/platform", "@effect/platform-node", "@effect/sql", "@effect/sql-pg", "effect"]
 
 /** The files allowed to draw randomness: the port, and the one exception the README names. */
 export const RANDOMNESS_FILES: ReadonlyArray<string> = ["platform/SecureRandom.ts", "config/loadConfig.ts"]
@@ -147,7 +148,8 @@ export const layoutViolations = (tree: SourceTree, plan: LayoutPlan = PLAN): Rea
     for (const edge of importsOf(source)) {
       if (!edge.specifier.startsWith(".")) {
         // A barrel loads every module of its package into every process (megabytes of Swagger and Scalar UI,
-        // @effect/cluster): scripts/deep-imports.mjs rewrites its imports into one per module.
+        // @effect/cluster; effect's hundred modules no process uses): scripts/deep-imports.mjs rewrites its imports
+        // into one per module.
         if (BARRELS.includes(edge.specifier)) {
           found.push(`${file}: imports the ${edge.specifier} barrel; import each module (${edge.specifier}/<Module>)`)
         }

@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { AdminAuthenticatedLive } from "../http/AdminAuthenticatedLive.js"
 import { AdminUsers } from "./AdminUsers.js"
 import { AdminUsersHttpLive } from "./AdminUsersHttp.js"

@@ -1,5 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { AdminLinksApi } from "./AdminLinksApi.js"
 import { GenerateLink } from "./GenerateLink.js"
 

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { documented } from "../contract/InputSchemas.js"
 
 /** Pagination.parsePage: digits, or nothing for the default; per_page not zero. */

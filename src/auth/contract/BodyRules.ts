@@ -1,4 +1,4 @@
-import type { Schema } from "effect"
+import type * as Schema from "effect/Schema"
 import { CODE_CHALLENGE_PATTERN } from "../domain/Pkce.js"
 import { CHALLENGE_METHOD_PATTERN, orEmpty } from "./InputSchemas.js"
 

@@ -1,5 +1,5 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { AuthErrors } from "../http/AuthErrors.js"
 
 /**

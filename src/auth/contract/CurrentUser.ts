@@ -1,4 +1,4 @@
-import { Context } from "effect"
+import * as Context from "effect/Context"
 import type { FactorRow } from "../domain/FactorRow.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { JsonObject } from "./JsonObject.js"
 import { Timestamp } from "./Timestamp.js"
 

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { EMAIL_PATTERN, MAX_EMAIL_LENGTH } from "../domain/Email.js"
 import { PHONE_PATTERN } from "../domain/Phone.js"
 import { CODE_CHALLENGE_PATTERN } from "../domain/Pkce.js"

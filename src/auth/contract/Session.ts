@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { User } from "./User.js"
 
 /** A signed-in session, as /token, /signup and /verify answer it. */

@@ -1,3 +1,3 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 export const Timestamp = Schema.String.annotations({ description: "RFC 3339 timestamp" })

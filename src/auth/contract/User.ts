@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Factor } from "./Factor.js"
 import { Identity } from "./Identity.js"
 import { JsonObject } from "./JsonObject.js"

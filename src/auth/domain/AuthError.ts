@@ -1,5 +1,5 @@
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * The one error of the auth API: an HTTP status, a GoTrue error code (reference/gotrue-wire.md §3) and a

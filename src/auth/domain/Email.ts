@@ -1,4 +1,5 @@
-import { Either, Option } from "effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 
 /** GoTrue's `validateEmail` messages (`internal/api/mail.go`), all 400 `validation_failed`. */
 export const emailRequiredMessage = "An email address is required"

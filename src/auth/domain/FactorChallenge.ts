@@ -1,4 +1,6 @@
-import { Duration, Effect, Option } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { AuthError } from "./AuthError.js"
 
 /**

@@ -1,4 +1,4 @@
-import { Option } from "effect"
+import * as Option from "effect/Option"
 import { needsAal2 } from "./Assurance.js"
 import { AuthError } from "./AuthError.js"
 import type { FactorRow } from "./FactorRow.js"

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto"
-import { Either, Option } from "effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { AuthError } from "./AuthError.js"
 import type { ExternalProfile } from "./ExternalLink.js"
 

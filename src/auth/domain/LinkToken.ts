@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 import type { VerifyType } from "./Verification.js"
 
 /**

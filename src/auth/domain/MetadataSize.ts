@@ -1,4 +1,4 @@
-import { Option } from "effect"
+import * as Option from "effect/Option"
 
 /**
  * The most JSON that user_metadata and app_metadata may hold together. Both travel in every access token, and

@@ -1,4 +1,4 @@
-import { Option } from "effect"
+import * as Option from "effect/Option"
 
 /**
  * The otpauth URI a TOTP enrolment answers with (and the QR code shows), byte for byte as GoTrue writes it. GoTrue

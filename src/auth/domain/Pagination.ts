@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import * as Either from "effect/Either"
 
 /**
  * Page-based listing as GoTrue's admin API does it (`internal/api/pagination.go`): `page` from 1, `per_page`

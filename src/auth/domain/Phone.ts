@@ -1,4 +1,4 @@
-import { Option } from "effect"
+import * as Option from "effect/Option"
 
 /** GoTrue's message for a number that is not E.164 after formatting (`internal/api/phone.go` `validatePhone`). */
 export const invalidPhoneMessage = "Invalid phone number format (E.164 required)"

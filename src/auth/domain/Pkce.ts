@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto"
 import { sameSecret } from "./OtpToken.js"
-import { Either, Option } from "effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { AuthError } from "./AuthError.js"
 
 /** RFC 7636's transformations, in GoTrue's spelling (it stores them lower case). */

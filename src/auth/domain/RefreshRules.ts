@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** What the rules need to know about the refresh token being exchanged. */
 export interface PresentedToken {

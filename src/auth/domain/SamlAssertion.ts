@@ -1,4 +1,5 @@
-import { Either, Schema } from "effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import { NAMEID_FORMAT } from "./SamlSpMetadata.js"
 import { childElements, type XmlNode } from "./XmlNode.js"
 

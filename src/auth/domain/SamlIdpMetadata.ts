@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { childElements, descendantElements, type XmlParse } from "./XmlNode.js"
 
 const MD = "urn:oasis:names:tc:SAML:2.0:metadata"

@@ -1,4 +1,4 @@
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 import { AuthError } from "./AuthError.js"
 
 /** The fixed window of RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT a moment falls in. */

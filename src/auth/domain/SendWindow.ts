@@ -1,4 +1,5 @@
-import { Duration, Option } from "effect"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 import { AuthError } from "./AuthError.js"
 
 /**

@@ -1,4 +1,4 @@
-import type { Duration } from "effect"
+import type * as Duration from "effect/Duration"
 import { isLiveLink, type TokenKind } from "./LinkToken.js"
 import type { UserRow } from "./UserRow.js"
 import { isOtpExpired } from "./Verification.js"

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { AuthError } from "./AuthError.js"
 
 /** How a code goes to a phone: a text message, or a WhatsApp message. */

@@ -1,4 +1,6 @@
-import { Duration, Either, Option } from "effect"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { AuthError } from "./AuthError.js"
 import { emailProblemMessage, parseEmail } from "./Email.js"
 import { invalidPhoneMessage, normalizePhone } from "./Phone.js"

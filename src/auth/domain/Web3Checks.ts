@@ -1,4 +1,4 @@
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 import type { RedirectAllowList } from "../../domain/RedirectAllowList.js"
 import { allowedRedirect } from "./RedirectTo.js"
 import type { Web3Message } from "./Web3Message.js"

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import * as Either from "effect/Either"
 
 /** The chains Web3 sign-in serves, by the `chain` value auth-js posts. */
 export type Web3Chain = "ethereum" | "solana"

@@ -2,7 +2,7 @@ import { ed25519 } from "@noble/curves/ed25519.js"
 import { secp256k1 } from "@noble/curves/secp256k1.js"
 import { keccak_256 } from "@noble/hashes/sha3.js"
 import { base58 } from "@scure/base"
-import { Either } from "effect"
+import * as Either from "effect/Either"
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text)
 

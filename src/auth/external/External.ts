@@ -1,4 +1,7 @@
-import { Clock, Effect, Either, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"

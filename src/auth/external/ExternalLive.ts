@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { AuthenticatedLive } from "../http/AuthenticatedLive.js"
 import { IdentityLinks } from "../users/IdentityLinks.js"
 import { External } from "./External.js"

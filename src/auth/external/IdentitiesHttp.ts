@@ -1,7 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { CurrentUser } from "../contract/CurrentUser.js"
 import { AuthError } from "../domain/AuthError.js"

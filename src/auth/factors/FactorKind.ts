@@ -1,4 +1,5 @@
-import { Context, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { AuthError } from "../domain/AuthError.js"
 import type { FactorRow, FactorType } from "../domain/FactorRow.js"
 import type { UserRow } from "../domain/UserRow.js"

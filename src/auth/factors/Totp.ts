@@ -1,6 +1,8 @@
-import { Data, Effect, Option } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { ScureBase32Plugin, verifySync } from "otplib"
-import { toString as renderQrCode } from "qrcode"
+import { lazyModule } from "../../platform/LazyModule.js"
 
 /**
  * The TOTP kit of a factor, in GoTrue's parameters (pquerna/otp's defaults): SHA-1, 6 digits, 30-second steps, and
@@ -58,6 +60,9 @@ export const verifyTotp = (secretBase32: string, code: string, now: Date): Optio
   }
 }
 
+// qrcode (and its PNG encoder) is imported for the first TOTP enrolment, not at start-up: only enrolment draws one.
+const qrcode = lazyModule("qrcode", () => import("qrcode"))
+
 /** The QR code could not be made: the URI does not fit a QR code at level H (about 1,250 bytes). */
 export class QrCodeFailed extends Data.TaggedError("QrCodeFailed")<{ readonly reason: string }> {}
 
@@ -66,7 +71,11 @@ export class QrCodeFailed extends Data.TaggedError("QrCodeFailed")<{ readonly re
  * answer carries the markup itself, and auth-js prefixes `data:image/svg+xml;utf-8,`.
  */
 export const qrCodeSvg = (uri: string): Effect.Effect<string, QrCodeFailed> =>
-  Effect.tryPromise({
-    try: () => renderQrCode(uri, { type: "svg", errorCorrectionLevel: "H" }),
-    catch: (error) => new QrCodeFailed({ reason: error instanceof Error ? error.message : String(error) })
-  })
+  Effect.flatMap(
+    Effect.mapError(qrcode, ({ message }) => new QrCodeFailed({ reason: message })),
+    ({ toString: renderQrCode }) =>
+      Effect.tryPromise({
+        try: () => renderQrCode(uri, { type: "svg", errorCorrectionLevel: "H" }),
+        catch: (error) => new QrCodeFailed({ reason: error instanceof Error ? error.message : String(error) })
+      })
+  )

@@ -1,5 +1,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { bearerToken } from "../../platform/http/Bearer.js"
 import { TokenSigner } from "../../platform/TokenSigner.js"

@@ -1,5 +1,5 @@
 import * as HttpApi from "@effect/platform/HttpApi"
-import { Option } from "effect"
+import * as Option from "effect/Option"
 import { type AuthErrorDeclaration, AuthErrors } from "./AuthErrors.js"
 import { API_VERSION_2024_01_01, API_VERSION_HEADER, ERROR_CODE_HEADER, RETRY_AFTER_HEADER } from "./ErrorEnvelope.js"
 

@@ -1,5 +1,7 @@
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import { Option, type Schema, SchemaAST } from "effect"
+import * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import { AuthError } from "../domain/AuthError.js"
 
 /**

@@ -1,7 +1,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /** Where Supabase's gateway exposes the auth API, and so where supabase-js's `createClient(url)` calls it. */
 export const AUTH_PREFIX = "/auth/v1"

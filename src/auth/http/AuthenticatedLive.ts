@@ -1,5 +1,6 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { Authenticated } from "../contract/Authenticated.js"
 import { bearerAuthentication } from "./BearerAuthentication.js"
 

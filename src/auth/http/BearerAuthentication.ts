@@ -1,4 +1,6 @@
-import { Clock, Effect, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { TokenSigner } from "../../platform/TokenSigner.js"
 import { bearerToken } from "../../platform/http/Bearer.js"
 import type { CurrentUser } from "../contract/CurrentUser.js"

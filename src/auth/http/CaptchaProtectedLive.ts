@@ -1,5 +1,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Effect, Layer, Metric } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { AuthMetrics } from "../metrics/AuthMetrics.js"

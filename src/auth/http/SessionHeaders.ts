@@ -1,5 +1,6 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Jwt from "../../platform/Jwt.js"
 import { type Session, sessionIdOf } from "../contract/Session.js"
 import { encodedResponse } from "./EncodedResponse.js"

@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { InviterAuthenticatedLive } from "../http/AdminAuthenticatedLive.js"
 import { Invite } from "./Invite.js"
 import { InviteHttpLive } from "./InviteHttp.js"

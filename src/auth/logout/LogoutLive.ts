@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { AuthenticatedLive } from "../http/AuthenticatedLive.js"
 import { LogoutHttpLive } from "./LogoutHttp.js"
 

@@ -1,6 +1,12 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
-import { Cache, Data, Duration, Effect, Exit, Layer, Option } from "effect"
+import * as Cache from "effect/Cache"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { AuthConfig, type EmailTemplateSet } from "../../config/AuthConfig.js"
 import { type MailTemplateVariables, renderMailTemplate } from "./MailTemplate.js"
 

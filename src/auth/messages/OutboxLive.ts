@@ -1,4 +1,7 @@
-import { Clock, Effect, Layer, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { type KeptMessage, OUTBOX_CAPACITY, Outbox, type OutboxMessage } from "../../platform/mail/Outbox.js"
 import { isCodeColumn, sentCodeState } from "../domain/SentCodeState.js"

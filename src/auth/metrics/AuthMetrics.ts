@@ -1,4 +1,4 @@
-import { Metric } from "effect"
+import * as Metric from "effect/Metric"
 
 /**
  * The auth server's own counters, as Effect metrics: the code that knows an event happened counts it, and the

@@ -1,5 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { CurrentAdmin } from "../contract/CurrentAdmin.js"
 import { adminActor } from "../users/AuditLog.js"
 import { AdminFactorsApi } from "./AdminFactorsApi.js"

@@ -1,4 +1,5 @@
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { FactorType } from "../domain/FactorRow.js"
 import { type FactorKind, FactorKinds } from "../factors/FactorKind.js"
 import { AdminAuthenticatedLive } from "../http/AdminAuthenticatedLive.js"

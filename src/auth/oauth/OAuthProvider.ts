@@ -1,4 +1,6 @@
-import { Data, type Effect, type Either } from "effect"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import type { OAuthProviderName } from "./OAuthProviders.js"
 
 /** What a provider's token endpoint handed over for the user. */

@@ -1,5 +1,6 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { AuthError } from "../domain/AuthError.js"
 import { AuthErrors } from "../http/AuthErrors.js"

@@ -1,5 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { RateLimits } from "../limits/RateLimits.js"
 import { Otp } from "./Otp.js"
 import { OtpApi } from "./OtpApi.js"

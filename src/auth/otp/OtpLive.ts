@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { CaptchaProtectedLive } from "../http/CaptchaProtectedLive.js"
 import { Otp } from "./Otp.js"
 import { OtpHttpLive } from "./OtpHttp.js"

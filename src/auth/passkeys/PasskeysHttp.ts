@@ -1,5 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { CurrentUser } from "../contract/CurrentUser.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
 import { RateLimits } from "../limits/RateLimits.js"

@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { AdminAuthenticatedLive } from "../http/AdminAuthenticatedLive.js"
 import { AuthenticatedLive } from "../http/AuthenticatedLive.js"
 import { CaptchaProtectedLive } from "../http/CaptchaProtectedLive.js"

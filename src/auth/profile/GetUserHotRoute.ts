@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import type { HotAnswer, HotRoute } from "../../platform/http/HotLane.js"
 import { bearerAuthentication } from "../http/BearerAuthentication.js"

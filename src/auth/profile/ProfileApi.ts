@@ -1,7 +1,7 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Authenticated } from "../contract/Authenticated.js"
 import { AuthApiBase } from "../contract/AuthApiBase.js"
 import { absent, PKCE_FORMATS, PKCE_PAIRED, requiring } from "../contract/BodyRules.js"

@@ -1,6 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { CurrentUser } from "../contract/CurrentUser.js"
 import { ProfileApi } from "./ProfileApi.js"

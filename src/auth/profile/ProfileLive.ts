@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { AuthenticatedLive } from "../http/AuthenticatedLive.js"
 import { Profile } from "./Profile.js"
 import { ProfileHttpLive } from "./ProfileHttp.js"

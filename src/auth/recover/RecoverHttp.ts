@@ -1,5 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { RateLimits } from "../limits/RateLimits.js"
 import { Recover } from "./Recover.js"
 import { RecoverApi } from "./RecoverApi.js"

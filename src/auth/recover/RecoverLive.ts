@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { CaptchaProtectedLive } from "../http/CaptchaProtectedLive.js"
 import { Recover } from "./Recover.js"
 import { RecoverHttpLive } from "./RecoverHttp.js"

@@ -1,5 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { ResendApi } from "./ResendApi.js"
 import { RateLimits } from "../limits/RateLimits.js"
 import { Resend } from "./Resend.js"

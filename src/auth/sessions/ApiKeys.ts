@@ -1,4 +1,4 @@
-import { Option } from "effect"
+import * as Option from "effect/Option"
 
 /**
  * The two API keys a Supabase client is configured with: `anon` is public (shipped in apps), `service_role` is

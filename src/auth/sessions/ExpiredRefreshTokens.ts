@@ -1,4 +1,6 @@
-import { Duration, Effect, Redacted } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import type { HousekeepingTask, SweepBatch } from "../../platform/process/Housekeeping.js"
 import { isSignedFormRow, refreshTokenKey } from "./RefreshTokenCodec.js"

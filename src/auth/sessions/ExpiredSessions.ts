@@ -1,4 +1,5 @@
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import type { HousekeepingTask } from "../../platform/process/Housekeeping.js"
 import { SessionSweepRepo } from "./SessionSweepRepo.js"

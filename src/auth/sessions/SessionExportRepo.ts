@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
 import { authTables } from "../AuthTables.js"
 
 /** A live session and its current refresh token row (the digest Gatehouse stores, or GoTrue's token as it is). */

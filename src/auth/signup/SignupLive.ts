@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { CaptchaProtectedLive } from "../http/CaptchaProtectedLive.js"
 import { Signup } from "./Signup.js"
 import { SignupHttpLive } from "./SignupHttp.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { AuthError } from "../domain/AuthError.js"
 
 const MAX_METADATA_BYTES = 1024 * 1024

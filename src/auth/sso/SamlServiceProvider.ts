@@ -1,6 +1,8 @@
 import { type KeyObject } from "node:crypto"
-import { SAML, ValidateInResponseTo } from "@node-saml/node-saml"
-import { Effect, Either } from "effect"
+import { createRequire } from "node:module"
+import type * as NodeSaml from "@node-saml/node-saml"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { assertionProblem, readAssertion, type VerifiedAssertion } from "../domain/SamlAssertion.js"
 import type { IdpMetadata } from "../domain/SamlIdpMetadata.js"
 import { NAMEID_FORMAT } from "../domain/SamlSpMetadata.js"
@@ -34,6 +36,14 @@ const oneRequest = (requestId: string | undefined, createdAt: Date) => ({
   removeAsync: async (_key: string | null) => null
 })
 
+/**
+ * node-saml (and with it xml-crypto, xpath, xmlbuilder), required on the first SAML request rather than at start-up:
+ * most servers never enable SAML, and every process would hold its code. Each caller of samlFor runs it inside a
+ * tryPromise, so a library that cannot be loaded is a refusal whose logged reason says so.
+ */
+let nodeSaml: typeof NodeSaml | undefined
+const library = (): typeof NodeSaml => (nodeSaml ??= createRequire(import.meta.url)("@node-saml/node-saml") as typeof NodeSaml)
+
 const pem = (key: KeyObject) => key.export({ type: "pkcs8", format: "pem" }).toString()
 
 const samlFor = (
@@ -41,8 +51,9 @@ const samlFor = (
   connection: SamlConnection,
   request: { readonly id?: string; readonly createdAt: Date },
   decryptionKey?: KeyObject
-) =>
-  new SAML({
+) => {
+  const { SAML, ValidateInResponseTo } = library()
+  return new SAML({
     ...(decryptionKey === undefined ? {} : { decryptionPvk: pem(decryptionKey) }),
     idpCert: connection.idp.signingCertificates.map(pemCertificate),
     issuer: sp.urls.metadata,
@@ -64,6 +75,7 @@ const samlFor = (
     requestIdExpirationPeriodMs: 24 * 60 * 60 * 1000,
     cacheProvider: oneRequest(request.id, request.createdAt)
   })
+}
 
 /** The AuthnRequest redirect (HTTP-Redirect binding, signed RSA-SHA256) for a request id and relay state. */
 export const authnRequestUrl = (sp: SpKeys, connection: SamlConnection, requestId: string, relayState: string) =>

@@ -1,8 +1,14 @@
-import { createHash, type KeyObject } from "node:crypto"
-import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
+import { createHash } from "node:crypto"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { compileAllowList } from "../../domain/RedirectAllowList.js"
+import { lazyModule } from "../../platform/LazyModule.js"
 import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
@@ -20,7 +26,6 @@ import {
   samlUserId,
   type VerifiedAssertion
 } from "../domain/SamlAssertion.js"
-import { spCertificate } from "../domain/SamlCertificate.js"
 import { type IdpMetadata, isMetadataStale, parseIdpMetadata, signOnProblem } from "../domain/SamlIdpMetadata.js"
 import { spMetadataXml } from "../domain/SamlSpMetadata.js"
 import { acsErrorRedirect, acsSessionRedirect, samlUrls } from "../domain/SamlUrls.js"
@@ -60,6 +65,9 @@ const isAbsoluteUrl = (value: string): boolean => {
     return false
   }
 }
+
+// The SP certificate rules (the peculiar ASN.1 schemas), imported for the first metadata request, not at start-up.
+const samlCertificates = lazyModule("the SAML certificate rules", () => import("../domain/SamlCertificate.js"))
 
 const disabledAtAcs = () => AuthError.of(404, "sso_provider_disabled", "SSO Provider assigned for this domain is currently disabled")
 const notValid = () => AuthError.validation("SAML Assertion is not valid")
@@ -104,7 +112,6 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
         return "localhost"
       }
     })()
-    const certificateOf = (key: Redacted.Redacted<KeyObject>) => spCertificate(Redacted.value(key), host, config.saml.allowEncryptedAssertions)
     const sp: SpKeys | undefined = Option.match(config.saml.privateKey, {
       onNone: () => undefined,
       onSome: (key) => ({
@@ -115,8 +122,11 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
           : []
       })
     })
-    const certificates = [config.saml.privateKey, config.saml.nextPrivateKey].flatMap((key) =>
-      Option.isSome(key) ? [certificateOf(key.value)] : [])
+    // The SP certificates of the metadata, made for its first request: the ASN.1 library that builds them is loaded
+    // only then (most servers never enable SAML).
+    const certificates = yield* Effect.cached(Effect.map(Effect.orDie(samlCertificates), ({ spCertificate }) =>
+      [config.saml.privateKey, config.saml.nextPrivateKey].flatMap((key) =>
+        Option.isSome(key) ? [spCertificate(Redacted.value(key.value), host, config.saml.allowEncryptedAssertions)] : [])))
     const keys = () => sp === undefined ? Effect.dieMessage("SAML is enabled without SAML_PRIVATE_KEY") : Effect.succeed(sp)
 
     /** GET /sso/saml/metadata: the document and whether it is a download. */
@@ -126,7 +136,7 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
       return {
         xml: spMetadataXml({
           urls,
-          certificates,
+          certificates: yield* certificates,
           encryption: config.saml.allowEncryptedAssertions,
           validUntil: new Date(now + (download ? 5 * YEAR_MS : 48 * 60 * 60 * 1000)),
           ...(rotating ? { cacheDuration: "PT1H" } : {})

@@ -1,6 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { RateLimits } from "../limits/RateLimits.js"
 import { AdminSsoProviders } from "./AdminSsoProviders.js"
 import { SingleSignOn } from "./SingleSignOn.js"

@@ -1,5 +1,6 @@
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Option } from "effect"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { claimOnce, deleteExpiredClaims } from "../../platform/sql/UsedOnce.js"
 import { authTables } from "../AuthTables.js"

@@ -5,13 +5,17 @@ interface Parser {
   parseFromString(text: string, mimeType: string): { readonly documentElement: XmlNode | null }
 }
 
-/**
- * @xmldom/xmldom (node-saml's parser), loaded untyped: its type declarations pull the browser DOM library into the
- * whole program (and with it the browser's Headers and fetch types).
- */
-const xmldom = createRequire(import.meta.url)("@xmldom/xmldom") as {
+interface XmlDom {
   DOMParser: new(options: { errorHandler: Record<string, (message: string) => void> }) => Parser
 }
+
+/**
+ * @xmldom/xmldom (node-saml's parser), loaded untyped: its type declarations pull the browser DOM library into the
+ * whole program (and with it the browser's Headers and fetch types). Required on the first parse, not at start-up:
+ * only SAML parses XML, and most servers never enable it.
+ */
+let xmldomLoaded: XmlDom | undefined
+const xmldom = (): XmlDom => (xmldomLoaded ??= createRequire(import.meta.url)("@xmldom/xmldom") as XmlDom)
 
 /**
  * A NUL, raw or as a character reference: XML 1.0 allows neither, xmldom takes the reference, and a NUL read out of
@@ -23,8 +27,10 @@ const NUL = /\u0000|&#0+;|&#x0+;/i
 export const parseXml = (text: string): XmlNode | undefined => {
   if (/<!DOCTYPE/i.test(text) || NUL.test(text)) return undefined
   let failed = false
+  // Outside the try below: a library that cannot be loaded is an error to see, not a document to refuse.
+  const { DOMParser } = xmldom()
   try {
-    const root = new xmldom.DOMParser({
+    const root = new DOMParser({
       errorHandler: { warning: () => undefined, error: () => { failed = true }, fatalError: () => { failed = true } }
     }).parseFromString(text, "application/xml").documentElement
     return failed || root === null ? undefined : root

@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { decodeJwt } from "jose"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import type { Session } from "../contract/Session.js"

@@ -1,4 +1,7 @@
-import { Clock, Effect, Option, Redacted } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { Session } from "../contract/Session.js"

@@ -1,4 +1,6 @@
-import { Clock, Effect, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Session } from "../contract/Session.js"
 import { AuthError } from "../domain/AuthError.js"
 import { isFlowStateExpired, verifierMatches } from "../domain/Pkce.js"

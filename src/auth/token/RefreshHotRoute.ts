@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http"
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { type HotOutcome, type HotRoute, replayedRequest } from "../../platform/http/HotLane.js"
 import { clientHeaderName } from "../../platform/http/RateLimitKey.js"

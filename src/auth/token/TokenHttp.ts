@@ -1,5 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
 import { AuthError } from "../domain/AuthError.js"
 import { withSessionHeaders } from "../http/SessionHeaders.js"

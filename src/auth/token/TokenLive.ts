@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { TokenCaptchaProtectedLive } from "../http/CaptchaProtectedLive.js"
 import { IdTokenGrant } from "./IdTokenGrant.js"
 import { PasswordGrant } from "./PasswordGrant.js"

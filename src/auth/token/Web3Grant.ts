@@ -1,19 +1,28 @@
 import { createHash } from "node:crypto"
-import { Clock, Effect, Either, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { compileAllowList } from "../../domain/RedirectAllowList.js"
+import { lazyModule } from "../../platform/LazyModule.js"
 import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import type { Session } from "../contract/Session.js"
 import { AuthError } from "../domain/AuthError.js"
 import { chainName, checkWeb3Message, web3MessageValidUntil } from "../domain/Web3Checks.js"
 import { parseWeb3Message, type Web3Chain, type Web3Message, web3MessageSizeProblem } from "../domain/Web3Message.js"
-import { decodeSolanaSignature, ethereumSignatureProblem, verifyEthereumSignature, verifySolanaSignature } from "../domain/Web3Signatures.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
 import { UniqueViolation } from "../users/UsersRepo.js"
 import { Web3UsedMessagesRepo } from "./Web3UsedMessagesRepo.js"
+
+/**
+ * The signature rules (noble's curves and keccak, base58), imported on the first Web3 sign-in of an enabled chain
+ * rather than at start-up: most servers never enable Web3. A failure to load is a 500 with the reason logged.
+ */
+const web3Signatures = lazyModule("the Web3 signature rules", () => import("../domain/Web3Signatures.js"))
 
 export interface Web3GrantRequest {
   readonly chain?: string | null | undefined
@@ -74,6 +83,9 @@ export class Web3Grant extends Effect.Service<Web3Grant>()("auth/Web3Grant", {
       const sizeProblem = web3MessageSizeProblem(raw)
       if (sizeProblem !== undefined) return yield* AuthError.validation(sizeProblem)
 
+      const { decodeSolanaSignature, ethereumSignatureProblem, verifyEthereumSignature, verifySolanaSignature } = yield* Effect.orDie(
+        web3Signatures
+      )
       let verify: (message: Web3Message) => boolean
       if (chain === "ethereum") {
         const shapeProblem = ethereumSignatureProblem(signature)

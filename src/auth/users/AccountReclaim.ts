@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { UserRow } from "../domain/UserRow.js"
 import { SessionsRepo } from "../sessions/SessionsRepo.js"
 import { IdentitiesRepo } from "./IdentitiesRepo.js"

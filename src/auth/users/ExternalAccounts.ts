@@ -1,4 +1,7 @@
-import { Clock, Data, Effect, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { isUniqueViolation } from "../../platform/sql/SqlErrors.js"

@@ -1,4 +1,5 @@
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { AuthError } from "../domain/AuthError.js"
 import type { UserRow } from "../domain/UserRow.js"
 import type { UsersRepoShape } from "./UsersRepo.js"

@@ -1,4 +1,5 @@
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { LINK_TOKEN_BYTES, linkDigest, nextConfirmationClaim, type SignupClaim, type TokenKind } from "../domain/LinkToken.js"
 import { clearedTokens, type OneTimeTokenType, relatesTo } from "../domain/OneTimeToken.js"

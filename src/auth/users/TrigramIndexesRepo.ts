@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
 import { tablePrefix } from "../../platform/sql/Migrator.js"
 
 /** The trigram indexes migration 0024 makes when pg_trgm can be had: the admin list's and the audit log's filters. */

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { IdentitiesRepo } from "./IdentitiesRepo.js"

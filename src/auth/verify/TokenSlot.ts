@@ -1,4 +1,5 @@
-import { type Duration, Option } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 import { CODE_COLUMN_OF, SENT_AT_OF_CODE } from "../domain/SentCodeState.js"
 import type { TokenKind } from "../domain/LinkToken.js"
 import { matchesOtp } from "../domain/OtpToken.js"

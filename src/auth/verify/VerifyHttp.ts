@@ -1,7 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { withSessionHeaders } from "../http/SessionHeaders.js"
 import { RateLimits } from "../limits/RateLimits.js"
 import { Verify } from "./Verify.js"

@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { Verify } from "./Verify.js"
 import { VerifyHttpLive } from "./VerifyHttp.js"
 

@@ -1,6 +1,7 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server"
 import { createHash } from "node:crypto"
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import type { GoCredentialFlags } from "./GoWebAuthnJson.js"
 import type { RelyingParty } from "./RelyingParty.js"
 import { GOTRUE_ALGORITHMS } from "./WebAuthnOptions.js"

@@ -1,4 +1,6 @@
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { capabilityKey, decideDelegation, type Delegation, EVERYTHING, type Holdings } from "../domain/Delegation.js"
 import { IamError } from "../domain/IamError.js"
 import { ACTIONS, RESOURCES } from "../domain/ResourceAction.js"

@@ -1,4 +1,6 @@
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { IamConfig } from "../../config/IamConfig.js"
 import { CasbinPolicy, Policy, readRbacModel } from "../../platform/Policy.js"
 import { notifyOrPoll } from "../../platform/sql/NotifyOrPoll.js"

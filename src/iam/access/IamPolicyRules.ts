@@ -1,4 +1,5 @@
-import { Effect, Ref } from "effect"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import { IamConfig } from "../../config/IamConfig.js"
 import type { PolicyRule } from "../../platform/Policy.js"
 import type { IamError } from "../domain/IamError.js"

@@ -1,4 +1,6 @@
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { IamConfig } from "../../config/IamConfig.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { IamError } from "../domain/IamError.js"

@@ -1,4 +1,7 @@
-import { Context, Effect, Layer, Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import { PasswordHasher } from "../../platform/PasswordHasher.js"
 import { RolesRepo } from "../store/RolesRepo.js"
 import { usernameKey } from "../domain/AccountRules.js"

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { IamError } from "./IamError.js"
 
 /** Column bounds of spec section 2, checked before the database sees a value so the answer is a clear 400. */

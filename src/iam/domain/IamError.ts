@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /** The IAM error codes: gRPC status names in Connect's snake_case spelling, so REST and Connect bodies agree. */
 export const IamCode = Schema.Literal(

@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** What the database knows about a refresh token. */
 export interface StoredRefreshToken {

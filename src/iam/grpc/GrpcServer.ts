@@ -8,7 +8,12 @@ import {
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse
 } from "@connectrpc/connect-node"
-import { Context, Data, Effect, Layer, Option, Runtime } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import { IamConfig } from "../../config/IamConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { file_gatehouse_iam_v1_iam } from "../../gen/gatehouse/iam/v1/iam_pb.js"
@@ -28,6 +33,7 @@ import { IamSql } from "../IamSql.js"
 import { grpcStatusName, type RpcCall, runForConnect } from "./ConnectFailure.js"
 import { withoutEchoedValues } from "./EchoedHeaders.js"
 import { grpcCorsPolicy } from "./GrpcCors.js"
+import { IamGrpcAddress } from "./IamGrpcAddress.js"
 import { grpcWebText } from "./GrpcWebText.js"
 import { Health, healthService, ServingStatus } from "./Health.js"
 import { reflectionFiles, reflectionV1, reflectionV1alpha, v1, v1alpha } from "./Reflection.js"
@@ -35,11 +41,7 @@ import { withRestatedStatus } from "./RestatedStatus.js"
 import { strictJson } from "./StrictJson.js"
 import { type ConnectHandBack, validateTokenLane } from "./ValidateTokenLane.js"
 
-/** Where the gRPC port ended up listening (the configured port may be 0). */
-export class IamGrpcAddress extends Context.Tag("iam/IamGrpcAddress")<IamGrpcAddress, {
-  readonly host: string
-  readonly port: number
-}>() {}
+export { IamGrpcAddress }
 
 export class GrpcListenError extends Data.TaggedError("GrpcListenError")<{ readonly message: string }> {}
 

@@ -1,5 +1,6 @@
 import { type DescMessage, fromJson, isMessage, type JsonValue, type MessageShape, toJson } from "@bufbuild/protobuf"
-import { ParseResult, Schema } from "effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import { jsonInputProblem } from "../JsonInputProblem.js"
 
 /**

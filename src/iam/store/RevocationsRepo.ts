@@ -1,5 +1,7 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Ref } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import type { IamError } from "../domain/IamError.js"
 import { catchSql, IamSql } from "../IamSql.js"
 

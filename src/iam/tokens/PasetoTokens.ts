@@ -1,5 +1,9 @@
 import { InspectFooter } from "paseto"
-import { Clock, Context, Effect, Either, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import { IamConfig } from "../../config/IamConfig.js"
 import { IamKeys, v4 } from "./IamKeys.js"
 

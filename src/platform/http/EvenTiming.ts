@@ -1,4 +1,7 @@
-import { Clock, Effect, Random, Ref } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import * as Ref from "effect/Ref"
 import { latencyFloor, medianOf, paddingFor, slowestBranch, withSample } from "./LatencyFloor.js"
 
 /** A request being timed: its endpoint, and when it started. */

@@ -1,5 +1,8 @@
 import { IncomingMessage, type Server, type ServerResponse } from "node:http"
-import { Effect, Exit, type Fiber, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import type * as Scope from "effect/Scope"
 
 /** A whole answer a hot route gives: written as it is, in one writeHead and end. */
 export interface HotAnswer {

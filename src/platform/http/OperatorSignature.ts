@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { Option } from "effect"
+import * as Option from "effect/Option"
 import * as Jwt from "../Jwt.js"
 
 /** The header an operator signs each request it proxies with, in multi-instance mode (GoTrue's name for it). */

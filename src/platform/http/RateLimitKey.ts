@@ -1,5 +1,5 @@
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Option } from "effect"
+import * as Option from "effect/Option"
 import { isIP } from "node:net"
 
 /** Longer values are cut: an address is far shorter, and a key must fit the table's index whatever is sent. */

@@ -2,7 +2,8 @@ import type { Readable } from "node:stream"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "./JsonDepth.js"
 
 /** GoTrue's limitRequestBody: larger bodies get 413 before any handler sees them. */

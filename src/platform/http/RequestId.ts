@@ -1,4 +1,4 @@
-import { Context } from "effect"
+import * as Context from "effect/Context"
 import { drawUuid } from "../SecureRandom.js"
 
 /** The current request's id: inherited from REQUEST_ID_HEADER when the proxy sends one, otherwise generated. */

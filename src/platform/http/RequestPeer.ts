@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http"
-import { Context } from "effect"
+import * as Context from "effect/Context"
 
 /**
  * The request being served as the hot lane (HotLane.ts) serves it, without the platform's HttpServerRequest: what

@@ -1,5 +1,11 @@
-import { Context, Data, Effect, Layer, Redacted, Ref } from "effect"
-import { createTransport, type NodemailerError } from "nodemailer"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import type { NodemailerError } from "nodemailer"
+import { lazyModule } from "../LazyModule.js"
 import { type MessageFacts, Outbox } from "./Outbox.js"
 
 /** One outgoing email. `text` is the plain-text alternative; without it only the HTML part is sent. */
@@ -65,32 +71,42 @@ const toMailerError = (cause: unknown): MailerError => {
   })
 }
 
-/** Sends through an SMTP server with a connection pool that lives as long as the layer. */
+/**
+ * nodemailer, imported for the first mail rather than at start-up: a server without SMTP_HOST never sends one, and
+ * every process would hold its code. A failure to load is a MailerError that says so.
+ */
+const nodemailer = lazyModule("nodemailer", () => import("nodemailer")).pipe(
+  Effect.mapError(({ message }) => new MailerError({ message, code: "EMODULE", permanent: false }))
+)
+
+/**
+ * Sends through an SMTP server with a connection pool made for the first mail (nodemailer's pool connects only
+ * then too) and closed with the layer.
+ */
 export const SmtpMailer = (options: SmtpMailerOptions): Layer.Layer<Mailer> =>
   Layer.scoped(
     Mailer,
     Effect.gen(function*() {
-      const transport = yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          createTransport({
-            pool: true,
-            host: options.host,
-            port: options.port,
-            secure: options.secure ?? options.port === 465,
-            // nodemailer's defaults (2 min to connect, 10 min idle) would hold a signup request far too long.
-            connectionTimeout: 10_000,
-            greetingTimeout: 10_000,
-            socketTimeout: 30_000,
-            ...(options.user === undefined
-              ? {}
-              : { auth: { user: options.user, pass: options.pass === undefined ? "" : Redacted.value(options.pass) } })
-          })
-        ),
-        (transport) => Effect.sync(() => transport.close())
-      )
+      let pool: ReturnType<typeof import("nodemailer").createTransport> | undefined
+      yield* Effect.addFinalizer(() => Effect.sync(() => pool?.close()))
+      const transportOf = Effect.map(nodemailer, ({ createTransport }) =>
+        (pool ??= createTransport({
+          pool: true,
+          host: options.host,
+          port: options.port,
+          secure: options.secure ?? options.port === 465,
+          // nodemailer's defaults (2 min to connect, 10 min idle) would hold a signup request far too long.
+          connectionTimeout: 10_000,
+          greetingTimeout: 10_000,
+          socketTimeout: 30_000,
+          ...(options.user === undefined
+            ? {}
+            : { auth: { user: options.user, pass: options.pass === undefined ? "" : Redacted.value(options.pass) } })
+        })))
       const from = { name: options.senderName ?? options.adminEmail, address: options.adminEmail }
 
       const send = Effect.fn("Mailer.send")(function*(mail: Mail) {
+        const transport = yield* transportOf
         yield* Effect.tryPromise({
           // The signal lets an interrupted request (client gone, timeout) drop the mail from the pool's queue.
           try: (signal) =>

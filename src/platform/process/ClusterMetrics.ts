@@ -1,7 +1,8 @@
 import cluster, { type Worker } from "node:cluster"
 import type { Resource as OtelResource } from "@opentelemetry/resources"
 import { type CollectionResult, MetricReader, type MetricData, type MetricProducer, type ScopeMetrics } from "@opentelemetry/sdk-metrics"
-import { Effect, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 
 /**
  * Prometheus scrapes one address, but in a cluster (AUTH_WORKERS > 1) the workers share the ports: a scrape

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { join } from "node:path"
-import { Option } from "effect"
+import * as Option from "effect/Option"
 
 /*
  * How many CPUs this process may use. os.availableParallelism() counts the machine's (or the cpuset's) CPUs, but a

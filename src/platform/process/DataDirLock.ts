@@ -1,6 +1,10 @@
 import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs"
 import { join } from "node:path"
-import { Data, type Duration, Effect, Schedule, type Scope } from "effect"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 
 /** What the process holding the data directory is doing: a server holds it until stopped, a command briefly. */
 export type LockHolder = "server" | "command"

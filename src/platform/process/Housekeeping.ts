@@ -1,4 +1,9 @@
-import { Clock, Duration, Effect, Option, Random, type Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import type * as Scope from "effect/Scope"
 
 /**
  * What one batch of a sweep did. `done`: the pass over the task's rows is complete (the next pass begins at the next

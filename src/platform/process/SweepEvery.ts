@@ -1,4 +1,6 @@
-import { type Duration, Effect, type Scope } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 
 /**
  * Runs `sweep` every `interval` for as long as the scope lives, on each instance: the IAM product's clean-up of its

@@ -1,4 +1,5 @@
-import { Data, Option } from "effect"
+import * as Data from "effect/Data"
+import * as Option from "effect/Option"
 
 /** How the primary treats a worker that exits while it should be serving. */
 export interface RestartPolicy {

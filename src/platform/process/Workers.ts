@@ -1,7 +1,14 @@
 import cluster, { type Worker } from "node:cluster"
 import { type AddressInfo, createServer, type Server } from "node:net"
-import { Clock, Data, Deferred, Effect, Exit, FiberId, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
 import { decideRestart, NO_EXITS, RESTART_POLICY, type RestartPolicy } from "./WorkerRestarts.js"
+import { workerExecArgv } from "./YoungGeneration.js"
 
 /*
  * Serving from several processes with node:cluster. The primary forks the workers and keeps them running; each
@@ -215,6 +222,8 @@ export const runWorkers = (options: {
   readonly policy?: RestartPolicy
 }): Effect.Effect<never, WorkersFailed> =>
   Effect.gen(function*() {
+    // The workers' node options: the primary's, with a smaller growth of the old generation (YoungGeneration.ts).
+    cluster.setupPrimary({ execArgv: workerExecArgv(process.execArgv) })
     const started = yield* Effect.forEach(Array.from({ length: options.count }), () => Deferred.make<void>())
     const slots = started.map((first) => slot(options.env, options.policy ?? RESTART_POLICY, first))
     const allServing = Effect.zipRight(Effect.forEach(started, Deferred.await, { discard: true }), options.serving)

@@ -1,7 +1,13 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as UrlParams from "@effect/platform/UrlParams"
-import { Context, Data, Duration, Effect, identity, Layer, Ref } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import { identity } from "effect/Function"
 import { type MessageFacts, Outbox } from "../mail/Outbox.js"
 
 /** How a message reaches the phone: a text, or WhatsApp (through the providers that offer it). */

@@ -1,5 +1,8 @@
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Effect, Option, type Redacted, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import { formSmsSender, type ProviderAnswer, type ProviderEndpoint, SmsError } from "./SmsSender.js"
 
 /** The spec's "provider A": SMS_PROVIDERA_ACCOUNT_SID / _AUTH_TOKEN / _MESSAGE_SERVICE_SID. */

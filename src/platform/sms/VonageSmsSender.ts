@@ -1,4 +1,7 @@
-import { Effect, Option, Redacted, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import { formSmsSender, type ProviderAnswer, type ProviderEndpoint, SmsError } from "./SmsSender.js"
 
 /** GoTrue's `vonage` provider: SMS_VONAGE_API_KEY / _API_SECRET / _FROM. */

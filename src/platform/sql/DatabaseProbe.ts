@@ -1,5 +1,6 @@
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Effect } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlError from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
 
 /**
  * A probe of the database, one round trip: the health checks of both products (GET /health, gRPC's Health service)

@@ -1,5 +1,6 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { HousekeepingState, TaskState } from "../process/Housekeeping.js"
 
 /**

@@ -2,8 +2,9 @@ import { createHash } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { SqlClient } from "@effect/sql"
-import { Data, Effect } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import { formerAuthPrefixMessage, schemaOwner, tablesCreatedBy, unknownSchemaMessage } from "./SchemaOwner.js"
 
 /**

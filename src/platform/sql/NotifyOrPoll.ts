@@ -1,5 +1,9 @@
-import { PgClient } from "@effect/sql-pg"
-import { type Duration, Effect, type Scope, Schedule, Stream } from "effect"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 
 export interface NotifyOrPollOptions<E> {
   /** The NOTIFY channel other instances announce a change on. */

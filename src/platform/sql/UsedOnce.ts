@@ -1,5 +1,5 @@
-import type { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
 
 /**
  * A table of things accepted once: a digest (primary key) held until `expires_at`, when what it stands for could no

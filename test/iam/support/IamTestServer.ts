@@ -9,7 +9,7 @@ import { generatePaserk } from "../../../src/iam/tokens/IamKeys.js"
 import type { Database } from "../../../src/platform/sql/Database.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
-import { AuthAndIamRoutesLive } from "../../../src/cli/ServerLive.js"
+import { AuthAndIamRoutesLive } from "../../../src/cli/AuthAndIamLive.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { TestPorts, testConfig } from "../../support/TestServer.js"
 

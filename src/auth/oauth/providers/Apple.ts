@@ -1,4 +1,6 @@
-import { Effect, Either, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import type { AuthError } from "../../domain/AuthError.js"
 import type { ExternalProfile } from "../../domain/ExternalLink.js"
 import { claimTruthy, idTokenBase } from "../../domain/IdToken.js"

@@ -1,7 +1,8 @@
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { ProviderDescriptor } from "../ProviderDescriptor.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, getJson, mapped } from "../ProviderKit.js"
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { profileFromFields, type ProviderProfile } from "../OAuthProvider.js"
 
 /**

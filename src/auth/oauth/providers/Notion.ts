@@ -1,4 +1,5 @@
-import { Either, Option } from "effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import type { ProviderDescriptor } from "../ProviderDescriptor.js"
 import { profileFromFields, type ProviderProfile, stringClaim } from "../OAuthProvider.js"
 import { asObject, authorizationUrl, clientFor, exchangeWith, mapped } from "../ProviderKit.js"

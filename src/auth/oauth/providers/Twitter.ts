@@ -1,5 +1,8 @@
 import { createHmac } from "node:crypto"
-import { Effect, Either, Option, Redacted } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import OAuth from "oauth-1.0a"
 import type { ProviderDescriptor } from "../ProviderDescriptor.js"
 import {
