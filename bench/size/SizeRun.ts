@@ -4,21 +4,20 @@
  * scenarios run again. Each row's CPU (server plus PostgreSQL) and p99 at the big size over the small one is what the
  * issue holds to 1.25×. Writes bench/results/<timestamp>-size.json and latest-size.md.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { loadavg, tmpdir } from "node:os"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { loadavg } from "node:os"
 import { join } from "node:path"
 import { deriveRefreshToken, refreshTokenKey } from "../../src/auth/sessions/RefreshTokenCodec.js"
 import type { BenchOptions } from "../BenchOptions.js"
-import { Cleanup } from "../Cleanup.js"
-import { freePorts, generateIamKey, migrateGatehouse, serverEnv, startGatehouse } from "../Gatehouse.js"
+import { migrateGatehouse, serverEnv, startGatehouse } from "../Gatehouse.js"
 import { commitOf, machineInfo, ticksPerSecond } from "../Machine.js"
 import { measure, warmUp } from "../Measure.js"
-import { startPostgres } from "../Postgres.js"
 import { password, refresh, signup, user } from "../scenarios/AuthScenarios.js"
 import type { Scenario, ScenarioContext, Target } from "../scenarios/Scenario.js"
 import { httpJson, keepAliveAgent } from "../load/HttpClient.js"
 import { seed } from "../Seed.js"
 import { serverSettings } from "../ServerSettings.js"
+import { scratch, throwawayDatabase } from "../Throwaway.js"
 import { StatementCounter } from "../StatementCounter.js"
 import { adminScenarios, serviceRoleToken } from "./AdminScenarios.js"
 import { type Phase, sizeRows, type SizeRun, sizeTable } from "./SizeReport.js"
@@ -58,15 +57,10 @@ export const runSizeBench = async (
 ): Promise<void> => {
   const startedAt = new Date().toISOString()
   const loadAverageBefore = loadavg()
-  const cleanup = new Cleanup()
-  cleanup.exitOnSignals()
-  const tmp = mkdtempSync(join(tmpdir(), "gatehouse-bench-size-"))
-  cleanup.add("remove the temporary directory", () => rmSync(tmp, { recursive: true, force: true }))
+  const { cleanup, tmp } = scratch("size")
   try {
-    progress("PostgreSQL 15: starting a throwaway instance…")
-    const pg = await startPostgres(repo, join(tmp, "pg"), (stop) => cleanup.add("stop PostgreSQL", stop))
-    const [api, grpc, smtp] = await freePorts(3)
-    const settings = serverSettings(pg.url, options, { api, smtp }, await generateIamKey(repo, tmp))
+    const { iamKey, pg, ports: { api, grpc, smtp } } = await throwawayDatabase(repo, { cleanup, tmp }, progress)
+    const settings = serverSettings(pg.url, options, { api, smtp }, iamKey)
     const env = serverEnv({ ...settings, AUTH_API_PORT: String(api), AUTH_IAM_GRPC_PORT: String(grpc) })
     const target: Target = { side: "gatehouse", http: { host: "127.0.0.1", port: api }, grpc: `127.0.0.1:${grpc}` }
     progress("Gatehouse: migrate, then serve (production mode)…")

@@ -3,18 +3,17 @@
  * given time, its process tree's RSS sampled throughout; whether any process grew beyond noise (GrowthVerdict).
  * Writes bench/results/<timestamp>-soak.json and latest-soak.md.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { loadavg, tmpdir } from "node:os"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { loadavg } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import type { BenchOptions } from "../BenchOptions.js"
-import { Cleanup } from "../Cleanup.js"
-import { freePorts, generateIamKey, migrateGatehouse, serverEnv, startGatehouse } from "../Gatehouse.js"
+import { migrateGatehouse, serverEnv, startGatehouse } from "../Gatehouse.js"
 import { commitOf, machineInfo } from "../Machine.js"
-import { startPostgres } from "../Postgres.js"
 import { type ProcessReading, treeProcesses } from "../ProcessMemory.js"
 import { seed } from "../Seed.js"
 import { serverSettings } from "../ServerSettings.js"
+import { scratch, throwawayDatabase } from "../Throwaway.js"
 import type { ServerProcess } from "../ServerProcess.js"
 import { edgeWindowMs, formatDuration, soakSampleIntervalMs } from "./SoakDuration.js"
 import { SOAK_MIX, SoakLoad } from "./SoakLoad.js"
@@ -56,16 +55,11 @@ export const runSoakBench = async (
 ): Promise<void> => {
   const startedAt = new Date().toISOString()
   const loadAverageBefore = loadavg()
-  const cleanup = new Cleanup()
-  cleanup.exitOnSignals()
-  const tmp = mkdtempSync(join(tmpdir(), "gatehouse-bench-soak-"))
-  cleanup.add("remove the temporary directory", () => rmSync(tmp, { recursive: true, force: true }))
+  const { cleanup, tmp } = scratch("soak")
   try {
-    progress("PostgreSQL 15: starting a throwaway instance…")
-    const pg = await startPostgres(repo, join(tmp, "pg"), (stop) => cleanup.add("stop PostgreSQL", stop))
-    const [api, grpc, smtp] = await freePorts(3)
+    const { iamKey, pg, ports: { api, grpc, smtp } } = await throwawayDatabase(repo, { cleanup, tmp }, progress)
     const settings = Object.fromEntries(
-      Object.entries(serverSettings(pg.url, options, { api, smtp }, await generateIamKey(repo, tmp))).filter(([name]) => !DEFAULTED.has(name))
+      Object.entries(serverSettings(pg.url, options, { api, smtp }, iamKey)).filter(([name]) => !DEFAULTED.has(name))
     )
     const env = serverEnv({ ...settings, AUTH_API_PORT: String(api), AUTH_IAM_GRPC_PORT: String(grpc) })
     const target = { host: "127.0.0.1", port: api }

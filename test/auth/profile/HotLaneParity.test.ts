@@ -37,6 +37,19 @@ const exchange = (base: string, path: string, headers: Record<string, string>, m
     sent.end(body)
   })
 
+/**
+ * Two servers over the test's database: one with the hot lane, whose Node server counts the requests the lane hands
+ * to the app (its 'request' listeners hear only those), and one without.
+ */
+const laneAndApi = Effect.gen(function*() {
+  const node = createServer()
+  let reached = 0
+  node.on("request", () => void reached++)
+  const lane = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV, { node }))), ServerUrl)
+  const api = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV, { hotLane: false }))), ServerUrl)
+  return { lane, api, reachedApp: () => reached }
+})
+
 const signUp = (url: string, data?: unknown) =>
   Effect.map(raw(url, "/signup", { body: { email: uniqueEmail("hot"), password: PASSWORD, ...(data === undefined ? {} : { data }) } }), (response) => {
     expect(response.status).toBe(200)
@@ -46,20 +59,16 @@ const signUp = (url: string, data?: unknown) =>
 acceptance(ENV)("GET /user on the hot lane", (it) => {
   it.scoped("answers byte for byte as the API does, and hands every other request to it", () =>
     Effect.gen(function*() {
-      const node = createServer()
-      let reachedApp = 0
-      node.on("request", () => void reachedApp++)
-      const lane = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV, { node }))), ServerUrl)
-      const api = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV, { hotLane: false }))), ServerUrl)
+      const { api, lane, reachedApp } = yield* laneAndApi
 
       const same = (path: string, headers: Record<string, string>, expected: { readonly lane: boolean; readonly status: number }, method = "GET") =>
         Effect.gen(function*() {
-          const before = reachedApp
+          const before = reachedApp()
           const fast = yield* exchange(lane, path, headers, method)
           const slow = yield* exchange(api, path, headers, method)
           expect(fast, `${method} ${path} ${JSON.stringify(headers)}`).toEqual(slow)
           expect(fast.statusLine.startsWith(`${expected.status} `)).toBe(true)
-          expect(reachedApp - before, `${method} ${path}: reached the app`).toBe(expected.lane ? 0 : 1)
+          expect(reachedApp() - before, `${method} ${path}: reached the app`).toBe(expected.lane ? 0 : 1)
           return fast
         })
 
@@ -139,11 +148,7 @@ const masked = (answer: Exchange, tokens: ReadonlyArray<string>): Exchange => {
 acceptance(ENV)("the refresh grant on the hot lane", (it) => {
   it.scoped("answers as the API does, and hands every other refresh to it with its body", () =>
     Effect.gen(function*() {
-      const node = createServer()
-      let reachedApp = 0
-      node.on("request", () => void reachedApp++)
-      const lane = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV, { node }))), ServerUrl)
-      const api = Context.get(yield* Layer.build(Layer.fresh(TestServerOver(ENV, { hotLane: false }))), ServerUrl)
+      const { api, lane, reachedApp } = yield* laneAndApi
       const json = { "content-type": "application/json;charset=UTF-8", "x-supabase-api-version": "2024-01-01" }
 
       /**
@@ -164,9 +169,9 @@ acceptance(ENV)("the refresh grant on the hot lane", (it) => {
             const session = yield* signUp(server)
             const token = yield* prepare(server, (session as unknown as { refresh_token: string }).refresh_token)
             const { body, headers = json, path = "/token?grant_type=refresh_token" } = request(token)
-            const before = reachedApp
+            const before = reachedApp()
             const answer = yield* exchange(server, path, headers, "POST", body)
-            if (server === lane) expect(reachedApp - before, `${name}: reached the app`).toBe(expected.lane ? 0 : 1)
+            if (server === lane) expect(reachedApp() - before, `${name}: reached the app`).toBe(expected.lane ? 0 : 1)
             answers.push(answer)
             const issued = (() => {
               try {
