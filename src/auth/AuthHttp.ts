@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import type { HttpProduct } from "../platform/http/HttpEdge.js"
+import { lazyModule } from "../platform/LazyModule.js"
 import { RequestId } from "../platform/http/RequestId.js"
 import { documentRouteOverlaps } from "../platform/http/RouteOverlaps.js"
 import { routeMethods, routesOf } from "../platform/http/RouteMethods.js"
@@ -119,13 +120,15 @@ const documentedApi = (others: DocumentRoutes) =>
  * source, and the page embeds it with the OpenAPI document, which every process would hold from start-up for a page
  * few servers are ever asked for. The page is HttpApiSwagger's own, served from a router of its own.
  */
+const swaggerModule = lazyModule("the Swagger page", () => import("@effect/platform/HttpApiSwagger"))
+
 const LazySwaggerLive = (path: `/${string}`) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function*() {
       const { api } = yield* HttpApi.Api
       const scope = yield* Effect.scope
       const page = yield* Effect.cached(
-        Effect.promise(() => import("@effect/platform/HttpApiSwagger")).pipe(
+        swaggerModule.pipe(
           Effect.flatMap((swagger) => HttpLayerRouter.toHttpEffect(swagger.layerHttpLayerRouter({ api, path }))),
           Effect.provideService(Scope.Scope, scope)
         )
