@@ -6,7 +6,7 @@ import * as Ref from "effect/Ref"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { clientAddress, clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
-import { RequestPeer } from "../../platform/http/RequestPeer.js"
+import { headerValue, RequestPeer } from "../../platform/http/RequestPeer.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuditLogRepo, type AuditPayload, type NewAuditLogEntry } from "./AuditLogRepo.js"
 
@@ -117,10 +117,6 @@ const payloadOf = (action: AuditAction, record: AuditRecord): AuditPayload => {
  * ip_address is the client of the request being served, by the rule the rate limits count clients by: the first
  * value of RATE_LIMIT_HEADER when it is set and present, else the connection's peer. Empty outside a request.
  */
-/** A Node header's value as the platform's request gives it (node joins repeated headers, but for set-cookie). */
-const headerValue = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
-  typeof value === "string" || value === undefined ? value : value.join(", ")
-
 export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
   effect: Effect.gen(function*() {
     const config = yield* PlatformConfig

@@ -10,6 +10,7 @@ import { IamConfig } from "../../config/IamConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import * as pb from "../../gen/gatehouse/iam/v1/iam_pb.js"
 import { clientAddress, clientHeaderName } from "../../platform/http/RateLimitKey.js"
+import { headerValue } from "../../platform/http/RequestPeer.js"
 import type { IamError } from "../domain/IamError.js"
 import { methodOf } from "../IamContract.js"
 import { IamHandlers } from "../IamHandlers.js"
@@ -39,16 +40,12 @@ const COMPRESSIONS: ReadonlyArray<Compression> = [compressionGzip, compressionBr
 const COMPRESSION_NAMES = COMPRESSIONS.map((c) => c.name)
 const COMPRESS_MIN_BYTES = 1024
 
-/** A header as web Headers gives it to connect: a repeated field joined by ", ". */
-const single = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
-  value === undefined ? undefined : typeof value === "string" ? value : value.join(", ")
-
 /** The request's headers as connect's handler sees them (no pseudo-headers, one value a name), for the call's log line. */
 const headerRecord = (headers: NodeHeaders): Record<string, string> => {
   const record: Record<string, string> = {}
   for (const name in headers) {
     if (name.charCodeAt(0) === 58) continue // ':'
-    const value = single(headers[name])
+    const value = headerValue(headers[name])
     if (value !== undefined) record[name] = value
   }
   return record
@@ -122,9 +119,9 @@ export const validateTokenLane = Effect.gen(function*() {
         return toConnect(req, res, { body })
       }
       const headers = req.headers
-      const forwarded = clientHeader === undefined ? undefined : single(headers[clientHeader])
+      const forwarded = clientHeader === undefined ? undefined : headerValue(headers[clientHeader])
       const effect = handlers.ValidateToken(request, {
-        authorization: single(headers["authorization"]),
+        authorization: headerValue(headers["authorization"]),
         client: clientAddress(forwarded, req.socket?.remoteAddress)
       })
       // One fiber, observed as the connect route's runs are (observeCall); interrupted if the client goes away

@@ -9,3 +9,7 @@ import * as Context from "effect/Context"
 export class RequestPeer extends Context.Reference<RequestPeer>()("platform/http/RequestPeer", {
   defaultValue: (): { readonly headers: IncomingHttpHeaders; readonly remoteAddress: string | undefined } | undefined => undefined
 }) {}
+
+/** A Node header's value as web Headers (and the platform's request) give it: a repeated field joined by ", ". */
+export const headerValue = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
+  value === undefined || typeof value === "string" ? value : value.join(", ")
