@@ -21,6 +21,7 @@ import { SettingsGroup } from "./settings/SettingsApi.js"
 import { SignupGroup } from "./signup/SignupApi.js"
 import { AdminSsoGroup, SsoGroup } from "./sso/SsoApi.js"
 import { TokenGroup } from "./token/TokenApi.js"
+import { AdminSessionsGroup, UserSessionsGroup } from "./usersessions/UserSessionsApi.js"
 import { VerifyGroup } from "./verify/VerifyApi.js"
 
 /**
@@ -40,9 +41,11 @@ export class AuthApi extends AuthApiBase
   .add(ProfileGroup)
   .add(IdentitiesGroup)
   .add(LogoutGroup)
+  .add(UserSessionsGroup)
   .add(FactorsGroup)
   .add(AdminUsersGroup)
   .add(AdminFactorsGroup)
+  .add(AdminSessionsGroup)
   .add(AdminLinksGroup)
   .add(InviteGroup)
   .add(AdminAuditGroup)

@@ -38,6 +38,7 @@ import { SettingsLive } from "./settings/SettingsLive.js"
 import { SignupLive } from "./signup/SignupLive.js"
 import { SsoLive } from "./sso/SsoLive.js"
 import { TokenLive } from "./token/TokenLive.js"
+import { UserSessionsLive } from "./usersessions/UserSessionsLive.js"
 import { AuditLog } from "./users/AuditLog.js"
 import { AuditLogRepo } from "./users/AuditLogRepo.js"
 import { VerifyLive } from "./verify/VerifyLive.js"
@@ -60,6 +61,7 @@ const AuthApiLive = HttpApiBuilder.api(AuthApi).pipe(
     ResendLive,
     ProfileLive,
     LogoutLive,
+    UserSessionsLive,
     MfaLive,
     AdminLive,
     InviteLive,

@@ -143,6 +143,11 @@ export interface AuthConfig {
     readonly refreshTokenRotationEnabled: boolean
     readonly refreshTokenReuseInterval: Duration.Duration
     readonly updatePasswordRequireReauthentication: boolean
+    /**
+     * A user's own password change (PUT /user) ends their other sessions, as GoTrue always does; off, they go on (an
+     * admin's password change still ends them all).
+     */
+    readonly passwordChangeEndsOtherSessions: boolean
     /** GET /user/identities/authorize and DELETE /user/identities/{id}: a signed-in user links or unlinks providers. */
     readonly manualLinkingEnabled: boolean
     /**

@@ -128,6 +128,7 @@ export const readAuthConfig = (
       refreshTokenRotationEnabled: rotationEnabled,
       refreshTokenReuseInterval: r.duration("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", Duration.seconds(10)),
       updatePasswordRequireReauthentication: r.boolean("SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION", false),
+      passwordChangeEndsOtherSessions: r.boolean("SECURITY_PASSWORD_CHANGE_ENDS_OTHER_SESSIONS", true),
       manualLinkingEnabled: r.boolean("SECURITY_MANUAL_LINKING_ENABLED", false),
       oauthBrowserBindingEnabled: r.boolean("SECURITY_OAUTH_BROWSER_BINDING_ENABLED", true),
       captcha: {

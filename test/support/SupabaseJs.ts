@@ -20,11 +20,12 @@ type AuthOptions = NonNullable<SupabaseClientOptions<"public">["auth"]>
 
 /**
  * `createClient(url, key)` against the test server as an app on a server configures it: no timers, no storage, no
- * session read from a URL. Each client has a storage key of its own: while a test's software authenticator is
+ * session read from a URL; `headers` go on every request (a device's User-Agent, say). Each client has a storage key of its own: while a test's software authenticator is
  * installed auth-js believes it runs in a browser, where clients sharing a key warn.
  */
-export const supabaseClient = (url: string, key: string, auth: AuthOptions = {}): SupabaseClient =>
+export const supabaseClient = (url: string, key: string, auth: AuthOptions = {}, headers: Record<string, string> = {}): SupabaseClient =>
   createClient(url, key, {
+    global: { headers },
     auth: {
       autoRefreshToken: false,
       persistSession: false,

@@ -259,7 +259,10 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
         // The signed-up user's email identity, as GoTrue's emailChangeVerify makes or updates it, so the address
         // can sign in and be linked like any other.
         if (convertedTo !== undefined) yield* emailIdentity(user.id, convertedTo, at)
-        if (passwordChanged && sessionId !== undefined) yield* sessions.logout(user.id, sessionId, "others")
+        // GoTrue's LogoutAllExceptMe, unless SECURITY_PASSWORD_CHANGE_ENDS_OTHER_SESSIONS turns it off.
+        if (passwordChanged && sessionId !== undefined && config.security.passwordChangeEndsOtherSessions) {
+          yield* sessions.logout(user.id, sessionId, "others")
+        }
         // A password change spends the reauthentication nonce, an email change the current-address token of the one before.
         yield* pending.forgetCleared(row)
         for (const message of outgoing) yield* pending.record(user.id, message._tag === "EmailChange" ? message.kind : "phone_change", message.token, at)

@@ -4,6 +4,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { AuthConfig } from "../../config/AuthConfig.js"
+import { CurrentClient } from "../../platform/http/CurrentClient.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { Transactions } from "../../platform/sql/Transactions.js"
 import { AuthError } from "../domain/AuthError.js"
@@ -66,6 +67,9 @@ export interface StartedSession {
 
 export type RefreshedSession = StartedSession
 
+/** The most sessions a list answers, newest first: past that, older ones are not shown (they still work). */
+export const SESSIONS_LISTED = 100
+
 export const LOGOUT_SCOPES = ["global", "local", "others"] as const
 export type LogoutScope = (typeof LOGOUT_SCOPES)[number]
 
@@ -119,6 +123,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
     const tokens = yield* RefreshTokensRepo
     const transactions = yield* Transactions
     const audit = yield* AuditLog
+    const client = yield* CurrentClient
     const key = refreshTokenKey(Redacted.value(config.jwt.secret))
     const policy: RotationPolicy = {
       rotationEnabled: config.security.refreshTokenRotationEnabled,
@@ -144,7 +149,9 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
       notAfter?: Date
     ): Effect.fn.Return<StartedSession> {
       const sessionId = yield* random.uuid()
-      yield* sessionsRepo.insert({ id: sessionId, userId, now, notAfter: notAfter ?? null })
+      // Recorded as GoTrue records them, and shown to the user in their list of sessions (GET /user/sessions).
+      const [userAgent, ip] = yield* Effect.all([client.userAgent, client.ip])
+      yield* sessionsRepo.insert({ id: sessionId, userId, now, notAfter: notAfter ?? null, userAgent, ip })
       const refreshToken = yield* insertToken(sessionId, userId, null, now)
       yield* sessionsRepo.addAmr(sessionId, method, now)
       const { factors, identities, user } = yield* sessionsRepo.signedIn(userId, now)
@@ -457,7 +464,18 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
     const rotatePlain = (token: string, now: Date): Effect.Effect<RefreshedSession | undefined> =>
       isWellFormedRefreshToken(token) ? rotateChecked(token, now, undefined) : Effect.succeed(undefined)
 
-    return { start, stepUp, refresh, rotatePlain, logout } as const
+    /** The user's sessions in force, newest first: at most SESSIONS_LISTED (a list is for people to read). */
+    const list = (userId: string, now: Date) => sessionsRepo.listForUser(userId, now, SESSIONS_LISTED)
+
+    /** Ends one session of the user's; false when the user has no such session (ended, or another user's). */
+    const end = Effect.fn("Sessions.end")(function*(userId: string, sessionId: string): Effect.fn.Return<boolean> {
+      return (yield* sessionsRepo.deleteForUser(userId, { only: sessionId })) > 0
+    })
+
+    /** Ends every session of the user's; how many there were. */
+    const endAll = (userId: string) => sessionsRepo.deleteForUser(userId, "all")
+
+    return { start, stepUp, refresh, rotatePlain, logout, list, end, endAll } as const
   }),
-  dependencies: [SessionsRepo.Default, RefreshTokensRepo.Default, AuditLog.Default, Transactions.Live]
+  dependencies: [SessionsRepo.Default, RefreshTokensRepo.Default, AuditLog.Default, CurrentClient.Default, Transactions.Live]
 }) {}

@@ -16,7 +16,7 @@ export interface AmrEntry {
 }
 
 export interface SessionsRepoShape {
-  readonly insert: (session: { readonly id: string; readonly userId: string; readonly now: Date; readonly notAfter?: Date | null }) => Effect.Effect<void>
+  readonly insert: (session: NewSession) => Effect.Effect<void>
   /** Stamps the user's last sign-in and returns the user as it now is, with its identities and factors. */
   readonly signedIn: (userId: string, now: Date) => Effect.Effect<UserWithRelations>
   /**
@@ -64,8 +64,39 @@ export interface SessionsRepoShape {
     userId: string,
     sessionId: string | undefined
   ) => Effect.Effect<Option.Option<SignedInUser>>
-  /** Deletes sessions of a user: all, only one, or all but one. Their refresh tokens and amr claims go with them. */
-  readonly deleteForUser: (userId: string, which: { readonly only: string } | { readonly except: string } | "all") => Effect.Effect<void>
+  /**
+   * Deletes sessions of a user: all, only one, or all but one, and says how many. Their refresh tokens and amr
+   * claims go with them.
+   */
+  readonly deleteForUser: (userId: string, which: { readonly only: string } | { readonly except: string } | "all") => Effect.Effect<number>
+  /**
+   * The user's sessions still in force at `now` (none past its not_after), most recently started first, at most
+   * `limit` of them.
+   */
+  readonly listForUser: (userId: string, now: Date, limit: number) => Effect.Effect<ReadonlyArray<SessionSummary>>
+}
+
+export interface NewSession {
+  readonly id: string
+  readonly userId: string
+  readonly now: Date
+  readonly notAfter?: Date | null
+  /** The client that signed in, as GoTrue records it on the row: its User-Agent and its address (an IP, or none). */
+  readonly userAgent?: string | undefined
+  readonly ip?: string | undefined
+}
+
+/** A session as its user (and an admin) may see it: GoTrue's columns, none of its keys or tokens. */
+export interface SessionSummary {
+  readonly id: string
+  /** Null only on a row GoTrue wrote without it (an adopted database). */
+  readonly created_at: Date | null
+  readonly updated_at: Date | null
+  readonly refreshed_at: Date | null
+  readonly user_agent: string | null
+  readonly ip: string | null
+  readonly aal: string | null
+  readonly not_after: Date | null
 }
 
 /** A session row as the exchange of a GoTrue signed refresh token reads it. */
@@ -108,7 +139,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
-    const insert = Effect.fn("SessionsRepo.insert")(function*(session: { readonly id: string; readonly userId: string; readonly now: Date; readonly notAfter?: Date | null }) {
+    const insert = Effect.fn("SessionsRepo.insert")(function*(session: NewSession) {
       yield* sql`INSERT INTO ${sql(t.sessions)} ${sql.insert({
         id: session.id,
         user_id: session.userId,
@@ -116,7 +147,9 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         created_at: session.now,
         updated_at: session.now,
         aal: "aal1",
-        refreshed_at: session.now
+        refreshed_at: session.now,
+        user_agent: session.userAgent ?? null,
+        ip: session.ip ?? null
       })}`
     }, Effect.orDie)
 
@@ -260,18 +293,27 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       userId: string,
       which: { readonly only: string } | { readonly except: string } | "all"
     ) {
-      if (which === "all") {
-        yield* sql`DELETE FROM ${sql(t.sessions)} WHERE user_id = ${userId}`
-      } else if ("only" in which) {
-        yield* sql`DELETE FROM ${sql(t.sessions)} WHERE id = ${which.only} AND user_id = ${userId}`
-      } else {
-        yield* sql`DELETE FROM ${sql(t.sessions)} WHERE user_id = ${userId} AND id <> ${which.except}`
-      }
+      const gone = which === "all"
+        ? yield* sql`DELETE FROM ${sql(t.sessions)} WHERE user_id = ${userId} RETURNING 1`
+        : "only" in which
+        ? yield* sql`DELETE FROM ${sql(t.sessions)} WHERE id = ${which.only} AND user_id = ${userId} RETURNING 1`
+        : yield* sql`DELETE FROM ${sql(t.sessions)} WHERE user_id = ${userId} AND id <> ${which.except} RETURNING 1`
+      return gone.length
+    }, Effect.orDie)
+
+    const listForUser = Effect.fn("SessionsRepo.listForUser")(function*(userId: string, now: Date, limit: number) {
+      // host(): the address without the /32 a bare inet would print with a netmask.
+      return yield* sql<SessionSummary>`
+        SELECT id, created_at, updated_at, refreshed_at, user_agent, host(ip) AS ip, aal::text AS aal, not_after
+        FROM ${sql(t.sessions)}
+        WHERE user_id = ${userId} AND (not_after IS NULL OR not_after > ${now})
+        ORDER BY created_at DESC NULLS LAST, id
+        LIMIT ${limit}`
     }, Effect.orDie)
 
     return {
       insert, signedIn, lockForRefresh, lockSigned, refreshed, stepUp, deleteBelowAal2, downgradeForFactor, addAmr, amr, findForSession,
-      deleteForUser
+      deleteForUser, listForUser
     } satisfies SessionsRepoShape
   })
 }) {
@@ -293,6 +335,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         readonly factorId: string | null
         readonly createdAt: Date
         readonly refreshedAt: Date
+        readonly userAgent: string | null
+        readonly ip: string | null
         /** Only ever set by `refreshed`: GoTrue never signed tokens for a session made in memory (no key). */
         readonly signedCounter: bigint | null
       }
@@ -303,14 +347,17 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         Ref.get(sessions).pipe(
           Effect.flatMap((map) => {
             const gone = [...map.values()].filter((row) => !keep(row)).map((row) => row.id)
-            return Effect.zipRight(
-              Ref.set(sessions, new Map([...map].filter(([id]) => !gone.includes(id)))),
-              Ref.update(claims, (all) => new Map([...all].filter(([id]) => !gone.includes(id))))
+            return Effect.as(
+              Effect.zipRight(
+                Ref.set(sessions, new Map([...map].filter(([id]) => !gone.includes(id)))),
+                Ref.update(claims, (all) => new Map([...all].filter(([id]) => !gone.includes(id))))
+              ),
+              gone.length
             )
           })
         )
       return SessionsRepo.make({
-        insert: ({ id, notAfter, now, userId }) =>
+        insert: ({ id, ip, notAfter, now, userAgent, userId }) =>
           Ref.update(sessions, (map) =>
             new Map(map).set(id, {
               id,
@@ -320,6 +367,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
               factorId: null,
               createdAt: now,
               refreshedAt: now,
+              userAgent: userAgent ?? null,
+              ip: ip ?? null,
               signedCounter: null
             })),
         // No factors in memory: MFA is tested over SQL (FactorsRepo has no in-memory twin).
@@ -397,7 +446,23 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         deleteForUser: (userId, which) =>
           remove((row) =>
             row.userId !== userId ||
-            (which === "all" ? false : "only" in which ? row.id !== which.only : row.id === which.except))
+            (which === "all" ? false : "only" in which ? row.id !== which.only : row.id === which.except)),
+        listForUser: (userId, now, limit) =>
+          Effect.map(Ref.get(sessions), (map) =>
+            [...map.values()]
+              .filter((row) => row.userId === userId && (row.notAfter === null || row.notAfter.getTime() > now.getTime()))
+              .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+              .slice(0, limit)
+              .map((row): SessionSummary => ({
+                id: row.id,
+                created_at: row.createdAt,
+                updated_at: row.refreshedAt,
+                refreshed_at: row.refreshedAt,
+                user_agent: row.userAgent,
+                ip: row.ip,
+                aal: row.aal,
+                not_after: row.notAfter
+              })))
       })
     })
   )

@@ -1,12 +1,8 @@
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
-import { clientAddress, clientHeaderName, requestClient } from "../../platform/http/RateLimitKey.js"
-import { headerValue, RequestPeer } from "../../platform/http/RequestPeer.js"
+import { CurrentClient } from "../../platform/http/CurrentClient.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuditLogRepo, type AuditPayload, type NewAuditLogEntry } from "./AuditLogRepo.js"
 
@@ -119,23 +115,12 @@ const payloadOf = (action: AuditAction, record: AuditRecord): AuditPayload => {
  */
 export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
   effect: Effect.gen(function*() {
-    const config = yield* PlatformConfig
+    const client = yield* CurrentClient
     const repo = yield* AuditLogRepo
     const random = yield* SecureRandom
     const last = yield* Ref.make({ ms: 0, seq: 0 })
-    const header = clientHeaderName(config.api.clientHeader)
-
-    // Read from the fiber's context, where the HTTP server put the request: a flow records entries deep in its
-    // services, none of which needs to carry the address for this.
-    // On the hot lane there is no HttpServerRequest: the lane puts the Node request's headers and peer in RequestPeer.
-    const currentClient = Effect.flatMap(RequestPeer, (peer) =>
-      peer !== undefined
-        ? Effect.succeed(clientAddress(header === undefined ? undefined : headerValue(peer.headers[header]), peer.remoteAddress) ?? "")
-        : Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) =>
-          Option.match(request, {
-            onNone: () => "",
-            onSome: (request) => requestClient(request, header) ?? ""
-          })))
+    // The address is the one the rate limits count (CurrentClient); empty outside a request.
+    const currentClient = Effect.map(client.address, (address) => address ?? "")
 
     const nextId = (now: number) =>
       Effect.gen(function*() {
@@ -156,13 +141,13 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
     const entries = (events: ReadonlyArray<readonly [AuditAction, AuditRecord]>): Effect.Effect<ReadonlyArray<NewAuditLogEntry>> =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const client = yield* currentClient
+        const address = yield* currentClient
         return yield* Effect.forEach(events, ([action, record]) =>
           Effect.map(nextId(now), (id) => ({
             id,
             payload: payloadOf(action, record),
             createdAt: new Date(now),
-            ipAddress: (record.ip ?? client).slice(0, 64)
+            ipAddress: (record.ip ?? address).slice(0, 64)
           })))
       })
 
@@ -181,5 +166,5 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
 
     return { record, recordAll, entries } as const
   }),
-  dependencies: [AuditLogRepo.Default]
+  dependencies: [AuditLogRepo.Default, CurrentClient.Default]
 }) {}

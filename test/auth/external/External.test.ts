@@ -30,6 +30,7 @@ import { tokenSignerFor } from "../../../src/platform/PortsLive.js"
 import { Transactions } from "../../../src/platform/sql/Transactions.js"
 import { testConfig } from "../../support/TestServer.js"
 import { MemoryRepos } from "../support/MemoryRepos.js"
+import { CurrentClient } from "../../../src/platform/http/CurrentClient.js"
 
 interface Script {
   profile: ProviderProfile | "fail"
@@ -76,6 +77,7 @@ const OverWith = (env: Record<string, string>) => {
     Layer.provideMerge(AccountReclaim.DefaultWithoutDependencies),
     Layer.provideMerge(PendingTokens.DefaultWithoutDependencies),
     Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
+    Layer.provideMerge(CurrentClient.Default),
     Layer.provideMerge(MemoryRepos()),
     Layer.provideMerge(Layer.mergeAll(
       Layer.orDie(tokenSignerFor(config)),

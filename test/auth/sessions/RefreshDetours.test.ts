@@ -20,6 +20,7 @@ import { PlatformConfig } from "../../../src/config/PlatformConfig.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { Transactions } from "../../../src/platform/sql/Transactions.js"
 import { TestServer } from "../../support/TestServer.js"
+import { CurrentClient } from "../../../src/platform/http/CurrentClient.js"
 
 /*
  * The refresh grant's two ways (issue 30, H1): a plain rotation goes as an unlocked read and one checked statement;
@@ -71,6 +72,7 @@ const Setup = Layer.mergeAll(
     Layer.provideMerge(Spied),
     Layer.provide(SessionsRepo.Default),
     Layer.provide(AuditLog.Default),
+    Layer.provide(CurrentClient.Default),
     Layer.provide(Transactions.Live)
   ),
   Users.Default

@@ -15,6 +15,7 @@ import { Transactions } from "../../../src/platform/sql/Transactions.js"
 import { isGatehouseRefreshToken } from "../../support/GatehouseTokens.js"
 import { testConfig } from "../../support/TestServer.js"
 import { MemoryRepos } from "../support/MemoryRepos.js"
+import { CurrentClient } from "../../../src/platform/http/CurrentClient.js"
 
 /*
  * Spec §3's rotation and reuse rules through the Sessions service itself, over the in-memory repos: no database.
@@ -28,6 +29,7 @@ const at = (seconds: number) => new Date(T0 + seconds * 1000)
 const SessionsOverMemory = (env: Record<string, string> = {}) =>
   Sessions.DefaultWithoutDependencies.pipe(
     Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
+    Layer.provideMerge(CurrentClient.Default),
     Layer.provideMerge(MemoryRepos()),
     Layer.provide(Transactions.Test),
     Layer.provide(SecureRandom.Live),

@@ -21,6 +21,7 @@ import { MemorySmsSender } from "../../../src/platform/sms/SmsSender.js"
 import { Transactions } from "../../../src/platform/sql/Transactions.js"
 import { testConfig } from "../../support/TestServer.js"
 import { MemoryRepos } from "../support/MemoryRepos.js"
+import { CurrentClient } from "../../../src/platform/http/CurrentClient.js"
 
 /*
  * Sign-up's duplicate rules through the Signup service over the in-memory repos and test ports: no database, no
@@ -37,6 +38,7 @@ const SignupOverMemory = (env: Record<string, string>, users: Layer.Layer<UsersR
     Layer.provideMerge(PendingTokens.DefaultWithoutDependencies),
     Layer.provideMerge(EvenTiming.Default),
     Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
+    Layer.provideMerge(CurrentClient.Default),
     Layer.provideMerge(MemoryRepos(users)),
     Layer.provideMerge(Layer.mergeAll(
       Layer.orDie(tokenSignerFor(config)),

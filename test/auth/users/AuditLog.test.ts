@@ -7,6 +7,7 @@ import { AuditLogRepo } from "../../../src/auth/users/AuditLogRepo.js"
 import { configLayer } from "../../../src/config/AppConfig.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { testConfig } from "../../support/TestServer.js"
+import { CurrentClient } from "../../../src/platform/http/CurrentClient.js"
 
 /*
  * What AuditLog.record writes, over the in-memory repo and TestClock (so every entry is written in the same
@@ -24,6 +25,7 @@ const user = (fields: Partial<UserRow>): UserRow => ({
 
 const auditOver = (env: Record<string, string> = {}) =>
   AuditLog.DefaultWithoutDependencies.pipe(
+    Layer.provide(CurrentClient.Default),
     Layer.provideMerge(AuditLogRepo.Test),
     Layer.provide(SecureRandom.Live),
     Layer.provide(configLayer(testConfig(env)))

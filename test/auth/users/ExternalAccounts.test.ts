@@ -15,11 +15,13 @@ import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { testConfig } from "../../support/TestServer.js"
 import { MemoryRepos } from "../support/MemoryRepos.js"
+import { CurrentClient } from "../../../src/platform/http/CurrentClient.js"
 
 /** ExternalAccounts over the in-memory repos: the linking rules as the service applies them, no database. */
 const Over = (env: Record<string, string> = {}) =>
   ExternalAccounts.DefaultWithoutDependencies.pipe(
     Layer.provideMerge(AuditLog.DefaultWithoutDependencies),
+    Layer.provideMerge(CurrentClient.Default),
     Layer.provideMerge(AccountReclaim.DefaultWithoutDependencies),
     Layer.provideMerge(PendingTokens.DefaultWithoutDependencies),
     Layer.provideMerge(MemoryRepos()),
