@@ -4,7 +4,9 @@
  * whichever flow sends it, while other recipients still get theirs; the count holds across two server instances
  * over one database; and auth-js shows the code.
  *
- * The windows are ten years long, so no test can see a slot free while it runs, and nothing waits on a clock.
+ * The windows are ten years long, so no test can see a slot free while it runs, and nothing waits on a clock. With
+ * the settings unset one address may be sent any number of mails, as before; and GoTrue's per-address frequency
+ * windows, the 429 nearest to these, carry the wait their message names as Retry-After.
  */
 import { expect } from "@effect/vitest"
 import { Context, Effect, Layer, Ref } from "effect"
@@ -223,5 +225,35 @@ acceptance({ AUTH_SMTP_MAX_FREQUENCY: "0" })("without per-recipient limits (the 
       for (let i = 0; i < 4; i++) expect((yield* raw(url, "/resend", { body: { type: "signup", email } })).status).toBe(200)
       yield* settledMail
       expect(yield* mailTo(email)).toHaveLength(5)
+    }))
+})
+
+/** The wait a frequency refusal names in its message, which its Retry-After must equal. */
+const namedWait = (response: RawResponse): number => {
+  const named = /after (\d+) seconds/.exec(response.json?.message ?? response.json?.msg ?? "")?.[1]
+  expect(response.headers.get("retry-after")).toBe(named)
+  return Number(named)
+}
+
+acceptance({})("the per-address frequency windows (GoTrue's SMTP_MAX_FREQUENCY, 900 s here)", (it) => {
+  it.effect("a mail asked for too soon is 429 over_email_send_rate_limit whose Retry-After is the wait it names, in both envelopes", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const email = uniqueEmail("frequency")
+      expect((yield* raw(url, "/signup", { body: { email, password: PASSWORD } })).status).toBe(200)
+      const resend = yield* raw(url, "/resend", { body: { type: "signup", email }, apiVersion: true })
+      expect([resend.status, resend.json?.code]).toEqual([429, "over_email_send_rate_limit"])
+      const wait = namedWait(resend)
+      expect(wait).toBeGreaterThan(0)
+      expect(wait).toBeLessThanOrEqual(900)
+
+      expect((yield* raw(url, "/recover", { body: { email } })).status).toBe(200)
+      const again = yield* raw(url, "/recover", { body: { email } })
+      expect([again.status, again.json?.error_code]).toEqual([429, "over_email_send_rate_limit"])
+      expect(namedWait(again)).toBeLessThanOrEqual(900)
+      // A magic link shares the recovery mail's window.
+      const magic = yield* raw(url, "/magiclink", { body: { email }, apiVersion: true })
+      expect([magic.status, magic.json?.code]).toEqual([429, "over_email_send_rate_limit"])
+      expect(namedWait(magic)).toBeGreaterThan(0)
     }))
 })
