@@ -42,7 +42,10 @@ const ENV = {
   AUTH_SMS_MAX_FREQUENCY: "0",
   AUTH_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "false",
   AUTH_RATE_LIMIT_EMAIL_PER_RECIPIENT: "2/87600h",
-  AUTH_RATE_LIMIT_SMS_PER_RECIPIENT: "2/87600h"
+  AUTH_RATE_LIMIT_SMS_PER_RECIPIENT: "2/87600h",
+  AUTH_MFA_PHONE_ENROLL_ENABLED: "true",
+  AUTH_MFA_PHONE_VERIFY_ENABLED: "true",
+  AUTH_MFA_PHONE_MAX_FREQUENCY: "0"
 }
 
 const textsTo = (phone: string) =>
@@ -197,6 +200,21 @@ acceptance(ENV)("per-recipient send limits", (it) => {
       expect(change.error).toMatchObject({ status: 429, code: "over_sms_recipient_rate_limit", message: SMS_REFUSED })
       expect(yield* textsTo(newPhone)).toHaveLength(2)
       expect((yield* refusals("sms_per_recipient")) - counted).toBe(3)
+    }))
+
+  it.effect("an MFA phone factor's challenge texts count against its number", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const client = yield* signedIn(url, uniqueEmail("mfa-phone"))
+      const phone = uniquePhone()
+      const enrolled = yield* call(() => client.mfa.enroll({ factorType: "phone", phone }))
+      expect(enrolled.error).toBeNull()
+      const factorId = enrolled.data!.id
+      for (let i = 0; i < 2; i++) expect((yield* call(() => client.mfa.challenge({ factorId }))).error).toBeNull()
+      expect(yield* textsTo(phone)).toHaveLength(2)
+      const refused = yield* call(() => client.mfa.challenge({ factorId }))
+      expect(refused.error).toMatchObject({ status: 429, code: "over_sms_recipient_rate_limit" })
+      expect(yield* textsTo(phone)).toHaveLength(2)
     }))
 
   it.scoped("two servers over one database count one window per recipient between them", () =>
