@@ -6,6 +6,7 @@ import { type HousekeepingTask, housekeepingEvery } from "../platform/process/Ho
 import { makeHousekeepingRepo } from "../platform/sql/HousekeepingRepo.js"
 import { qualifiedTables } from "../platform/sql/Tables.js"
 import { ExpiredRateLimits } from "./limits/ExpiredRateLimits.js"
+import { ExpiredRecipientSends } from "./messages/ExpiredRecipientSends.js"
 import { ExpiredFactors } from "./mfa/ExpiredFactors.js"
 import { ExpiredOAuthAuthorizations } from "./oauthserver/ExpiredOAuthAuthorizations.js"
 import { ExpiredPasskeyChallenges } from "./passkeys/ExpiredPasskeyChallenges.js"
@@ -32,6 +33,7 @@ export const authHousekeepingTasks: Effect.Effect<
   | AuditRetention
   | FoldedRowCounts
   | ExpiredRateLimits
+  | ExpiredRecipientSends
   | ExpiredFlows
   | ExpiredFactors
   | ExpiredPasskeyChallenges
@@ -46,6 +48,7 @@ export const authHousekeepingTasks: Effect.Effect<
     ...(yield* AuditRetention).tasks,
     ...(yield* FoldedRowCounts).tasks,
     ...(yield* ExpiredRateLimits).tasks,
+    ...(yield* ExpiredRecipientSends).tasks,
     ...(yield* ExpiredFlows).tasks,
     ...(yield* ExpiredFactors).tasks,
     ...(yield* ExpiredPasskeyChallenges).tasks,
@@ -63,6 +66,7 @@ export const AuthHousekeepingTasksLive = Layer.mergeAll(
   AuditRetention.Default,
   FoldedRowCounts.Default,
   ExpiredRateLimits.Default,
+  ExpiredRecipientSends.Default,
   ExpiredFlows.Default,
   ExpiredFactors.Default,
   ExpiredPasskeyChallenges.Default,

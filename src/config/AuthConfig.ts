@@ -90,6 +90,12 @@ export interface AuthConfig {
     readonly emailSent: { readonly events: number; readonly per: Duration.Duration }
     readonly smsSent: { readonly events: number; readonly per: Duration.Duration }
     /**
+     * RATE_LIMIT_EMAIL_PER_RECIPIENT / RATE_LIMIT_SMS_PER_RECIPIENT (Gatehouse's own): at most `events` messages to
+     * one address or phone number in any `per` (a sliding window); None, the default, is no limit.
+     */
+    readonly emailPerRecipient: Option.Option<{ readonly events: number; readonly per: Duration.Duration }>
+    readonly smsPerRecipient: Option.Option<{ readonly events: number; readonly per: Duration.Duration }>
+    /**
      * Per client, keyed on RATE_LIMIT_HEADER (the platform's api.clientHeader; off without it), each route its own
      * bucket as in GoTrue.
      * RATE_LIMIT_OTP: POST /magiclink, /otp, /recover, /resend, /signup with an email or phone, and PUT /user.

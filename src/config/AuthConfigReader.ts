@@ -405,10 +405,17 @@ const readRateLimits = (r: SettingsReader): AuthConfig["rateLimit"] => {
   // GoTrue's apilimiter: most limiters refill their number per 5 minutes in bursts of 30; anonymous sign-ins per
   // hour, in bursts of the number itself (cut to a whole number, as Go's int() does).
   const perFiveMinutes = (events: number): RequestLimit => ({ events, per: Duration.minutes(5), burst: 30 })
+  // Unset: no per-recipient limit, so an app that never sets them sees nothing new.
+  const perRecipient = (key: string, what: string) =>
+    r.parse(key, undefined, Option.none<{ events: number; per: Duration.Duration }>(),
+      `must be a whole number of ${what} per hour from 1 to ${MAX_PER_RECIPIENT}, or N/duration such as 3/15m (unset: no limit)`,
+      (raw) => Option.map(Option.filter(parseRate(raw), perRecipientRule), Option.some))
   const anonymousUsers = r.parse("RATE_LIMIT_ANONYMOUS_USERS", undefined, 30, REQUESTS_RULE, parseRequests)
   return {
     emailSent,
     smsSent,
+    emailPerRecipient: perRecipient("RATE_LIMIT_EMAIL_PER_RECIPIENT", "emails"),
+    smsPerRecipient: perRecipient("RATE_LIMIT_SMS_PER_RECIPIENT", "texts"),
     otp: perFiveMinutes(r.parse("RATE_LIMIT_OTP", undefined, 30, REQUESTS_RULE, parseRequests)),
     anonymousUsers: { events: anonymousUsers, per: Duration.hours(1), burst: Math.floor(anonymousUsers) },
     tokenRefresh: perFiveMinutes(r.parse("RATE_LIMIT_TOKEN_REFRESH", undefined, 150, REQUESTS_RULE, parseRequests)),
@@ -485,6 +492,16 @@ const parseRequests = (raw: string): Option.Option<number> =>
     Option.liftPredicate(raw, (text) => /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/.test(text)).pipe(Option.map(Number)),
     Number.isFinite
   )
+
+/**
+ * The most messages a per-recipient limit may allow in its window: every send time of a window is kept (see
+ * RecipientSendWindow), and a limit that large is no limit on one recipient anyway.
+ */
+const MAX_PER_RECIPIENT = 1000
+
+// A count of messages, not a rate: 0 would refuse every message (leave the setting unset for no limit).
+const perRecipientRule = (rate: { events: number }): boolean =>
+  Number.isInteger(rate.events) && rate.events >= 1 && rate.events <= MAX_PER_RECIPIENT
 
 // GoTrue's Rate setting: "30" (per hour) or "10/15m".
 const parseRate = (raw: string): Option.Option<{ events: number; per: Duration.Duration }> => {

@@ -404,6 +404,7 @@ layer(Setup, { timeout: 120_000 })("housekeeping on the database", (it) => {
       expect(names).toEqual(expect.arrayContaining([
         "one_time_rows",
         "rate_limits",
+        "recipient_sends",
         "flow_state",
         "mfa_challenges",
         "webauthn_challenges",
@@ -412,6 +413,23 @@ layer(Setup, { timeout: 120_000 })("housekeeping on the database", (it) => {
         "saml_records"
       ]))
       expect(new Set(names).size).toBe(names.length)
+    }))
+
+  it.effect("recipient_sends rows go once all their sends have aged out (and a minute for clock skew), live ones stay", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const t = yield* tables
+      const tag = `housekeeping-${NOW.getTime()}`
+      const row = (name: string, expiresAt: number) =>
+        sql`INSERT INTO ${sql(t.recipient_sends)} (channel, recipient, sent, expires_at)
+          VALUES ('email', ${`${tag}-${name}`}, ARRAY[${expiresAt - 10 * MINUTE}::bigint], ${expiresAt}::bigint)`
+      yield* row("aged", NOW.getTime() - DAY)
+      yield* row("skew", NOW.getTime() - 30_000)
+      yield* row("live", NOW.getTime() + MINUTE)
+      yield* sweepAll(NOW)
+      const left = yield* sql<{ recipient: string }>`SELECT recipient FROM ${sql(t.recipient_sends)}
+        WHERE recipient LIKE ${`${tag}-%`} ORDER BY recipient`
+      expect(left.map((r) => r.recipient)).toEqual([`${tag}-live`, `${tag}-skew`])
     }))
 
   it.effect("a backlog of rate_limits buckets and of MFA challenges larger than one batch goes in several bounded batches", () =>

@@ -177,6 +177,25 @@ layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM 
 })
 
 layer(TestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM service off", (it) => {
+  it.effect("every 429 requires Retry-After, and the routes that send mail or texts name the per-recipient codes", () =>
+    Effect.gen(function*() {
+      const spec = yield* fetchSpec(yield* ServerUrl)
+      const tooMany = Object.entries(spec["paths"] as Record<string, Record<string, any>>).flatMap(([path, operations]) =>
+        Object.entries(operations).flatMap(([method, operation]) =>
+          operation?.["responses"]?.["429"] === undefined ? [] : [[`${method.toUpperCase()} ${path}`, operation["responses"]["429"]] as const]))
+      expect(tooMany.length).toBeGreaterThan(5)
+      for (const [route, response] of tooMany) {
+        expect({ route, header: response["headers"]?.["retry-after"] }).toMatchObject({ route, header: { required: true } })
+      }
+      const codesAt = (route: string) => JSON.stringify(tooMany.find(([name]) => name === route)?.[1] ?? {})
+      for (const route of ["POST /signup", "POST /otp", "POST /magiclink", "POST /recover", "POST /resend", "POST /invite", "PUT /user", "GET /reauthenticate"]) {
+        expect({ route, mail: codesAt(route).includes("over_email_recipient_rate_limit") }).toEqual({ route, mail: true })
+      }
+      for (const route of ["POST /signup", "POST /otp", "POST /resend", "PUT /user", "GET /reauthenticate", "POST /factors/{factor_id}/challenge"]) {
+        expect({ route, text: codesAt(route).includes("over_sms_recipient_rate_limit") }).toEqual({ route, text: true })
+      }
+    }))
+
   it.effect("describes no IAM route, since none is served", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl

@@ -4,6 +4,7 @@ import { Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { type RequestRate, requestRate } from "../../src/domain/RequestRate.js"
 import { RateLimitsRepo } from "../../src/auth/limits/RateLimitsRepo.js"
 import { type OutboxRow, OutboxRepo } from "../../src/auth/messages/OutboxRepo.js"
+import { RecipientSendsRepo } from "../../src/auth/messages/RecipientSendsRepo.js"
 import { SendQuotaRepo } from "../../src/auth/messages/SendQuotaRepo.js"
 import { FlowStateRepo } from "../../src/auth/sessions/FlowStateRepo.js"
 import { RefreshTokensRepo } from "../../src/auth/sessions/RefreshTokensRepo.js"
@@ -44,6 +45,7 @@ const LiveRepos: Layer.Layer<AuthRepos> = Layer.mergeAll(
   OneTimeTokensRepo.Default,
   FlowStateRepo.Default,
   SendQuotaRepo.Default,
+  RecipientSendsRepo.Default,
   RateLimitsRepo.Default,
   AuditLogRepo.Default,
   OutboxRepo.Default
@@ -571,6 +573,63 @@ const contract = (name: string, repos: Layer.Layer<AuthRepos>) =>
         expect(granted.filter(Boolean)).toHaveLength(7)
       }))
 
+    // Recipients are this run's own (the table is shared with every other case on the database).
+    it.effect("recipient sends: `limit` in any period per channel and recipient; the wait is exact; a refusal changes nothing", () =>
+      Effect.gen(function*() {
+        const recipients = yield* RecipientSendsRepo
+        const who = `r-${randomUUID()}`
+        const rule = { limit: 2, periodMs: 10_000 }
+        const t0 = T0.getTime()
+        const claim = (ms: number, channel: "email" | "sms" = "email", key = who) => recipients.claim(channel, key, t0 + ms, rule)
+        expect(yield* claim(0)).toEqual({ allowed: true, sent: [t0] })
+        expect(yield* claim(4_000)).toEqual({ allowed: true, sent: [t0, t0 + 4_000] })
+        expect(yield* claim(5_000)).toEqual({ allowed: false, retryAfterMs: 5_000 })
+        // Another channel, another recipient: windows of their own.
+        expect((yield* claim(5_000, "sms")).allowed).toBe(true)
+        expect((yield* claim(5_000, "email", `${who}-other`)).allowed).toBe(true)
+        expect((yield* claim(9_999)).allowed).toBe(false)
+        // The first send ages out at 10s: one slot, and the row keeps only the live times.
+        expect(yield* claim(10_000)).toEqual({ allowed: true, sent: [t0 + 4_000, t0 + 10_000] })
+        // A clock behind the one that wrote the row counts those times too, and only waits longer.
+        expect(yield* claim(3_000)).toEqual({ allowed: false, retryAfterMs: 11_000 })
+        expect(yield* recipients.claim("email", who, t0, { limit: 0, periodMs: 10_000 })).toEqual({ allowed: false, retryAfterMs: 10_000 })
+      }))
+
+    it.effect("recipient sends: a give-back frees the slot of its own send only; a sweep deletes exactly the aged-out rows", () =>
+      Effect.gen(function*() {
+        const recipients = yield* RecipientSendsRepo
+        const who = `g-${randomUUID()}`
+        // Far past every other case's moments, so the sweeps below count only this case's rows.
+        const base = at(500_000_000).getTime()
+        const rule = { limit: 1, periodMs: 10_000 }
+        expect((yield* recipients.claim("sms", who, base, rule)).allowed).toBe(true)
+        expect((yield* recipients.claim("sms", who, base + 1, rule)).allowed).toBe(false)
+        yield* recipients.giveBack("sms", who, base + 1)
+        yield* recipients.giveBack("email", who, base)
+        expect((yield* recipients.claim("sms", who, base + 2, rule)).allowed).toBe(false)
+        yield* recipients.giveBack("sms", who, base)
+        expect(yield* recipients.claim("sms", who, base + 3, rule)).toEqual({ allowed: true, sent: [base + 3] })
+        expect((yield* recipients.claim("email", who, base + 5_000, rule)).allowed).toBe(true)
+        const all = 1_000_000
+        yield* recipients.sweep(base, all)
+        expect(yield* recipients.sweep(base + 10_002, all)).toBe(0)
+        expect(yield* recipients.sweep(base + 10_003, all)).toBe(1)
+        expect(yield* recipients.sweep(base + 14_999, all)).toBe(0)
+        expect((yield* recipients.claim("email", who, base + 14_999, rule)).allowed).toBe(false)
+        expect(yield* recipients.sweep(base + 15_000, all)).toBe(1)
+        expect(yield* recipients.claim("email", who, base + 15_000, rule)).toEqual({ allowed: true, sent: [base + 15_000] })
+      }))
+
+    it.effect("recipient sends: concurrent claims never exceed the limit", () =>
+      Effect.gen(function*() {
+        const recipients = yield* RecipientSendsRepo
+        const who = `race-${randomUUID()}`
+        const sent = yield* Effect.forEach(Array.from({ length: 24 }), (_, i) => recipients.claim("email", who, T0.getTime() + i, { limit: 7, periodMs: 60_000 }), {
+          concurrency: "unbounded"
+        })
+        expect(sent.filter((send) => send.allowed)).toHaveLength(7)
+      }))
+
     // Routes and keys are this run's own (the table is shared with every other case on the database).
     it.effect("rate limits: a burst, then one request an interval; each route and key its own bucket; the wait is exact", () =>
       Effect.gen(function*() {
@@ -982,6 +1041,28 @@ layer(MigratedDatabase, { timeout: 60_000 })("rate limits across instances", (it
       )
       expect(raced.filter((admission) => admission.allowed)).toHaveLength(3)
       expect(yield* a.admit("token", key, now, rate)).toEqual({ allowed: false, retryAfterMs: 60_000 })
+    }))
+})
+
+layer(MigratedDatabase, { timeout: 60_000 })("recipient sends across instances", (it) => {
+  it.scoped("two repo instances over one database share each recipient's window, even racing", () =>
+    Effect.gen(function*() {
+      const instance = Effect.map(Layer.build(Layer.fresh(RecipientSendsRepo.Default)), (context) => Context.get(context, RecipientSendsRepo))
+      const a = yield* instance
+      const b = yield* instance
+      expect(a).not.toBe(b)
+      const who = `shared-${randomUUID()}`
+      const rule = { limit: 5, periodMs: 60_000 }
+      const now = T0.getTime()
+      expect((yield* a.claim("email", who, now, rule)).allowed).toBe(true)
+      expect((yield* b.claim("email", who, now + 1, rule)).allowed).toBe(true)
+      const raced = yield* Effect.forEach(
+        Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b)),
+        (repo, i) => repo.claim("email", who, now + 2 + i, rule),
+        { concurrency: "unbounded" }
+      )
+      expect(raced.filter((send) => send.allowed)).toHaveLength(3)
+      expect(yield* a.claim("email", who, now + 100, rule)).toEqual({ allowed: false, retryAfterMs: 59_900 })
     }))
 })
 

@@ -480,6 +480,38 @@ describe("typed values", () => {
     expect(smsSent.events).toBe(events)
     expect(seconds(smsSent.per)).toBe(perSeconds)
   })
+
+  it("has no per-recipient limits unless set", () => {
+    const { emailPerRecipient, smsPerRecipient } = config(embedded({})).rateLimit
+    expect(Option.isNone(emailPerRecipient)).toBe(true)
+    expect(Option.isNone(smsPerRecipient)).toBe(true)
+  })
+
+  it.each([
+    ["3", 3, 3600],
+    ["5/15m", 5, 900],
+    ["1/60", 1, 60],
+    ["1000/24h", 1000, 86_400]
+  ] as const)("RATE_LIMIT_EMAIL_PER_RECIPIENT and RATE_LIMIT_SMS_PER_RECIPIENT %s", (raw, events, perSeconds) => {
+    const { emailPerRecipient, smsPerRecipient } = config(embedded({ AUTH_RATE_LIMIT_EMAIL_PER_RECIPIENT: raw, GOTRUE_RATE_LIMIT_SMS_PER_RECIPIENT: raw })).rateLimit
+    for (const limit of [emailPerRecipient, smsPerRecipient]) {
+      const { events: n, per } = Option.getOrThrow(limit)
+      expect([n, seconds(per)]).toEqual([events, perSeconds])
+    }
+  })
+
+  it.each(["0", "2.5", "1001", "-1", "3/0s", "3/", "three", "3/1h/2"])("rejects RATE_LIMIT_EMAIL_PER_RECIPIENT %j (a whole number from 1 to 1000)", (raw) => {
+    expect(issues(embedded({ AUTH_RATE_LIMIT_EMAIL_PER_RECIPIENT: raw, AUTH_RATE_LIMIT_SMS_PER_RECIPIENT: raw }))).toStrictEqual([
+      {
+        variable: "AUTH_RATE_LIMIT_EMAIL_PER_RECIPIENT",
+        rule: "must be a whole number of emails per hour from 1 to 1000, or N/duration such as 3/15m (unset: no limit)"
+      },
+      {
+        variable: "AUTH_RATE_LIMIT_SMS_PER_RECIPIENT",
+        rule: "must be a whole number of texts per hour from 1 to 1000, or N/duration such as 3/15m (unset: no limit)"
+      }
+    ])
+  })
 })
 
 describe("per-IP request limits", () => {

@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { AuthMetrics, countTagged } from "../metrics/AuthMetrics.js"
@@ -12,6 +13,7 @@ import { SecureRandom } from "../../platform/SecureRandom.js"
 import { SmsSender } from "../../platform/sms/SmsSender.js"
 import { AuthError } from "../domain/AuthError.js"
 import { emailActionLink } from "../domain/EmailActionLink.js"
+import { overRecipientLimit, type RecipientLimit, recipientDigestKey, recipientKey } from "../domain/RecipientSendWindow.js"
 import { overSendQuota, sendQuotaWindow } from "../domain/SendQuotaWindow.js"
 import { escapeHtml } from "../../platform/http/Html.js"
 import type { CodeColumn } from "../domain/SentCodeState.js"
@@ -20,6 +22,7 @@ import type { TextChannel } from "../domain/TextChannel.js"
 import type { IssuedToken } from "../users/PendingTokens.js"
 import type { MailTemplateVariables } from "./MailTemplate.js"
 import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
+import { RecipientSendsRepo } from "./RecipientSendsRepo.js"
 import { type SendChannel, SendQuotaRepo } from "./SendQuotaRepo.js"
 
 const mailBody = (intro: string, url: string | undefined, otp: string) => ({
@@ -60,8 +63,10 @@ const DRAIN_DELIVERIES = Duration.seconds(10)
  * the code.
  *
  * Every mail and text leaves through `send`, `post` and `text`, so RATE_LIMIT_EMAIL_SENT and RATE_LIMIT_SMS_SENT
- * are claimed there, from the counters all instances share; a message that then fails to go out is given back, so
- * nobody loses quota for something that never arrived. Each goes with its facts (kind, code, link, the column its
+ * are claimed there, from the counters all instances share, and so are RATE_LIMIT_EMAIL_PER_RECIPIENT and
+ * RATE_LIMIT_SMS_PER_RECIPIENT, from the recipient's window (first: a recipient past its own limit spends nothing of
+ * the instance's quota); a message that then fails to go out is given back to both, so nobody loses quota for
+ * something that never arrived. Each goes with its facts (kind, code, link, the column its
  * code waits in), which the embedded default's outbox lists and SMTP and the SMS providers leave out.
  *
  * The mails that an unknown address would not get (a sign-up confirmation, a recovery or magic link) are posted:
@@ -79,25 +84,57 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     const random = yield* SecureRandom
     const templates = yield* MailTemplates
     const quotas = yield* SendQuotaRepo
+    const recipients = yield* RecipientSendsRepo
     const deliveries = yield* FiberSet.make<void>()
     // Added after the set, so it runs before the set interrupts what is left: accepted mails get a chance to go.
     yield* Effect.addFinalizer(() => FiberSet.awaitEmpty(deliveries).pipe(Effect.timeout(DRAIN_DELIVERIES), Effect.ignore))
 
-    /** Takes one message from the channel's quota: refused with Retry-After once it is spent for this window. */
-    const claimQuota = (channel: SendChannel): Effect.Effect<Effect.Effect<void>, AuthError> =>
-      Effect.gen(function*() {
-        const quota = channel === "email" ? config.rateLimit.emailSent : config.rateLimit.smsSent
-        const window = sendQuotaWindow(quota.per, new Date(yield* Clock.currentTimeMillis))
-        if (!(yield* quotas.claim(channel, window.start, quota.events))) {
-          yield* countTagged(AuthMetrics.rateLimited, "limit", channel === "email" ? "email_sent" : "sms_sent")
-          return yield* overSendQuota(channel, window.secondsLeft)
-        }
-        return quotas.giveBack(channel, window.start)
+    const digestKey = recipientDigestKey(Redacted.value(config.jwt.secret))
+    const toRule = (setting: { readonly events: number; readonly per: Duration.Duration }): RecipientLimit => ({
+      limit: setting.events,
+      periodMs: Math.max(1, Math.ceil(Duration.toMillis(setting.per)))
+    })
+    const perRecipient: Readonly<Record<SendChannel, Option.Option<RecipientLimit>>> = {
+      email: Option.map(config.rateLimit.emailPerRecipient, toRule),
+      sms: Option.map(config.rateLimit.smsPerRecipient, toRule)
+    }
+
+    /** Takes one message from the recipient's window, when the channel has a per-recipient limit. */
+    const claimRecipient = (channel: SendChannel, to: string): Effect.Effect<Effect.Effect<void>, AuthError> =>
+      Option.match(perRecipient[channel], {
+        onNone: () => Effect.succeed(Effect.void),
+        onSome: (rule) =>
+          Effect.gen(function*() {
+            const key = recipientKey(digestKey, channel, to)
+            const nowMs = yield* Clock.currentTimeMillis
+            const send = yield* recipients.claim(channel, key, nowMs, rule)
+            if (!send.allowed) {
+              yield* countTagged(AuthMetrics.rateLimited, "limit", channel === "email" ? "email_per_recipient" : "sms_per_recipient")
+              return yield* overRecipientLimit(channel, send.retryAfterMs)
+            }
+            return recipients.giveBack(channel, key, nowMs)
+          })
       })
 
+    /**
+     * Takes one message to `to` from its recipient's window and then from the channel's quota: refused with
+     * Retry-After once either is spent. What it returns gives back both.
+     */
+    const claimQuota = (channel: SendChannel, to: string): Effect.Effect<Effect.Effect<void>, AuthError> =>
+      Effect.flatMap(claimRecipient(channel, to), (recipientBack) =>
+        Effect.gen(function*() {
+          const quota = channel === "email" ? config.rateLimit.emailSent : config.rateLimit.smsSent
+          const window = sendQuotaWindow(quota.per, new Date(yield* Clock.currentTimeMillis))
+          if (!(yield* quotas.claim(channel, window.start, quota.events))) {
+            yield* countTagged(AuthMetrics.rateLimited, "limit", channel === "email" ? "email_sent" : "sms_sent")
+            return yield* overSendQuota(channel, window.secondsLeft)
+          }
+          return Effect.zipRight(quotas.giveBack(channel, window.start), recipientBack)
+        }).pipe(Effect.tapError(() => recipientBack)))
+
     /** Runs `deliver` within the channel's quota, giving the message back when it fails. */
-    const withinQuota = <A>(channel: SendChannel, deliver: Effect.Effect<A, AuthError>): Effect.Effect<A, AuthError> =>
-      Effect.flatMap(claimQuota(channel), (release) => Effect.tapError(deliver, () => release))
+    const withinQuota = <A>(channel: SendChannel, to: string, deliver: Effect.Effect<A, AuthError>): Effect.Effect<A, AuthError> =>
+      Effect.flatMap(claimQuota(channel, to), (release) => Effect.tapError(deliver, () => release))
 
     const deliverMail = (to: string, subject: string, body: MailBody, what: string, about: MessageFacts): Effect.Effect<void, AuthError> =>
       mailer.send({ to, subject, ...body, about }).pipe(
@@ -108,7 +145,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
 
     /** A mail the request waits for: its failure is the request's. */
     const send = (to: string, subject: string, body: MailBody, what: string, about: MessageFacts) =>
-      withinQuota("email", deliverMail(to, subject, body, what, about))
+      withinQuota("email", to, deliverMail(to, subject, body, what, about))
 
     /** A mail delivered after the answer (see above); only an exhausted quota fails the request. */
     const post = (
@@ -119,7 +156,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       about: MessageFacts,
       undelivered: Effect.Effect<void>
     ) =>
-      Effect.flatMap(claimQuota("email"), (release) =>
+      Effect.flatMap(claimQuota("email", to), (release) =>
         FiberSet.run(
           deliveries,
           Effect.flatMap(body, (rendered) => deliverMail(to, subject, rendered, what, about)).pipe(
@@ -253,6 +290,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     const deliverText = (to: string, body: string, channel: TextChannel, code: string, about: MessageFacts) =>
       withinQuota(
         "sms",
+        to,
         sms.send({ to, body, channel, code, about }).pipe(
           Effect.tap(() => countTagged(AuthMetrics.messagesSent, "channel", channel)),
           Effect.tapError((error) => Effect.logError("could not send SMS", error)),
@@ -305,5 +343,5 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
 
     return { confirmation, invite, link, emailChange, reauthentication, smsOtp, text, mfaText, settled } as const
   }),
-  dependencies: [MailTemplates.Default, SendQuotaRepo.Default]
+  dependencies: [MailTemplates.Default, SendQuotaRepo.Default, RecipientSendsRepo.Default]
 }) {}

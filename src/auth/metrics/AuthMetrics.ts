@@ -25,8 +25,9 @@ export const AuthMetrics = {
   /** Messages handed to the mail server or SMS provider, tagged `channel` (email, sms, whatsapp). */
   messagesSent: Metric.counter("auth.messages_sent", { description: "Emails, texts and WhatsApp messages sent, by channel", incremental: true }),
   /**
-   * Requests refused with 429 by a per-IP or per-instance limit, tagged `limit`: the setting's name after RATE_LIMIT_
-   * (otp, anonymous_users, token_refresh, verify, email_sent, sms_sent).
+   * Requests refused with 429 by a per-IP, per-instance or per-recipient limit, tagged `limit`: the setting's name
+   * after RATE_LIMIT_ (otp, anonymous_users, token_refresh, verify, email_sent, sms_sent, email_per_recipient,
+   * sms_per_recipient).
    */
   rateLimited: Metric.counter("auth.rate_limited_requests", { description: "Requests refused by a rate limit, by limit", incremental: true }),
   /** Requests refused because their captcha token did not verify (missing, invalid or the provider failed). */

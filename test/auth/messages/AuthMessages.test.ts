@@ -3,6 +3,7 @@ import { Effect, Layer, Ref } from "effect"
 import type { CodeColumn } from "../../../src/auth/domain/SentCodeState.js"
 import { AuthMessages, type MessageToken } from "../../../src/auth/messages/AuthMessages.js"
 import { type MailTemplateName, MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
+import { RecipientSendsRepo } from "../../../src/auth/messages/RecipientSendsRepo.js"
 import { SendQuotaRepo } from "../../../src/auth/messages/SendQuotaRepo.js"
 import { configLayer } from "../../../src/config/AppConfig.js"
 import { MemoryMailer, SentMail } from "../../../src/platform/mail/Mailer.js"
@@ -15,6 +16,7 @@ const messagesWith = (templates: Partial<Record<MailTemplateName, string>>) =>
     Layer.provideMerge(Layer.mergeAll(
       MailTemplates.Test(templates),
       SendQuotaRepo.Test,
+      RecipientSendsRepo.Test,
       MemoryMailer,
       MemorySmsSender,
       SecureRandom.Test,
