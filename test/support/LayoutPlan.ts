@@ -41,7 +41,7 @@ export const PLAN: LayoutPlan = {
     auth: {
       features: [
         "admin", "external", "invite", "landing", "logout", "mfa", "oauthserver", "otp", "passkeys", "profile", "recover", "resend",
-        "settings", "signup", "sso", "token", "verify"
+        "settings", "signup", "sso", "token", "usersessions", "verify"
       ],
       floors: [
         "contract", "domain", "factors", "http", "limits", "messages", "metrics", "oauth", "sessions", "users", "webauthn"
