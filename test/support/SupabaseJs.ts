@@ -17,15 +17,17 @@ class NoWebSocket {
 let clients = 0
 
 type AuthOptions = NonNullable<SupabaseClientOptions<"public">["auth"]>
+type GlobalOptions = NonNullable<SupabaseClientOptions<"public">["global"]>
 
 /**
  * `createClient(url, key)` against the test server as an app on a server configures it: no timers, no storage, no
- * session read from a URL; `headers` go on every request (a device's User-Agent, say). Each client has a storage key of its own: while a test's software authenticator is
- * installed auth-js believes it runs in a browser, where clients sharing a key warn.
+ * session read from a URL; `global` as an app gives it (headers on every request, its own fetch). Each client has a
+ * storage key of its own: while a test's software authenticator is installed auth-js believes it runs in a browser,
+ * where clients sharing a key warn.
  */
-export const supabaseClient = (url: string, key: string, auth: AuthOptions = {}, headers: Record<string, string> = {}): SupabaseClient =>
+export const supabaseClient = (url: string, key: string, auth: AuthOptions = {}, global: GlobalOptions = {}): SupabaseClient =>
   createClient(url, key, {
-    global: { headers },
+    global,
     auth: {
       autoRefreshToken: false,
       persistSession: false,

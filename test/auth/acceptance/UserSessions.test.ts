@@ -12,7 +12,7 @@ import { acceptance, adminJwt, call, PASSWORD, raw, uniqueEmail } from "./Accept
 
 /** A supabase-js client on a device: its requests carry the device's User-Agent and, behind the proxy, its address. */
 const device = (url: string, userAgent: string, address: string) =>
-  supabaseClient(url, adminJwt("anon"), {}, { "User-Agent": userAgent, "X-Real-IP": address }).auth
+  supabaseClient(url, adminJwt("anon"), {}, { headers: { "User-Agent": userAgent, "X-Real-IP": address } }).auth
 
 /** A user signed up on one device and signed in on another. */
 const twoDevices = (url: string) =>
