@@ -2,10 +2,14 @@ import { timestampDate } from "@bufbuild/protobuf/wkt"
 import { Code, ConnectError, createClient } from "@connectrpc/connect"
 import { createConnectTransport } from "@connectrpc/connect-node"
 import { expect, layer } from "@effect/vitest"
-import { Clock, Duration, Effect, Redacted, TestClock } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { create } from "@bufbuild/protobuf"
+import { Clock, Duration, Effect, Layer, Logger, LogLevel, Redacted, Ref, TestClock } from "effect"
 import * as OTPAuth from "otpauth"
 import * as pb from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
 import { bootstrapAdmin } from "../../src/iam/BootstrapAdmin.js"
+import { IamHandlers } from "../../src/iam/IamHandlers.js"
+import { IamSql } from "../../src/iam/IamSql.js"
 import { grpc, grpcClients, type Reply } from "./support/GrpcJs.js"
 import { IamEndpoints, IamTestServer } from "./support/IamTestServer.js"
 
@@ -259,5 +263,42 @@ layer(IamTestServer(), { timeout: 120_000 })("IAM two-step verification", (it) =
       expect(removed).toEqual({ status: 200, body: {} })
       const plain = yield* json(post(`${http}/auth/login`, { username: "erin", password: "erin password" }))
       expect(Object.keys(plain.body).sort()).toEqual(["token", "user"])
+    }))
+
+  it.effect("the ticket is kept only as its digest, and no log line holds the secret, the URI, a ticket or a code", () =>
+    Effect.gen(function*() {
+      yield* aMinuteOn
+      const handlers = yield* IamHandlers
+      const sql = yield* SqlClient.SqlClient
+      const { table } = yield* IamSql
+      const lines = yield* Ref.make<ReadonlyArray<string>>([])
+      const capture = Logger.replace(Logger.defaultLogger, Logger.make((options) => {
+        Effect.runSync(Ref.update(lines, (all) => [...all, JSON.stringify([options.message, options.annotations, String(options.cause)])]))
+      }))
+      const none = { authorization: undefined }
+      const flow = Effect.gen(function*() {
+        const registered = yield* handlers.Register(create(pb.RegisterRequestSchema, { username: "quiet-totp", password: "quiet password", email: "quiet-totp@example.com" }), none)
+        const bearer = { authorization: `Bearer ${registered.token!.accessToken}` }
+        const { secret, uri } = yield* handlers.EnrollTotp(create(pb.EnrollTotpRequestSchema), bearer)
+        const codes = [yield* appCode(secret)]
+        yield* handlers.VerifyTotpEnrollment(create(pb.VerifyTotpEnrollmentRequestSchema, { code: codes[0]! }), bearer)
+        yield* nextStep
+        const login = create(pb.LoginRequestSchema, { identifier: { case: "username", value: "quiet-totp" }, password: "quiet password" })
+        const { ticket } = (yield* handlers.Login(login, none)).secondStep!
+        const stored = yield* sql<{ ticket_hash: string }>`SELECT ticket_hash FROM ${sql(table.login_tickets)}`
+        expect(stored.length).toBeGreaterThan(0)
+        expect(stored.map((row) => row.ticket_hash)).not.toContain(ticket)
+        codes.push(yield* wrongCode(secret), yield* appCode(secret))
+        yield* Effect.flip(handlers.LoginSecondStep(create(pb.LoginSecondStepRequestSchema, { ticket, code: codes[1]! }), none))
+        yield* handlers.LoginSecondStep(create(pb.LoginSecondStepRequestSchema, { ticket, code: codes[2]! }), none)
+        // The secret is not among what any later answer carries: a second enrolment is refused without it.
+        const again = yield* Effect.flip(handlers.EnrollTotp(create(pb.EnrollTotpRequestSchema), bearer))
+        expect(again.code).toBe("already_exists")
+        expect(JSON.stringify(again)).not.toContain(secret)
+        return [secret, uri, ticket, ...codes]
+      })
+      const secrets = yield* flow.pipe(Effect.provide(Layer.merge(capture, Logger.minimumLogLevel(LogLevel.All))))
+      const logged = (yield* Ref.get(lines)).join("\n")
+      for (const secret of secrets) expect(logged).not.toContain(secret)
     }))
 })
