@@ -1,6 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import type { IamError } from "../domain/IamError.js"
 import type { StoredTicket, TotpFactorState } from "../domain/TwoStepRules.js"
 import { catchSql, IamSql } from "../IamSql.js"
@@ -118,4 +120,58 @@ export class TwoStepRepo extends Effect.Service<TwoStepRepo>()("iam/TwoStepRepo"
       insertTicket, lockTicket, countTicketFailure, deleteTicket, sweepTickets
     }
   })
-}) {}
+}) {
+  /** In memory, for services tested without a database: one process, no locks (Transactions.Test runs steps as they are). */
+  static readonly Test: Layer.Layer<TwoStepRepo> = Layer.effect(
+    TwoStepRepo,
+    Effect.gen(function*() {
+      const factors = yield* Ref.make<ReadonlyMap<number, TotpFactorRow>>(new Map())
+      const tickets = yield* Ref.make<ReadonlyMap<string, StoredTicket>>(new Map())
+      const withFactor = (userId: number, change: (factor: TotpFactorRow) => TotpFactorRow) =>
+        Ref.update(factors, (all) => {
+          const factor = all.get(userId)
+          return factor === undefined ? all : new Map([...all, [userId, change(factor)]])
+        })
+      const findFactor = (userId: number) => Effect.map(Ref.get(factors), (all) => all.get(userId))
+      const without = <K, V>(all: ReadonlyMap<K, V>, drop: (key: K, value: V) => boolean): ReadonlyMap<K, V> =>
+        new Map([...all].filter(([key, value]) => !drop(key, value)))
+      return TwoStepRepo.make({
+        findFactor,
+        lockFactor: findFactor,
+        putPending: (userId, secret) =>
+          Ref.modify(factors, (all) => {
+            const existing = all.get(userId)
+            if (existing !== undefined && Option.isSome(existing.verifiedAt)) return [false, all]
+            const pending: TotpFactorRow = {
+              userId, secret, verifiedAt: Option.none(), lastStep: Option.none(), failures: { count: 0, since: undefined }
+            }
+            return [true, new Map([...all, [userId, pending]])]
+          }),
+        accept: (userId, step, activate) =>
+          withFactor(userId, (factor) => ({
+            ...factor,
+            lastStep: Option.some(step),
+            failures: { count: 0, since: undefined },
+            verifiedAt: activate === undefined ? factor.verifiedAt : Option.some(activate)
+          })),
+        recordFailures: (userId, count, since) => withFactor(userId, (factor) => ({ ...factor, failures: { count, since } })),
+        removeFactor: (userId) =>
+          Effect.gen(function*() {
+            const removed = (yield* Ref.get(factors)).has(userId)
+            yield* Ref.update(factors, (all) => without(all, (id) => id === userId))
+            yield* Ref.update(tickets, (all) => without(all, (_, ticket) => ticket.userId === userId))
+            return removed
+          }),
+        insertTicket: (digest, userId, expiresAt) => Ref.update(tickets, (all) => new Map([...all, [digest, { userId, expiresAt, failures: 0 }]])),
+        lockTicket: (digest) => Effect.map(Ref.get(tickets), (all) => all.get(digest)),
+        countTicketFailure: (digest) =>
+          Ref.update(tickets, (all) => {
+            const ticket = all.get(digest)
+            return ticket === undefined ? all : new Map([...all, [digest, { ...ticket, failures: ticket.failures + 1 }]])
+          }),
+        deleteTicket: (digest) => Ref.update(tickets, (all) => without(all, (key) => key === digest)),
+        sweepTickets: (before) => Ref.update(tickets, (all) => without(all, (_, ticket) => ticket.expiresAt.getTime() < before.getTime()))
+      })
+    })
+  )
+}
