@@ -7,11 +7,11 @@ import { configDefaults, defineConfig } from "vitest/config"
  */
 const UNIT = [
   "test/auth/domain/*.test.ts",
-  "test/auth/factors/Totp.test.ts",
+  "test/auth/factors/QrCode.test.ts",
   "test/bench/*.test.ts",
   "test/config/*.test.ts",
   "test/domain/*.test.ts",
-  "test/iam/{Delegation,LoginBackoff,NodeEd25519,RefreshModel,Rules}.test.ts",
+  "test/iam/{Delegation,LoginBackoff,NodeEd25519,RefreshModel,Rules,TwoStepRules}.test.ts",
   "test/iam/GrpcWebText.test.ts",
   "test/auth/{AuthErrorMiddleware,CaptchaProtected,ErrorEnvelope}.test.ts",
   "test/Layout.test.ts",

@@ -41,6 +41,20 @@ export interface IamConfig {
   readonly cacheRefreshInterval: Duration.Duration
   /** Login throttling (docs/iam.md): per account, a backoff after failures in a row; per client, a bucket of failures. */
   readonly loginThrottle: IamLoginThrottle
+  /** Two-step verification's sign-in tickets (docs/iam.md, "Two-step verification"). */
+  readonly loginTicket: {
+    /** How long Login's second-step ticket can be redeemed (AUTH_IAM_LOGIN_TICKET_TTL). */
+    readonly ttl: Duration.Duration
+    /** Wrong codes a ticket takes before it is deleted (AUTH_IAM_LOGIN_TICKET_ATTEMPTS). */
+    readonly attempts: number
+    /**
+     * Wrong codes an account's TOTP factor takes, over every ticket and call, before it refuses every code until its
+     * window ends (AUTH_IAM_TOTP_MAX_FAILURES per AUTH_IAM_TOTP_FAILURE_WINDOW): a guesser who has the password gets
+     * new tickets, but not new guesses.
+     */
+    readonly maxFailures: number
+    readonly failureWindow: Duration.Duration
+  }
   /** Created (or given the admin role) at start-up when all three are set. */
   readonly bootstrapAdmin: {
     readonly username: Option.Option<string>
@@ -123,6 +137,10 @@ export const readIamConfig = (r: SettingsReader, ctx: ReadContext): IamConfig =>
     forgetAfter: r.duration("IAM_LOGIN_FORGET_AFTER", Duration.hours(24)),
     clientFailures: { events: clientFailures, per: clientPeriod, burst: clientFailures }
   }
+  const ticketTtl = r.duration("IAM_LOGIN_TICKET_TTL", Duration.minutes(5))
+  if (Duration.lessThan(ticketTtl, Duration.seconds(1))) r.fail(r.canonical("IAM_LOGIN_TICKET_TTL"), "must be at least 1s")
+  const failureWindow = r.duration("IAM_TOTP_FAILURE_WINDOW", Duration.minutes(15))
+  if (Duration.lessThan(failureWindow, Duration.seconds(1))) r.fail(r.canonical("IAM_TOTP_FAILURE_WINDOW"), "must be at least 1s")
   const adminEmail = r.string("IAM_BOOTSTRAP_ADMIN_EMAIL")
   if (Option.isSome(adminEmail) && !adminEmail.value.includes("@")) {
     r.fail(r.canonical("IAM_BOOTSTRAP_ADMIN_EMAIL"), "must be an email address")
@@ -143,6 +161,12 @@ export const readIamConfig = (r: SettingsReader, ctx: ReadContext): IamConfig =>
     adminRole: Option.getOrElse(r.string("IAM_ADMIN_ROLE"), () => "admin"),
     cacheRefreshInterval: r.duration("IAM_CACHE_REFRESH_INTERVAL", Duration.seconds(5)),
     loginThrottle,
+    loginTicket: {
+      ttl: ticketTtl,
+      attempts: r.integer("IAM_LOGIN_TICKET_ATTEMPTS", 5, { min: 1, max: 100 }),
+      maxFailures: r.integer("IAM_TOTP_MAX_FAILURES", 10, { min: 1, max: 1000 }),
+      failureWindow
+    },
     bootstrapAdmin: {
       username: r.string("IAM_BOOTSTRAP_ADMIN_USERNAME"),
       email: adminEmail,

@@ -5,6 +5,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as pb from "../gen/gatehouse/iam/v1/iam_pb.js"
 import { Authority } from "./access/Authority.js"
@@ -19,6 +20,7 @@ import { accessStep, type Guard, GUARDS, needsCredentials, type Operation, OPERA
 import { IamError } from "./domain/IamError.js"
 import { actionEnum, actionOf, resourceEnum, resourceOf } from "./ProtoEnums.js"
 import { bearerToken, type Caller, IamSessions, type IssuedTokens } from "./tokens/IamSessions.js"
+import { TwoStep } from "./twostep/TwoStep.js"
 
 /** What a transport passes along with a request: the caller's credentials, and which client sent it. */
 export interface CallMeta {
@@ -51,6 +53,10 @@ export interface IamMessages {
   readonly RevokePermission: readonly [pb.RevokePermissionRequest, pb.RevokePermissionResponse]
   readonly ListRolePermissions: readonly [pb.ListRolePermissionsRequest, pb.ListRolePermissionsResponse]
   readonly CheckPermission: readonly [pb.CheckPermissionRequest, pb.CheckPermissionResponse]
+  readonly LoginSecondStep: readonly [pb.LoginSecondStepRequest, pb.LoginSecondStepResponse]
+  readonly EnrollTotp: readonly [pb.EnrollTotpRequest, pb.EnrollTotpResponse]
+  readonly VerifyTotpEnrollment: readonly [pb.VerifyTotpEnrollmentRequest, pb.VerifyTotpEnrollmentResponse]
+  readonly RemoveTotp: readonly [pb.RemoveTotpRequest, pb.RemoveTotpResponse]
 }
 
 export type IamHandler<Op extends Operation> = (
@@ -152,7 +158,11 @@ interface Guarded<Op extends Operation> {
   readonly handle: (request: IamMessages[Op][0], context: GuardedContext) => Effect.Effect<IamMessages[Op][1], IamError>
 }
 
-export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSessions | Roles | IamPolicy | Authority> = Layer.effect(
+/** A TOTP code field: required; its form is the TOTP rule's to judge (a malformed code is simply a wrong one). */
+const requireCode = (code: string): Effect.Effect<string, IamError> =>
+  code === "" ? IamError.invalid("code is required") : Effect.succeed(code)
+
+export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSessions | Roles | IamPolicy | Authority | TwoStep> = Layer.effect(
   IamHandlers,
   Effect.gen(function*() {
     const accounts = yield* Accounts
@@ -160,6 +170,7 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
     const roles = yield* Roles
     const policy = yield* IamPolicy
     const authority = yield* Authority
+    const twoStep = yield* TwoStep
 
     /** A guard that needs credentials: who the caller is, after the policy said yes. */
     const authorize = Effect.fn("IamHandlers.authorize")(function*(guard: Guard, caller: Caller, targetUserId: number) {
@@ -201,9 +212,45 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
           return yield* IamError.invalid(`password must be at most ${PASSWORD_MAX_BYTES} bytes`)
         }
         const account = yield* accounts.login(identifier, Redacted.make(request.password), meta.client)
+        // An account with two-step verification on gets a ticket, not tokens (nor its profile, until the code).
+        const second = yield* twoStep.ticketFor(account.id)
+        if (Option.isSome(second)) {
+          return create(pb.LoginResponseSchema, {
+            secondStep: { ticket: second.value.ticket, expiresAt: timestampFromDate(second.value.expiresAt), methods: ["totp"] }
+          })
+        }
         const tokens = yield* sessions.issue(account)
         return create(pb.LoginResponseSchema, { user: userMessage(account), token: tokenMessage(tokens) })
       }) },
+      LoginSecondStep: { handle: (request) => Effect.gen(function*() {
+        if (request.ticket === "") return yield* IamError.invalid("ticket is required")
+        const code = yield* requireCode(request.code)
+        const account = yield* accounts.find(yield* twoStep.redeem(request.ticket, code))
+        if (account === undefined) return yield* IamError.unauthenticated("ticket is not valid")
+        const tokens = yield* sessions.issue(account)
+        return create(pb.LoginSecondStepResponseSchema, { user: userMessage(account), token: tokenMessage(tokens) })
+      }) },
+      EnrollTotp: { handle: (_request, { caller }) => Effect.gen(function*() {
+        const account = yield* accounts.find(caller!.userId)
+        if (account === undefined) return yield* IamError.unauthenticated()
+        const enrollment = yield* twoStep.enroll(account)
+        return create(pb.EnrollTotpResponseSchema, { secret: enrollment.secret, uri: enrollment.uri })
+      }) },
+      VerifyTotpEnrollment: { handle: (request, { caller }) => Effect.gen(function*() {
+        yield* twoStep.confirm(caller!.userId, yield* requireCode(request.code))
+        return create(pb.VerifyTotpEnrollmentResponseSchema)
+      }) },
+      RemoveTotp: {
+        about: (request) => request.userId < 0 ? IamError.invalid("user_id must not be negative") : Effect.succeed(request.userId),
+        handle: (request, { caller }) => Effect.gen(function*() {
+          const userId = request.userId === 0 ? caller!.userId : request.userId
+          // Its own factor the account removes with a code from it, so a stolen access token alone cannot turn the
+          // second step off; another account's, the guard already required USER/UPDATE of (a lost device's reset).
+          const code = userId === caller!.userId ? Option.some(yield* requireCode(request.code)) : Option.none()
+          yield* twoStep.remove(userId, code)
+          return create(pb.RemoveTotpResponseSchema)
+        })
+      },
       Logout: { handle: (request, { meta }) => Effect.gen(function*() {
         const accessToken = request.accessToken !== "" ? request.accessToken : bearerToken(meta.authorization)
         yield* sessions.logout({ accessToken, refreshToken: request.refreshToken, allSessions: request.allSessions })

@@ -25,6 +25,8 @@ import { PasetoTokens } from "./tokens/PasetoTokens.js"
 import { Revocations } from "./tokens/Revocations.js"
 import { RevocationsRepo } from "./store/RevocationsRepo.js"
 import { TokenFamiliesRepo } from "./store/TokenFamiliesRepo.js"
+import { TwoStepRepo } from "./store/TwoStepRepo.js"
+import { TwoStep } from "./twostep/TwoStep.js"
 
 export type IamServices =
   | IamHandlers
@@ -51,7 +53,7 @@ export const IamServicesLive: Layer.Layer<
     Layer.provideMerge(Roles.layer),
     Layer.provideMerge(Authority.layer),
     Layer.provideMerge(IamSessions.layer),
-    Layer.provideMerge(Layer.mergeAll(Accounts.layer, PasetoTokens.layer, Revocations.layer, IamPolicy.layer)),
+    Layer.provideMerge(Layer.mergeAll(Accounts.layer, PasetoTokens.layer, Revocations.layer, IamPolicy.layer, TwoStep.layer)),
     Layer.provideMerge(LoginThrottle.layer),
     Layer.provideMerge(IamPolicy.engine),
     Layer.provideMerge(IamPolicyRules.Default),
@@ -61,6 +63,7 @@ export const IamServicesLive: Layer.Layer<
       LoginThrottleRepo.Default,
       TokenFamiliesRepo.Default,
       RevocationsRepo.Default,
+      TwoStepRepo.Default,
       Transactions.Live
     )),
     Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer))

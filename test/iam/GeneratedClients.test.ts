@@ -106,7 +106,10 @@ layer(IamTestServer(), { timeout: 900_000 })("clients generated from proto/", (i
         me: { valid: true, username: "py-client", same_user: true, roles: 0 },
         refreshed: { valid: true, new_refresh_token: true },
         reflected_file: "gatehouse.iam.v1",
-        reflected_methods: ["Register", "Login", "Logout", "GenerateToken", "RefreshToken", "ValidateToken"]
+        reflected_methods: [
+          "Register", "Login", "Logout", "GenerateToken", "RefreshToken", "ValidateToken",
+          "LoginSecondStep", "EnrollTotp", "VerifyTotpEnrollment", "RemoveTotp"
+        ]
       })
     }).pipe(Effect.scoped), INSTALL_TIMEOUT)
 })

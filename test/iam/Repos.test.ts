@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { configLayer } from "../../src/config/AppConfig.js"
 import {
   ASSIGNMENT_DANGLES, GRANT_DANGLES, PERMISSION_NAME_TAKEN, ROLE_NAME_TAKEN, RolesRepo
@@ -13,6 +13,7 @@ import { IamError } from "../../src/iam/domain/IamError.js"
 import { IamSql } from "../../src/iam/IamSql.js"
 import { RevocationsRepo } from "../../src/iam/store/RevocationsRepo.js"
 import { type NewFamilyToken, TokenFamiliesRepo } from "../../src/iam/store/TokenFamiliesRepo.js"
+import { TwoStepRepo } from "../../src/iam/store/TwoStepRepo.js"
 import { migrate } from "../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../support/TestDatabase.js"
 import { testConfig } from "../support/TestServer.js"
@@ -25,14 +26,15 @@ import { iamTestEnv } from "./support/IamTestServer.js"
  */
 const config = testConfig(iamTestEnv())
 
-type Repos = AccountsRepo | RolesRepo | LoginThrottleRepo | TokenFamiliesRepo | RevocationsRepo
+type Repos = AccountsRepo | RolesRepo | LoginThrottleRepo | TokenFamiliesRepo | RevocationsRepo | TwoStepRepo
 
 const Live: Layer.Layer<Repos> = Layer.mergeAll(
   AccountsRepo.Default,
   RolesRepo.Default,
   LoginThrottleRepo.Default,
   TokenFamiliesRepo.Default,
-  RevocationsRepo.Default
+  RevocationsRepo.Default,
+  TwoStepRepo.Default
 ).pipe(
   Layer.provide(IamSql.layer),
   Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
@@ -45,7 +47,8 @@ const InMemory: Layer.Layer<Repos> = Layer.mergeAll(
   RolesRepo.Test.pipe(Layer.provideMerge(AccountsRepo.Test)),
   LoginThrottleRepo.Test,
   TokenFamiliesRepo.Test,
-  RevocationsRepo.Test
+  RevocationsRepo.Test,
+  TwoStepRepo.Test
 )
 
 const failure = <A>(effect: Effect.Effect<A, IamError>) => Effect.map(Effect.flip(effect), ({ code, message }) => ({ code, message }))
@@ -334,6 +337,59 @@ const contract = (name: string, repos: Layer.Layer<Repos>) =>
         expect((yield* mine(at(60))).map((r) => r.id)).toEqual([access, family, late])
         expect(yield* mine(new Date(at(60).getTime() + 1))).toEqual([{ id: family, expiresAt: at(600).getTime() }, { id: late, expiresAt: at(6000).getTime() }])
         expect(yield* mine(new Date(at(6000).getTime() + 1))).toEqual([])
+      }))
+
+    it.effect("TOTP factors: a pending one is replaced, an active one is not; accepting and failing write what they say; removal takes the tickets", () =>
+      Effect.gen(function*() {
+        const accounts = yield* AccountsRepo
+        const repo = yield* TwoStepRepo
+        const { id } = yield* accounts.insert(user(`totp-${name.replace(/\W+/g, "")}`))
+        expect(yield* repo.findFactor(id)).toBeUndefined()
+        expect(yield* repo.putPending(id, "FIRSTSECRET", at(0))).toBe(true)
+        yield* repo.recordFailures(id, 2, at(1))
+        expect(yield* repo.putPending(id, "SECONDSECRET", at(2))).toBe(true)
+        const pending = yield* repo.lockFactor(id)
+        expect(pending).toMatchObject({ userId: id, secret: "SECONDSECRET", failures: { count: 0, since: undefined } })
+        expect(Option.isNone(pending!.verifiedAt) && Option.isNone(pending!.lastStep)).toBe(true)
+
+        yield* repo.recordFailures(id, 3, at(3))
+        yield* repo.accept(id, 1_000, at(4))
+        const active = yield* repo.findFactor(id)
+        expect(active).toMatchObject({ secret: "SECONDSECRET", failures: { count: 0, since: undefined } })
+        expect([active!.verifiedAt, active!.lastStep]).toStrictEqual([Option.some(at(4)), Option.some(1_000)])
+        expect(yield* repo.putPending(id, "THIRDSECRET", at(5))).toBe(false)
+        expect((yield* repo.findFactor(id))!.secret).toBe("SECONDSECRET")
+        yield* repo.accept(id, 1_001, undefined)
+        expect((yield* repo.findFactor(id))!.verifiedAt).toStrictEqual(Option.some(at(4)))
+        expect((yield* repo.findFactor(id))!.lastStep).toStrictEqual(Option.some(1_001))
+
+        yield* repo.insertTicket(`digest-${id}`, id, at(300))
+        expect(yield* repo.removeFactor(id)).toBe(true)
+        expect(yield* repo.findFactor(id)).toBeUndefined()
+        expect(yield* repo.lockTicket(`digest-${id}`)).toBeUndefined()
+        expect(yield* repo.removeFactor(id)).toBe(false)
+      }))
+
+    it.effect("login tickets: read back as written, failures counted, deleted one by one or swept once expired", () =>
+      Effect.gen(function*() {
+        const accounts = yield* AccountsRepo
+        const repo = yield* TwoStepRepo
+        const { id } = yield* accounts.insert(user(`ticket-${name.replace(/\W+/g, "")}`))
+        const [early, late] = [`early-${id}`, `late-${id}`]
+        yield* repo.insertTicket(early, id, at(60))
+        yield* repo.insertTicket(late, id, at(600))
+        expect(yield* repo.lockTicket(early)).toStrictEqual({ userId: id, expiresAt: at(60), failures: 0 })
+        yield* repo.countTicketFailure(early)
+        yield* repo.countTicketFailure(early)
+        expect((yield* repo.lockTicket(early))!.failures).toBe(2)
+        // Expired at 60 s is still there at 60 s (the instant itself is good), gone when swept after it.
+        yield* repo.sweepTickets(at(60))
+        expect(yield* repo.lockTicket(early)).toBeDefined()
+        yield* repo.sweepTickets(at(61))
+        expect(yield* repo.lockTicket(early)).toBeUndefined()
+        expect(yield* repo.lockTicket(late)).toBeDefined()
+        yield* repo.deleteTicket(late)
+        expect(yield* repo.lockTicket(late)).toBeUndefined()
       }))
 
     it.effect("the policy version moves by one on every bump", () =>

@@ -50,17 +50,18 @@ export const PLAN: LayoutPlan = {
       groundFiles: ["AuthTables.ts"]
     },
     iam: {
-      features: ["access", "tokens"],
+      features: ["access", "tokens", "twostep"],
       floors: ["accounts", "domain", "store"],
       edges: ["grpc", "rest", "rpc"],
       groundFiles: ["IamContract.ts", "IamSql.ts", "JsonInputProblem.ts", "ProtoEnums.ts"]
     }
   },
   // The noble and scure libraries are pure arithmetic and encodings (no I/O): the Web3 signature rules use them.
-  // The peculiar ASN.1 schemas are encodings too: the SAML SP certificate is built with them.
+  // The peculiar ASN.1 schemas are encodings too: the SAML SP certificate is built with them. otplib is HMAC over
+  // those same noble and scure libraries: the TOTP rule (domain/Totp) both products verify codes with.
   domainPackages: [
     "effect", "@effect/platform", "node:crypto", "node:url", "@noble/curves/ed25519.js", "@noble/curves/secp256k1.js",
-    "@noble/hashes/sha3.js", "@scure/base", "@peculiar/asn1-schema", "@peculiar/asn1-x509"
+    "@noble/hashes/sha3.js", "@scure/base", "@peculiar/asn1-schema", "@peculiar/asn1-x509", "otplib"
   ]
 }
 

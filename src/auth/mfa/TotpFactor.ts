@@ -3,11 +3,12 @@ import * as Option from "effect/Option"
 import { AuthConfig } from "../../config/AuthConfig.js"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { AuthError } from "../domain/AuthError.js"
-import { isTotpReplay, requireCode } from "../domain/FactorChallenge.js"
-import { defaultIssuer, otpAuthUri } from "../domain/OtpAuthUri.js"
+import { defaultIssuer, otpAuthUri } from "../../domain/OtpAuthUri.js"
+import { isTotpReplay, TOTP_SECRET_BYTES, totpSecret, verifyTotp } from "../../domain/Totp.js"
+import { requireCode } from "../domain/FactorChallenge.js"
 import type { FactorKind } from "../factors/FactorKind.js"
 import { FactorsRepo } from "../factors/FactorsRepo.js"
-import { qrCodeSvg, TOTP_SECRET_BYTES, totpSecret, verifyTotp } from "../factors/Totp.js"
+import { qrCodeSvg } from "../factors/QrCode.js"
 
 const invalidCode = AuthError.of(422, "mfa_verification_failed", "Invalid TOTP code entered")
 

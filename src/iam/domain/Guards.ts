@@ -5,7 +5,8 @@ export const OPERATIONS = [
   "Register", "Login", "Logout", "GenerateToken", "RefreshToken", "ValidateToken",
   "CreateRole", "ListRoles", "DeleteRole", "AssignRole", "UnassignRole", "ListUserRoles",
   "CreatePermission", "ListPermissions", "DeletePermission", "GrantPermission", "RevokePermission",
-  "ListRolePermissions", "CheckPermission"
+  "ListRolePermissions", "CheckPermission",
+  "LoginSecondStep", "EnrollTotp", "VerifyTotpEnrollment", "RemoveTotp"
 ] as const
 export type Operation = (typeof OPERATIONS)[number]
 
@@ -14,17 +15,22 @@ export type Guard =
   | { readonly _tag: "Public" }
   /** The policy must allow the caller `action` on `resource`. */
   | { readonly _tag: "Policy"; readonly resource: Resource; readonly action: Action }
+  /** Any signed-in caller, acting on their own account only (the request names no other). */
+  | { readonly _tag: "Self" }
   /** Allowed for the caller's own user id; for anyone else's, the policy decides. */
   | { readonly _tag: "SelfOrPolicy"; readonly resource: Resource; readonly action: Action }
 
 const open: Guard = { _tag: "Public" }
 const policy = (resource: Resource, action: Action): Guard => ({ _tag: "Policy", resource, action })
+const self: Guard = { _tag: "Self" }
 const selfOr = (resource: Resource, action: Action): Guard => ({ _tag: "SelfOrPolicy", resource, action })
 
 /**
  * Which permission each operation needs. Logout authenticates with the token it revokes, so it is Public
  * here and checks the token itself. Assigning a role changes what the role means for a user, so it is
- * ROLE/UPDATE, as granting a permission is PERMISSION/UPDATE.
+ * ROLE/UPDATE, as granting a permission is PERMISSION/UPDATE. LoginSecondStep is Public: its ticket is the
+ * credential, as a refresh token is RefreshToken's. A TOTP factor is enrolled and confirmed by its owner only (the
+ * secret goes to whoever asks); removing another account's factor is USER/UPDATE, an administrator's reset.
  */
 export const GUARDS: Readonly<Record<Operation, Guard>> = {
   Register: open,
@@ -45,7 +51,11 @@ export const GUARDS: Readonly<Record<Operation, Guard>> = {
   GrantPermission: policy("PERMISSION", "UPDATE"),
   RevokePermission: policy("PERMISSION", "UPDATE"),
   ListRolePermissions: policy("PERMISSION", "READ"),
-  CheckPermission: selfOr("PERMISSION", "READ")
+  CheckPermission: selfOr("PERMISSION", "READ"),
+  LoginSecondStep: open,
+  EnrollTotp: self,
+  VerifyTotpEnrollment: self,
+  RemoveTotp: selfOr("USER", "UPDATE")
 }
 
 /** Whether a call under `guard` must carry valid credentials: every guard but Public. */
@@ -65,6 +75,8 @@ export const accessStep = (guard: Guard, callerId: number | undefined, targetUse
     ? { _tag: "Allow" }
     : callerId === undefined
     ? { _tag: "Unauthenticated" }
+    : guard._tag === "Self"
+    ? { _tag: "Allow" }
     : guard._tag === "SelfOrPolicy" && (targetUserId === 0 || targetUserId === callerId)
     ? { _tag: "Allow" }
     : { _tag: "Enforce", resource: guard.resource, action: guard.action }

@@ -46,7 +46,11 @@ export const REST_ROUTES: ReadonlyArray<RestRoute> = [
   { method: "DELETE", path: "/auth/permissions/:permission_id", operation: "DeletePermission" },
   { method: "POST", path: "/auth/roles/:role_id/permissions", operation: "GrantPermission" },
   { method: "DELETE", path: "/auth/roles/:role_id/permissions/:permission_id", operation: "RevokePermission" },
-  { method: "GET", path: "/auth/roles/:role_id/permissions", operation: "ListRolePermissions" }
+  { method: "GET", path: "/auth/roles/:role_id/permissions", operation: "ListRolePermissions" },
+  { method: "POST", path: "/auth/login/second-step", operation: "LoginSecondStep" },
+  { method: "POST", path: "/auth/totp/enroll", operation: "EnrollTotp" },
+  { method: "POST", path: "/auth/totp/verify", operation: "VerifyTotpEnrollment" },
+  { method: "POST", path: "/auth/users/:user_id/totp/remove", operation: "RemoveTotp" }
 ]
 
 /**

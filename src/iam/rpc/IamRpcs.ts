@@ -34,5 +34,9 @@ export class IamRpcs extends RpcGroup.make(
   op("GrantPermission", pb.GrantPermissionRequestSchema, pb.GrantPermissionResponseSchema),
   op("RevokePermission", pb.RevokePermissionRequestSchema, pb.RevokePermissionResponseSchema),
   op("ListRolePermissions", pb.ListRolePermissionsRequestSchema, pb.ListRolePermissionsResponseSchema),
-  op("CheckPermission", pb.CheckPermissionRequestSchema, pb.CheckPermissionResponseSchema)
+  op("CheckPermission", pb.CheckPermissionRequestSchema, pb.CheckPermissionResponseSchema),
+  op("LoginSecondStep", pb.LoginSecondStepRequestSchema, pb.LoginSecondStepResponseSchema),
+  op("EnrollTotp", pb.EnrollTotpRequestSchema, pb.EnrollTotpResponseSchema),
+  op("VerifyTotpEnrollment", pb.VerifyTotpEnrollmentRequestSchema, pb.VerifyTotpEnrollmentResponseSchema),
+  op("RemoveTotp", pb.RemoveTotpRequestSchema, pb.RemoveTotpResponseSchema)
 ) {}

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, FastCheck, Option } from "effect"
-import { challengeExpiresAt, isChallengeExpired, isTotpReplay, requireCode, verifyLockout } from "../../../src/auth/domain/FactorChallenge.js"
+import { challengeExpiresAt, isChallengeExpired, requireCode } from "../../../src/auth/domain/FactorChallenge.js"
+import { verifyLockout } from "../../../src/domain/CodeLockout.js"
+import { isTotpReplay } from "../../../src/domain/Totp.js"
 
 const instant = FastCheck.integer({ min: 0, max: 4_000_000_000_000 }).map((ms) => new Date(ms))
 const seconds = FastCheck.integer({ min: 300, max: 86_400 })

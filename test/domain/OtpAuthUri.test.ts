@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck, Option } from "effect"
-import { defaultIssuer, otpAuthUri } from "../../../src/auth/domain/OtpAuthUri.js"
-import { gotrueFixtureMissing, gotrueManifest } from "../../support/GoTrueFixture.js"
+import { defaultIssuer, otpAuthUri } from "../../src/domain/OtpAuthUri.js"
+import { gotrueFixtureMissing, gotrueManifest } from "../support/GoTrueFixture.js"
 
 const mfaUser = gotrueManifest?.users.mfa_user
 // The issuer make-fixture.mjs asked for; the manifest's URI is what GoTrue answered.

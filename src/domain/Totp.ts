@@ -1,13 +1,11 @@
-import * as Data from "effect/Data"
-import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ScureBase32Plugin, verifySync } from "otplib"
-import { lazyModule } from "../../platform/LazyModule.js"
 
 /**
- * The TOTP kit of a factor, in GoTrue's parameters (pquerna/otp's defaults): SHA-1, 6 digits, 30-second steps, and
- * one step of skew either way. The secret's bytes come from the caller (SecureRandom), never from a library's own
- * generator, so randomness stays in one place.
+ * TOTP (RFC 6238) in GoTrue's parameters (pquerna/otp's defaults): SHA-1, 6 digits, 30-second steps, and one step of
+ * skew either way. One engine for both products: the auth server's MFA factor (auth/mfa/TotpFactor) and the IAM
+ * service's two-step verification (iam/twostep). The secret's bytes come from the caller (SecureRandom), never from a
+ * library's own generator, so randomness stays in one place.
  */
 
 /** GoTrue's secret size: 20 bytes, 32 base32 characters. */
@@ -60,22 +58,9 @@ export const verifyTotp = (secretBase32: string, code: string, now: Date): Optio
   }
 }
 
-// qrcode (and its PNG encoder) is imported for the first TOTP enrolment, not at start-up: only enrolment draws one.
-const qrcode = lazyModule("qrcode", () => import("qrcode"))
-
-/** The QR code could not be made: the URI does not fit a QR code at level H (about 1,250 bytes). */
-export class QrCodeFailed extends Data.TaggedError("QrCodeFailed")<{ readonly reason: string }> {}
-
 /**
- * The QR code of an otpauth URI as raw SVG markup, at error-correction level H as GoTrue makes it: the enrolment
- * answer carries the markup itself, and auth-js prefixes `data:image/svg+xml;utf-8,`.
+ * Whether a TOTP code that matched at time step `step` replays one already accepted for the factor: steps only move
+ * forward, so a code of the last accepted step (or, with the ±1 skew, an earlier one) was seen before.
  */
-export const qrCodeSvg = (uri: string): Effect.Effect<string, QrCodeFailed> =>
-  Effect.flatMap(
-    Effect.mapError(qrcode, ({ message }) => new QrCodeFailed({ reason: message })),
-    ({ toString: renderQrCode }) =>
-      Effect.tryPromise({
-        try: () => renderQrCode(uri, { type: "svg", errorCorrectionLevel: "H" }),
-        catch: (error) => new QrCodeFailed({ reason: error instanceof Error ? error.message : String(error) })
-      })
-  )
+export const isTotpReplay = (lastAccepted: Option.Option<number>, step: number): boolean =>
+  Option.match(lastAccepted, { onNone: () => false, onSome: (last) => step <= last })
