@@ -60,7 +60,7 @@ export const PLAN: LayoutPlan = {
   // The peculiar ASN.1 schemas are encodings too: the SAML SP certificate is built with them.
   domainPackages: [
     "effect", "@effect/platform", "node:crypto", "node:url", "@noble/curves/ed25519.js", "@noble/curves/secp256k1.js",
-    "@noble/hashes/sha3.js", "@scure/base", "@peculiar/asn1-schema", "@peculiar/asn1-x509"
+    "@noble/hashes/sha3.js", "@scure/base", "@peculiar/asn1-schema", "@peculiar/asn1-x509", "negotiator"
   ]
 }
 
