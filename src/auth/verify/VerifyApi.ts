@@ -84,7 +84,7 @@ export class VerifyGroup extends HttpApiGroup.make("verify")
       )
       .addError(VerificationRefusals)
       .addError(AuthErrors.invalid(400, ["validation_failed"]))
-      .addError(AuthErrors.refused(404, ["not_found"], "While MAILER_LINK_CONFIRM_PAGE is off, as for any path the server does not have."))
+      .addError(AuthErrors.refused(404, ["feature_disabled"], "MAILER_LINK_CONFIRM_PAGE is off."))
   )
   .annotate(OpenApi.Title, "Verify")
   .annotate(OpenApi.Description, "Confirms a sign-up, an email change or a phone change with an emailed or texted code or link") {}

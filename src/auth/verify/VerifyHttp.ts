@@ -50,5 +50,5 @@ export const VerifyHttpLive = HttpApiBuilder.group(VerifyApi, "verify", (handler
         Effect.zipRight(limits.check("verify"), Effect.flatMap(guess, (charge) => withSessionHeaders(verify.verify(payload, charge)))))
       .handle("verifyLink", ({ urlParams }) => config.mailer.linkConfirmPage ? pageFor(urlParams) : spendLink(urlParams))
       .handle("confirmLink", ({ payload }) =>
-        config.mailer.linkConfirmPage ? spendLink(payload) : Effect.fail(AuthError.of(404, "not_found", "Not found")))
+        config.mailer.linkConfirmPage ? spendLink(payload) : Effect.fail(AuthError.of(404, "feature_disabled", "Link confirmation page is disabled")))
   }))

@@ -2,7 +2,7 @@
  * MAILER_LINK_CONFIRM_PAGE through a running server: the mailed link opens a page that spends nothing, however often
  * a mail scanner opens it (GET or HEAD); the page's one button posts the link to POST /verify/confirm, which does
  * what GET /verify does without the page, under the prefix the page was opened by; supabase-js then uses the
- * session. Off, POST /verify/confirm does not exist.
+ * session. Off, POST /verify/confirm is 404 feature_disabled and spends nothing.
  */
 import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
@@ -118,6 +118,33 @@ acceptance({ AUTH_MAILER_LINK_CONFIRM_PAGE: "true", AUTH_MAILER_LOCALES: "en,de,
         expect(refreshed.data.user?.email).toBe(email)
       }))
 
+    it.effect("a PKCE link: the button's answer is the ?code= that auth-js exchanges for a session", () =>
+      Effect.gen(function*() {
+        const url = yield* ServerUrl
+        const email = uniqueEmail("pkce")
+        const items = new Map<string, string>()
+        const storage = {
+          getItem: (key: string) => items.get(key) ?? null,
+          setItem: (key: string, value: string) => void items.set(key, value),
+          removeItem: (key: string) => void items.delete(key)
+        }
+        const { client } = authClient(url, { flowType: "pkce", persistSession: true, storage })
+        expect((yield* call(() => client.signUp({ email, password: PASSWORD, options: { emailRedirectTo: `${SITE_URL}/welcome` } }))).error)
+          .toBeNull()
+        yield* settledMail
+        const link = linkIn((yield* mailTo(email))[0]!)
+        expect(link.searchParams.get("token")).toMatch(/^pkce_/)
+        const page = `${url}${link.pathname}${link.search}`
+        yield* open(page)
+        const pressed = yield* press(page, (yield* open(page)).html)
+        expect(pressed.status).toBe(303)
+        const location = new URL(pressed.location)
+        expect(`${location.origin}${location.pathname}`).toBe(`${SITE_URL}/welcome`)
+        const exchanged = yield* call(() => client.exchangeCodeForSession(location.searchParams.get("code")!))
+        expect(exchanged.error).toBeNull()
+        expect(exchanged.data.user).toMatchObject({ email, email_confirmed_at: expect.any(String) })
+      }))
+
     it.effect("the page has no script, a strict CSP that lets the form's answer go on to redirect_to, and keeps nothing", () =>
       Effect.gen(function*() {
         const { page } = yield* signUp("headers")
@@ -198,7 +225,7 @@ acceptance({ AUTH_MAILER_LINK_CONFIRM_PAGE: "true", AUTH_MAILER_LOCALES: "en,de,
 )
 
 acceptance({})("without MAILER_LINK_CONFIRM_PAGE", (it) => {
-  it.effect("POST /verify/confirm is a path the server does not have, and GET /verify spends the link at once", () =>
+  it.effect("POST /verify/confirm is 404 feature_disabled (as the OAuth server's routes are when off), and GET /verify spends the link at once", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
       const { email, link } = yield* signUp("off")
@@ -207,7 +234,7 @@ acceptance({})("without MAILER_LINK_CONFIRM_PAGE", (it) => {
         body: link.search.slice(1)
       })
       expect(posted.status).toBe(404)
-      expect(posted.json).toEqual({ code: 404, error_code: "not_found", msg: "Not found" })
+      expect(posted.json).toEqual({ code: 404, error_code: "feature_disabled", msg: "Link confirmation page is disabled" })
       expect(yield* confirmedAt(email)).toBeNull()
       const opened = yield* call(() => fetch(`${url}${link.pathname}${link.search}`, { redirect: "manual" }))
       expect(opened.status).toBe(303)
