@@ -59,8 +59,9 @@ export interface LocaleSettings {
 
 /**
  * MAILER_LOCALES and MAILER_DEFAULT_LOCALE, and the operator's wording per offered locale. The default locale's
- * entry also holds the un-suffixed settings (MAILER_SUBJECTS_*, MAILER_TEMPLATES_*, SMS_TEMPLATE), under its own
- * suffixed ones; what an entry leaves out is the built-in text of that locale.
+ * entry also holds the un-suffixed settings (MAILER_SUBJECTS_*, MAILER_TEMPLATES_*, SMS_TEMPLATE: a Go template in
+ * which `{{ .Code }}` is the code), under its own suffixed ones; what an entry leaves out is the built-in text of
+ * that locale (auth/messages/BuiltInTexts), whose English is GoTrue's defaults.
  */
 export interface MessageLocalization {
   readonly offer: LocaleOffer
@@ -270,8 +271,6 @@ export interface AuthConfig {
     readonly otpExp: Duration.Duration
     readonly otpLength: number
     readonly urlPaths: Omit<EmailTemplateSet<string>, "magicLink" | "reauthentication">
-    readonly subjects: EmailTemplateSet<string>
-    readonly templates: EmailTemplateSet<Option.Option<string>>
     /**
      * MAILER_LINK_CONFIRM_PAGE: GET /verify answers a page whose button spends the link (POST /verify/confirm),
      * so a mail scanner that follows links spends nothing. Off: GET /verify spends the link, as in GoTrue.
@@ -285,8 +284,6 @@ export interface AuthConfig {
     readonly otpExp: Duration.Duration
     readonly otpLength: number
     readonly provider: Option.Option<SmsProviderName>
-    /** SMS_TEMPLATE: the texted body, a Go template in which `{{ .Code }}` is the code. */
-    readonly template: string
     /** SMS_TEST_OTP: fixed codes for these numbers (E.164 digits, no "+"); no text is sent to them. */
     readonly testOtp: ReadonlyMap<string, string>
     readonly twilio: {

@@ -174,7 +174,6 @@ export const readAuthConfig = (
       otpExp: r.duration("SMS_OTP_EXP", Duration.seconds(60)),
       otpLength: r.integer("SMS_OTP_LENGTH", 6, { min: 6, max: 10 }),
       provider: phone.provider,
-      template: Option.getOrElse(r.string("SMS_TEMPLATE"), () => DEFAULT_SMS_TEMPLATE),
       testOtp: phone.testOtp,
       ...phone.credentials
     }
@@ -441,16 +440,6 @@ const MAIL_KIND_KEYS: EmailTemplateSet<string> = {
   reauthentication: "REAUTHENTICATION"
 }
 
-/** GoTrue's subjects; the English built-in texts (auth/messages/BuiltInTexts) repeat them, and a test holds them equal. */
-const DEFAULT_SUBJECTS: EmailTemplateSet<string> = {
-  invite: "You have been invited",
-  confirmation: "Confirm Your Signup",
-  recovery: "Reset Your Password",
-  magicLink: "Your Magic Link",
-  emailChange: "Confirm Email Change",
-  reauthentication: "Confirm reauthentication"
-}
-
 const MAIL_KINDS = Object.keys(MAIL_KIND_KEYS) as ReadonlyArray<keyof EmailTemplateSet<unknown>>
 
 const mapKinds = <A>(f: (kind: keyof EmailTemplateSet<unknown>, key: string) => A): EmailTemplateSet<A> =>
@@ -509,8 +498,6 @@ const readMailer = (r: SettingsReader): AuthConfig["mailer"] => {
       recovery: Option.getOrElse(r.string("MAILER_URLPATHS_RECOVERY"), () => "/verify"),
       emailChange: Option.getOrElse(r.string("MAILER_URLPATHS_EMAIL_CHANGE"), () => "/verify")
     },
-    subjects: mapKinds((kind) => Option.getOrElse(subjects[kind], () => DEFAULT_SUBJECTS[kind])),
-    templates,
     linkConfirmPage: r.boolean("MAILER_LINK_CONFIRM_PAGE", false),
     localization: readLocalization(r, { subjects, templates, sms: r.string("SMS_TEMPLATE") })
   }

@@ -94,16 +94,10 @@ describe("embedded default (no DATABASE_URL)", () => {
       recovery: "/verify",
       emailChange: "/verify"
     })
-    expect(c.mailer.subjects).toStrictEqual({
-      invite: "You have been invited",
-      confirmation: "Confirm Your Signup",
-      recovery: "Reset Your Password",
-      magicLink: "Your Magic Link",
-      emailChange: "Confirm Email Change",
-      reauthentication: "Confirm reauthentication"
-    })
     expect(c.mailer.linkConfirmPage).toBe(false)
+    // English only, with nothing of the operator's: every subject and body is the built-in English (GoTrue's).
     expect(c.mailer.localization.offer).toStrictEqual({ offered: ["en"], fallback: "en" })
+    expect([...c.mailer.localization.byLocale]).toStrictEqual([["en", { subjects: {}, templates: {}, smsTemplate: Option.none() }]])
     expect(c.rateLimit.emailSent.events).toBe(30)
     expect(seconds(c.rateLimit.emailSent.per)).toBe(3600)
     expect(c.rateLimit.smsSent.events).toBe(30)
@@ -736,8 +730,9 @@ describe("SMS providers", () => {
   })
 
   it("reads SMS_TEMPLATE, GoTrue's body by default, and MAILER_SECURE_EMAIL_CHANGE_ENABLED, on by default", () => {
-    expect(config(embedded({})).sms.template).toBe("Your code is {{ .Code }}")
-    expect(config(embedded({ GOTRUE_SMS_TEMPLATE: "{{.Code}} is your Acme code" })).sms.template).toBe("{{.Code}} is your Acme code")
+    const smsTemplate = (env: Env) => config(embedded(env)).mailer.localization.byLocale.get("en")?.smsTemplate
+    expect(smsTemplate({})).toStrictEqual(Option.none())
+    expect(smsTemplate({ GOTRUE_SMS_TEMPLATE: "{{.Code}} is your Acme code" })).toStrictEqual(Option.some("{{.Code}} is your Acme code"))
     expect(config(embedded({})).mailer.secureEmailChangeEnabled).toBe(true)
     expect(config(embedded({ AUTH_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "false" })).mailer.secureEmailChangeEnabled).toBe(false)
   })
