@@ -3,6 +3,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import type { LocaleOffer, MessageLocale } from "../domain/MessageLocale.js"
 import type { RequestLimit } from "./RequestLimit.js"
 
 /** GoTrue's fixed floor for recovery and magic-link mails: however low SMTP_MAX_FREQUENCY is, one a minute. */
@@ -45,6 +46,26 @@ export interface EmailTemplateSet<A> {
   readonly recovery: A
   readonly magicLink: A
   readonly emailChange: A
+  readonly reauthentication: A
+}
+
+/** An operator's own wording for one locale: MAILER_SUBJECTS_<KIND>_<LOCALE>, MAILER_TEMPLATES_<KIND>_<LOCALE>, SMS_TEMPLATE_<LOCALE>. */
+export interface LocaleSettings {
+  readonly subjects: Partial<EmailTemplateSet<string>>
+  /** Template URLs, fetched as the un-suffixed MAILER_TEMPLATES_* are. */
+  readonly templates: Partial<EmailTemplateSet<string>>
+  readonly smsTemplate: Option.Option<string>
+}
+
+/**
+ * MAILER_LOCALES and MAILER_DEFAULT_LOCALE, and the operator's wording per offered locale. The default locale's
+ * entry also holds the un-suffixed settings (MAILER_SUBJECTS_*, MAILER_TEMPLATES_*, SMS_TEMPLATE: a Go template in
+ * which `{{ .Code }}` is the code), under its own suffixed ones; what an entry leaves out is the built-in text of
+ * that locale (auth/messages/BuiltInTexts), whose English is GoTrue's defaults.
+ */
+export interface MessageLocalization {
+  readonly offer: LocaleOffer
+  readonly byLocale: ReadonlyMap<MessageLocale, LocaleSettings>
 }
 
 /** One Web3 chain's switch, and how far a signed message's Issued At may be from now (GoTrue's default, 10 minutes). */
@@ -260,9 +281,13 @@ export interface AuthConfig {
     readonly secureEmailChangeEnabled: boolean
     readonly otpExp: Duration.Duration
     readonly otpLength: number
-    readonly urlPaths: Omit<EmailTemplateSet<string>, "magicLink">
-    readonly subjects: EmailTemplateSet<string>
-    readonly templates: EmailTemplateSet<Option.Option<string>>
+    readonly urlPaths: Omit<EmailTemplateSet<string>, "magicLink" | "reauthentication">
+    /**
+     * MAILER_LINK_CONFIRM_PAGE: GET /verify answers a page whose button spends the link (POST /verify/confirm),
+     * so a mail scanner that follows links spends nothing. Off: GET /verify spends the link, as in GoTrue.
+     */
+    readonly linkConfirmPage: boolean
+    readonly localization: MessageLocalization
   }
   readonly sms: {
     readonly autoconfirm: boolean
@@ -270,8 +295,6 @@ export interface AuthConfig {
     readonly otpExp: Duration.Duration
     readonly otpLength: number
     readonly provider: Option.Option<SmsProviderName>
-    /** SMS_TEMPLATE: the texted body, a Go template in which `{{ .Code }}` is the code. */
-    readonly template: string
     /** SMS_TEST_OTP: fixed codes for these numbers (E.164 digits, no "+"); no text is sent to them. */
     readonly testOtp: ReadonlyMap<string, string>
     readonly twilio: {

@@ -3,9 +3,13 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { parseDurationSetting } from "../domain/GoDuration.js"
 import { allowListEntryProblem } from "../domain/RedirectAllowList.js"
+import { asMessageLocale, ENGLISH_ONLY, MESSAGE_LOCALES, type MessageLocale } from "../domain/MessageLocale.js"
 import {
   type AuthConfig,
   DEFAULT_SMS_TEMPLATE,
+  type EmailTemplateSet,
+  type LocaleSettings,
+  type MessageLocalization,
   type OAuthProviderConfig,
   type OAuthProviderSpec,
   RECOVERY_MIN_INTERVAL,
@@ -171,7 +175,6 @@ export const readAuthConfig = (
       otpExp: r.duration("SMS_OTP_EXP", Duration.seconds(60)),
       otpLength: r.integer("SMS_OTP_LENGTH", 6, { min: 6, max: 10 }),
       provider: phone.provider,
-      template: Option.getOrElse(r.string("SMS_TEMPLATE"), () => DEFAULT_SMS_TEMPLATE),
       testOtp: phone.testOtp,
       ...phone.credentials
     }
@@ -435,32 +438,78 @@ const readRateLimits = (r: SettingsReader): AuthConfig["rateLimit"] => {
   }
 }
 
-const readMailer = (r: SettingsReader): AuthConfig["mailer"] => ({
-  autoconfirm: r.boolean("MAILER_AUTOCONFIRM", false),
-  secureEmailChangeEnabled: r.boolean("MAILER_SECURE_EMAIL_CHANGE_ENABLED", true),
-  otpExp: r.duration("MAILER_OTP_EXP", Duration.seconds(86_400)),
-  otpLength: r.integer("MAILER_OTP_LENGTH", 6, { min: 6, max: 10 }),
-  urlPaths: {
-    invite: Option.getOrElse(r.string("MAILER_URLPATHS_INVITE"), () => "/verify"),
-    confirmation: Option.getOrElse(r.string("MAILER_URLPATHS_CONFIRMATION"), () => "/verify"),
-    recovery: Option.getOrElse(r.string("MAILER_URLPATHS_RECOVERY"), () => "/verify"),
-    emailChange: Option.getOrElse(r.string("MAILER_URLPATHS_EMAIL_CHANGE"), () => "/verify")
-  },
-  subjects: {
-    invite: Option.getOrElse(r.string("MAILER_SUBJECTS_INVITE"), () => "You have been invited"),
-    confirmation: Option.getOrElse(r.string("MAILER_SUBJECTS_CONFIRMATION"), () => "Confirm Your Signup"),
-    recovery: Option.getOrElse(r.string("MAILER_SUBJECTS_RECOVERY"), () => "Reset Your Password"),
-    magicLink: Option.getOrElse(r.string("MAILER_SUBJECTS_MAGIC_LINK"), () => "Your Magic Link"),
-    emailChange: Option.getOrElse(r.string("MAILER_SUBJECTS_EMAIL_CHANGE"), () => "Confirm Email Change")
-  },
-  templates: {
-    invite: r.url("MAILER_TEMPLATES_INVITE"),
-    confirmation: r.url("MAILER_TEMPLATES_CONFIRMATION"),
-    recovery: r.url("MAILER_TEMPLATES_RECOVERY"),
-    magicLink: r.url("MAILER_TEMPLATES_MAGIC_LINK"),
-    emailChange: r.url("MAILER_TEMPLATES_EMAIL_CHANGE")
+/** Each mail's suffix in its settings (MAILER_SUBJECTS_<KIND>, MAILER_TEMPLATES_<KIND>). */
+const MAIL_KIND_KEYS: EmailTemplateSet<string> = {
+  invite: "INVITE",
+  confirmation: "CONFIRMATION",
+  recovery: "RECOVERY",
+  magicLink: "MAGIC_LINK",
+  emailChange: "EMAIL_CHANGE",
+  reauthentication: "REAUTHENTICATION"
+}
+
+const MAIL_KINDS = Object.keys(MAIL_KIND_KEYS) as ReadonlyArray<keyof EmailTemplateSet<unknown>>
+
+const mapKinds = <A>(f: (kind: keyof EmailTemplateSet<unknown>, key: string) => A): EmailTemplateSet<A> =>
+  Object.fromEntries(MAIL_KINDS.map((kind) => [kind, f(kind, MAIL_KIND_KEYS[kind])])) as unknown as EmailTemplateSet<A>
+
+/** The set entries of a set of optional settings. */
+const present = (set: EmailTemplateSet<Option.Option<string>>): Partial<EmailTemplateSet<string>> =>
+  Object.fromEntries(MAIL_KINDS.flatMap((kind) => Option.match(set[kind], { onNone: () => [], onSome: (value) => [[kind, value]] })))
+
+const parseLocales = (raw: string): Option.Option<ReadonlyArray<MessageLocale>> => {
+  const names = raw.split(",").map((name) => name.trim()).filter((name) => name !== "")
+  const locales = names.map(asMessageLocale)
+  return names.length > 0 && locales.every((locale) => locale !== undefined)
+    ? Option.some([...new Set(locales as ReadonlyArray<MessageLocale>)])
+    : Option.none()
+}
+
+/**
+ * MAILER_LOCALES, MAILER_DEFAULT_LOCALE and the per-locale wording. Only offered locales' suffixed settings are
+ * read (any other is reported unread at start-up, as a misspelt setting is). The un-suffixed ones are the default
+ * locale's, under its suffixed ones, so that with the defaults (English only) nothing changes.
+ */
+const readLocalization = (
+  r: SettingsReader,
+  unsuffixed: { readonly subjects: EmailTemplateSet<Option.Option<string>>; readonly templates: EmailTemplateSet<Option.Option<string>>; readonly sms: Option.Option<string> }
+): MessageLocalization => {
+  const names = MESSAGE_LOCALES.join(", ")
+  const offered = r.parse("MAILER_LOCALES", undefined, ENGLISH_ONLY.offered, `must be a comma-separated list of: ${names}`, parseLocales)
+  const fallback = r.parse("MAILER_DEFAULT_LOCALE", undefined, ENGLISH_ONLY.fallback, `must be one of: ${names}`, (raw) =>
+    Option.fromNullable(asMessageLocale(raw)))
+  if (!offered.includes(fallback)) r.fail(r.spelledAs("MAILER_DEFAULT_LOCALE"), `must be one of ${r.canonical("MAILER_LOCALES")}`)
+  const byLocale = new Map(offered.map((locale): [MessageLocale, LocaleSettings] => {
+    const suffix = locale.toUpperCase()
+    const isDefault = locale === fallback
+    const own = <A>(read: Option.Option<A>, fallbackRead: Option.Option<A>) => isDefault ? Option.orElse(read, () => fallbackRead) : read
+    return [locale, {
+      subjects: present(mapKinds((kind, key) => own(r.string(`MAILER_SUBJECTS_${key}_${suffix}`), unsuffixed.subjects[kind]))),
+      templates: present(mapKinds((kind, key) => own(r.url(`MAILER_TEMPLATES_${key}_${suffix}`), unsuffixed.templates[kind]))),
+      smsTemplate: own(r.string(`SMS_TEMPLATE_${suffix}`), unsuffixed.sms)
+    }]
+  }))
+  return { offer: { offered, fallback }, byLocale }
+}
+
+const readMailer = (r: SettingsReader): AuthConfig["mailer"] => {
+  const subjects = mapKinds((_, key) => r.string(`MAILER_SUBJECTS_${key}`))
+  const templates = mapKinds((_, key) => r.url(`MAILER_TEMPLATES_${key}`))
+  return {
+    autoconfirm: r.boolean("MAILER_AUTOCONFIRM", false),
+    secureEmailChangeEnabled: r.boolean("MAILER_SECURE_EMAIL_CHANGE_ENABLED", true),
+    otpExp: r.duration("MAILER_OTP_EXP", Duration.seconds(86_400)),
+    otpLength: r.integer("MAILER_OTP_LENGTH", 6, { min: 6, max: 10 }),
+    urlPaths: {
+      invite: Option.getOrElse(r.string("MAILER_URLPATHS_INVITE"), () => "/verify"),
+      confirmation: Option.getOrElse(r.string("MAILER_URLPATHS_CONFIRMATION"), () => "/verify"),
+      recovery: Option.getOrElse(r.string("MAILER_URLPATHS_RECOVERY"), () => "/verify"),
+      emailChange: Option.getOrElse(r.string("MAILER_URLPATHS_EMAIL_CHANGE"), () => "/verify")
+    },
+    linkConfirmPage: r.boolean("MAILER_LINK_CONFIRM_PAGE", false),
+    localization: readLocalization(r, { subjects, templates, sms: r.string("SMS_TEMPLATE") })
   }
-})
+}
 
 const parseJwkArray = (raw: string): Option.Option<ReadonlyArray<Record<string, unknown>>> => {
   try {

@@ -94,13 +94,10 @@ describe("embedded default (no DATABASE_URL)", () => {
       recovery: "/verify",
       emailChange: "/verify"
     })
-    expect(c.mailer.subjects).toStrictEqual({
-      invite: "You have been invited",
-      confirmation: "Confirm Your Signup",
-      recovery: "Reset Your Password",
-      magicLink: "Your Magic Link",
-      emailChange: "Confirm Email Change"
-    })
+    expect(c.mailer.linkConfirmPage).toBe(false)
+    // English only, with nothing of the operator's: every subject and body is the built-in English (GoTrue's).
+    expect(c.mailer.localization.offer).toStrictEqual({ offered: ["en"], fallback: "en" })
+    expect([...c.mailer.localization.byLocale]).toStrictEqual([["en", { subjects: {}, templates: {}, smsTemplate: Option.none() }]])
     expect(c.rateLimit.emailSent.events).toBe(30)
     expect(seconds(c.rateLimit.emailSent.per)).toBe(3600)
     expect(c.rateLimit.smsSent.events).toBe(30)
@@ -765,8 +762,9 @@ describe("SMS providers", () => {
   })
 
   it("reads SMS_TEMPLATE, GoTrue's body by default, and MAILER_SECURE_EMAIL_CHANGE_ENABLED, on by default", () => {
-    expect(config(embedded({})).sms.template).toBe("Your code is {{ .Code }}")
-    expect(config(embedded({ GOTRUE_SMS_TEMPLATE: "{{.Code}} is your Acme code" })).sms.template).toBe("{{.Code}} is your Acme code")
+    const smsTemplate = (env: Env) => config(embedded(env)).mailer.localization.byLocale.get("en")?.smsTemplate
+    expect(smsTemplate({})).toStrictEqual(Option.none())
+    expect(smsTemplate({ GOTRUE_SMS_TEMPLATE: "{{.Code}} is your Acme code" })).toStrictEqual(Option.some("{{.Code}} is your Acme code"))
     expect(config(embedded({})).mailer.secureEmailChangeEnabled).toBe(true)
     expect(config(embedded({ AUTH_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "false" })).mailer.secureEmailChangeEnabled).toBe(false)
   })
@@ -915,5 +913,49 @@ describe("Web3 sign-in", () => {
     expect(web3.solana).toStrictEqual({ enabled: true, maximumValidityDuration: Duration.minutes(90) })
     expect(issues(embedded({ AUTH_EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION: "ten minutes" })).map((i) => i.variable))
       .toStrictEqual(["AUTH_EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION"])
+  })
+})
+
+describe("message locales (MAILER_LOCALES, MAILER_DEFAULT_LOCALE, the *_<LOCALE> settings)", () => {
+  it("offers the listed built-in locales, any case, once each; the un-suffixed settings are the default's, under its own", () => {
+    const c = config(embedded({
+      AUTH_MAILER_LOCALES: " DE, en ,de,pt",
+      AUTH_MAILER_DEFAULT_LOCALE: "de",
+      AUTH_MAILER_SUBJECTS_RECOVERY: "Default-locale recovery",
+      AUTH_MAILER_SUBJECTS_INVITE: "Default-locale invite",
+      AUTH_MAILER_SUBJECTS_INVITE_DE: "Einladung",
+      AUTH_MAILER_TEMPLATES_CONFIRMATION_PT: "https://example.com/pt/confirmation.html",
+      AUTH_SMS_TEMPLATE: "Default {{ .Code }}",
+      AUTH_SMS_TEMPLATE_EN: "English {{ .Code }}"
+    }))
+    const { byLocale, offer } = c.mailer.localization
+    expect(offer).toStrictEqual({ offered: ["de", "en", "pt"], fallback: "de" })
+    expect(byLocale.get("de")).toStrictEqual({
+      subjects: { invite: "Einladung", recovery: "Default-locale recovery" },
+      templates: {},
+      smsTemplate: Option.some("Default {{ .Code }}")
+    })
+    expect(byLocale.get("en")).toStrictEqual({ subjects: {}, templates: {}, smsTemplate: Option.some("English {{ .Code }}") })
+    expect(byLocale.get("pt")).toStrictEqual({
+      subjects: {},
+      templates: { confirmation: "https://example.com/pt/confirmation.html" },
+      smsTemplate: Option.none()
+    })
+    expect(byLocale.has("fr")).toBe(false)
+  })
+
+  it("refuses a locale that is not built in, a default that is not offered, and a template that is not a URL", () => {
+    expect(variables(embedded({ AUTH_MAILER_LOCALES: "en,it" }))).toStrictEqual(["AUTH_MAILER_LOCALES"])
+    expect(variables(embedded({ AUTH_MAILER_LOCALES: "en,de", AUTH_MAILER_DEFAULT_LOCALE: "fr" }))).toStrictEqual(["AUTH_MAILER_DEFAULT_LOCALE"])
+    expect(variables(embedded({ AUTH_MAILER_DEFAULT_LOCALE: "klingon" }))).toStrictEqual(["AUTH_MAILER_DEFAULT_LOCALE"])
+    expect(variables(embedded({ AUTH_MAILER_LOCALES: "en,de", AUTH_MAILER_TEMPLATES_RECOVERY_DE: "not a url" })))
+      .toStrictEqual(["AUTH_MAILER_TEMPLATES_RECOVERY_DE"])
+  })
+
+  it("reads a locale's settings only when it is offered: otherwise start-up names them as unread", () => {
+    const result = embedded({ AUTH_MAILER_SUBJECTS_RECOVERY_DE: "Passwort" })
+    expect(Either.getOrThrow(result).warnings).toContainEqual(expect.stringContaining("AUTH_MAILER_SUBJECTS_RECOVERY_DE"))
+    const offered = embedded({ AUTH_MAILER_LOCALES: "en,de", AUTH_MAILER_SUBJECTS_RECOVERY_DE: "Passwort" })
+    expect(Either.getOrThrow(offered).warnings.join("\n")).not.toContain("AUTH_MAILER_SUBJECTS_RECOVERY_DE")
   })
 })

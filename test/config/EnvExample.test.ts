@@ -4,6 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either, Redacted } from "effect"
 import { formatConfigIssues, type ParseOptions, parseAppConfig } from "../../src/config/AppConfig.js"
 import { OAUTH_PROVIDER_SPECS, OAUTH_PROVIDERS } from "../../src/auth/oauth/OAuthProviders.js"
+import { MESSAGE_LOCALES } from "../../src/domain/MessageLocale.js"
 
 // .env.example and the parser must not drift: every variable documented is one the parser reads, and
 // every variable the parser reads is documented.
@@ -42,6 +43,19 @@ const listAfter = (marker: RegExp): ReadonlyArray<string> => {
   }
   return names
 }
+/**
+ * The per-locale settings, documented once as a pattern (`# AUTH_MAILER_SUBJECTS_<KIND>_<LOCALE>=`): a key is one of
+ * them when it is a documented setting of the pattern's form followed by a built-in locale's suffix.
+ */
+const localizedPatterns = lines.flatMap((line) => {
+  const match = /^# AUTH_([A-Z_<>]+)_<LOCALE>=/.exec(line)
+  return match === null ? [] : [new RegExp(`^(${match[1]!.replace("<KIND>", "[A-Z_]+")})_(${MESSAGE_LOCALES.map((l) => l.toUpperCase()).join("|")})$`)]
+})
+const isLocalized = (key: string): boolean =>
+  localizedPatterns.some((pattern) => {
+    const base = pattern.exec(key)?.[1]
+    return base !== undefined && documented.includes(`AUTH_${base}`)
+  })
 const documentedProviders = listAfter(/<PROVIDER> is one of:$/)
 const documentedUnprefixed = listAfter(/Also read without any prefix:$/)
 
@@ -95,7 +109,8 @@ const providerVariables = new Set(
 const isDocumented = (key: string): boolean =>
   documented.includes(`AUTH_${key}`) ||
   [...(parser.aliases.get(key) ?? [])].some((alias) => documented.includes(alias)) ||
-  providerVariables.has(key)
+  providerVariables.has(key) ||
+  isLocalized(key)
 
 describe(".env.example", () => {
   it("sets nothing: a fresh clone starts without any configuration", () => {

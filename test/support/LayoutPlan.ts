@@ -61,7 +61,7 @@ export const PLAN: LayoutPlan = {
   // those same noble and scure libraries: the TOTP rule (domain/Totp) both products verify codes with.
   domainPackages: [
     "effect", "@effect/platform", "node:crypto", "node:url", "@noble/curves/ed25519.js", "@noble/curves/secp256k1.js",
-    "@noble/hashes/sha3.js", "@scure/base", "@peculiar/asn1-schema", "@peculiar/asn1-x509", "otplib"
+    "@noble/hashes/sha3.js", "@scure/base", "@peculiar/asn1-schema", "@peculiar/asn1-x509", "otplib", "negotiator"
   ]
 }
 

@@ -78,10 +78,10 @@ const bodyAsJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
 
 /**
  * Whether a request's body is read by its own Content-Type rather than as JSON: the auth routes whose body is a form,
- * as in GoTrue (a provider's form_post answer, Apple's, and SAML's ACS); and the OAuth server's token endpoint, which
+ * as in GoTrue (a provider's form_post answer, Apple's, and SAML's ACS) and as the link confirmation page posts; and the OAuth server's token endpoint, which
  * reads its body by its Content-Type itself (forms, as RFC 6749 says, or JSON).
  */
-const FORM_ROUTES = ["/callback", "/sso/saml/acs"]
+const FORM_ROUTES = ["/callback", "/sso/saml/acs", "/verify/confirm"]
 
 const keepsItsContentType = (request: HttpServerRequest.HttpServerRequest): boolean => {
   const path = request.url.split("?")[0] ?? ""

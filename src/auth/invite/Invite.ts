@@ -12,7 +12,7 @@ import { emailProblemMessage, parseEmail } from "../domain/Email.js"
 import { metadataTooLarge } from "../domain/MetadataSize.js"
 import { chooseRedirect } from "../domain/RedirectTo.js"
 import type { UserRow } from "../domain/UserRow.js"
-import { AuthMessages } from "../messages/AuthMessages.js"
+import { AuthMessages, messageTokenFor } from "../messages/AuthMessages.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type AuditActor, AuditLog } from "../users/AuditLog.js"
 import { type IssuedToken, PendingTokens } from "../users/PendingTokens.js"
@@ -86,7 +86,7 @@ export class Invite extends Effect.Service<Invite>()("auth/Invite", {
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
       const token = yield* pending.mint(email, yield* random.digits(config.mailer.otpLength), { pkce: false, mailed: true })
       const { created, previous, user } = yield* prepare(existing, email, data, token, at)
-      yield* messages.invite(email, { userId: user.id, column: "confirmation_token", token }, redirectTo).pipe(
+      yield* messages.invite(email, messageTokenFor(user, "confirmation_token", token), redirectTo).pipe(
         // Nothing arrived, so the invitation cannot be taken up: undo it rather than leave it half made.
         Effect.tapError(() =>
           created || Option.isNone(existing)

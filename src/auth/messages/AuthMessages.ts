@@ -1,3 +1,4 @@
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -19,17 +20,24 @@ import { escapeHtml } from "../../platform/http/Html.js"
 import type { CodeColumn } from "../domain/SentCodeState.js"
 import { hasCodeAction, renderSmsTemplate } from "../domain/SmsTemplate.js"
 import type { TextChannel } from "../domain/TextChannel.js"
+import { chooseLocale, type MessageLocale } from "../../domain/MessageLocale.js"
+import type { UserRow } from "../domain/UserRow.js"
 import type { IssuedToken } from "../users/PendingTokens.js"
+import { BUILT_IN_TEXTS, type LocaleTexts, type MailKind } from "./BuiltInTexts.js"
 import type { MailTemplateVariables } from "./MailTemplate.js"
-import { type MailTemplateName, MailTemplates } from "./MailTemplates.js"
+import { MailTemplates } from "./MailTemplates.js"
 import { RecipientSendsRepo } from "./RecipientSendsRepo.js"
 import { type SendChannel, SendQuotaRepo } from "./SendQuotaRepo.js"
 
-const mailBody = (intro: string, url: string | undefined, otp: string) => ({
-  html: `<h2>${escapeHtml(intro)}</h2>${url === undefined ? "" : `<p><a href="${escapeHtml(url)}">Follow this link</a></p>`}` +
-    `<p>Or enter this code: ${escapeHtml(otp)}</p>`,
-  text: `${intro}\n\n${url === undefined ? "" : `${url}\n\n`}Code: ${otp}\n`
-})
+/** The built-in body of a mail of `kind` in `texts`' language: its heading, the link (if it has one) and the code. */
+const mailBody = (texts: LocaleTexts, kind: MailKind, url: string | undefined, otp: string) => {
+  const intro = texts.mail[kind].heading
+  return {
+    html: `<h2>${escapeHtml(intro)}</h2>${url === undefined ? "" : `<p><a href="${escapeHtml(url)}">${escapeHtml(texts.followLink)}</a></p>`}` +
+      `<p>${escapeHtml(texts.enterCode)} ${escapeHtml(otp)}</p>`,
+    text: `${intro}\n\n${url === undefined ? "" : `${url}\n\n`}${texts.codeLabel} ${otp}\n`
+  }
+}
 
 type MailBody = { readonly html: string; readonly text?: string }
 
@@ -38,7 +46,17 @@ export interface MessageToken {
   readonly userId: string
   readonly column: CodeColumn
   readonly token: IssuedToken
+  /** The user's user_metadata.locale as stored (anything an app wrote there): the first say in the message's language. */
+  readonly localePreference?: unknown
 }
+
+/** The MessageToken of `token`, waiting in `column` of `user`, whose metadata may name the language to write in. */
+export const messageTokenFor = (user: UserRow, column: CodeColumn, token: IssuedToken): MessageToken => ({
+  userId: user.id,
+  column,
+  token,
+  localePreference: user.raw_user_meta_data?.["locale"]
+})
 
 /** What a text is for: the verifyOtp type of its code, or a reauthentication nonce. */
 export type TextType = "sms" | "phone_change" | "reauthentication"
@@ -60,7 +78,8 @@ const DRAIN_DELIVERIES = Duration.seconds(10)
 /**
  * The messages the account flows send. A mail with a configured template (MAILER_TEMPLATES_*) gets the rendered
  * template as its only (HTML) body; without one, or when it cannot be had, the built-in body with the link and
- * the code.
+ * the code. Each message is written in one locale (see localeFor), whose subjects, templates and texted body the
+ * operator may set (the *_<LOCALE> settings); what they leave out is that locale's built-in text.
  *
  * Every mail and text leaves through `send`, `post` and `text`, so RATE_LIMIT_EMAIL_SENT and RATE_LIMIT_SMS_SENT
  * are claimed there, from the counters all instances share, and so are RATE_LIMIT_EMAIL_PER_RECIPIENT and
@@ -164,10 +183,33 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
           )
         )).pipe(Effect.asVoid)
 
+    const { localization } = config.mailer
+    const settingsOf = (locale: MessageLocale) => localization.byLocale.get(locale)
+    const smsTemplateOf = (locale: MessageLocale): string =>
+      Option.getOrElse(Option.flatMap(Option.fromNullable(settingsOf(locale)), (own) => own.smsTemplate), () => BUILT_IN_TEXTS[locale].sms)
+
     // GoTrue sends such a template as written, and so do we; but a text without its code is surely a mistake.
-    if (!hasCodeAction(config.sms.template)) {
-      yield* Effect.logWarning("SMS_TEMPLATE has no {{ .Code }}: texts will be sent without their code")
+    for (const locale of localization.offer.offered) {
+      if (!hasCodeAction(smsTemplateOf(locale))) {
+        const setting = locale === localization.offer.fallback ? "SMS_TEMPLATE" : `SMS_TEMPLATE_${locale.toUpperCase()}`
+        yield* Effect.logWarning(`${setting} has no {{ .Code }}: texts will be sent without their code`)
+      }
     }
+
+    /**
+     * The language of a message to the owner of `sent`: their user_metadata.locale, else the language the request
+     * that makes the message asks for (every message is made while serving one; its Accept-Language is read from
+     * the request in context rather than threaded through every flow), else MAILER_DEFAULT_LOCALE.
+     */
+    const localeFor = (sent: MessageToken): Effect.Effect<MessageLocale> =>
+      Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) =>
+        chooseLocale(localization.offer, {
+          preference: sent.localePreference,
+          acceptLanguage: Option.getOrUndefined(Option.flatMap(request, (r) => Option.fromNullable(r.headers["accept-language"])))
+        }))
+
+    const subjectOf = (kind: MailKind, locale: MessageLocale): string =>
+      settingsOf(locale)?.subjects[kind] ?? BUILT_IN_TEXTS[locale].mail[kind].subject
 
     // Every mail with a link is made from a token minted for mailing, which has one.
     const linked = (sent: MessageToken): { readonly link: string; readonly otp: string } => ({ link: sent.token.link!, otp: sent.token.otp })
@@ -177,13 +219,14 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
 
     // GoTrue's templates see the site URL in every mail; the rest is the message's own.
     const bodyOf = (
-      name: MailTemplateName,
-      builtIn: { readonly html: string; readonly text: string },
+      kind: MailKind,
+      locale: MessageLocale,
+      content: { readonly url: string | undefined; readonly otp: string },
       variables: Omit<MailTemplateVariables, "SiteURL">
     ): Effect.Effect<MailBody> =>
       Effect.map(
-        templates.render(name, { SiteURL: config.siteUrl, ...variables }),
-        Option.match({ onNone: () => builtIn, onSome: (html) => ({ html }) })
+        templates.render(kind, locale, { SiteURL: config.siteUrl, ...variables }),
+        Option.match({ onNone: () => mailBody(BUILT_IN_TEXTS[locale], kind, content.url, content.otp), onSome: (html) => ({ html }) })
       )
 
     /** A sign-up confirmation, posted (see above). */
@@ -195,14 +238,15 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     ): Effect.fn.Return<void, AuthError> {
       const { link, otp } = linked(sent)
       const url = actionUrl(config.mailer.urlPaths.confirmation, link, "signup", redirectTo)
-      const body = bodyOf("confirmation", mailBody("Confirm your signup", url, otp), {
+      const locale = yield* localeFor(sent)
+      const body = bodyOf("confirmation", locale, { url, otp }, {
         Email: email,
         ConfirmationURL: url,
         Token: otp,
         TokenHash: link,
         RedirectTo: redirectTo
       })
-      yield* post(email, config.mailer.subjects.confirmation, body, "confirmation", factsOf("signup", sent, url), undelivered)
+      yield* post(email, subjectOf("confirmation", locale), body, "confirmation", factsOf("signup", sent, url), undelivered)
     })
 
     /** An invitation: its code is stored in confirmation_token, and its link confirms the address and signs in. */
@@ -213,14 +257,15 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     ): Effect.fn.Return<void, AuthError> {
       const { link, otp } = linked(sent)
       const url = actionUrl(config.mailer.urlPaths.invite, link, "invite", redirectTo)
-      const body = yield* bodyOf("invite", mailBody("You have been invited", url, otp), {
+      const locale = yield* localeFor(sent)
+      const body = yield* bodyOf("invite", locale, { url, otp }, {
         Email: email,
         ConfirmationURL: url,
         Token: otp,
         TokenHash: link,
         RedirectTo: redirectTo
       })
-      yield* send(email, config.mailer.subjects.invite, body, "invite", factsOf("invite", sent, url))
+      yield* send(email, subjectOf("invite", locale), body, "invite", factsOf("invite", sent, url))
     })
 
     /** A recovery or magic-link mail, posted (see above): both carry a code stored in recovery_token and a link. */
@@ -234,14 +279,18 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       const { link, otp } = linked(sent)
       const url = actionUrl(config.mailer.urlPaths.recovery, link, kind, redirectTo)
       const recovery = kind === "recovery"
-      const body = bodyOf(
-        recovery ? "recovery" : "magicLink",
-        mailBody(recovery ? "Reset your password" : "Sign in with this magic link", url, otp),
-        { Email: email, ConfirmationURL: url, Token: otp, TokenHash: link, RedirectTo: redirectTo }
-      )
+      const mailKind = recovery ? "recovery" : "magicLink"
+      const locale = yield* localeFor(sent)
+      const body = bodyOf(mailKind, locale, { url, otp }, {
+        Email: email,
+        ConfirmationURL: url,
+        Token: otp,
+        TokenHash: link,
+        RedirectTo: redirectTo
+      })
       yield* post(
         email,
-        recovery ? config.mailer.subjects.recovery : config.mailer.subjects.magicLink,
+        subjectOf(mailKind, locale),
         body,
         recovery ? "recovery" : "magic link",
         factsOf(kind, sent, url),
@@ -258,7 +307,8 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     ): Effect.fn.Return<void, AuthError> {
       const { link, otp } = linked(sent)
       const url = actionUrl(config.mailer.urlPaths.emailChange, link, "email_change", redirectTo)
-      const body = yield* bodyOf("emailChange", mailBody("Confirm the change of your email address", url, otp), {
+      const locale = yield* localeFor(sent)
+      const body = yield* bodyOf("emailChange", locale, { url, otp }, {
         Email: change.email,
         NewEmail: change.newEmail,
         ConfirmationURL: url,
@@ -266,15 +316,17 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
         TokenHash: link,
         RedirectTo: redirectTo
       })
-      yield* send(to, config.mailer.subjects.emailChange, body, "email change", factsOf("email_change", sent, url))
+      yield* send(to, subjectOf("emailChange", locale), body, "email change", factsOf("email_change", sent, url))
     })
 
     const reauthentication = Effect.fn("AuthMessages.reauthentication")(function*(
       email: string,
       sent: MessageToken
     ): Effect.fn.Return<void, AuthError> {
-      const body = mailBody("Enter this code to confirm it is you", undefined, sent.token.otp)
-      yield* send(email, "Confirm reauthentication", body, "reauthentication", factsOf("reauthentication", sent, null))
+      const otp = sent.token.otp
+      const locale = yield* localeFor(sent)
+      const body = yield* bodyOf("reauthentication", locale, { url: undefined, otp }, { Email: email, Token: otp })
+      yield* send(email, subjectOf("reauthentication", locale), body, "reauthentication", factsOf("reauthentication", sent, null))
     })
 
     /** The code to text to `phone`: the fixed SMS_TEST_OTP code for a test number, otherwise a fresh one. */
@@ -299,7 +351,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       )
 
     /**
-     * Texts the code in the SMS_TEMPLATE body; the answer is the provider's message id ("test-otp" for a test
+     * Texts the code in the SMS_TEMPLATE body (of the message's locale); the answer is the provider's message id ("test-otp" for a test
      * number, as in GoTrue).
      */
     const text = Effect.fn("AuthMessages.text")(function*(
@@ -312,7 +364,8 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       // Test numbers receive nothing, so they count against no quota: their code is known, and they work with no
       // provider configured.
       if (config.sms.testOtp.has(phone)) return "test-otp"
-      const receipt = yield* deliverText(phone, renderSmsTemplate(config.sms.template, otp), channel, otp, factsOf(type, sent, null))
+      const template = smsTemplateOf(yield* localeFor(sent))
+      const receipt = yield* deliverText(phone, renderSmsTemplate(template, otp), channel, otp, factsOf(type, sent, null))
       return receipt.messageId
     })
 

@@ -16,7 +16,7 @@ import { AuditLog } from "../users/AuditLog.js"
 import { type IssuedToken, PendingTokens } from "../users/PendingTokens.js"
 import { Users } from "../users/Users.js"
 import { type SentAtColumn, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
-import { AuthMessages } from "./AuthMessages.js"
+import { AuthMessages, messageTokenFor } from "./AuthMessages.js"
 
 export type LinkKind = "recovery" | "magiclink"
 
@@ -174,7 +174,7 @@ export const Confirmations: Effect.Effect<
       if (Option.isNone(claimed)) return yield* tooSoon(viaEmail ? "email" : "sms", Math.ceil(Duration.toSeconds(window)))
       yield* startFlow(user, pkce, "email/signup", at)
       const { undo } = claimed.value
-      const sent = { userId: user.id, column: "confirmation_token", token } as const
+      const sent = messageTokenFor(user, "confirmation_token", token)
       const messageId = viaEmail
         ? yield* messages.confirmation(recipient, sent, redirectTo, undo).pipe(Effect.tapError(() => undo), Effect.as(undefined))
         : yield* messages.text(recipient, sent, "sms", channel).pipe(Effect.tapError(() => undo))
@@ -230,7 +230,7 @@ export const Confirmations: Effect.Effect<
       if (Option.isNone(claimed)) return yield* tooSoon("email", Math.ceil(Duration.toSeconds(window)))
       yield* startFlow(user, pkce, kind, at)
       const { undo } = claimed.value
-      yield* messages.link(kind, email, { userId: user.id, column: "recovery_token", token }, redirectTo, undo).pipe(Effect.tapError(() => undo))
+      yield* messages.link(kind, email, messageTokenFor(user, "recovery_token", token), redirectTo, undo).pipe(Effect.tapError(() => undo))
       // GoTrue files a magic link under the same action as a recovery mail: both are sign-in links.
       yield* audit.record("user_recovery_requested", { actor: claimed.value.user })
       return claimed.value.user
@@ -264,7 +264,7 @@ export const Confirmations: Effect.Effect<
       if (Option.isNone(claimed)) return yield* tooSoon("email", Math.ceil(Duration.toSeconds(window)))
       yield* startFlow(user, pkce, EMAIL_CHANGE_FLOW, at)
       yield* Effect.forEach(mails, ([kind, to, token]) =>
-        messages.emailChange(to, change, { userId: user.id, column: CODE_COLUMN_OF[kind], token }, redirectTo)).pipe(
+        messages.emailChange(to, change, messageTokenFor(user, CODE_COLUMN_OF[kind], token), redirectTo)).pipe(
         Effect.tapError(() => claimed.value.undo)
       )
       return claimed.value.user
@@ -279,7 +279,7 @@ export const Confirmations: Effect.Effect<
       const token = yield* pending.mint(phone, yield* messages.smsOtp(phone), { pkce: false, mailed: false })
       const claimed = yield* claimToken(user, "phone_change_sent_at", window, at, { phone_change_token: token.stored }, [["phone_change", token]])
       if (Option.isNone(claimed)) return yield* tooSoon("sms", Math.ceil(Duration.toSeconds(window)))
-      return yield* messages.text(phone, { userId: user.id, column: "phone_change_token", token }, "phone_change").pipe(
+      return yield* messages.text(phone, messageTokenFor(user, "phone_change_token", token), "phone_change").pipe(
         Effect.tapError(() => claimed.value.undo)
       )
     })

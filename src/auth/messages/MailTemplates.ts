@@ -7,11 +7,13 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { AuthConfig, type EmailTemplateSet } from "../../config/AuthConfig.js"
+import { AuthConfig } from "../../config/AuthConfig.js"
+import type { MessageLocale } from "../../domain/MessageLocale.js"
+import type { MailKind } from "./BuiltInTexts.js"
 import { type MailTemplateVariables, renderMailTemplate } from "./MailTemplate.js"
 
-/** The mails whose body an operator can replace with a template (MAILER_TEMPLATES_*). */
-export type MailTemplateName = keyof EmailTemplateSet<unknown>
+/** The mails whose body an operator can replace with a template (MAILER_TEMPLATES_*): every one. */
+export type MailTemplateName = MailKind
 
 /** GoTrue's internal HTTP timeout: the longest a template fetch may hold up the request that sends the mail. */
 export const templateFetchTimeout: Duration.Duration = Duration.seconds(10)
@@ -32,8 +34,8 @@ const describeUrl = (url: string): string => {
 }
 
 /**
- * The remote email templates named by MAILER_TEMPLATES_*, fetched on first use and cached, rendered with a mail's
- * variables. A template never fails a mail: unset, unreachable, slow, non-2xx or empty all give None, and the
+ * The remote email templates named by MAILER_TEMPLATES_* (and MAILER_TEMPLATES_*_<LOCALE>, for mails in that
+ * locale), fetched on first use and cached, rendered with a mail's variables. A template never fails a mail: unset, unreachable, slow, non-2xx or empty all give None, and the
  * caller sends its built-in body.
  */
 export class MailTemplates extends Effect.Service<MailTemplates>()("auth/MailTemplates", {
@@ -66,11 +68,12 @@ export class MailTemplates extends Effect.Service<MailTemplates>()("auth/MailTem
 
     const render = Effect.fn("MailTemplates.render")(function*(
       name: MailTemplateName,
+      locale: MessageLocale,
       variables: MailTemplateVariables
     ): Effect.fn.Return<Option.Option<string>> {
-      const url = config.mailer.templates[name]
-      if (Option.isNone(url)) return Option.none()
-      const template = yield* Effect.option(cache.get(url.value))
+      const url = config.mailer.localization.byLocale.get(locale)?.templates[name]
+      if (url === undefined) return Option.none()
+      const template = yield* Effect.option(cache.get(url))
       return Option.map(template, (text) => renderMailTemplate(text, variables))
     })
 
@@ -78,12 +81,12 @@ export class MailTemplates extends Effect.Service<MailTemplates>()("auth/MailTem
   }),
   dependencies: [FetchHttpClient.layer]
 }) {
-  /** Templates given as text, for tests of the messages that use them; a name left out has no template. */
+  /** Templates given as text, for tests of the messages that use them (in any locale); a name left out has none. */
   static readonly Test = (templates: Partial<Record<MailTemplateName, string>>): Layer.Layer<MailTemplates> =>
     Layer.succeed(
       MailTemplates,
       MailTemplates.make({
-        render: (name, variables) =>
+        render: (name, _locale, variables) =>
           Effect.succeed(Option.map(Option.fromNullable(templates[name]), (text) => renderMailTemplate(text, variables)))
       })
     )

@@ -25,7 +25,7 @@ import { resendWait, tooSoon } from "../domain/SendWindow.js"
 import { CODE_COLUMN_OF } from "../domain/SentCodeState.js"
 import { type TextChannel, textChannel } from "../domain/TextChannel.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
-import { AuthMessages } from "../messages/AuthMessages.js"
+import { AuthMessages, messageTokenFor } from "../messages/AuthMessages.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import { Sessions } from "../sessions/Sessions.js"
 import { userJson } from "../users/UserJson.js"
@@ -293,8 +293,8 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       const redirectTo = chooseRedirect(request.redirectTo, config.siteUrl, allowList)
       yield* Effect.forEach(outgoing, (message) =>
         message._tag === "EmailChange"
-          ? messages.emailChange(message.to, message.change, { userId: user.id, column: CODE_COLUMN_OF[message.kind], token: message.token }, redirectTo)
-          : messages.text(message.to, { userId: user.id, column: "phone_change_token", token: message.token }, "phone_change", message.channel)
+          ? messages.emailChange(message.to, message.change, messageTokenFor(updated, CODE_COLUMN_OF[message.kind], message.token), redirectTo)
+          : messages.text(message.to, messageTokenFor(updated, "phone_change_token", message.token), "phone_change", message.channel)
       ).pipe(
           // Nothing (or not everything) arrived: let the user ask again at once.
           Effect.tapError(() => restore(user.id, {
@@ -330,7 +330,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
         return Option.some({ row: row.value, replaced: yield* pending.recordReauthentication(user.id, token, at) })
       })).pipe(Effect.orDie)
       if (Option.isNone(claimed)) return yield* tooSoon(channel, Math.ceil(Duration.toSeconds(window)))
-      const sent = { userId: user.id, column: "reauthentication_token", token } as const
+      const sent = messageTokenFor(user, "reauthentication_token", token)
       yield* (viaEmail ? messages.reauthentication(email, sent) : messages.text(phone, sent, "reauthentication")).pipe(
         Effect.tapError(() =>
           Effect.zipRight(

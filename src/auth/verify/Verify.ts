@@ -297,7 +297,10 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
       )
     })
 
-    return { verify, verifyLink } as const
+    /** Where a link with this redirect_to takes the browser, whatever its token: redirect_to if allowed, else SITE_URL. */
+    const redirectTarget = (redirectTo: string | undefined): string => chooseRedirect(redirectTo, config.siteUrl, allowList)
+
+    return { verify, verifyLink, redirectTarget } as const
   }),
   dependencies: [
     FlowStateRepo.Default,

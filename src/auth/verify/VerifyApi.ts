@@ -1,5 +1,6 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { AuthApiBase } from "../contract/AuthApiBase.js"
@@ -38,6 +39,15 @@ const VerificationRefusals = Schema.Union(
   RateLimited
 )
 
+/** A link's fields, as GET /verify takes them in its query and POST /verify/confirm in its form. */
+const LinkFields = QueryParams({
+  token: OptionalParam,
+  type: Schema.optional(InputString.annotations({ description: `One of ${VERIFY_TYPES.join(", ")}` })),
+  redirect_to: OptionalParam
+})
+
+const LinkRedirect = (description: string) => Schema.Void.annotations({ description })
+
 export class VerifyGroup extends HttpApiGroup.make("verify")
   .add(
     HttpApiEndpoint.post("verify", "/verify")
@@ -48,19 +58,33 @@ export class VerifyGroup extends HttpApiGroup.make("verify")
   )
   .add(
     HttpApiEndpoint.get("verifyLink", "/verify")
-      .setUrlParams(QueryParams({
-        token: OptionalParam,
-        type: Schema.optional(InputString.annotations({ description: `One of ${VERIFY_TYPES.join(", ")}` })),
-        redirect_to: OptionalParam
-      }))
+      .setUrlParams(LinkFields)
       .addSuccess(
-        Schema.Void.annotations({
-          description: "See Other: to redirect_to with the session, or the error (a missing or unknown token or type too), in the fragment"
+        LinkRedirect("See Other: to redirect_to with the session, or the error (a missing or unknown token or type too), in the fragment"),
+        { status: 303 }
+      )
+      .addSuccess(
+        Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/html" })).annotations({
+          description: "With MAILER_LINK_CONFIRM_PAGE on: a page (no script) whose one button posts the link's fields to " +
+            "POST /verify/confirm; opening it spends nothing, so a mail scanner that follows links leaves them to their owner"
         }),
+        { status: 200 }
+      )
+      .addError(VerificationRefusals)
+      .addError(AuthErrors.invalid(400, ["validation_failed"]))
+  )
+  .add(
+    // Its own path: POST /verify is auth-js's JSON verifyOtp, whose answers must not change.
+    HttpApiEndpoint.post("confirmLink", "/verify/confirm")
+      .setPayload(LinkFields.pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" })))
+      .addSuccess(
+        LinkRedirect("See Other: exactly as GET /verify without the page, to redirect_to with the session (or `?code=` in the " +
+          "PKCE flow), or the error, in the fragment"),
         { status: 303 }
       )
       .addError(VerificationRefusals)
       .addError(AuthErrors.invalid(400, ["validation_failed"]))
+      .addError(AuthErrors.refused(404, ["feature_disabled"], "MAILER_LINK_CONFIRM_PAGE is off."))
   )
   .annotate(OpenApi.Title, "Verify")
   .annotate(OpenApi.Description, "Confirms a sign-up, an email change or a phone change with an emailed or texted code or link") {}

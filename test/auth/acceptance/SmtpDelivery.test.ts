@@ -55,8 +55,17 @@ class Delivery extends Context.Tag("test/Delivery")<Delivery, {
   readonly received: Queue.Dequeue<ParsedMail>
 }>() {}
 
+/** The mail settings of most tests here: a subject of the operator's, and the template (if any) for confirmations. */
+const confirmationSettings = (template: string | undefined): Readonly<Record<string, string>> => ({
+  AUTH_MAILER_SUBJECTS_CONFIRMATION: "Bitte bestätigen: Ihre Anmeldung",
+  ...(template === undefined ? {} : { AUTH_MAILER_TEMPLATES_CONFIRMATION: template })
+})
+
 /** Gatehouse with its production ports for messages (SmtpMailer), the rest as in the other acceptance tests. */
-const gatehouseOverSmtp = (templateUrl: Effect.Effect<string | undefined, never, Scope.Scope>) =>
+const gatehouseOverSmtp = (
+  templateUrl: Effect.Effect<string | undefined, never, Scope.Scope>,
+  mailSettings: (template: string | undefined) => Readonly<Record<string, string>> = confirmationSettings
+) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const smtp = yield* startSmtpServer
     const template = yield* templateUrl
@@ -65,8 +74,7 @@ const gatehouseOverSmtp = (templateUrl: Effect.Effect<string | undefined, never,
       AUTH_SMTP_PORT: String(smtp.port),
       AUTH_SMTP_ADMIN_EMAIL: "no-reply@gatehouse.test",
       AUTH_SMTP_SENDER_NAME: "Gatehouse Test",
-      AUTH_MAILER_SUBJECTS_CONFIRMATION: "Bitte bestätigen: Ihre Anmeldung",
-      ...(template === undefined ? {} : { AUTH_MAILER_TEMPLATES_CONFIRMATION: template })
+      ...mailSettings(template)
     })
     const Url = Layer.effect(
       Delivery,
@@ -88,12 +96,12 @@ const gatehouseOverSmtp = (templateUrl: Effect.Effect<string | undefined, never,
     )
   })).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Error)))
 
-const signUp = (email: string) =>
+const signUp = (email: string, metadata: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
     const { url } = yield* Delivery
     const { client } = authClient(url)
     const { data, error } = yield* call(() =>
-      client.signUp({ email, password: PASSWORD, options: { emailRedirectTo: "http://localhost:3000/welcome" } }))
+      client.signUp({ email, password: PASSWORD, options: { emailRedirectTo: "http://localhost:3000/welcome", data: metadata } }))
     expect(error).toBeNull()
     // Confirmation is on: a user and no session.
     expect(data.session).toBeNull()
@@ -171,5 +179,39 @@ layer(
       expect(token).toBeDefined()
       expect(token).not.toBe(otpTokenHash(email, code!))
       expect(html).toContain("<p>http://localhost:3000 {{ if .Data }}kept{{ end }}</p>")
+    }))
+})
+
+layer(
+  gatehouseOverSmtp(
+    Effect.map(startTemplateServer({ status: 200, body: "<h1>Hallo {{ .Email }}</h1><p>Ihr Code: {{ .Token }}</p>" }), (server) => server.url),
+    (template) => ({
+      AUTH_MAILER_LOCALES: "en,de",
+      AUTH_MAILER_SUBJECTS_CONFIRMATION_DE: "Willkommen bei Gatehouse",
+      ...(template === undefined ? {} : { AUTH_MAILER_TEMPLATES_CONFIRMATION_DE: template })
+    })
+  ),
+  options
+)("localized confirmations over SMTP (MAILER_LOCALES=en,de, a German template of the operator's)", (it) => {
+  it.effect("a user with user_metadata.locale=de gets the operator's German template and subject", () =>
+    Effect.gen(function*() {
+      const { received } = yield* Delivery
+      const email = uniqueEmail("smtp-de")
+      yield* signUp(email, { locale: "de" })
+      const mail = yield* Queue.take(received)
+      expect(mail.subject).toBe("Willkommen bei Gatehouse")
+      const html = typeof mail.html === "string" ? mail.html : ""
+      expect(html).toContain(`<h1>Hallo ${email}</h1>`)
+      expect(html).toMatch(/<p>Ihr Code: \d{6}<\/p>/)
+    }))
+
+  it.effect("anyone else gets English, built in: the German template is German users' only", () =>
+    Effect.gen(function*() {
+      const { received } = yield* Delivery
+      yield* signUp(uniqueEmail("smtp-en"), { locale: "fr" })
+      const mail = yield* Queue.take(received)
+      expect(mail.subject).toBe("Confirm Your Signup")
+      expect(mail.html).toMatch(/^<h2>Confirm your signup<\/h2><p><a href="[^"]+">Follow this link<\/a><\/p><p>Or enter this code: \d{6}<\/p>/)
+      expect(mail.text).toMatch(/^Confirm your signup\n\nhttp:\/\/localhost:9999\/verify\?token=[0-9a-f]{56}&type=signup&redirect_to=[^\n]+\n\nCode: \d{6}\n$/)
     }))
 })

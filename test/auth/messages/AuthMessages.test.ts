@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import type { CodeColumn } from "../../../src/auth/domain/SentCodeState.js"
+import { hasCodeAction } from "../../../src/auth/domain/SmsTemplate.js"
 import { AuthMessages, type MessageToken } from "../../../src/auth/messages/AuthMessages.js"
+import { BUILT_IN_TEXTS } from "../../../src/auth/messages/BuiltInTexts.js"
 import { type MailTemplateName, MailTemplates } from "../../../src/auth/messages/MailTemplates.js"
 import { RecipientSendsRepo } from "../../../src/auth/messages/RecipientSendsRepo.js"
 import { SendQuotaRepo } from "../../../src/auth/messages/SendQuotaRepo.js"
@@ -121,4 +123,27 @@ describe("AuthMessages with templates", () => {
         }
       })
     }).pipe(Effect.provide(messagesWith({}))))
+})
+
+describe("the built-in texts", () => {
+  it("English is GoTrue's: its subjects are the MAILER_SUBJECTS_* defaults, and its text SMS_TEMPLATE's", () => {
+    expect(Object.fromEntries(Object.entries(BUILT_IN_TEXTS.en.mail).map(([kind, texts]) => [kind, texts.subject]))).toStrictEqual({
+      invite: "You have been invited",
+      confirmation: "Confirm Your Signup",
+      recovery: "Reset Your Password",
+      magicLink: "Your Magic Link",
+      emailChange: "Confirm Email Change",
+      reauthentication: "Confirm reauthentication"
+    })
+    expect(BUILT_IN_TEXTS.en.sms).toBe("Your code is {{ .Code }}")
+  })
+
+  it("every locale has every mail's subject and heading, the labels, a text that carries the code, and the page", () => {
+    for (const texts of Object.values(BUILT_IN_TEXTS)) {
+      expect(Object.keys(texts.mail).sort()).toStrictEqual(Object.keys(BUILT_IN_TEXTS.en.mail).sort())
+      for (const { heading, subject } of Object.values(texts.mail)) expect([heading, subject]).not.toContain("")
+      expect(hasCodeAction(texts.sms)).toBe(true)
+      expect(Object.values(texts.confirmPage)).not.toContain("")
+    }
+  })
 })

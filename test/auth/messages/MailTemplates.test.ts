@@ -18,7 +18,7 @@ const withTemplate = (url: string) =>
   )
 
 const confirmation = Effect.flatMap(MailTemplates, (templates) =>
-  templates.render("confirmation", { Email: "a&b@example.com", ConfirmationURL: "http://x/verify?token=t&type=signup" }))
+  templates.render("confirmation", "en", { Email: "a&b@example.com", ConfirmationURL: "http://x/verify?token=t&type=signup" }))
 
 /** How many requests the server has received so far (it records each before answering). */
 const drain = (requests: Queue.Dequeue<string>) => Effect.map(Queue.takeAll(requests), (taken) => taken.length)
@@ -78,6 +78,6 @@ describe("MailTemplates (Live)", () => {
   it.effect("no template configured: None, and nothing is fetched", () =>
     Effect.gen(function*() {
       const templates = yield* MailTemplates
-      expect(yield* templates.render("confirmation", {})).toStrictEqual(Option.none())
+      expect(yield* templates.render("confirmation", "en", {})).toStrictEqual(Option.none())
     }).pipe(Effect.provide(MailTemplates.Default.pipe(Layer.provide(configLayer(testConfig()))))))
 })
