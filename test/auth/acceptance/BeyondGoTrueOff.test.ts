@@ -7,10 +7,11 @@
 import { expect } from "@effect/vitest"
 import { randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Ref } from "effect"
+import { AuthMessages } from "../../../src/auth/messages/AuthMessages.js"
 import { type Mail, SentMail } from "../../../src/platform/mail/Mailer.js"
 import { supabaseClient } from "../../support/SupabaseJs.js"
 import { ServerUrl, TestServerOver } from "../../support/TestServer.js"
-import { acceptance, adminJwt, call, codeIn, PASSWORD, settledMail } from "./AcceptanceKit.js"
+import { acceptance, adminJwt, call, codeIn, PASSWORD } from "./AcceptanceKit.js"
 
 const OFF = { AUTH_MAILER_AUTOCONFIRM: "true", AUTH_RATE_LIMIT_HEADER: "X-Real-IP" }
 
@@ -105,13 +106,13 @@ acceptance(OFF)("the features beyond GoTrue, switched on, for an app that uses n
   it.scoped("answer the same bytes as with them off, and send the same mail", () =>
     Effect.gen(function*() {
       const offUrl = yield* ServerUrl
-      const offMail = Effect.flatMap(SentMail, ({ mails }) => Ref.get(mails))
-      const off = yield* recordedFlow(offUrl, offMail, settledMail)
+      const offMail = Ref.get((yield* SentMail).mails)
+      const off = yield* recordedFlow(offUrl, offMail, (yield* AuthMessages).settled)
 
       const on = Layer.fresh(TestServerOver(ON))
       const context = yield* Layer.build(on)
       const onMail = Ref.get(Context.get(context, SentMail).mails)
-      const onSettle = settledMail.pipe(Effect.provide(context))
+      const onSettle = Context.get(context, AuthMessages).settled
       const onRun = yield* recordedFlow(Context.get(context, ServerUrl), onMail, onSettle)
 
       // The flow did what it set out to, refusals included: the reset mail comes too soon after the code's (GoTrue's
