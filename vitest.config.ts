@@ -7,6 +7,7 @@ import { configDefaults, defineConfig } from "vitest/config"
  */
 const UNIT = [
   "test/auth/domain/*.test.ts",
+  "test/auth/admin/ConsolePages.test.ts",
   "test/auth/factors/Totp.test.ts",
   "test/bench/*.test.ts",
   "test/config/*.test.ts",
