@@ -78,6 +78,10 @@ layer(TestServer(ENV), { timeout: 120_000 })("the admin console", (it) => {
           .toEqual({ path, status: 404, text: unknown.text, code: "not_found" })
         expect(answer.headers.get("set-cookie")).toBeNull()
       }
+      // What is not served is not described; served, the entry page is, among the pages.
+      const spec = (url: string) => Effect.map(request(`${url}/openapi.json`), (answer) => JSON.parse(answer.text))
+      expect((yield* spec(off))["paths"]["/_admin"]).toBeUndefined()
+      expect((yield* spec(yield* ServerUrl))["paths"]["/_admin"]).toMatchObject({ servers: [{ url: "/" }], get: { tags: ["Pages"], security: [] } })
     }).pipe(Effect.scoped))
 
   it.effect("serves the sign-in page with a strict CSP, no-store, and its one style sheet", () =>

@@ -255,14 +255,19 @@ const trait = (entry: AuditLogEntry, key: string): unknown => {
   return typeof traits === "object" && traits !== null ? (traits as Record<string, unknown>)[key] : undefined
 }
 
-/** The user an entry is about: the traits' user (an admin's entries), else the actor. */
+const NIL_UUID = "00000000-0000-0000-0000-000000000000"
+
+/** The user an entry is about: the traits' user (an admin's entries), else the acting user (a user's own). */
 const subjectOf = (entry: AuditLogEntry): string => {
   const id = trait(entry, "user_id")
   const email = trait(entry, "user_email")
   if (typeof id === "string" && id !== "") {
     return `<a href="${link(userPath(id))}">${typeof email === "string" && email !== "" ? text(email) : `<span class="mono">${text(id)}</span>`}</a>`
   }
-  return `<span class="muted">—</span>`
+  const actor = entry.payload["actor_id"]
+  return typeof actor === "string" && actor !== "" && actor !== NIL_UUID
+    ? `<a href="${link(userPath(actor))}">the same user</a>`
+    : `<span class="muted">—</span>`
 }
 
 export const auditPage = (page: AuditPage): string =>

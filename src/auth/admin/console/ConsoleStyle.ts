@@ -5,6 +5,7 @@
 export const CONSOLE_STYLE = [
   "*{box-sizing:border-box}",
   "body{margin:0;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1d232b;background:#f4f5f7}",
+  "a{color:#1f5fbf}",
   "header{background:#1d232b;color:#fff}",
   "header nav{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem 1rem;max-width:72rem;margin:0 auto;padding:.25rem 1rem}",
   "header a{color:#fff;text-decoration:none;display:inline-block;padding:.6rem .1rem;border-bottom:2px solid transparent}",
@@ -12,7 +13,7 @@ export const CONSOLE_STYLE = [
   "header .brand{font-weight:600;margin-right:auto}",
   "header .who{color:#b9c2cc;font-size:.9rem}",
   "header form{margin:0}",
-  "header button{background:transparent;border-color:#5b6673;color:#fff;min-height:40px}",
+  "header button.quiet{background:transparent;border-color:#5b6673;color:#fff;min-height:40px}",
   "main{max-width:72rem;margin:0 auto;padding:1rem}",
   "h1{font-size:1.4rem;margin:.5rem 0 1rem;word-break:break-word}",
   "h2{font-size:1.1rem;margin:0 0 .75rem}",
