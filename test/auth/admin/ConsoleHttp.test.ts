@@ -201,6 +201,10 @@ layer(TestServer(ENV), { timeout: 120_000 })("the admin console", (it) => {
       const bad = yield* request(`${url}/_admin/users/${id}/ban`, { ...form({ csrf, duration: "forever" }), cookie })
       expect(bad.status).toBe(400)
       expect(bad.text).toContain("forever")
+      for (const nothing of ["none", "0s", "-1h", ""]) {
+        expect((yield* request(`${url}/_admin/users/${id}/ban`, { ...form({ csrf, duration: nothing }), cookie })).status).toBe(400)
+      }
+      expect(yield* entriesAbout(url, id, "user_modified")).toEqual([])
       const banned = yield* request(`${url}/_admin/users/${id}/ban`, { ...form({ csrf, duration: "24h" }), cookie })
       expect(banned.status).toBe(303)
       expect(banned.headers.get("location")).toBe(`/_admin/users/${id}?done=banned`)
@@ -249,6 +253,23 @@ layer(TestServer(ENV), { timeout: 120_000 })("the admin console", (it) => {
       expect((yield* request(`${url}/_admin/users/${id}`, { cookie })).status).toBe(404)
     }))
 
+  it.effect("a key bound to a user's session signs in only while that session lasts, as the admin API holds it", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const { email, id } = yield* newUser(url)
+      const signedIn = yield* passwordSignIn(url, email)
+      const claims = JSON.parse(Buffer.from(signedIn.json.access_token.split(".")[1], "base64url").toString("utf8"))
+      const bound = adminJwt("service_role", { sub: id, session_id: claims.session_id })
+      const { cookie } = yield* signIn(url, bound)
+      const plain = yield* signIn(url)
+      yield* request(`${url}/_admin/users/${id}/end-sessions`, { ...form({ csrf: plain.csrf }), cookie: plain.cookie })
+      const after = yield* request(`${url}/_admin/users`, { cookie })
+      expect(after.status).toBe(303)
+      expect(after.headers.get("location")).toBe("/_admin")
+      expect((yield* request(`${url}/_admin/sign-in`, form({ key: bound }))).status).toBe(401)
+      expect((yield* request(`${url}/_admin/users`, { cookie: plain.cookie })).status).toBe(200)
+    }))
+
   it.effect("lists and filters users, pages the audit log, and says IAM is not served here", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl
@@ -265,7 +286,16 @@ layer(TestServer(ENV), { timeout: 120_000 })("the admin console", (it) => {
       expect(audit.text).not.toContain(">user_signedup<")
       const iam = yield* request(`${url}/_admin/iam`, { cookie })
       expect(iam.text).toContain("The IAM service is not served by this server")
-      for (const path of ["/_admin/nothing", "/_admin/users/x/y/z"]) expect((yield* request(`${url}${path}`, { cookie })).status).toBe(404)
+      for (const path of ["/_admin/nothing", "/_admin/users/x/y/z", "/_admin/users/not-a-uuid", "/_admin/users/%ZZ"]) {
+        expect((yield* request(`${url}${path}`, { cookie })).status).toBe(404)
+      }
+      for (const path of ["/_admin/users?filter=%00", "/_admin/audit?field=author&value=a%00"]) {
+        expect((yield* request(`${url}${path}`, { cookie })).status).toBe(400)
+      }
+      // A page number that is none is the first page; one past the end is an empty page.
+      for (const path of ["/_admin/users?page=x", "/_admin/audit?page=99999999999", "/_admin/users?page=999999", "/_admin/audit?field=nope&value=x"]) {
+        expect((yield* request(`${url}${path}`, { cookie })).status).toBe(200)
+      }
       // Signing out clears the cookie.
       const out = yield* request(`${url}/_admin/sign-out`, { ...form({ csrf }), cookie })
       expect(out.status).toBe(303)

@@ -18,6 +18,7 @@ import {
   sealSession,
   sessionExpiry
 } from "../../domain/ConsoleSession.js"
+import { bannedUntil, parseBanDuration } from "../../domain/BanDuration.js"
 import { parsePage } from "../../domain/Pagination.js"
 import { adminTokenCheck } from "../../http/AdminAuthenticatedLive.js"
 import { AuthMessages } from "../../messages/AuthMessages.js"
@@ -60,6 +61,7 @@ export interface AuditListing {
 const PER_PAGE = 25
 
 const NIL_UUID = "00000000-0000-0000-0000-000000000000"
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * The admin console's work, over the same services the admin API uses: AdminUsers for listing, banning and deleting
@@ -95,8 +97,8 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
       const exp = claims["exp"]
       const session: ConsoleSession = {
         role: String(claims["role"]),
-        boundTo: typeof sub === "string" && typeof sessionId === "string" && sessionId !== NIL_UUID && /^[0-9a-f-]{36}$/i.test(sub) &&
-            /^[0-9a-f-]{36}$/i.test(sessionId)
+        // As adminTokenCheck: a key names a session only with a UUID sub and session_id.
+        boundTo: typeof sub === "string" && typeof sessionId === "string" && sessionId !== NIL_UUID && UUID.test(sub) && UUID.test(sessionId)
           ? { userId: sub.toLowerCase(), sessionId: sessionId.toLowerCase() }
           : undefined,
         issuedAt: now,
@@ -141,7 +143,15 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
 
     /** PUT /admin/users/{id} with `ban_duration`: the same parse, audit entry (user_modified) and ended sessions. */
     const ban = Effect.fn("Console.ban")(function*(visit: ConsoleVisit, id: string, duration: string): Effect.fn.Return<void, AuthError> {
-      if (duration.trim() === "" || duration.trim() === "none") return yield* AuthError.validation("Give the ban a duration, such as 24h")
+      // The admin API's own parse says what is wrong with a malformed one; a duration that bans nobody (none, 0s,
+      // a negative one) would lift a ban or do nothing under a button that says Ban.
+      const parsed = parseBanDuration(duration.trim())
+      const at = new Date(yield* Clock.currentTimeMillis)
+      if (duration.trim() === "") return yield* AuthError.validation("A ban needs a duration, such as 24h")
+      if (Either.isRight(parsed)) {
+        const until = bannedUntil(parsed.right, at)
+        if (until === null || until <= at) return yield* AuthError.validation("A ban needs a duration longer than zero, such as 24h")
+      }
       yield* admin.update(id, { ban_duration: duration.trim() }, actorOf(visit))
     })
 

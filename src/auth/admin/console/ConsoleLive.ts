@@ -196,6 +196,10 @@ export const ConsoleLive = Layer.effect(
       Effect.gen(function*() {
         const query = new URL(request.url, "http://console.invalid").searchParams
         const param = (name: string) => query.get(name) ?? undefined
+        // PostgreSQL cannot compare text with a NUL in it: a filter holding one is refused here, not by a failed query.
+        if ([...query.values()].some((value) => value.includes("\u0000"))) {
+          return html(messagePage({ chrome: chromeOf(visit), title: "Not a filter", message: "A filter cannot contain a NUL character." }), 400)
+        }
         if (request.method === "POST") {
           if (route.page !== "signOut" && route.page !== "action") return notAllowed("GET, HEAD")
           const target = route
