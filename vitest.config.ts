@@ -22,6 +22,7 @@ const UNIT = [
   "test/auth/sessions/{ApiKeys,RefreshTokenCodec,SessionsRules}.test.ts",
   "test/auth/signup/SignupDuplicates.test.ts",
   "test/auth/users/{AuditLog,UserJson}.test.ts",
+  "test/auth/admin/ConsolePages.test.ts",
   "test/platform/{Cors,DataDirLock,JsonDepth,LatencyFloor,ListenFailure,Logging,OperatorSignature}.test.ts",
   "test/platform/{PasswordHasher,Policy,RateLimitKey,SecureRandom}.test.ts",
   "test/platform/{SmsSender,SqlErrors,TelemetryRules,TokenSigner,WorkerRestarts}.test.ts",

@@ -4,6 +4,8 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { ConsoleHttp, documentConsole } from "../auth/admin/console/ConsoleHttp.js"
+import { ConsoleIam } from "../auth/admin/console/ConsoleIam.js"
 import { AuthHttp, AuthHttpLive } from "../auth/AuthHttp.js"
 import { documentLandingPage, LandingHttp, LandingHttpLive, landingPageServed } from "../auth/landing/LandingHttp.js"
 import { OutboxLive } from "../auth/messages/OutboxLive.js"
@@ -36,18 +38,40 @@ export const edgeSettings = (config: AppConfig, node: Server | undefined) => ({
   telemetry: { tracing: config.observability.tracingEnabled, metrics: config.observability.metricsEnabled }
 })
 
-/** The pages beside the APIs: the landing page when the site URL is this server, the outbox in the embedded default. */
+/**
+ * The pages beside the APIs: the landing page when the site URL is this server, the outbox in the embedded default,
+ * the admin console when it is turned on.
+ */
 export const pages = (config: AppConfig) => [
   ...(landingPageServed(config) ? [LandingHttp] : []),
-  ...(outboxEnabled(config) ? [OutboxHttp] : [])
+  ...(outboxEnabled(config) ? [OutboxHttp] : []),
+  ...(config.adminConsole.enabled ? [ConsoleHttp] : [])
 ]
 
 /** The pages this configuration serves, added to the OpenAPI document: what is not served is not described. */
 export const documentPages = (config: AppConfig) => (spec: Record<string, any>): Record<string, any> =>
-  [...(landingPageServed(config) ? [documentLandingPage] : []), ...(outboxEnabled(config) ? [documentOutbox] : [])]
-    .reduce((document, add) => add(document), spec)
+  [
+    ...(landingPageServed(config) ? [documentLandingPage] : []),
+    ...(outboxEnabled(config) ? [documentOutbox] : []),
+    ...(config.adminConsole.enabled ? [documentConsole] : [])
+  ].reduce((document, add) => add(document), spec)
 
-export const PagesLive = (config: AppConfig) => Layer.merge(LandingHttpLive({ outbox: outboxEnabled(config) }), OutboxHttpLive)
+// The console's code (its pages, its service) is loaded only by a server that serves it.
+const loadConsole = lazyModule("the admin console", () => import("../auth/admin/console/ConsoleLive.js"))
+
+/**
+ * The pages' layers. `consoleIam`: the IAM roles the console lists, where the IAM service is served in this process
+ * (cli/AuthAndIamLive.ts); none otherwise.
+ */
+export const PagesLive = <R = never>(config: AppConfig, consoleIam: Layer.Layer<ConsoleIam, never, R> = ConsoleIam.none as Layer.Layer<ConsoleIam, never, R>) =>
+  Layer.mergeAll(
+    LandingHttpLive({ outbox: outboxEnabled(config) }),
+    OutboxHttpLive,
+    config.adminConsole.enabled
+      ? Layer.unwrapEffect(Effect.map(loadConsole, ({ ConsoleLive }) => ConsoleLive)).pipe(Layer.provide(consoleIam))
+      // Off, no product asks for ConsoleHttp (pages() leaves it out), so nothing needs the layer that is not built.
+      : (Layer.empty as Layer.Layer<ConsoleHttp>)
+  )
 
 /**
  * The Outbox for the Mailer, the SmsSender and the outbox page: the auth database's outbox table where the embedded

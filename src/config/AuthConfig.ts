@@ -248,6 +248,13 @@ export interface AuthConfig {
     /** The scope of an authorization request that names none. */
     readonly defaultScope: string
   }
+  /** ADMIN_CONSOLE_* (Gatehouse's own): the operator's HTML console at /_admin (src/auth/admin/console). */
+  readonly adminConsole: {
+    /** ADMIN_CONSOLE_ENABLED (default false): off, /_admin is the auth API's 404 like any unknown path. */
+    readonly enabled: boolean
+    /** ADMIN_CONSOLE_SESSION_LIFETIME (default 1h): how long a console sign-in lasts (never past the key's own expiry). */
+    readonly sessionLifetime: Duration.Duration
+  }
   /** WEBAUTHN_RP_*: the relying party every WebAuthn ceremony (passkeys and WebAuthn factors) names. */
   readonly webauthn: {
     readonly rpId: string
@@ -353,6 +360,7 @@ export const authConfigOf = (config: AuthConfig): AuthConfig => ({
   jwt: config.jwt,
   mfa: config.mfa,
   passkey: config.passkey,
+  adminConsole: config.adminConsole,
   oauthServer: config.oauthServer,
   webauthn: config.webauthn,
   external: config.external,

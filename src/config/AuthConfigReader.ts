@@ -156,6 +156,7 @@ export const readAuthConfig = (
       adminRoles: r.list("JWT_ADMIN_ROLES", ["service_role", "supabase_admin"])
     },
     ...readWebAuthn(r, ctx, siteUrl),
+    adminConsole: readAdminConsole(r),
     oauthServer: readOAuthServer(r, ctx, signing.keys),
     external,
     smtp: {
@@ -178,6 +179,19 @@ export const readAuthConfig = (
       testOtp: phone.testOtp,
       ...phone.credentials
     }
+  }
+}
+
+/** ADMIN_CONSOLE_*: the operator's console at /_admin (Gatehouse's own; GoTrue has none). */
+const readAdminConsole = (r: SettingsReader): AuthConfig["adminConsole"] => {
+  const lifetime = r.duration("ADMIN_CONSOLE_SESSION_LIFETIME", Duration.hours(1))
+  // A second would sign the operator out before the first page; a day is longer than anyone should stay signed in.
+  if (Duration.lessThan(lifetime, Duration.minutes(1)) || Duration.greaterThan(lifetime, Duration.hours(24))) {
+    r.fail(r.spelledAs("ADMIN_CONSOLE_SESSION_LIFETIME"), "must be between 1m and 24h")
+  }
+  return {
+    enabled: r.boolean("ADMIN_CONSOLE_ENABLED", false),
+    sessionLifetime: lifetime
   }
 }
 

@@ -16,34 +16,45 @@ const NIL_UUID = "00000000-0000-0000-0000-000000000000"
  * GoTrue's requireAdminCredentials (reference §1, "Admin auth details"): the token must verify and its `role` must
  * be one of `roles`. `sub` is not checked (auth-js's own tests sign `sub: "1234567890"`), but a token that names
  * a real session is only good while that session lasts, so a logged-out admin user's token stops working here.
- * The captcha check (CaptchaProtectedLive) asks the same question: admin credentials skip it.
+ * The admin console's sign-in checks a pasted key with the same rule.
  */
-export const adminCheck = (roles: ReadonlySet<string>) =>
+export const adminTokenCheck = (roles: ReadonlySet<string>) =>
   Effect.gen(function*() {
     const signer = yield* TokenSigner
     const sessions = yield* SessionsRepo
-    return Effect.gen(function*() {
+    return (token: string): Effect.Effect<{ readonly claims: Record<string, unknown> }, AuthError> =>
+      Effect.gen(function*() {
+        const { payload } = yield* signer.verify(token).pipe(
+          Effect.mapError((invalid) =>
+            AuthError.of(403, "bad_jwt", `invalid JWT: unable to parse or verify signature, ${invalid.reason === "expired" ? "token has invalid claims: token is expired" : "token is invalid"}`)
+          )
+        )
+        const role = payload["role"]
+        if (typeof role !== "string" || !roles.has(role)) return yield* AuthError.of(403, "not_admin", "User not allowed")
+        const sub = payload["sub"]
+        const sessionId = payload["session_id"]
+        if (typeof sub === "string" && UUID.test(sub) && typeof sessionId === "string" && UUID.test(sessionId) && sessionId !== NIL_UUID) {
+          const found = yield* sessions.findForSession(sub, sessionId)
+          if (Option.isNone(found) || !found.value.sessionExists) {
+            return yield* AuthError.of(403, "session_expired", "Session from session_id claim in JWT does not exist")
+          }
+        }
+        return { claims: payload }
+      })
+  })
+
+/**
+ * The admin check of a request: its bearer token, by adminTokenCheck. The captcha check (CaptchaProtectedLive) asks
+ * the same question: admin credentials skip it.
+ */
+export const adminCheck = (roles: ReadonlySet<string>) =>
+  Effect.map(adminTokenCheck(roles), (check) =>
+    Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const token = bearerToken(request.headers["authorization"])
       if (token === undefined) return yield* AuthError.of(401, "no_authorization", "This endpoint requires a valid Bearer token")
-      const { payload } = yield* signer.verify(token).pipe(
-        Effect.mapError((invalid) =>
-          AuthError.of(403, "bad_jwt", `invalid JWT: unable to parse or verify signature, ${invalid.reason === "expired" ? "token has invalid claims: token is expired" : "token is invalid"}`)
-        )
-      )
-      const role = payload["role"]
-      if (typeof role !== "string" || !roles.has(role)) return yield* AuthError.of(403, "not_admin", "User not allowed")
-      const sub = payload["sub"]
-      const sessionId = payload["session_id"]
-      if (typeof sub === "string" && UUID.test(sub) && typeof sessionId === "string" && UUID.test(sessionId) && sessionId !== NIL_UUID) {
-        const found = yield* sessions.findForSession(sub, sessionId)
-        if (Option.isNone(found) || !found.value.sessionExists) {
-          return yield* AuthError.of(403, "session_expired", "Session from session_id claim in JWT does not exist")
-        }
-      }
-      return { claims: payload }
-    })
-  })
+      return yield* check(token)
+    }))
 
 export const AdminAuthenticatedLive = Layer.effect(
   AdminAuthenticated,
