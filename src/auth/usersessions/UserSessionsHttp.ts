@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { CurrentAdmin } from "../contract/CurrentAdmin.js"
 import { CurrentUser } from "../contract/CurrentUser.js"
 import { adminActor } from "../users/AuditLog.js"
-import { UserSessions } from "./UserSessions.js"
+import { UserSessions } from "../sessions/UserSessions.js"
 import { UserSessionsApi } from "./UserSessionsApi.js"
 
 export const UserSessionsHttpLive = HttpApiBuilder.group(UserSessionsApi, "userSessions", (handlers) =>

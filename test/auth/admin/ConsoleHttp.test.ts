@@ -234,7 +234,7 @@ layer(TestServer(ENV), { timeout: 120_000 })("the admin console", (it) => {
       expect(ended.headers.get("location")).toBe(`/_admin/users/${id}?done=sessions-ended`)
       const refresh = yield* raw(url, "/token?grant_type=refresh_token", { body: { refresh_token: signedIn.json.refresh_token } })
       expect(refresh.status).toBe(400)
-      expect((yield* entriesAbout(url, id, "logout"))[0]?.payload).toMatchObject({ actor_username: "service_role", traits: { scope: "global" } })
+      expect((yield* entriesAbout(url, id, "logout"))[0]?.payload).toMatchObject({ actor_username: "service_role", traits: { scope: "admin" } })
 
       const sent = yield* request(`${url}/_admin/users/${id}/send-recovery`, { ...form({ csrf }), cookie })
       expect(sent.headers.get("location")).toBe(`/_admin/users/${id}?done=recovery-sent`)

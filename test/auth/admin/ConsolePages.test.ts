@@ -36,6 +36,7 @@ const user = (overrides: Partial<ConstructorParameters<typeof User>[0]> = {}) =>
 const session = {
   id: "9f0c0d1e-0000-4000-8000-000000000001",
   created_at: new Date("2026-11-26T10:00:00Z"),
+  updated_at: new Date("2026-11-26T11:00:00Z"),
   refreshed_at: new Date("2026-11-26T11:00:00Z"),
   not_after: null,
   user_agent: EVIL,

@@ -5,8 +5,8 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { AuthConfig } from "../../../config/AuthConfig.js"
-import { SecureRandom } from "../../../platform/SecureRandom.js"
 import { Transactions } from "../../../platform/sql/Transactions.js"
+import { SecureRandom } from "../../../platform/SecureRandom.js"
 import type { User } from "../../contract/User.js"
 import { AuthError } from "../../domain/AuthError.js"
 import {
@@ -24,9 +24,9 @@ import { adminTokenCheck } from "../../http/AdminAuthenticatedLive.js"
 import { AuthMessages } from "../../messages/AuthMessages.js"
 import { Confirmations } from "../../messages/Confirmations.js"
 import { FlowStateRepo } from "../../sessions/FlowStateRepo.js"
-import { SessionsRepo } from "../../sessions/SessionsRepo.js"
-import { type UserSessionListing, UserSessionsRepo } from "../../sessions/UserSessionsRepo.js"
-import { type AuditActor, AuditLog, adminActor, subjectTraits } from "../../users/AuditLog.js"
+import { type SessionSummary, SessionsRepo } from "../../sessions/SessionsRepo.js"
+import { UserSessions } from "../../sessions/UserSessions.js"
+import { type AuditActor, AuditLog, adminActor } from "../../users/AuditLog.js"
 import { type AuditLogEntry, AuditLogRepo, parseAuditQuery } from "../../users/AuditLogRepo.js"
 import { PendingTokens } from "../../users/PendingTokens.js"
 import { pathUser } from "../../users/PathUser.js"
@@ -72,12 +72,10 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
   effect: Effect.gen(function*() {
     const config = yield* AuthConfig
     const random = yield* SecureRandom
-    const transactions = yield* Transactions
     const admin = yield* AdminUsers
     const users = yield* UsersRepo
     const sessions = yield* SessionsRepo
-    const listed = yield* UserSessionsRepo
-    const audit = yield* AuditLog
+    const userSessions = yield* UserSessions
     const auditLog = yield* AuditLogRepo
     const confirmations = yield* Confirmations
     const iam = yield* ConsoleIam
@@ -136,9 +134,9 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
       return { users: found.users, page: found.page.page, perPage: found.page.perPage, total: found.total }
     })
 
-    const user = Effect.fn("Console.user")(function*(id: string): Effect.fn.Return<{ readonly user: User; readonly sessions: ReadonlyArray<UserSessionListing> }, AuthError> {
+    const user = Effect.fn("Console.user")(function*(id: string): Effect.fn.Return<{ readonly user: User; readonly sessions: ReadonlyArray<SessionSummary> }, AuthError> {
       const found = yield* admin.get(id)
-      return { user: found, sessions: yield* listed.forUser(found.id) }
+      return { user: found, sessions: yield* userSessions.summaries(found.id, new Date(yield* Clock.currentTimeMillis)) }
     })
 
     /** PUT /admin/users/{id} with `ban_duration`: the same parse, audit entry (user_modified) and ended sessions. */
@@ -170,11 +168,7 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
      * actor and the user in its traits, as an admin's entries name the user acted on.
      */
     const endSessions = Effect.fn("Console.endSessions")(function*(visit: ConsoleVisit, id: string): Effect.fn.Return<void, AuthError> {
-      const found = yield* pathUser(users, id)
-      yield* transactions.run(Effect.gen(function*() {
-        yield* sessions.deleteForUser(found.id, "all")
-        yield* audit.record("logout", { actor: actorOf(visit), traits: { ...subjectTraits(found), scope: "global" } })
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      yield* userSessions.endAllOfUser(id, actorOf(visit))
     })
 
     /** The mail POST /recover sends a known address (its window, its token, its audit entry), to the site URL. */
@@ -206,7 +200,7 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
     UsersRepo.Default,
     SessionsRepo.Default,
     Users.Default,
-    UserSessionsRepo.Default,
+    UserSessions.Default,
     AuditLog.Default,
     AuditLogRepo.Default,
     FlowStateRepo.Default,

@@ -1,6 +1,6 @@
 import { escapeHtml } from "../../../platform/http/Html.js"
 import type { User } from "../../contract/User.js"
-import type { UserSessionListing } from "../../sessions/UserSessionsRepo.js"
+import type { SessionSummary } from "../../sessions/SessionsRepo.js"
 import type { AuditLogEntry } from "../../users/AuditLogRepo.js"
 import { CONSOLE_PATH } from "./ConsoleHttp.js"
 import type { IamDirectory, IamPermissionListing } from "./ConsoleIam.js"
@@ -148,7 +148,7 @@ export const isNotice = (value: string | undefined): value is Notice => value !=
 export interface UserPage {
   readonly chrome: Chrome
   readonly user: User
-  readonly sessions: ReadonlyArray<UserSessionListing>
+  readonly sessions: ReadonlyArray<SessionSummary>
   readonly notice?: Notice | undefined
   /** Why the last action was refused, in the server's words. */
   readonly problem?: string | undefined

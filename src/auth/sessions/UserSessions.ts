@@ -4,9 +4,9 @@ import { Transactions } from "../../platform/sql/Transactions.js"
 import type { SessionInfo } from "../contract/SessionInfo.js"
 import { AuthError } from "../domain/AuthError.js"
 import type { UserRow } from "../domain/UserRow.js"
-import { RefreshTokensRepo } from "../sessions/RefreshTokensRepo.js"
-import { Sessions } from "../sessions/Sessions.js"
-import type { SessionSummary } from "../sessions/SessionsRepo.js"
+import { RefreshTokensRepo } from "./RefreshTokensRepo.js"
+import { Sessions } from "./Sessions.js"
+import type { SessionSummary } from "./SessionsRepo.js"
 import { type AuditActor, AuditLog, subjectTraits } from "../users/AuditLog.js"
 import { pathUser } from "../users/PathUser.js"
 import { UsersRepo } from "../users/UsersRepo.js"
@@ -85,7 +85,10 @@ export class UserSessions extends Effect.Service<UserSessions>()("auth/UserSessi
       })).pipe(Effect.orDie)
     })
 
-    return { own, endOwn, ofUser, endAllOfUser } as const
+    /** A user's sessions as the rows say, for a page that renders them itself (the admin console). */
+    const summaries = (userId: string, at: Date) => sessions.list(userId, at)
+
+    return { own, endOwn, ofUser, summaries, endAllOfUser } as const
   }),
-  dependencies: [UsersRepo.Default, RefreshTokensRepo.Default, Transactions.Live]
+  dependencies: [Sessions.Default, AuditLog.Default, UsersRepo.Default, RefreshTokensRepo.Default, Transactions.Live]
 }) {}
