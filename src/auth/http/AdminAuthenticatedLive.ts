@@ -19,12 +19,16 @@ const NIL_UUID = "00000000-0000-0000-0000-000000000000"
  * The captcha check (CaptchaProtectedLive) asks the same question: admin credentials skip it.
  */
 export const adminCheck = (roles: ReadonlySet<string>) =>
+  Effect.map(adminTokenCheck(roles), (check) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => check(request.headers["authorization"])))
+
+/** The same check on an Authorization header's value, for a route that authenticates its caller itself (introspection). */
+export const adminTokenCheck = (roles: ReadonlySet<string>) =>
   Effect.gen(function*() {
     const signer = yield* TokenSigner
     const sessions = yield* SessionsRepo
-    return Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const token = bearerToken(request.headers["authorization"])
+    return (authorization: string | undefined) => Effect.gen(function*() {
+      const token = bearerToken(authorization)
       if (token === undefined) return yield* AuthError.of(401, "no_authorization", "This endpoint requires a valid Bearer token")
       const { payload } = yield* signer.verify(token).pipe(
         Effect.mapError((invalid) =>
