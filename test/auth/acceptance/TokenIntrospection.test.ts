@@ -7,7 +7,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, expect } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Option } from "effect"
 import * as oidc from "openid-client"
 import { authTables } from "../../../src/auth/AuthTables.js"
 import { EndedSessionsRepo } from "../../../src/auth/sessions/EndedSessionsRepo.js"
@@ -16,6 +16,7 @@ import { AuthConfig } from "../../../src/config/AuthConfig.js"
 import { PlatformConfig } from "../../../src/config/PlatformConfig.js"
 import { sweepPass } from "../../../src/platform/process/Housekeeping.js"
 import { supabaseClient } from "../../support/SupabaseJs.js"
+import { externalDatabaseUrl } from "../../support/TestDatabase.js"
 import { baseTestEnv, ServerUrl } from "../../support/TestServer.js"
 import {
   acceptance,
@@ -415,6 +416,33 @@ describe("token introspection and the revocation feed", () => {
         const capped = yield* feed(url, { limit: "999999" })
         expect(capped.status).toBe(200)
       }))
+
+    // PostgreSQL only: on the embedded database an open transaction holds every other connection, the server's too.
+    it.effect.skipIf(Option.isNone(externalDatabaseUrl))(
+      "a session ended by a transaction still open is never skipped: the cursor waits for it, and the next page lists it",
+      () =>
+        Effect.gen(function*() {
+          const url = yield* ServerUrl
+          const sql = yield* SqlClient.SqlClient
+          const t = authTables((yield* PlatformConfig).db.namespace)
+          const slow = yield* signedUp(url)
+          const quick = yield* signedUp(url)
+          const before = ((yield* feed(url, { since: new Date().toISOString() })).json as FeedPage).next
+          const cursor = yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`DELETE FROM ${sql(t.sessions)} WHERE id = ${sessionOf(slow.session.access_token)}`
+            // Meanwhile another session ends and commits, after the open transaction took its id.
+            yield* call(() => quick.client.auth.signOut())
+            const page = (yield* feed(url, { since: before })).json as FeedPage
+            expect(page.sessions.map((row) => row.session_id)).not.toContain(sessionOf(slow.session.access_token))
+            expect(page.sessions.map((row) => row.session_id)).not.toContain(sessionOf(quick.session.access_token))
+            return page.next
+          }))
+          const after = (yield* feed(url, { since: cursor })).json as FeedPage
+          expect(after.sessions.map((row) => row.session_id)).toEqual(
+            [sessionOf(slow.session.access_token), sessionOf(quick.session.access_token)]
+          )
+        })
+    )
 
     it.effect("housekeeping keeps a feed row while an access token of its session could be valid, and deletes it after", () =>
       Effect.gen(function*() {
