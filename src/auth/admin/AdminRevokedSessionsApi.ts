@@ -32,7 +32,8 @@ export class AdminRevokedSessionsGroup extends HttpApiGroup.make("adminRevokedSe
         limit: Schema.optional(documented({ pattern: "^((?!0+$)[0-9]{1,15})?$" }, `Default ${DEFAULT_FEED_LIMIT}, at most ${MAX_FEED_LIMIT}`))
       }))
       .addSuccess(RevokedSessionsPage)
-      .addError(AuthErrors.invalid(400, ["validation_failed"]))
+      .addError(AuthErrors.refused(400, ["validation_failed"],
+        "A `since` this server did not write as a cursor, or a timestamp that is no date (month 13)."))
       .annotate(OpenApi.Description,
         "The revocation feed: sessions that ended (a logout of any scope, refresh-token reuse, a ban, a new password, a " +
           "deleted user, housekeeping, GoTrue's own deletes), oldest first, so an API gateway that checks access tokens " +

@@ -75,7 +75,7 @@ describe("activeAnswer", () => {
     FastCheck.dictionary(FastCheck.constantFrom("iat", "iss", "aud", "scope", "client_id", "aal", "role", "x", "app_metadata"), FastCheck.anything()),
     FastCheck.option(FastCheck.string(), { nil: null })
   ], ([claims, email]) => {
-    const answer = activeAnswer({ ...claims, exp: 5 }, session, email) as Record<string, unknown>
+    const answer: Record<string, unknown> = { ...activeAnswer({ ...claims, exp: 5 }, session, email) }
     const members = ["active", "token_type", "sub", "exp", "iat", "iss", "aud", "scope", "client_id", "session_id", "aal", "role", "username"]
     for (const key of Object.keys(answer)) expect(members).toContain(key)
     for (const key of ["iss", "scope", "client_id", "aal", "role", "username"]) {
