@@ -19,6 +19,15 @@ const withHeaders = (headers: Record<string, string>) =>
 
 const origin = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["origin"])
 
+/** The request as the token endpoint and introspection read it: the body by its own Content-Type, not as JSON. */
+const rawTokenRequest = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  // A body past the edge's limit is its 413, as everywhere (the error boundary reads the defect).
+  const body = yield* Effect.orDie(request.text)
+  const query = request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : ""
+  return { authorization: request.headers["authorization"], contentType: request.headers["content-type"] ?? "", body, query }
+})
+
 export const OAuthDiscoveryHttpLive = HttpApiBuilder.group(OAuthServerApi, "oauthDiscovery", (handlers) =>
   Effect.gen(function*() {
     const server = yield* OAuthServer
@@ -72,15 +81,6 @@ export const OAuthServerHttpLive = HttpApiBuilder.group(OAuthServerApi, "oauthSe
         }))
   }))
 
-/** The request as the token endpoint and introspection read it: the body by its own Content-Type, not as JSON. */
-const rawTokenRequest = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  // A body past the edge's limit is its 413, as everywhere (the error boundary reads the defect).
-  const body = yield* Effect.orDie(request.text)
-  const query = request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : ""
-  return { authorization: request.headers["authorization"], contentType: request.headers["content-type"] ?? "", body, query }
-})
-
 /**
  * POST /oauth/introspect, served whether or not the OAuth server is on (the service role may always ask). Raw: the
  * declared form documents the body, which the service reads itself (client credentials may be in it).
@@ -90,9 +90,17 @@ export const OAuthIntrospectionHttpLive = HttpApiBuilder.group(OAuthServerApi, "
     const introspection = yield* TokenIntrospection
     return handlers.handleRaw("introspect", () =>
       Effect.gen(function*() {
-        const answer = yield* introspection.introspect(yield* rawTokenRequest)
+        const request = yield* rawTokenRequest
         yield* withHeaders({ "cache-control": "no-store" })
-        return answer
+        return yield* introspection.introspect(request).pipe(
+          // RFC 6749 §5.2: a caller that tried an Authorization scheme and failed is challenged in that scheme.
+          Effect.tapError((error) => {
+            const scheme = /^(basic|bearer)\s/i.exec(request.authorization ?? "")?.[1]
+            return error.status === 401 && scheme !== undefined
+              ? withHeaders({ "www-authenticate": `${scheme[0]!.toUpperCase()}${scheme.slice(1).toLowerCase()} realm="gatehouse"` })
+              : Effect.void
+          })
+        )
       }))
   }))
 

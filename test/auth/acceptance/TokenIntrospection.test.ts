@@ -246,6 +246,12 @@ describe("token introspection and the revocation feed", () => {
           const answer = yield* introspect(url, { token: session.access_token, ...credentials }, {})
           expect({ credentials, status: answer.status }).toEqual({ credentials, status: 401 })
         }
+        // RFC 6749 §5.2: challenged in the scheme that was tried; nothing to challenge when none was.
+        expect((yield* introspect(url, { token: "x" }, { authorization: basic(client_id, "wrong") })).headers.get("www-authenticate"))
+          .toBe("Basic realm=\"gatehouse\"")
+        expect((yield* introspect(url, { token: "x" }, { authorization: `Bearer ${anonKey}` })).headers.get("www-authenticate"))
+          .toBe("Bearer realm=\"gatehouse\"")
+        expect((yield* introspect(url, { token: "x" }, {})).headers.get("www-authenticate")).toBeNull()
         // Unauthenticated, a token is never looked at: the same 401 for a junk token.
         expect((yield* introspect(url, { token: "junk" }, {})).status).toBe(401)
         // The basic client's secret in the form: the wrong method for it, as the token endpoint says.
