@@ -280,11 +280,15 @@ export class AdminOAuthClientsGroup extends HttpApiGroup.make("adminOAuthClients
   .annotate(OpenApi.Title, "Admin: OAuth clients")
   .annotate(OpenApi.Description, "The OAuth server's clients: each call needs `Authorization: Bearer <admin JWT>` (checked before OAUTH_SERVER_ENABLED, as in GoTrue)") {}
 
+/**
+ * Any text in each field (no NUL rule, unlike InputString): the fields are only compared and verified, never stored,
+ * so every token is answered (a NUL makes one inactive), and the service role's call reads no client field at all.
+ */
 const IntrospectionForm = Schema.Struct({
-  token: InputString.annotations({ description: "The token to look at: an access token (a refresh token is answered inactive)" }),
-  token_type_hint: Schema.optional(InputString.annotations({ description: "access_token or refresh_token; read as a hint only (RFC 7662 §2.1)" })),
-  client_id: Schema.optional(InputString.annotations({ description: "client_secret_post: the OAuth client's id" })),
-  client_secret: Schema.optional(InputString.annotations({ description: "client_secret_post: the OAuth client's secret" }))
+  token: Schema.String.annotations({ description: "The token to look at: an access token (a refresh token is answered inactive)" }),
+  token_type_hint: Schema.optional(Schema.String.annotations({ description: "access_token or refresh_token; read as a hint only (RFC 7662 §2.1)" })),
+  client_id: Schema.optional(Schema.String.annotations({ description: "client_secret_post: the OAuth client's id" })),
+  client_secret: Schema.optional(Schema.String.annotations({ description: "client_secret_post: the OAuth client's secret" }))
 }).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
 
 const Introspection = Schema.Struct({
