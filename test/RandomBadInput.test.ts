@@ -264,6 +264,9 @@ const expectedEnvelope = (probe: Probe): "auth" | "iam" => {
   return iamPath ? "iam" : "auth"
 }
 
+/** Auth routes whose errors are RFC 6749's `{error, error_description}` (as the contract declares them), not GoTrue's. */
+const OAUTH_STYLE = ["/oauth/introspect"]
+
 /** What is wrong with an answer, or undefined when it is fine. */
 const problemWith = (probe: Probe, answer: Answer): string | undefined => {
   if (answer.status === 0) return answer.text
@@ -279,6 +282,11 @@ const problemWith = (probe: Probe, answer: Answer): string | undefined => {
     return code && typeof json.message === "string" && Object.keys(json).length === 2
       ? undefined
       : `${answer.status} not in IAM's envelope`
+  }
+  if (OAUTH_STYLE.includes(probe.path.split("?", 1)[0]!.replace(AUTH_PREFIX, "")) && answer.headers["x-sb-error-code"] === undefined) {
+    return typeof json.error === "string" && typeof json.error_description === "string" && Object.keys(json).length === 2
+      ? undefined
+      : `${answer.status} not in RFC 6749's error envelope`
   }
   const versioned = probe.headers["x-supabase-api-version"] === "2024-01-01"
   const code = answer.headers["x-sb-error-code"]

@@ -2,6 +2,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { VERSION } from "../Version.js"
 import { AdminAuditGroup } from "./admin/AdminAuditApi.js"
 import { AdminLinksGroup } from "./admin/AdminLinksApi.js"
+import { AdminRevokedSessionsGroup } from "./admin/AdminRevokedSessionsApi.js"
 import { AdminUsersGroup } from "./admin/AdminUsersApi.js"
 import { AuthApiBase } from "./contract/AuthApiBase.js"
 import { ExternalGroup } from "./external/ExternalApi.js"
@@ -11,7 +12,13 @@ import { InviteGroup } from "./invite/InviteApi.js"
 import { LogoutGroup } from "./logout/LogoutApi.js"
 import { AdminFactorsGroup } from "./mfa/AdminFactorsApi.js"
 import { FactorsGroup } from "./mfa/FactorsApi.js"
-import { AdminOAuthClientsGroup, OAuthDiscoveryGroup, OAuthGrantsGroup, OAuthServerGroup } from "./oauthserver/OAuthServerApi.js"
+import {
+  AdminOAuthClientsGroup,
+  OAuthDiscoveryGroup,
+  OAuthGrantsGroup,
+  OAuthIntrospectionGroup,
+  OAuthServerGroup
+} from "./oauthserver/OAuthServerApi.js"
 import { OtpGroup } from "./otp/OtpApi.js"
 import { AdminPasskeysGroup, PasskeysGroup } from "./passkeys/PasskeysApi.js"
 import { ProfileGroup } from "./profile/ProfileApi.js"
@@ -50,7 +57,8 @@ export class AuthApi extends AuthApiBase
   .add(InviteGroup)
   .add(AdminAuditGroup)
   .add(PasskeysGroup).add(AdminPasskeysGroup)
-  .add(OAuthDiscoveryGroup).add(OAuthServerGroup).add(OAuthGrantsGroup).add(AdminOAuthClientsGroup)
+  .add(OAuthDiscoveryGroup).add(OAuthServerGroup).add(OAuthIntrospectionGroup).add(OAuthGrantsGroup).add(AdminOAuthClientsGroup)
+  .add(AdminRevokedSessionsGroup)
   .add(AdminSsoGroup)
   .annotate(OpenApi.Title, "Gatehouse Auth")
   .annotate(OpenApi.Version, VERSION)

@@ -38,6 +38,16 @@ const iamRoutes: ReadonlyArray<Route> = [
 const concrete = (path: string): string =>
   path.replace(/:(\w+)/g, (_, name: string) => (name.endsWith("_id") && path.startsWith("/auth/") ? "1" : "00000000-0000-4000-8000-000000000001"))
 
+/** An OAuth-style error's code (`{error, error_description}`, RFC 6749 §5.2), which carries no x-sb-error-code header. */
+const oauthError = (text: string): string | null => {
+  try {
+    const body = JSON.parse(text)
+    return typeof body?.error === "string" && typeof body?.error_description === "string" ? body.error : null
+  } catch {
+    return null
+  }
+}
+
 const send = (base: string, method: string, path: string) =>
   Effect.promise(async () => {
     const hasBody = method === "POST" || method === "PUT" || method === "PATCH"
@@ -49,7 +59,7 @@ const send = (base: string, method: string, path: string) =>
       ...(hasBody ? { body: "{}" } : {})
     })
     const text = await response.text()
-    return { status: response.status, errorCode: response.headers.get("x-sb-error-code"), text }
+    return { status: response.status, errorCode: response.headers.get("x-sb-error-code") ?? oauthError(text), text }
   })
 
 /** The methods a contract has at a concrete path: those of its patterns that match it, segment by segment. */

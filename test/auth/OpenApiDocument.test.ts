@@ -101,7 +101,11 @@ layer(IamTestServer(), { timeout: 120_000 })("the OpenAPI document with the IAM 
           "PUT /user"
         ])
       expect(authRoutes.filter((r) => admin(r.path) && !r.authenticated)).toEqual([])
+      // Token introspection authenticates its caller itself: the service role's JWT, or an OAuth client's credentials.
+      expect(spec["paths"]["/oauth/introspect"]["post"]["security"]).toEqual([{ serviceRole: [] }, { oauthClient: [] }])
+      expect(spec["components"]["securitySchemes"]["oauthClient"]).toMatchObject({ type: "http", scheme: "basic" })
       for (const route of authRoutes) {
+        if (route.path === "/oauth/introspect") continue
         const operation = spec["paths"][openApiPath(route.path)][route.method.toLowerCase()]
         expect({ route, bearer: usesBearer(operation) }).toEqual({ route, bearer: route.authenticated })
         if (route.authenticated) expect(operation["security"]).toEqual(admin(route.path) ? [{ serviceRole: [] }] : [{ bearer: [] }])

@@ -5,11 +5,13 @@ import { AdminUsersHttpLive } from "./AdminUsersHttp.js"
 import { AuditHttpLive } from "./AuditHttp.js"
 import { GenerateLink } from "./GenerateLink.js"
 import { GenerateLinkHttpLive } from "./GenerateLinkHttp.js"
+import { RevokedSessionsHttpLive } from "./RevokedSessionsHttp.js"
+import { EndedSessionsRepo } from "../sessions/EndedSessionsRepo.js"
 
 /**
- * The admin API (users, generated links, the audit log): its handlers behind the admin JWT check, over its services;
+ * The admin API (users, generated links, the audit log, the revocation feed): its handlers behind the admin JWT check, over its services;
  * the shared floors come from AuthHttp.
  */
-export const AdminLive = Layer.mergeAll(AdminUsersHttpLive, GenerateLinkHttpLive, AuditHttpLive).pipe(
-  Layer.provide([AdminAuthenticatedLive, AdminUsers.Default, GenerateLink.Default])
+export const AdminLive = Layer.mergeAll(AdminUsersHttpLive, GenerateLinkHttpLive, AuditHttpLive, RevokedSessionsHttpLive).pipe(
+  Layer.provide([AdminAuthenticatedLive, AdminUsers.Default, GenerateLink.Default, EndedSessionsRepo.Default])
 )

@@ -152,6 +152,24 @@ export const AUTH_LINKS: Readonly<Record<string, JsonObject>> = {
   }
 }
 
+/**
+ * Operations that authenticate their caller themselves, by more than one scheme, where no middleware declares it:
+ * token introspection takes the service role's bearer JWT or an OAuth client's credentials (Basic, or
+ * client_secret_post in the form, which no security scheme can name, so the description says so), and answers anyone
+ * else RFC 6749's 401.
+ */
+const OWN_SECURITY: Readonly<Record<string, ReadonlyArray<JsonObject>>> = {
+  "oauthIntrospection.introspect": [{ serviceRole: [] }, { oauthClient: [] }]
+}
+
+const OWN_SECURITY_SCHEMES: JsonObject = {
+  oauthClient: {
+    type: "http",
+    scheme: "basic",
+    description: "A confidential OAuth client: its client_id and client_secret, each form-url-encoded (RFC 6749 §2.3.1)"
+  }
+}
+
 const PASSWORD_EXAMPLE = "correct horse battery staple"
 
 /**
@@ -265,6 +283,8 @@ export const documentAuthApi = (api: HttpApi.HttpApi.Any) => (spec: JsonObject):
         if (parameter["in"] === "path") parameter["schema"] = { ...parameter["schema"], maxLength: MAX_PATH_PARAMETER }
       }
       if (refused.length > 0) operation[REFUSES_WELL_FORMED] = refused.sort()
+      const security = OWN_SECURITY[operation["operationId"]]
+      if (security !== undefined) operation["security"] = security
       const links = AUTH_LINKS[operation["operationId"]]
       if (links !== undefined && responses["200"] !== undefined) responses["200"] = { ...responses["200"], links }
       operation["parameters"] = [...(operation["parameters"] ?? []), API_VERSION_PARAMETER]
@@ -280,5 +300,9 @@ export const documentAuthApi = (api: HttpApi.HttpApi.Any) => (spec: JsonObject):
       }
     }
   })
+  document["components"] = {
+    ...document["components"],
+    securitySchemes: { ...document["components"]?.["securitySchemes"], ...OWN_SECURITY_SCHEMES }
+  }
   return pruneSchemas(document)
 }

@@ -78,14 +78,16 @@ const bodyAsJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
 
 /**
  * Whether a request's body is read by its own Content-Type rather than as JSON: the auth routes whose body is a form,
- * as in GoTrue (a provider's form_post answer, Apple's, and SAML's ACS) and as the link confirmation page posts; and the OAuth server's token endpoint, which
- * reads its body by its Content-Type itself (forms, as RFC 6749 says, or JSON).
+ * as in GoTrue (a provider's form_post answer, Apple's, and SAML's ACS) and as the link confirmation page posts; and the
+ * OAuth server's token endpoint, which reads its body by its Content-Type itself (forms, as RFC 6749 says, or JSON), as
+ * token introspection does (RFC 7662).
  */
 const FORM_ROUTES = ["/callback", "/sso/saml/acs", "/verify/confirm"]
+const OWN_BODY_ROUTES = ["/oauth/token", "/oauth/introspect"]
 
 const keepsItsContentType = (request: HttpServerRequest.HttpServerRequest): boolean => {
   const path = request.url.split("?")[0] ?? ""
-  if (path === "/oauth/token" || path === `${AUTH_PREFIX}/oauth/token`) return true
+  if (OWN_BODY_ROUTES.some((route) => path === route || path === `${AUTH_PREFIX}${route}`)) return true
   return FORM_ROUTES.some((route) => path === route || path === `${AUTH_PREFIX}${route}`) &&
     /^application\/x-www-form-urlencoded\s*(;|$)/i.test(request.headers["content-type"] ?? "")
 }

@@ -40,6 +40,9 @@ export const AuthErrors = {
     declare({ status, codes, kind: "refused", ...(note === undefined ? {} : { note }) }),
   oauth: (codes: ReadonlyArray<string>, note?: string) =>
     declare({ status: 400, codes, kind: "oauth", ...(note === undefined ? {} : { note }) }),
+  /** An OAuth-style error at another status: RFC 7662's 401 invalid_client for a caller that did not authenticate. */
+  oauthAt: (status: number, codes: ReadonlyArray<string>, note?: string) =>
+    declare({ status, codes, kind: "oauth", ...(note === undefined ? {} : { note }) }),
 
   /** The declarations in an error schema's AST (a union of them, as HttpApi merges an endpoint's errors). */
   declaredIn: (ast: SchemaAST.AST): ReadonlyArray<AuthErrorDeclaration> => {

@@ -315,8 +315,11 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
 
     // ---- token endpoint --------------------------------------------------------------------------------------------
 
-    /** GoTrue's requireOAuthClientAuth: the client, or undefined when the request named none (Basic with an empty id). */
-    const authenticateClient = (request: OAuthTokenRequest) =>
+    /**
+     * GoTrue's requireOAuthClientAuth: the client, or undefined when the request named none (Basic with an empty id).
+     * Token introspection authenticates its OAuth callers with it too.
+     */
+    const authenticateClient = (request: OAuthTokenRequest): Effect.Effect<OAuthClientRow | undefined, AuthError> =>
       Effect.gen(function*() {
         let presented: PresentedCredentials
         if (request.authorization !== undefined && request.authorization.startsWith("Basic ")) {
@@ -473,7 +476,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
 
     return {
       metadata, register, getClient, listClients, updateClient, deleteClient, regenerateSecret, authorize, details, consent, token,
-      userInfo, grants, revokeGrant
+      userInfo, grants, revokeGrant, authenticateClient
     } as const
   }),
   dependencies: [OAuthServerRepo.Default, SessionGrantsRepo.Default, UsersRepo.Default, AuditLog.Default, Transactions.Live]

@@ -1,5 +1,6 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { AdminAuthenticated } from "../contract/AdminAuthenticated.js"
@@ -279,5 +280,55 @@ export class AdminOAuthClientsGroup extends HttpApiGroup.make("adminOAuthClients
   .annotate(OpenApi.Title, "Admin: OAuth clients")
   .annotate(OpenApi.Description, "The OAuth server's clients: each call needs `Authorization: Bearer <admin JWT>` (checked before OAUTH_SERVER_ENABLED, as in GoTrue)") {}
 
+/**
+ * Any text in each field (no NUL rule, unlike InputString): the fields are only compared and verified, never stored,
+ * so every token is answered (a NUL makes one inactive), and the service role's call reads no client field at all.
+ */
+const IntrospectionForm = Schema.Struct({
+  token: Schema.String.annotations({ description: "The token to look at: an access token (a refresh token is answered inactive)" }),
+  token_type_hint: Schema.optional(Schema.String.annotations({ description: "access_token or refresh_token; read as a hint only (RFC 7662 §2.1)" })),
+  client_id: Schema.optional(Schema.String.annotations({ description: "client_secret_post: the OAuth client's id" })),
+  client_secret: Schema.optional(Schema.String.annotations({ description: "client_secret_post: the OAuth client's secret" }))
+}).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
+
+const Introspection = Schema.Struct({
+  active: Schema.Boolean,
+  token_type: Schema.optional(Schema.Literal("access_token")),
+  sub: Schema.optional(Schema.String),
+  exp: Schema.optional(Schema.Int),
+  iat: Schema.optional(Schema.Int),
+  iss: Schema.optional(Schema.String),
+  aud: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
+  scope: Schema.optional(Schema.String.annotations({ description: "An OAuth client's token: the scopes granted, space-separated" })),
+  client_id: Schema.optional(Schema.String.annotations({ description: "An OAuth client's token: the client it was issued to" })),
+  session_id: Schema.optional(Schema.String),
+  aal: Schema.optional(Schema.String),
+  role: Schema.optional(Schema.String),
+  username: Schema.optional(Schema.String.annotations({ description: "The user's email address as it is now" }))
+}).annotations({
+  identifier: "TokenIntrospection",
+  description: "RFC 7662: `{\"active\": false}` and nothing else for any token that is not a live access token"
+})
+
+export class OAuthIntrospectionGroup extends HttpApiGroup.make("oauthIntrospection")
+  .add(
+    HttpApiEndpoint.post("introspect", "/oauth/introspect")
+      .setPayload(IntrospectionForm)
+      .addSuccess(Introspection)
+      .addError(AuthErrors.oauth(["invalid_request"], "No token, or a body that cannot be read."))
+      .addError(AuthErrors.oauthAt(401, ["invalid_client"], "The caller is neither the service role nor an OAuth client with valid credentials."))
+      .annotate(OpenApi.Description,
+        "Token introspection (RFC 7662) for resource servers. An access token is active while its signature and expiry hold " +
+          "and its session lives: after a logout, refresh-token reuse, a ban or the user's deletion it is `{\"active\": false}` " +
+          "at once. Refresh tokens, API keys (no session), ID tokens and anything unknown are `{\"active\": false}` too. " +
+          "The caller authenticates with `Authorization: Bearer <service_role key>` (any JWT_ADMIN_ROLES role, as the admin API; " +
+          "served whether or not OAUTH_SERVER_ENABLED), or, while the OAuth server is on, as a confidential OAuth client: HTTP " +
+          "Basic (client_secret_basic) or client_id and client_secret in the form (client_secret_post). Body: " +
+          "application/x-www-form-urlencoded (or JSON). Cache-Control: no-store.")
+  )
+  .annotate(OpenApi.Title, "OAuth server: token introspection")
+  .annotate(OpenApi.Description, "RFC 7662 token introspection, for resource servers and API gateways") {}
+
 /** The OAuth server slice on its own: what its handlers are built against (Api.ts composes the groups into AuthApi). */
-export const OAuthServerApi = AuthApiBase.add(OAuthDiscoveryGroup).add(OAuthServerGroup).add(OAuthGrantsGroup).add(AdminOAuthClientsGroup)
+export const OAuthServerApi = AuthApiBase.add(OAuthDiscoveryGroup).add(OAuthServerGroup).add(OAuthIntrospectionGroup).add(OAuthGrantsGroup)
+  .add(AdminOAuthClientsGroup)

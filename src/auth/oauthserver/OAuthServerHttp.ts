@@ -12,11 +12,21 @@ import { RateLimits } from "../limits/RateLimits.js"
 import { OAuthServer } from "./OAuthServer.js"
 import { OAuthServerApi } from "./OAuthServerApi.js"
 import { oauthServerDisabled } from "./OAuthServerEnabled.js"
+import { TokenIntrospection } from "./TokenIntrospection.js"
 
 const withHeaders = (headers: Record<string, string>) =>
   HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
 
 const origin = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["origin"])
+
+/** The request as the token endpoint and introspection read it: the body by its own Content-Type, not as JSON. */
+const rawTokenRequest = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  // A body past the edge's limit is its 413, as everywhere (the error boundary reads the defect).
+  const body = yield* Effect.orDie(request.text)
+  const query = request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : ""
+  return { authorization: request.headers["authorization"], contentType: request.headers["content-type"] ?? "", body, query }
+})
 
 export const OAuthDiscoveryHttpLive = HttpApiBuilder.group(OAuthServerApi, "oauthDiscovery", (handlers) =>
   Effect.gen(function*() {
@@ -52,16 +62,7 @@ export const OAuthServerHttpLive = HttpApiBuilder.group(OAuthServerApi, "oauthSe
         ))
       .handle("token", () =>
         Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          // A body past the edge's limit is its 413, as everywhere (the error boundary reads the defect).
-          const body = yield* Effect.orDie(request.text)
-          const query = request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : ""
-          const answer = yield* server.token({
-            authorization: request.headers["authorization"],
-            contentType: request.headers["content-type"] ?? "",
-            body,
-            query
-          })
+          const answer = yield* server.token(yield* rawTokenRequest)
           yield* withHeaders({ "cache-control": "no-store" })
           return answer
         }))
@@ -78,6 +79,29 @@ export const OAuthServerHttpLive = HttpApiBuilder.group(OAuthServerApi, "oauthSe
           }
           return yield* server.register(payload, "dynamic")
         }))
+  }))
+
+/**
+ * POST /oauth/introspect, served whether or not the OAuth server is on (the service role may always ask). Raw: the
+ * declared form documents the body, which the service reads itself (client credentials may be in it).
+ */
+export const OAuthIntrospectionHttpLive = HttpApiBuilder.group(OAuthServerApi, "oauthIntrospection", (handlers) =>
+  Effect.gen(function*() {
+    const introspection = yield* TokenIntrospection
+    return handlers.handleRaw("introspect", () =>
+      Effect.gen(function*() {
+        const request = yield* rawTokenRequest
+        yield* withHeaders({ "cache-control": "no-store" })
+        return yield* introspection.introspect(request).pipe(
+          // RFC 6749 §5.2: a caller that tried an Authorization scheme and failed is challenged in that scheme.
+          Effect.tapError((error) => {
+            const scheme = /^(basic|bearer)\s/i.exec(request.authorization ?? "")?.[1]
+            return error.status === 401 && scheme !== undefined
+              ? withHeaders({ "www-authenticate": `${scheme[0]!.toUpperCase()}${scheme.slice(1).toLowerCase()} realm="gatehouse"` })
+              : Effect.void
+          })
+        )
+      }))
   }))
 
 export const OAuthGrantsHttpLive = HttpApiBuilder.group(OAuthServerApi, "oauthGrants", (handlers) =>

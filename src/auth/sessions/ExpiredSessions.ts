@@ -1,11 +1,25 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { AuthConfig } from "../../config/AuthConfig.js"
-import type { HousekeepingTask } from "../../platform/process/Housekeeping.js"
+import { deleteUpToTask, type HousekeepingTask } from "../../platform/process/Housekeeping.js"
+import { EndedSessionsRepo } from "./EndedSessionsRepo.js"
 import { SessionSweepRepo } from "./SessionSweepRepo.js"
 
 /** Sessions one statement deletes, or looks at, at most. */
 export const SESSION_LIMIT = 1000
+
+/**
+ * How long past JWT_EXP the revocation feed keeps a row: every access token of a session was issued before it ended,
+ * so JWT_EXP after the end none is valid any more; the margin covers clocks that disagree and a gateway that polls late.
+ */
+export const ENDED_SESSION_MARGIN = Duration.hours(1)
+
+/** The revocation feed's rows (migration 0027) once no access token of their session can still be valid. */
+export const endedSessionsTask = (repo: EndedSessionsRepo, jwtExpSeconds: number): HousekeepingTask => {
+  const kept = Duration.sum(Duration.seconds(jwtExpSeconds), ENDED_SESSION_MARGIN)
+  return deleteUpToTask("sessions/ended", Duration.minutes(10), SESSION_LIMIT, (now, limit) =>
+    repo.deleteBefore(new Date(now.getTime() - Duration.toMillis(kept)), limit))
+}
 
 const NIL_UUID = "00000000-0000-0000-0000-000000000000"
 
@@ -47,8 +61,9 @@ export const sessionTasks = (repo: SessionSweepRepo, jwtExpSeconds: number): Rea
 export class ExpiredSessions extends Effect.Service<ExpiredSessions>()("auth/ExpiredSessions", {
   effect: Effect.gen(function*() {
     const repo = yield* SessionSweepRepo
+    const ended = yield* EndedSessionsRepo
     const config = yield* AuthConfig
-    return { tasks: sessionTasks(repo, config.jwt.exp) }
+    return { tasks: [...sessionTasks(repo, config.jwt.exp), endedSessionsTask(ended, config.jwt.exp)] }
   }),
-  dependencies: [SessionSweepRepo.Default]
+  dependencies: [SessionSweepRepo.Default, EndedSessionsRepo.Default]
 }) {}
