@@ -1,10 +1,19 @@
 import { randomUUID } from "node:crypto"
+import { create } from "@bufbuild/protobuf"
 import { createClient } from "@connectrpc/connect"
 import { createConnectTransport } from "@connectrpc/connect-node"
+import { FetchHttpClient } from "@effect/platform"
+import { RpcClient, RpcSerialization } from "@effect/rpc"
 import { afterAll, expect, layer } from "@effect/vitest"
-import { Clock, Duration, Effect, TestClock } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Clock, Duration, Effect, Layer, Logger, LogLevel, Ref, TestClock } from "effect"
 import * as OTPAuth from "otpauth"
 import * as pb from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
+import { IamError } from "../../src/iam/domain/IamError.js"
+import { IamHandlers } from "../../src/iam/IamHandlers.js"
+import { IamSql } from "../../src/iam/IamSql.js"
+import { IAM_RPC_PATH } from "../../src/iam/rpc/IamRpcRoutes.js"
+import { IamRpcs } from "../../src/iam/rpc/IamRpcs.js"
 import { browser, type Hop } from "../auth/support/Browser.js"
 import { type IdpAccount, startKeycloakIdp } from "../auth/support/KeycloakIdp.js"
 import { grpc, grpcClients, type Reply } from "./support/GrpcJs.js"
@@ -128,7 +137,7 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
       expect(detailsOf(replay)).toBe("state is not valid")
     }))
 
-  it.scoped("REST and Connect serve the same two RPCs", () =>
+  it.scoped("REST, Connect and the @effect/rpc group serve the same two RPCs", () =>
     Effect.gen(function*() {
       yield* aMinuteOn
       const { connect, http, register } = yield* Clients
@@ -148,6 +157,20 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
       const finishedConnect = yield* Effect.promise(() => connect.finishOAuthSignIn(viaConnect))
       expect(finishedConnect.user?.id).toBe(registered.user.id)
       expect(finishedConnect.token?.accessToken).not.toBe("")
+
+      const rpc = yield* RpcClient.make(IamRpcs).pipe(
+        Effect.provide(RpcClient.layerProtocolHttp({ url: `${http}${IAM_RPC_PATH}` }).pipe(
+          Layer.provide(FetchHttpClient.layer),
+          Layer.provide(RpcSerialization.layerNdjson)
+        ))
+      )
+      const startedRpc = yield* rpc.StartOAuthSignIn(create(pb.StartOAuthSignInRequestSchema, { provider: "keycloak" }))
+      const viaRpc = yield* atProvider(startedRpc.authorizationUrl, bob.sub)
+      const finishedRpc = yield* rpc.FinishOAuthSignIn(create(pb.FinishOAuthSignInRequestSchema, viaRpc))
+      expect(finishedRpc.user?.id).toBe(registered.user.id)
+      const replayed = yield* Effect.flip(rpc.FinishOAuthSignIn(create(pb.FinishOAuthSignInRequestSchema, viaRpc)))
+      expect(replayed).toBeInstanceOf(IamError)
+      expect((replayed as IamError).code).toBe("unauthenticated")
     }))
 
   it.scoped("an email the provider has not verified signs nobody in, even one an account has", () =>
@@ -212,6 +235,38 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
       const second = ok(yield* call("LoginSecondStep", { ticket: finished.second_step.ticket, code: yield* appCode }))
       expect(second.user.id).toBe(registered.user.id)
       expect(second.token.access_token).not.toBe("")
+    }))
+
+  it.scoped("the state is kept only as its digest, and no log line holds the state, the code, the verifier or a token", () =>
+    Effect.gen(function*() {
+      yield* aMinuteOn
+      const { register } = yield* Clients
+      const handlers = yield* IamHandlers
+      const sql = yield* SqlClient.SqlClient
+      const { table } = yield* IamSql
+      const quiet = idpAccount("quiet")
+      yield* register("oauth-quiet", quiet.email)
+      const lines = yield* Ref.make<ReadonlyArray<string>>([])
+      const capture = Logger.replace(Logger.defaultLogger, Logger.make((options) => {
+        Effect.runSync(Ref.update(lines, (all) => [...all, JSON.stringify([options.message, options.annotations, String(options.cause)])]))
+      }))
+      const none = { authorization: undefined }
+      const flow = Effect.gen(function*() {
+        const started = yield* handlers.StartOAuthSignIn(create(pb.StartOAuthSignInRequestSchema, { provider: "keycloak" }), none)
+        const stored = yield* sql<{ state_hash: string; code_verifier: string }>`SELECT state_hash, code_verifier FROM ${sql(table.oauth_flows)}`
+        expect(stored.map((row) => row.state_hash)).not.toContain(started.state)
+        const verifier = stored.find((row) => row.code_verifier !== null)!.code_verifier
+        const { code, state } = yield* atProvider(started.authorizationUrl, quiet.sub)
+        // A refused exchange logs the provider's reason: never the code sent with it.
+        const refused = yield* handlers.StartOAuthSignIn(create(pb.StartOAuthSignInRequestSchema, { provider: "keycloak" }), none)
+        yield* Effect.flip(handlers.FinishOAuthSignIn(create(pb.FinishOAuthSignInRequestSchema, { code: `${code}x`, state: refused.state }), none))
+        const finished = yield* handlers.FinishOAuthSignIn(create(pb.FinishOAuthSignInRequestSchema, { code, state }), none)
+        return [started.state, refused.state, code, verifier, finished.token!.accessToken, finished.token!.refreshToken]
+      })
+      const secrets = yield* flow.pipe(Effect.provide(Layer.merge(capture, Logger.minimumLogLevel(LogLevel.All))))
+      const logged = (yield* Ref.get(lines)).join("\n")
+      expect(logged).toContain("keycloak OAuth sign-in exchange failed")
+      for (const secret of secrets) expect(logged).not.toContain(secret)
     }))
 
   it.scoped("malformed and unknown input: INVALID_ARGUMENT or UNAUTHENTICATED, never a 500", () =>
