@@ -11,7 +11,7 @@ const UNIT = [
   "test/bench/*.test.ts",
   "test/config/*.test.ts",
   "test/domain/*.test.ts",
-  "test/iam/{Delegation,LoginBackoff,NodeEd25519,RefreshModel,Rules,TwoStepRules}.test.ts",
+  "test/iam/{Delegation,LoginBackoff,NodeEd25519,RefreshModel,Rules,TwoStepRules,OAuthFlowRules}.test.ts",
   "test/iam/GrpcWebText.test.ts",
   "test/auth/{AuthErrorMiddleware,CaptchaProtected,ErrorEnvelope}.test.ts",
   "test/Layout.test.ts",

@@ -11,6 +11,7 @@ import { IamHttp, IamHttpLive } from "../iam/IamHttp.js"
 import { IamServicesLive } from "../iam/IamLive.js"
 import { IamBackgroundLive } from "../iam/IamServer.js"
 import { documentIamRoutes } from "../iam/rest/IamRestDocs.js"
+import { IamOAuthIdentitiesLive } from "./IamOAuthIdentitiesLive.js"
 import { HttpEdgeLive } from "../platform/http/HttpEdge.js"
 import { documentPages, edgeSettings, HttpServerLive, pages, PagesLive } from "./ServerLive.js"
 
@@ -62,4 +63,4 @@ export const AuthAndIamServerLive = (config: AppConfig, role: "single" | "worker
   Layer.merge(
     HttpServerLive(config, (node) => AuthAndIamRoutesLive(config, node), { logAddress: role === "single" }),
     role === "single" ? IamBackgroundLive : IamGrpcServerLive
-  ).pipe(Layer.provide(IamServicesLive))
+  ).pipe(Layer.provide(IamServicesLive), Layer.provide(IamOAuthIdentitiesLive))

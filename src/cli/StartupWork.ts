@@ -60,8 +60,12 @@ const logAdoptedRows = GoTrueAdoptionRepo.adoptedRows.pipe(
 
 // The IAM service is loaded only when the primary has an admin to make: it is most of the server's code.
 const ConfiguredAdminLive = Layer.unwrapEffect(lazyModule("the IAM service", () => import("../iam/IamLive.js")).pipe(
-  Effect.map(({ IamConfiguredAdminLive, IamServicesLive }) =>
-    IamConfiguredAdminLive.pipe(Layer.provide(IamServicesLive), Layer.provide(Layer.merge(BcryptPasswordHasher(), SecureRandom.Live)))
+  Effect.map(({ IamConfiguredAdminLive, IamServicesLive, IamWithoutOAuth }) =>
+    IamConfiguredAdminLive.pipe(
+      Layer.provide(IamServicesLive),
+      // Making the admin signs nobody in: no provider is needed.
+      Layer.provide(Layer.mergeAll(BcryptPasswordHasher(), SecureRandom.Live, IamWithoutOAuth))
+    )
   )
 ))
 

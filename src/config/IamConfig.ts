@@ -55,6 +55,16 @@ export interface IamConfig {
     readonly maxFailures: number
     readonly failureWindow: Duration.Duration
   }
+  /**
+   * OAuth2 sign-in (docs/iam.md, "OAuth2 sign-in"): where the auth server's OAuth providers send the browser back
+   * with the code for the IAM service (AUTH_IAM_OAUTH_REDIRECT_URI, the app's page that calls FinishOAuthSignIn). None:
+   * off, and StartOAuthSignIn/FinishOAuthSignIn answer FAILED_PRECONDITION.
+   */
+  readonly oauth: {
+    readonly redirectUri: Option.Option<string>
+    /** How long a started sign-in can be finished (AUTH_IAM_OAUTH_FLOW_TTL). */
+    readonly flowTtl: Duration.Duration
+  }
   /** Created (or given the admin role) at start-up when all three are set. */
   readonly bootstrapAdmin: {
     readonly username: Option.Option<string>
@@ -141,6 +151,8 @@ export const readIamConfig = (r: SettingsReader, ctx: ReadContext): IamConfig =>
   if (Duration.lessThan(ticketTtl, Duration.seconds(1))) r.fail(r.canonical("IAM_LOGIN_TICKET_TTL"), "must be at least 1s")
   const failureWindow = r.duration("IAM_TOTP_FAILURE_WINDOW", Duration.minutes(15))
   if (Duration.lessThan(failureWindow, Duration.seconds(1))) r.fail(r.canonical("IAM_TOTP_FAILURE_WINDOW"), "must be at least 1s")
+  const oauthFlowTtl = r.duration("IAM_OAUTH_FLOW_TTL", Duration.minutes(10))
+  if (Duration.lessThan(oauthFlowTtl, Duration.seconds(1))) r.fail(r.canonical("IAM_OAUTH_FLOW_TTL"), "must be at least 1s")
   const adminEmail = r.string("IAM_BOOTSTRAP_ADMIN_EMAIL")
   if (Option.isSome(adminEmail) && !adminEmail.value.includes("@")) {
     r.fail(r.canonical("IAM_BOOTSTRAP_ADMIN_EMAIL"), "must be an email address")
@@ -167,6 +179,7 @@ export const readIamConfig = (r: SettingsReader, ctx: ReadContext): IamConfig =>
       maxFailures: r.integer("IAM_TOTP_MAX_FAILURES", 10, { min: 1, max: 1000 }),
       failureWindow
     },
+    oauth: { redirectUri: r.url("IAM_OAUTH_REDIRECT_URI"), flowTtl: oauthFlowTtl },
     bootstrapAdmin: {
       username: r.string("IAM_BOOTSTRAP_ADMIN_USERNAME"),
       email: adminEmail,

@@ -18,6 +18,7 @@ import {
 } from "./domain/AccountRules.js"
 import { accessStep, type Guard, GUARDS, needsCredentials, type Operation, OPERATIONS } from "./domain/Guards.js"
 import { IamError } from "./domain/IamError.js"
+import { OAuthSignIn } from "./oauth/OAuthSignIn.js"
 import { actionEnum, actionOf, resourceEnum, resourceOf } from "./ProtoEnums.js"
 import { bearerToken, type Caller, IamSessions, type IssuedTokens } from "./tokens/IamSessions.js"
 import { TwoStep } from "./twostep/TwoStep.js"
@@ -57,6 +58,8 @@ export interface IamMessages {
   readonly EnrollTotp: readonly [pb.EnrollTotpRequest, pb.EnrollTotpResponse]
   readonly VerifyTotpEnrollment: readonly [pb.VerifyTotpEnrollmentRequest, pb.VerifyTotpEnrollmentResponse]
   readonly RemoveTotp: readonly [pb.RemoveTotpRequest, pb.RemoveTotpResponse]
+  readonly StartOAuthSignIn: readonly [pb.StartOAuthSignInRequest, pb.StartOAuthSignInResponse]
+  readonly FinishOAuthSignIn: readonly [pb.FinishOAuthSignInRequest, pb.FinishOAuthSignInResponse]
 }
 
 export type IamHandler<Op extends Operation> = (
@@ -162,7 +165,7 @@ interface Guarded<Op extends Operation> {
 const requireCode = (code: string): Effect.Effect<string, IamError> =>
   code === "" ? IamError.invalid("code is required") : Effect.succeed(code)
 
-export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSessions | Roles | IamPolicy | Authority | TwoStep> = Layer.effect(
+export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSessions | Roles | IamPolicy | Authority | TwoStep | OAuthSignIn> = Layer.effect(
   IamHandlers,
   Effect.gen(function*() {
     const accounts = yield* Accounts
@@ -171,6 +174,7 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
     const policy = yield* IamPolicy
     const authority = yield* Authority
     const twoStep = yield* TwoStep
+    const oauth = yield* OAuthSignIn
 
     /** A guard that needs credentials: who the caller is, after the policy said yes. */
     const authorize = Effect.fn("IamHandlers.authorize")(function*(guard: Guard, caller: Caller, targetUserId: number) {
@@ -198,6 +202,21 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
         }).pipe(Effect.withSpan(`IamHandlers.${op}`))
     }
 
+    /**
+     * A first step that succeeded (a password, a provider's verified email): the profile and tokens, or for an account
+     * with two-step verification on, a ticket instead (nor its profile, until the code).
+     */
+    const signIn = Effect.fn("IamHandlers.signIn")(function*(account: Account) {
+      const second = yield* twoStep.ticketFor(account.id)
+      if (Option.isSome(second)) {
+        return {
+          secondStep: { ticket: second.value.ticket, expiresAt: timestampFromDate(second.value.expiresAt), methods: ["totp"] }
+        }
+      }
+      const tokens = yield* sessions.issue(account)
+      return { user: userMessage(account), token: tokenMessage(tokens) }
+    })
+
     const operations: { readonly [Op in Operation]: Guarded<Op> } = {
       Register: { handle: (request) => Effect.gen(function*() {
         const input = yield* check(checkRegistration(request))
@@ -212,15 +231,7 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
           return yield* IamError.invalid(`password must be at most ${PASSWORD_MAX_BYTES} bytes`)
         }
         const account = yield* accounts.login(identifier, Redacted.make(request.password), meta.client)
-        // An account with two-step verification on gets a ticket, not tokens (nor its profile, until the code).
-        const second = yield* twoStep.ticketFor(account.id)
-        if (Option.isSome(second)) {
-          return create(pb.LoginResponseSchema, {
-            secondStep: { ticket: second.value.ticket, expiresAt: timestampFromDate(second.value.expiresAt), methods: ["totp"] }
-          })
-        }
-        const tokens = yield* sessions.issue(account)
-        return create(pb.LoginResponseSchema, { user: userMessage(account), token: tokenMessage(tokens) })
+        return create(pb.LoginResponseSchema, yield* signIn(account))
       }) },
       LoginSecondStep: { handle: (request) => Effect.gen(function*() {
         if (request.ticket === "") return yield* IamError.invalid("ticket is required")
@@ -251,6 +262,21 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
           return create(pb.RemoveTotpResponseSchema)
         })
       },
+      StartOAuthSignIn: { handle: (request) => Effect.gen(function*() {
+        if (request.provider === "") return yield* IamError.invalid("provider is required")
+        const started = yield* oauth.start(request.provider)
+        return create(pb.StartOAuthSignInResponseSchema, {
+          authorizationUrl: started.authorizationUrl,
+          state: started.state,
+          expiresAt: timestampFromDate(started.expiresAt)
+        })
+      }) },
+      FinishOAuthSignIn: { handle: (request) => Effect.gen(function*() {
+        if (request.code === "") return yield* IamError.invalid("code is required")
+        if (request.state === "") return yield* IamError.invalid("state is required")
+        const account = yield* oauth.finish(request.code, request.state)
+        return create(pb.FinishOAuthSignInResponseSchema, yield* signIn(account))
+      }) },
       Logout: { handle: (request, { meta }) => Effect.gen(function*() {
         const accessToken = request.accessToken !== "" ? request.accessToken : bearerToken(meta.authorization)
         yield* sessions.logout({ accessToken, refreshToken: request.refreshToken, allSessions: request.allSessions })

@@ -27,6 +27,9 @@ import { RevocationsRepo } from "./store/RevocationsRepo.js"
 import { TokenFamiliesRepo } from "./store/TokenFamiliesRepo.js"
 import { TwoStepRepo } from "./store/TwoStepRepo.js"
 import { TwoStep } from "./twostep/TwoStep.js"
+import { OAuthIdentities } from "./oauth/OAuthIdentities.js"
+import { OAuthSignIn } from "./oauth/OAuthSignIn.js"
+import { OAuthFlowsRepo } from "./store/OAuthFlowsRepo.js"
 
 export type IamServices =
   | IamHandlers
@@ -42,17 +45,19 @@ export type IamServices =
 
 /**
  * Every IAM service over a migrated database; transports (gRPC, REST, RPC) sit on top of IamHandlers. The ports
- * (PasswordHasher, SecureRandom) come from the caller, so a test can swap them.
+ * (PasswordHasher, SecureRandom, OAuthIdentities) come from the caller, so a test can swap them; OAuthIdentities'
+ * Live layer adapts the auth server's providers, which only the composition (src/cli) may import.
  */
 export const IamServicesLive: Layer.Layer<
   IamServices,
   IamStartupError,
-  SqlClient.SqlClient | PlatformConfig | IamConfig | PasswordHasher | SecureRandom
+  SqlClient.SqlClient | PlatformConfig | IamConfig | PasswordHasher | SecureRandom | OAuthIdentities
 > =
   IamHandlersLive.pipe(
     Layer.provideMerge(Roles.layer),
     Layer.provideMerge(Authority.layer),
     Layer.provideMerge(IamSessions.layer),
+    Layer.provideMerge(OAuthSignIn.layer),
     Layer.provideMerge(Layer.mergeAll(Accounts.layer, PasetoTokens.layer, Revocations.layer, IamPolicy.layer, TwoStep.layer)),
     Layer.provideMerge(LoginThrottle.layer),
     Layer.provideMerge(IamPolicy.engine),
@@ -64,10 +69,14 @@ export const IamServicesLive: Layer.Layer<
       TokenFamiliesRepo.Default,
       RevocationsRepo.Default,
       TwoStepRepo.Default,
+      OAuthFlowsRepo.Default,
       Transactions.Live
     )),
     Layer.provideMerge(Layer.merge(IamKeysLive, IamSql.layer))
   )
+
+/** No OAuth2 sign-in (OAuthIdentities with no provider): for work that signs nobody in, as making the admin. */
+export const IamWithoutOAuth: Layer.Layer<OAuthIdentities> = OAuthIdentities.Off
 
 /** The configured first admin (AUTH_IAM_BOOTSTRAP_ADMIN_*), ensured at start-up when all three are set. */
 export const IamConfiguredAdminLive: Layer.Layer<never, IamStartupError, IamServices | IamConfig> =

@@ -108,7 +108,7 @@ layer(IamTestServer(), { timeout: 900_000 })("clients generated from proto/", (i
         reflected_file: "gatehouse.iam.v1",
         reflected_methods: [
           "Register", "Login", "Logout", "GenerateToken", "RefreshToken", "ValidateToken",
-          "LoginSecondStep", "EnrollTotp", "VerifyTotpEnrollment", "RemoveTotp"
+          "LoginSecondStep", "EnrollTotp", "VerifyTotpEnrollment", "RemoveTotp", "StartOAuthSignIn", "FinishOAuthSignIn"
         ]
       })
     }).pipe(Effect.scoped), INSTALL_TIMEOUT)

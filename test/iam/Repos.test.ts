@@ -14,6 +14,7 @@ import { IamSql } from "../../src/iam/IamSql.js"
 import { RevocationsRepo } from "../../src/iam/store/RevocationsRepo.js"
 import { type NewFamilyToken, TokenFamiliesRepo } from "../../src/iam/store/TokenFamiliesRepo.js"
 import { TwoStepRepo } from "../../src/iam/store/TwoStepRepo.js"
+import { OAuthFlowsRepo } from "../../src/iam/store/OAuthFlowsRepo.js"
 import { migrate } from "../../src/platform/sql/Migrator.js"
 import { TestDatabase } from "../support/TestDatabase.js"
 import { testConfig } from "../support/TestServer.js"
@@ -26,7 +27,7 @@ import { iamTestEnv } from "./support/IamTestServer.js"
  */
 const config = testConfig(iamTestEnv())
 
-type Repos = AccountsRepo | RolesRepo | LoginThrottleRepo | TokenFamiliesRepo | RevocationsRepo | TwoStepRepo
+type Repos = AccountsRepo | RolesRepo | LoginThrottleRepo | TokenFamiliesRepo | RevocationsRepo | TwoStepRepo | OAuthFlowsRepo
 
 const Live: Layer.Layer<Repos> = Layer.mergeAll(
   AccountsRepo.Default,
@@ -34,7 +35,8 @@ const Live: Layer.Layer<Repos> = Layer.mergeAll(
   LoginThrottleRepo.Default,
   TokenFamiliesRepo.Default,
   RevocationsRepo.Default,
-  TwoStepRepo.Default
+  TwoStepRepo.Default,
+  OAuthFlowsRepo.Default
 ).pipe(
   Layer.provide(IamSql.layer),
   Layer.provide(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),
@@ -48,7 +50,8 @@ const InMemory: Layer.Layer<Repos> = Layer.mergeAll(
   LoginThrottleRepo.Test,
   TokenFamiliesRepo.Test,
   RevocationsRepo.Test,
-  TwoStepRepo.Test
+  TwoStepRepo.Test,
+  OAuthFlowsRepo.Test
 )
 
 const failure = <A>(effect: Effect.Effect<A, IamError>) => Effect.map(Effect.flip(effect), ({ code, message }) => ({ code, message }))
@@ -390,6 +393,24 @@ const contract = (name: string, repos: Layer.Layer<Repos>) =>
         expect(yield* repo.lockTicket(late)).toBeDefined()
         yield* repo.deleteTicket(late)
         expect(yield* repo.lockTicket(late)).toBeUndefined()
+      }))
+
+    it.effect("OAuth flows: taken once (the take deletes), swept once expired", () =>
+      Effect.gen(function*() {
+        const repo = yield* OAuthFlowsRepo
+        const tag = name.replace(/\W+/g, "")
+        const [early, late, bare] = [`early-${tag}`, `late-${tag}`, `bare-${tag}`]
+        yield* repo.insert(early, { provider: "keycloak", codeVerifier: "verifier-1", expiresAt: at(60) })
+        yield* repo.insert(late, { provider: "github", codeVerifier: "verifier-2", expiresAt: at(600) })
+        yield* repo.insert(bare, { provider: "notion", codeVerifier: null, expiresAt: at(600) })
+        expect(yield* repo.take(bare)).toStrictEqual({ provider: "notion", codeVerifier: null, expiresAt: at(600) })
+        expect(yield* repo.take(bare)).toBeUndefined()
+        // Swept after its expiry, a flow is gone; a later one stays.
+        yield* repo.sweep(at(60))
+        yield* repo.sweep(at(61))
+        expect(yield* repo.take(early)).toBeUndefined()
+        expect(yield* repo.take(late)).toStrictEqual({ provider: "github", codeVerifier: "verifier-2", expiresAt: at(600) })
+        expect(yield* repo.take(late)).toBeUndefined()
       }))
 
     it.effect("the policy version moves by one on every bump", () =>

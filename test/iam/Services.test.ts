@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted, TestClock } from "effect"
+import { Duration, Effect, Layer, Redacted, TestClock } from "effect"
 import { configLayer } from "../../src/config/AppConfig.js"
 import { Authority, OPERATOR } from "../../src/iam/access/Authority.js"
 import { IamPolicy } from "../../src/iam/access/IamPolicy.js"
@@ -13,6 +13,10 @@ import { LoginThrottleRepo } from "../../src/iam/store/LoginThrottleRepo.js"
 import { bootstrapAdmin } from "../../src/iam/BootstrapAdmin.js"
 import type { IamError } from "../../src/iam/domain/IamError.js"
 import { IamSql } from "../../src/iam/IamSql.js"
+import { OAuthIdentities } from "../../src/iam/oauth/OAuthIdentities.js"
+import { OAuthSignIn } from "../../src/iam/oauth/OAuthSignIn.js"
+import { OAuthFlowsRepo } from "../../src/iam/store/OAuthFlowsRepo.js"
+import { SecureRandom } from "../../src/platform/SecureRandom.js"
 import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
 import { PolicyTest } from "../../src/platform/Policy.js"
 import { Transactions } from "../../src/platform/sql/Transactions.js"
@@ -190,4 +194,60 @@ describe("IAM services over the Test repos", () => {
       Layer.provideMerge(Repos),
       Layer.provide(Ports)
     ))))
+})
+
+describe("IAM OAuth2 sign-in over the Test port and repos", () => {
+  const oauthConfig = testConfig(iamTestEnv({ AUTH_IAM_OAUTH_REDIRECT_URI: "https://app.example.com/iam/callback" }))
+  const identities = {
+    "code-ann": { email: " Ann@Example.com", emailVerified: true },
+    "code-unverified": { email: "ann@example.com", emailVerified: false },
+    "code-nobody": { email: "nobody@example.com", emailVerified: true },
+    "code-no-email": { email: null, emailVerified: true }
+  }
+  const signInOver = (config: typeof oauthConfig) =>
+    OAuthSignIn.layer.pipe(
+      Layer.provideMerge(Layer.mergeAll(OAuthFlowsRepo.Test, OAuthIdentities.Test("idp", identities), SecureRandom.Live)),
+      Layer.provideMerge(Accounts.layer.pipe(
+        Layer.provideMerge(LoginThrottle.layer),
+        Layer.provideMerge(LoginThrottleRepo.Test),
+        Layer.provideMerge(Repos),
+        Layer.provideMerge(Layer.mergeAll(Transactions.Test, IamSql.Test, PasswordHasherTest, configLayer(config)))
+      ))
+    )
+  const start = Effect.flatMap(OAuthSignIn, (oauth) => oauth.start("idp"))
+  const finish = (code: string, state: string) => Effect.flatMap(OAuthSignIn, (oauth) => oauth.finish(code, state))
+  const unauthenticated = (message: string) => ({ code: "unauthenticated", message })
+
+  it.effect("finish signs in the account with the verified email (as stored, lower-cased), once per state", () =>
+    Effect.gen(function*() {
+      const ann = yield* register("ann")
+      const started = yield* start
+      expect(new URL(started.authorizationUrl).searchParams.get("state")).toBe(started.state)
+      expect((yield* finish("code-ann", started.state)).id).toBe(ann.id)
+      expect(yield* failure(finish("code-ann", started.state))).toEqual(unauthenticated("state is not valid"))
+    }).pipe(Effect.provide(signInOver(oauthConfig))))
+
+  it.effect("refuses an unverified, missing or unknown email, a refused code, an expired state and an unknown provider", () =>
+    Effect.gen(function*() {
+      yield* register("ann")
+      const finishFresh = (code: string) => Effect.flatMap(start, (started) => failure(finish(code, started.state)))
+      expect(yield* finishFresh("code-unverified")).toEqual(unauthenticated("the provider has not verified this email"))
+      expect(yield* finishFresh("code-no-email")).toEqual(unauthenticated("the provider gave no email"))
+      expect(yield* finishFresh("code-nobody")).toEqual(unauthenticated("no account has this email"))
+      expect(yield* finishFresh("code-forged")).toEqual(unauthenticated("the provider did not confirm the sign-in"))
+      const started = yield* start
+      yield* TestClock.adjust(Duration.sum(Duration.minutes(10), Duration.millis(1)))
+      expect(yield* failure(finish("code-ann", started.state))).toEqual(unauthenticated("sign-in has expired: start again"))
+      expect(yield* failure(Effect.flatMap(OAuthSignIn, (oauth) => oauth.start("other")))).toEqual({
+        code: "invalid_argument",
+        message: "unsupported provider: other"
+      })
+    }).pipe(Effect.provide(signInOver(oauthConfig))))
+
+  it.effect("off without AUTH_IAM_OAUTH_REDIRECT_URI: FAILED_PRECONDITION", () =>
+    Effect.gen(function*() {
+      const off = { code: "failed_precondition", message: "OAuth2 sign-in is off: set AUTH_IAM_OAUTH_REDIRECT_URI" }
+      expect(yield* failure(start)).toEqual(off)
+      expect(yield* failure(finish("code-ann", "state"))).toEqual(off)
+    }).pipe(Effect.provide(signInOver(config))))
 })

@@ -26,7 +26,7 @@ import { AdminAuthenticated } from "../../src/auth/contract/AdminAuthenticated.j
 import { configLayer } from "../../src/config/AppConfig.js"
 import { AuthService, RegisterRequestSchema } from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
 import { IamGrpcAddress, IamGrpcServerLive } from "../../src/iam/grpc/GrpcServer.js"
-import { IamServicesLive } from "../../src/iam/IamLive.js"
+import { IamServicesLive, IamWithoutOAuth } from "../../src/iam/IamLive.js"
 import { migrate } from "../../src/platform/sql/Migrator.js"
 import { type Bcrypt, BcryptPasswordHasher } from "../../src/platform/PasswordHasher.js"
 import { AuthAndIamRoutesLive } from "../../src/cli/AuthAndIamLive.js"
@@ -298,6 +298,7 @@ const CountingServer = (() => {
     Layer.provideMerge(Layer.merge(AuthAndIamRoutesLive(config), IamGrpcServerLive)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
     Layer.provideMerge(IamServicesLive),
+    Layer.provideMerge(IamWithoutOAuth),
     Layer.provideMerge(ports),
     Layer.provideMerge(configLayer(config)),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate({ namespace: config.db.namespace })))),

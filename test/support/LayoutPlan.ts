@@ -50,7 +50,7 @@ export const PLAN: LayoutPlan = {
       groundFiles: ["AuthTables.ts"]
     },
     iam: {
-      features: ["access", "tokens", "twostep"],
+      features: ["access", "oauth", "tokens", "twostep"],
       floors: ["accounts", "domain", "store"],
       edges: ["grpc", "rest", "rpc"],
       groundFiles: ["IamContract.ts", "IamSql.ts", "JsonInputProblem.ts", "ProtoEnums.ts"]

@@ -93,25 +93,29 @@ export class OAuthProviders extends Context.Tag("auth/OAuthProviders")<OAuthProv
   readonly lookup: (name: string) => Either.Either<OAuthProvider, Unavailable>
 }>() {}
 
+/**
+ * The enabled providers of `config`, by name. `redirectUri`, when given, replaces every provider's own
+ * EXTERNAL_<NAME>_REDIRECT_URI: the IAM service's OAuth2 sign-in (src/cli/IamOAuthIdentitiesLive.ts) uses the same
+ * providers and credentials, and has the provider send the browser back to its own page.
+ */
+export const configuredProviders = (config: AuthConfig, redirectUri?: string): Context.Tag.Service<OAuthProviders> => {
+  const built = new Map<string, OAuthProvider>()
+  for (const name of OAUTH_PROVIDERS) {
+    const settings = providerSettings(config, name)
+    const make = descriptorOf(name)?.make
+    if (settings.enabled && make !== undefined) built.set(name, make(redirectUri === undefined ? settings : { ...settings, redirectUri }))
+  }
+  return {
+    lookup: (name) => {
+      const provider = built.get(name)
+      if (provider !== undefined) return Either.right(provider)
+      return descriptorOf(name)?.make !== undefined ? Either.left({ _tag: "Disabled" }) : Either.left({ _tag: "Unknown", name })
+    }
+  }
+}
+
 /** The providers as configured (start-up validation guarantees an enabled one has what it needs). */
-export const OAuthProvidersLive = Layer.effect(
-  OAuthProviders,
-  Effect.map(AuthConfig, (config) => {
-    const built = new Map<string, OAuthProvider>()
-    for (const name of OAUTH_PROVIDERS) {
-      const settings = providerSettings(config, name)
-      const make = descriptorOf(name)?.make
-      if (settings.enabled && make !== undefined) built.set(name, make(settings))
-    }
-    return {
-      lookup: (name) => {
-        const provider = built.get(name)
-        if (provider !== undefined) return Either.right(provider)
-        return descriptorOf(name)?.make !== undefined ? Either.left({ _tag: "Disabled" }) : Either.left({ _tag: "Unknown", name })
-      }
-    }
-  })
-)
+export const OAuthProvidersLive = Layer.effect(OAuthProviders, Effect.map(AuthConfig, (config) => configuredProviders(config)))
 
 /** Given providers, by name, as if enabled: for tests that script what a provider answers. */
 export const OAuthProvidersTest = (providers: ReadonlyArray<OAuthProvider>) =>

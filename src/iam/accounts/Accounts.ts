@@ -59,6 +59,8 @@ export class Accounts extends Context.Tag("iam/Accounts")<Accounts, {
     client?: string | undefined
   ) => Effect.Effect<Account, IamError>
   readonly find: (id: number) => Effect.Effect<Account | undefined, IamError>
+  /** The account registered with `email` (lower-cased, as stored), if any: for a sign-in that vouched for the email. */
+  readonly findByEmail: (email: string) => Effect.Effect<Account | undefined, IamError>
   readonly roleNames: (id: number) => Effect.Effect<ReadonlyArray<string>, IamError>
 }>() {
   static readonly layer: Layer.Layer<Accounts, never, AccountsRepo | RolesRepo | PasswordHasher | LoginThrottle> = Layer.effect(
@@ -100,11 +102,16 @@ export class Accounts extends Context.Tag("iam/Accounts")<Accounts, {
         return row === undefined ? undefined : toAccount(row)
       })
 
+      const findByEmail = Effect.fn("Accounts.findByEmail")(function*(email: string) {
+        const row = yield* repo.findByEmail(email)
+        return row === undefined ? undefined : toAccount(row)
+      })
+
       const roleNames = Effect.fn("Accounts.roleNames")(function*(id: number) {
         return yield* roles.roleNamesOf(id)
       })
 
-      return { register, login, find, roleNames }
+      return { register, login, find, findByEmail, roleNames }
     })
   )
 }

@@ -6,7 +6,8 @@ export const OPERATIONS = [
   "CreateRole", "ListRoles", "DeleteRole", "AssignRole", "UnassignRole", "ListUserRoles",
   "CreatePermission", "ListPermissions", "DeletePermission", "GrantPermission", "RevokePermission",
   "ListRolePermissions", "CheckPermission",
-  "LoginSecondStep", "EnrollTotp", "VerifyTotpEnrollment", "RemoveTotp"
+  "LoginSecondStep", "EnrollTotp", "VerifyTotpEnrollment", "RemoveTotp",
+  "StartOAuthSignIn", "FinishOAuthSignIn"
 ] as const
 export type Operation = (typeof OPERATIONS)[number]
 
@@ -30,7 +31,8 @@ const selfOr = (resource: Resource, action: Action): Guard => ({ _tag: "SelfOrPo
  * here and checks the token itself. Assigning a role changes what the role means for a user, so it is
  * ROLE/UPDATE, as granting a permission is PERMISSION/UPDATE. LoginSecondStep is Public: its ticket is the
  * credential, as a refresh token is RefreshToken's. A TOTP factor is enrolled and confirmed by its owner only (the
- * secret goes to whoever asks); removing another account's factor is USER/UPDATE, an administrator's reset.
+ * secret goes to whoever asks); removing another account's factor is USER/UPDATE, an administrator's reset. The OAuth2
+ * sign-in RPCs are Public, as Login is: the provider's code and the flow's state are the credentials.
  */
 export const GUARDS: Readonly<Record<Operation, Guard>> = {
   Register: open,
@@ -55,7 +57,9 @@ export const GUARDS: Readonly<Record<Operation, Guard>> = {
   LoginSecondStep: open,
   EnrollTotp: self,
   VerifyTotpEnrollment: self,
-  RemoveTotp: selfOr("USER", "UPDATE")
+  RemoveTotp: selfOr("USER", "UPDATE"),
+  StartOAuthSignIn: open,
+  FinishOAuthSignIn: open
 }
 
 /** Whether a call under `guard` must carry valid credentials: every guard but Public. */

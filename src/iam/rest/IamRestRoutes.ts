@@ -50,7 +50,9 @@ export const REST_ROUTES: ReadonlyArray<RestRoute> = [
   { method: "POST", path: "/auth/login/second-step", operation: "LoginSecondStep" },
   { method: "POST", path: "/auth/totp/enroll", operation: "EnrollTotp" },
   { method: "POST", path: "/auth/totp/verify", operation: "VerifyTotpEnrollment" },
-  { method: "POST", path: "/auth/users/:user_id/totp/remove", operation: "RemoveTotp" }
+  { method: "POST", path: "/auth/users/:user_id/totp/remove", operation: "RemoveTotp" },
+  { method: "POST", path: "/auth/oauth/start", operation: "StartOAuthSignIn" },
+  { method: "POST", path: "/auth/oauth/finish", operation: "FinishOAuthSignIn" }
 ]
 
 /**

@@ -38,5 +38,7 @@ export class IamRpcs extends RpcGroup.make(
   op("LoginSecondStep", pb.LoginSecondStepRequestSchema, pb.LoginSecondStepResponseSchema),
   op("EnrollTotp", pb.EnrollTotpRequestSchema, pb.EnrollTotpResponseSchema),
   op("VerifyTotpEnrollment", pb.VerifyTotpEnrollmentRequestSchema, pb.VerifyTotpEnrollmentResponseSchema),
-  op("RemoveTotp", pb.RemoveTotpRequestSchema, pb.RemoveTotpResponseSchema)
+  op("RemoveTotp", pb.RemoveTotpRequestSchema, pb.RemoveTotpResponseSchema),
+  op("StartOAuthSignIn", pb.StartOAuthSignInRequestSchema, pb.StartOAuthSignInResponseSchema),
+  op("FinishOAuthSignIn", pb.FinishOAuthSignInRequestSchema, pb.FinishOAuthSignInResponseSchema)
 ) {}

@@ -10,6 +10,7 @@ import type { Database } from "../../../src/platform/sql/Database.js"
 import { migrate } from "../../../src/platform/sql/Migrator.js"
 import { SecureRandom } from "../../../src/platform/SecureRandom.js"
 import { AuthAndIamRoutesLive } from "../../../src/cli/AuthAndIamLive.js"
+import { IamOAuthIdentitiesLive } from "../../../src/cli/IamOAuthIdentitiesLive.js"
 import { TestDatabase } from "../../support/TestDatabase.js"
 import { TestPorts, testConfig } from "../../support/TestServer.js"
 
@@ -43,6 +44,8 @@ const EndpointsLive = Layer.effect(
 /** The IAM service's services without any port, over a migrated database (the caller provides it). */
 export const IamServicesTest = (config: AppConfig) =>
   IamServicesLive.pipe(
+    // The composition's adapter over the auth server's providers: Off unless the env sets AUTH_IAM_OAUTH_REDIRECT_URI.
+    Layer.provideMerge(IamOAuthIdentitiesLive),
     Layer.provideMerge(TestPorts(config)),
     Layer.provideMerge(configLayer(config)),
     Layer.orDie
