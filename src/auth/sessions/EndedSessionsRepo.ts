@@ -13,7 +13,10 @@ export interface EndedSession {
 
 export interface EndedSessionsPage {
   readonly rows: ReadonlyArray<EndedSession>
-  /** The reader's snapshot xmin: every transaction below it has finished, and only their rows are listed. */
+  /**
+   * Every transaction of this database below it has finished, and only their rows are listed (see `page` for why
+   * not the snapshot's xmin).
+   */
   readonly horizon: bigint
 }
 
@@ -28,7 +31,19 @@ export class EndedSessionsRepo extends Effect.Service<EndedSessionsRepo>()("auth
 
     /** Up to `limit` rows from `start`, in (xid, session_id) order, of transactions below the horizon. */
     const page = Effect.fn("EndedSessionsRepo.page")(function*(start: FeedStart, limit: number) {
-      const [snapshot] = yield* sql<{ readonly horizon: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`
+      // The horizon: below it, every transaction of this database that could write a row has finished. The
+      // snapshot's xmin would do, but it is the whole cluster's: a long transaction in another database (a
+      // migration, a report) would hold the feed back for as long as it runs. So: the oldest transaction the
+      // snapshot sees running that is this database's (pg_stat_activity's backend_xid, the low 32 bits of its
+      // xid8), else the snapshot's xmax. A transaction that started after the snapshot has an xid at or above xmax.
+      const [snapshot] = yield* sql<{ readonly horizon: string }>`
+        WITH s AS (SELECT pg_current_snapshot() AS snap)
+        SELECT COALESCE(
+          (SELECT min(x) FROM s, pg_snapshot_xip(s.snap) AS x
+            WHERE (x::text::numeric % 4294967296) IN (
+              SELECT backend_xid::text::numeric FROM pg_stat_activity
+              WHERE datname = current_database() AND backend_xid IS NOT NULL)),
+          (SELECT pg_snapshot_xmax(snap) FROM s))::text AS horizon`
       const horizon = snapshot!.horizon
       const from = start._tag === "Since"
         ? sql`AND ended_at >= ${start.at}`

@@ -9,6 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import * as oidc from "openid-client"
+import pg from "pg"
 import { authTables } from "../../../src/auth/AuthTables.js"
 import { EndedSessionsRepo } from "../../../src/auth/sessions/EndedSessionsRepo.js"
 import { ENDED_SESSION_MARGIN, endedSessionsTask } from "../../../src/auth/sessions/ExpiredSessions.js"
@@ -448,6 +449,25 @@ describe("token introspection and the revocation feed", () => {
             [sessionOf(slow.session.access_token), sessionOf(quick.session.access_token)]
           )
         })
+    )
+
+    // PostgreSQL only: another database of the same server, where a long transaction (a migration, a report) runs.
+    it.effect.skipIf(Option.isNone(externalDatabaseUrl))(
+      "a transaction left open in another database does not hold the feed back",
+      () =>
+        Effect.gen(function*() {
+          const url = yield* ServerUrl
+          const before = ((yield* feed(url, { since: new Date().toISOString() })).json as FeedPage).next
+          const elsewhere = new pg.Client({ connectionString: Option.getOrThrow(externalDatabaseUrl) })
+          yield* Effect.acquireRelease(call(() => elsewhere.connect()), () => call(() => elsewhere.end()))
+          yield* call(() => elsewhere.query("BEGIN"))
+          yield* call(() => elsewhere.query("SELECT pg_current_xact_id()"))
+          const ended = yield* signedUp(url)
+          yield* call(() => ended.client.auth.signOut())
+          const page = (yield* feed(url, { since: before })).json as FeedPage
+          expect(page.sessions.map((row) => row.session_id)).toContain(sessionOf(ended.session.access_token))
+          yield* call(() => elsewhere.query("ROLLBACK"))
+        }).pipe(Effect.scoped)
     )
 
     it.effect("housekeeping keeps a feed row while an access token of its session could be valid, and deletes it after", () =>
