@@ -10,8 +10,8 @@ import type { SessionSummary } from "./SessionsRepo.js"
 import { type AuditActor, AuditLog, subjectTraits } from "../users/AuditLog.js"
 import { pathUser } from "../users/PathUser.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { UUID_PATTERN } from "../domain/ClientCredentials.js"
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString())
 
@@ -55,7 +55,7 @@ export class UserSessions extends Effect.Service<UserSessions>()("auth/UserSessi
       current: string | undefined,
       sessionId: string
     ): Effect.fn.Return<void, AuthError> {
-      if (!UUID.test(sessionId)) return yield* noSuchSession()
+      if (!UUID_PATTERN.test(sessionId)) return yield* noSuchSession()
       const id = sessionId.toLowerCase()
       if (id === current) return yield* AuthError.validation("The current session ends with POST /logout, not here")
       const ended = yield* transactions.run(Effect.gen(function*() {

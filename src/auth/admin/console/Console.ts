@@ -34,6 +34,7 @@ import { Users } from "../../users/Users.js"
 import { UsersRepo } from "../../users/UsersRepo.js"
 import { AdminUsers } from "../AdminUsers.js"
 import { ConsoleIam, type IamDirectory } from "./ConsoleIam.js"
+import { UUID_PATTERN } from "../../domain/ClientCredentials.js"
 
 /** A signed-in console request: its session, and the cookie it came in (the form token is derived from it). */
 export interface ConsoleVisit {
@@ -61,7 +62,6 @@ export interface AuditListing {
 const PER_PAGE = 25
 
 const NIL_UUID = "00000000-0000-0000-0000-000000000000"
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * The admin console's work, over the same services the admin API uses: AdminUsers for listing, banning and deleting
@@ -96,7 +96,7 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
       const session: ConsoleSession = {
         role: String(claims["role"]),
         // As adminTokenCheck: a key names a session only with a UUID sub and session_id.
-        boundTo: typeof sub === "string" && typeof sessionId === "string" && sessionId !== NIL_UUID && UUID.test(sub) && UUID.test(sessionId)
+        boundTo: typeof sub === "string" && typeof sessionId === "string" && sessionId !== NIL_UUID && UUID_PATTERN.test(sub) && UUID_PATTERN.test(sessionId)
           ? { userId: sub.toLowerCase(), sessionId: sessionId.toLowerCase() }
           : undefined,
         issuedAt: now,
