@@ -1,7 +1,9 @@
 # Schemathesis hooks for `npm run test:contract` (scripts/contract.mjs).
 import ast
 import os
+import sys
 import threading
+import uuid
 
 import requests
 import schemathesis
@@ -31,29 +33,59 @@ schemathesis.serializer.alias("application/ndjson", "text/plain")
 # The logout itself is tested as generated (same body, query and checks); only whose session it ends differs.
 BASE_URL = os.environ.get("CONTRACT_BASE_URL", "")
 PROTECTED = {token for token in os.environ.get("CONTRACT_PROTECTED_TOKENS", "").split(",") if token}
+PASSWORD = os.environ.get("CONTRACT_LOGOUT_PASSWORD", "")
+
+# The service_role run may reach the kept user itself through the admin API (the stateful phase follows
+# GET /admin/users into PUT /admin/users/{id}: a ban or a new password; or DELETE). When its sign-in is refused, a new
+# user takes its place for the rest of the run; the logout under test is unchanged.
+_accounts_lock = threading.Lock()
+_accounts = {
+    "auth": os.environ.get("CONTRACT_LOGOUT_EMAIL", ""),
+    "iam": os.environ.get("CONTRACT_LOGOUT_USERNAME", ""),
+}
 
 
-def _fresh_auth_session() -> str:
-    response = requests.post(
-        f"{BASE_URL}/token?grant_type=password",
-        json={"email": os.environ["CONTRACT_LOGOUT_EMAIL"], "password": os.environ["CONTRACT_LOGOUT_PASSWORD"]},
-        timeout=30,
-    )
+def _sign_in(kind: str, name: str) -> requests.Response:
+    if kind == "auth":
+        return requests.post(f"{BASE_URL}/token?grant_type=password", json={"email": name, "password": PASSWORD}, timeout=30)
+    return requests.post(f"{BASE_URL}/auth/login", json={"username": name, "password": PASSWORD}, timeout=30)
+
+
+def _replace(kind: str) -> str:
+    suffix = uuid.uuid4().hex[:12]
+    if kind == "auth":
+        name = f"contract-logout-{suffix}@example.com"
+        response = requests.post(f"{BASE_URL}/signup", json={"email": name, "password": PASSWORD}, timeout=30)
+    else:
+        name = f"contract-logout-{suffix}"
+        response = requests.post(
+            f"{BASE_URL}/auth/register",
+            json={"username": name, "password": PASSWORD, "email": f"contract-iam-logout-{suffix}@example.com"},
+            timeout=30,
+        )
     response.raise_for_status()
-    return response.json()["access_token"]
+    return name
 
 
-def _fresh_iam_session() -> str:
-    response = requests.post(
-        f"{BASE_URL}/auth/login",
-        json={"username": os.environ["CONTRACT_LOGOUT_USERNAME"], "password": os.environ["CONTRACT_LOGOUT_PASSWORD"]},
-        timeout=30,
-    )
+def _fresh_session(kind: str) -> str:
+    def token(response: requests.Response):
+        if not response.ok:
+            return None
+        body = response.json()
+        # An IAM account with two-step verification answers second_step, not tokens.
+        return body.get("access_token") if kind == "auth" else (body.get("token") or {}).get("access_token")
+
+    with _accounts_lock:
+        response = _sign_in(kind, _accounts[kind])
+        if token(response) is None and response.status_code != 429:
+            print(f"contract hook: the kept {kind} user's sign-in answered {response.status_code}; a new one takes its place", file=sys.stderr)
+            _accounts[kind] = _replace(kind)
+            response = _sign_in(kind, _accounts[kind])
     response.raise_for_status()
-    return response.json()["token"]["access_token"]
+    return token(response)
 
 
-LOGOUTS = {"/logout": _fresh_auth_session, "/auth/logout": _fresh_iam_session}
+LOGOUTS = {"/logout": lambda: _fresh_session("auth"), "/auth/logout": lambda: _fresh_session("iam")}
 
 
 @schemathesis.hook
