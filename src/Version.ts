@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { PACKAGE_ROOT } from "./platform/PackageRoot.js"
 
-// src/ (tests) and dist/ (the build) both sit one level below the package root.
-const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }
 
 /** The running build's version, from package.json. */
 export const VERSION: string = manifest.version

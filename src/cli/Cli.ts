@@ -103,7 +103,6 @@ export const cli = async (argv: ReadonlyArray<string>): Promise<void> => {
     const { primaryTeardown, servePrimary } = await import("./ServePrimary.js")
     NodeRuntime.runMain(servePrimary(loaded), { ...runOptions, teardown: primaryTeardown })
   } else {
-    releaseYoungGeneration()
     const { serve } = await import("./Serve.js")
     NodeRuntime.runMain(serve(loaded), runOptions)
   }

@@ -7,6 +7,7 @@ import type { LoadedConfig } from "../config/loadConfig.js"
 import { IamGrpcAddress } from "../iam/grpc/IamGrpcAddress.js"
 import { LoggingLive } from "../platform/Logging.js"
 import { reportReady, reportStartupFailure } from "../platform/process/Workers.js"
+import { releaseYoungGeneration } from "../platform/process/YoungGeneration.js"
 import { banner } from "./Banner.js"
 import { ServerLive } from "./ServerLive.js"
 import { modeNotes, startupFailure, stopped } from "./StartupLog.js"
@@ -16,6 +17,9 @@ import { modeNotes, startupFailure, stopped } from "./StartupLog.js"
  * (serveWorker); the cluster's primary is ServePrimary.ts, which loads none of this. Each runs until a signal
  * interrupts it.
  */
+
+/** Once serving, until interrupted: the young generation, held while the modules loaded, may grow again (YoungGeneration.ts). */
+const serveRequests: Effect.Effect<never> = Effect.zipRight(Effect.sync(releaseYoungGeneration), Effect.never)
 
 /** One process, the default (and the only way the embedded database serves): start-up work, then the server. */
 export const serve = (loaded: LoadedConfig) => {
@@ -33,7 +37,7 @@ export const serve = (loaded: LoadedConfig) => {
   // Settings that start but will fail later (GoTrue starts with them too): said once, before serving.
   return Effect.forEach(loaded.warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
     Effect.zipRight(modeNotes(config)),
-    Effect.zipRight(Effect.scoped(Layer.build(App).pipe(Effect.flatMap(serving), Effect.zipRight(Effect.never))).pipe(
+    Effect.zipRight(Effect.scoped(Layer.build(App).pipe(Effect.flatMap(serving), Effect.zipRight(serveRequests))).pipe(
       Effect.onInterrupt(() => stopped)
     )),
     Effect.tapError((error) => Effect.logError(`start-up failed: ${startupFailure(config, error)}`)),
@@ -47,7 +51,7 @@ export const serve = (loaded: LoadedConfig) => {
  */
 export const serveWorker = (loaded: LoadedConfig, id: number) => {
   const { config } = loaded
-  return Effect.scoped(Layer.build(ServerLive(config, "worker")).pipe(Effect.zipRight(reportReady), Effect.zipRight(Effect.never))).pipe(
+  return Effect.scoped(Layer.build(ServerLive(config, "worker")).pipe(Effect.zipRight(reportReady), Effect.zipRight(serveRequests))).pipe(
     Effect.onInterrupt(() => stopped),
     Effect.tapError((error) => reportStartupFailure(startupFailure(config, error))),
     Effect.annotateLogs("worker", id),

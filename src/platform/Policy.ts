@@ -4,6 +4,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { PACKAGE_ROOT } from "./PackageRoot.js"
 
 /**
  * One policy line, its type first, as in a Casbin CSV file: ["p", "role:admin", "roles", "create"] or
@@ -74,10 +76,8 @@ export const CasbinPolicy = (options: CasbinPolicyOptions): Layer.Layer<Policy> 
     })
   )
 
-/** The repository's default model, policy/rbac_model.conf (src/platform and dist/platform both sit two levels down). */
-export const readRbacModel: Effect.Effect<string> = Effect.promise(() =>
-  readFile(new URL("../../policy/rbac_model.conf", import.meta.url), "utf8")
-)
+/** The repository's default model, policy/rbac_model.conf. */
+export const readRbacModel: Effect.Effect<string> = Effect.promise(() => readFile(join(PACKAGE_ROOT, "policy", "rbac_model.conf"), "utf8"))
 
 /**
  * The test layer is the real engine over fixed rules and the default model, not a lookup table: Casbin runs

@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { generateKeyPairSync } from "node:crypto"
 import { type AddressInfo, connect, createServer, type Server } from "node:net"
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -261,6 +262,43 @@ describe("command line", () => {
     const result = await done
     expect(result.code).toBe(0)
     expect(result.stdout + result.stderr).not.toContain(SECRET)
+  })
+
+  // The production build is a bundle (scripts/bundle.mjs): what the program imports on first use is a chunk of it or,
+  // for some packages, node_modules. The rest of the suite runs src/; this runs each such part once from dist/.
+  it("the production bundle loads what it imports on first use: the QR code, the API page, SAML", async () => {
+    const dir = workDir()
+    const samlKey = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ format: "der", type: "pkcs1" }).toString("base64")
+    const child = start([], {
+      ...modeEnv(await dataDirIn(dir)),
+      PORT: "0",
+      API_HOST: "127.0.0.1",
+      AUTH_MAILER_AUTOCONFIRM: "true",
+      AUTH_SITE_URL: "http://localhost:3000",
+      AUTH_SAML_ENABLED: "true",
+      AUTH_SAML_PRIVATE_KEY: samlKey
+    }, dir)
+    const done = finish(child)
+    const url = await listeningUrl(child)
+    const json = { "content-type": "application/json" }
+    const signup = await fetch(`${url}/signup`, { method: "POST", headers: json, body: JSON.stringify({ email: "bundle@example.com", password: "bundle test password" }) })
+    expect(signup.status).toBe(200)
+    const bearer = { ...json, authorization: `Bearer ${((await signup.json()) as { access_token: string }).access_token}` }
+
+    const totp = await fetch(`${url}/factors`, { method: "POST", headers: bearer, body: JSON.stringify({ factor_type: "totp" }) })
+    const enrolled = (await totp.json()) as { totp?: { qr_code?: string } }
+    expect([totp.status, enrolled.totp?.qr_code?.startsWith("<svg")]).toStrictEqual([200, true])
+
+    const docs = await fetch(`${url}/docs`)
+    expect([docs.status, (await docs.text()).includes("swagger")]).toStrictEqual([200, true])
+
+    const metadata = await fetch(`${url}/sso/saml/metadata`)
+    expect([metadata.status, (await metadata.text()).includes("X509Certificate")]).toStrictEqual([200, true])
+
+    child.kill("SIGTERM")
+    const result = await done
+    expect(result.code).toBe(0)
+    expect(result.stdout + result.stderr).not.toMatch(/could not load|ModuleLoadError/)
   })
 
   it("listens on API_HOST, spelt without a prefix, instead of the default host", async () => {

@@ -1,19 +1,21 @@
-import cluster from "node:cluster"
 import { setFlagsFromString } from "node:v8"
 
 /*
  * V8's young generation (the new space, two semi-spaces) holds a process's short-lived objects. Node lets it grow to
- * 2 × 16 MB, and it does during start-up, when loading the modules leaves most objects alive: every Gatehouse process
- * then holds about 30 MB of new space, resident, whatever it does afterwards.
- * - A cluster's workers keep V8's young generation: a smaller one (--max-semi-space-size=4) saves ~20 MB per idle
- *   worker but was measured at 10–25 % more CPU per request (README "Memory"), which is the dearer resource here; an
- *   operator may still choose it (NODE_OPTIONS). What they get is a smaller growth of their old generation
- *   (--heap-growing-percent, workerExecArgv below), where their growth under load is.
- * - The primary, which serves nothing, never lets it grow (holdYoungGeneration). Its own node options are the
- *   operator's, so this sets V8's growth factor at run time, before any module of the program is loaded. The factor
- *   is read each time V8 considers growing the new space; 1 means "no bigger than now", which V8 handles as a
- *   normal decision not to grow. A single process serving requests (AUTH_WORKERS=1, the embedded database) and the
- *   commands get the default back (releaseYoungGeneration) before they start their work.
+ * 2 × 16 MB, and it does during start-up, when loading the modules leaves most objects alive: a process then holds
+ * about 30 MB of new space, resident, whatever it does afterwards, idle or not.
+ * - Every process starts with it held at its initial size (holdYoungGeneration, before any module of the program is
+ *   loaded). The node options are the operator's, so this sets V8's growth factor at run time: the factor is read each
+ *   time V8 considers growing the new space, and 1 means "no bigger than now", which V8 handles as a normal decision
+ *   not to grow.
+ * - The primary, which serves nothing, keeps it held. A process that serves (a worker, or the single process) gets
+ *   the default back once it is serving (releaseYoungGeneration): under load its young generation grows as V8 sees
+ *   fit, so request CPU is as before, and an idle server no longer holds its start-up's new space (a worker idles at
+ *   about 88 MB instead of 118). The start-up child and the commands get it back before they start their work.
+ * - A smaller young generation under load (--max-semi-space-size=4) saves ~20 MB per loaded worker but was measured at
+ *   10–25 % more CPU per request (README "Memory"), the dearer resource here; an operator may still choose it
+ *   (NODE_OPTIONS). What workers get is a smaller growth of their old generation (--heap-growing-percent,
+ *   workerExecArgv below), where their growth under load is.
  */
 
 /**
@@ -35,9 +37,9 @@ const CHOSEN = /^--heap[-_]growing[-_]percent\b/
 export const workerExecArgv = (execArgv: ReadonlyArray<string>): Array<string> =>
   execArgv.some((option) => CHOSEN.test(option)) ? [...execArgv] : [...execArgv, `--heap-growing-percent=${WORKER_HEAP_GROWING_PERCENT}`]
 
-/** In the process an operator started (not a cluster worker): the young generation stays as small as it is now. */
+/** The young generation stays as small as it is now (until releaseYoungGeneration). */
 export const holdYoungGeneration = (): void => {
-  if (cluster.isPrimary) setFlagsFromString("--semi-space-growth-factor=1")
+  setFlagsFromString("--semi-space-growth-factor=1")
 }
 
 /** The young generation grows again as V8 sees fit: for a process that goes on to serve requests or run a command. */

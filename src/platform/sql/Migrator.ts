@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import { PACKAGE_ROOT } from "../PackageRoot.js"
 import { formerAuthPrefixMessage, schemaOwner, tablesCreatedBy, unknownSchemaMessage } from "./SchemaOwner.js"
 
 /**
@@ -31,8 +31,7 @@ export interface AppliedMigration {
 
 export class MigrationFailed extends Data.TaggedError("MigrationFailed")<{ readonly message: string }> {}
 
-// Both src/platform/sql (tests) and dist/platform/sql (the build) sit three levels below the repository root.
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../../../migrations/", import.meta.url))
+export const MIGRATIONS_DIR = join(PACKAGE_ROOT, "migrations")
 
 const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/
 

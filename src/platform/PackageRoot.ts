@@ -1,0 +1,29 @@
+import { existsSync, readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const NAME = "gatehouse"
+
+const isRoot = (dir: string): boolean => {
+  const manifest = join(dir, "package.json")
+  if (!existsSync(manifest)) return false
+  try {
+    return (JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown }).name === NAME
+  } catch {
+    return false
+  }
+}
+
+const find = (from: string): string => {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (isRoot(dir)) return dir
+    if (dirname(dir) === dir) throw new Error(`no package.json named "${NAME}" above ${from}`)
+  }
+}
+
+/**
+ * The package's root directory (package.json, migrations/, policy/). Found by walking up from this module rather than
+ * by a fixed number of `..`: the module runs from src/ (tests), and from the production bundle's main file or one of
+ * its chunks (dist/, dist/chunks/), each at its own depth.
+ */
+export const PACKAGE_ROOT: string = find(dirname(fileURLToPath(import.meta.url)))
