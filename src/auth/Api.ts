@@ -1,5 +1,5 @@
 import * as OpenApi from "@effect/platform/OpenApi"
-import { VERSION } from "../Version.js"
+import { VERSION } from "../Package.js"
 import { AdminAuditGroup } from "./admin/AdminAuditApi.js"
 import { AdminLinksGroup } from "./admin/AdminLinksApi.js"
 import { AdminRevokedSessionsGroup } from "./admin/AdminRevokedSessionsApi.js"

@@ -2,7 +2,7 @@ import * as Option from "effect/Option"
 import type { LoadedConfig } from "../config/loadConfig.js"
 import { outboxPageUrl } from "../platform/http/OutboxHttp.js"
 import { mailToOutbox, outboxEnabled, textsToOutbox } from "../platform/PortsLive.js"
-import { VERSION } from "../Version.js"
+import { VERSION } from "../Package.js"
 
 /** The ports the server ended up on (a configured port may be 0). */
 export interface Bound {

@@ -1,4 +1,4 @@
-import { VERSION } from "../Version.js"
+import { VERSION } from "../Package.js"
 
 /** What `--help` prints, and what an unknown command is answered with. */
 export const USAGE = `Gatehouse ${VERSION}: a Supabase-Auth-compatible auth server and an IAM service.

@@ -5,7 +5,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { PACKAGE_ROOT } from "./PackageRoot.js"
+import { PACKAGE_ROOT } from "../Package.js"
 
 /**
  * One policy line, its type first, as in a Casbin CSV file: ["p", "role:admin", "roles", "create"] or

@@ -6,7 +6,7 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@o
 import { Context, Effect, Layer, Schedule } from "effect"
 import { AuthService } from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
 import { TelemetryLive } from "../../src/platform/Telemetry.js"
-import { VERSION } from "../../src/Version.js"
+import { VERSION } from "../../src/Package.js"
 import { adminJwt } from "../auth/acceptance/AcceptanceKit.js"
 import { IamEndpoints, IamTestServer, iamTestEnv } from "../iam/support/IamTestServer.js"
 import { freePort, parsePrometheus } from "../support/Prometheus.js"

@@ -7,7 +7,7 @@ import { dirname, join, normalize, relative, sep } from "node:path"
  * tree and see it caught.
  *
  * Floors, bottom up: an import may go down a floor or stay on its own, never up.
- *   0  domain/ (shared pure rules), gen/ (generated), Version.ts
+ *   0  domain/ (shared pure rules), gen/ (generated), Package.ts
  *   1  config/
  *   2  platform/
  *   3  auth/ and iam/, which never import each other
@@ -36,7 +36,7 @@ export interface LayoutPlan {
 }
 
 export const PLAN: LayoutPlan = {
-  levels: { domain: 0, gen: 0, "Version.ts": 0, config: 1, platform: 2, auth: 3, iam: 3, cli: 4, "main.ts": 5 },
+  levels: { domain: 0, gen: 0, "Package.ts": 0, config: 1, platform: 2, auth: 3, iam: 3, cli: 4, "main.ts": 5 },
   products: {
     auth: {
       features: [

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { PACKAGE_ROOT } from "../PackageRoot.js"
+import { PACKAGE_ROOT } from "../../Package.js"
 import { formerAuthPrefixMessage, schemaOwner, tablesCreatedBy, unknownSchemaMessage } from "./SchemaOwner.js"
 
 /**

@@ -4,19 +4,19 @@ import { fileURLToPath } from "node:url"
 
 const NAME = "gatehouse"
 
-const isRoot = (dir: string): boolean => {
-  const manifest = join(dir, "package.json")
-  if (!existsSync(manifest)) return false
+const manifestIn = (dir: string): { readonly name?: unknown; readonly version?: unknown } | undefined => {
+  const path = join(dir, "package.json")
+  if (!existsSync(path)) return undefined
   try {
-    return (JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown }).name === NAME
+    return JSON.parse(readFileSync(path, "utf8")) as { name?: unknown; version?: unknown }
   } catch {
-    return false
+    return undefined
   }
 }
 
 const find = (from: string): string => {
   for (let dir = from; ; dir = dirname(dir)) {
-    if (isRoot(dir)) return dir
+    if (manifestIn(dir)?.name === NAME) return dir
     if (dirname(dir) === dir) throw new Error(`no package.json named "${NAME}" above ${from}`)
   }
 }
@@ -27,3 +27,6 @@ const find = (from: string): string => {
  * its chunks (dist/, dist/chunks/), each at its own depth.
  */
 export const PACKAGE_ROOT: string = find(dirname(fileURLToPath(import.meta.url)))
+
+/** The running build's version, from package.json. */
+export const VERSION: string = String(manifestIn(PACKAGE_ROOT)!.version)
