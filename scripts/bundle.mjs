@@ -13,9 +13,10 @@
  * Left outside the bundle, loaded from node_modules at run time: native addons (@node-rs/bcrypt), packages that read
  * files beside their own code (PGlite's WebAssembly and extensions), what the program itself requires lazily
  * (node-saml, xmldom), the OpenTelemetry SDK (loaded only when telemetry is on, and whose instrumentation hooks the
- * module loader), CommonJS packages the program imports on first use (qrcode: see dynamicCommonJs), and optional peers
- * that are never installed. None of them imports effect: the bundle must hold the only copy of effect, whose services
- * are matched by identity.
+ * module loader) with the grpc-js its exporters share with the program, packages that find files beside their own
+ * code (grpc-js' protos, msgpackr's native extractor), CommonJS packages the program imports on first use (qrcode:
+ * see dynamicCommonJs), and optional peers that are never installed. None of them imports effect: the bundle must
+ * hold the only copy of effect, whose services are matched by identity.
  *
  * dist/bundle-modules.json says which modules each output file holds ("gatehouse:<path>.js" for the program's own,
  * package names for the rest): test/cli/ModuleCensus.test.ts reads what a process loaded through it.
@@ -32,7 +33,12 @@ const EXTERNAL = [
   "@node-saml/node-saml",
   "@xmldom/xmldom",
   "@opentelemetry/*",
+  // The OpenTelemetry gRPC exporters take the program's Metadata: one copy of grpc-js for both, and its protos.
+  "@grpc/grpc-js",
+  "@grpc/proto-loader",
   "qrcode",
+  // msgpackr requires its native extractor relative to its own file.
+  "msgpackr-extract",
   "pg-native",
   "bufferutil",
   "utf-8-validate"
