@@ -21,7 +21,7 @@
  * dist/bundle-modules.json says which modules each output file holds ("gatehouse:<path>.js" for the program's own,
  * package names for the rest): test/cli/ModuleCensus.test.ts reads what a process loaded through it.
  */
-import { rmSync, utimesSync, writeFileSync } from "node:fs"
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -66,12 +66,20 @@ const dynamicCommonJs = (metafile) =>
       .filter((imported) => imported.kind === "dynamic-import" && imported.external !== true && metafile.inputs[imported.path]?.format === "cjs")
       .map((imported) => `${importer} imports ${imported.original ?? imported.path} (${imported.path}), a CommonJS module, on first use`))
 
-/** Builds dist/ from src/ (dist/ is emptied first, so nothing from an older build lingers). */
+/**
+ * Output files that name `__dirname` or `__filename`: a CommonJS package that finds files beside its own code. In an
+ * ES module neither exists (a ReferenceError when that code runs), and beside the bundle's chunk the files would not
+ * be there anyway. Such a package belongs in EXTERNAL.
+ */
+const pathsOfCommonJs = (root, outputs) =>
+  outputs.filter((file) => file.path.endsWith(".js") && /\b__(dirname|filename)\b/.test(file.text))
+    .map((file) => `${relative(root, file.path)} uses __dirname or __filename`)
+
+/** Builds dist/ from src/. */
 export const bundle = async (root) => {
   const startedAt = new Date()
   const { build } = await import("esbuild")
   const dist = join(root, "dist")
-  rmSync(dist, { recursive: true, force: true })
   const result = await build({
     absWorkingDir: root,
     entryPoints: ["src/main.ts"],
@@ -89,13 +97,20 @@ export const bundle = async (root) => {
     // CommonJS packages in the bundle call require() for Node's own modules; an ES module has none of its own.
     banner: { js: "import { createRequire as __gatehouseCreateRequire } from \"node:module\"; const require = __gatehouseCreateRequire(import.meta.url);" },
     metafile: true,
+    // Kept in memory until the checks below pass, then written.
+    write: false,
     logLevel: "warning"
   })
-  const refused = dynamicCommonJs(result.metafile)
+  const refused = [...dynamicCommonJs(result.metafile), ...pathsOfCommonJs(root, result.outputFiles)]
   if (refused.length > 0) {
-    rmSync(dist, { recursive: true, force: true })
-    process.stderr.write(`${refused.join("\n")}\nadd each such package to EXTERNAL in scripts/bundle.mjs\n`)
-    throw new Error("a CommonJS module is imported dynamically from the bundle")
+    process.stderr.write(`${refused.join("\n")}\nadd each such package to EXTERNAL in scripts/bundle.mjs (nothing was written)\n`)
+    throw new Error("the bundle would hold CommonJS code that cannot run from it")
+  }
+  // Emptied first, so nothing from an older build lingers.
+  rmSync(dist, { recursive: true, force: true })
+  for (const file of result.outputFiles) {
+    mkdirSync(dirname(file.path), { recursive: true })
+    writeFileSync(file.path, file.contents)
   }
   const modules = Object.fromEntries(
     Object.entries(result.metafile.outputs)
