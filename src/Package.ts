@@ -14,19 +14,22 @@ const manifestIn = (dir: string): { readonly name?: unknown; readonly version?: 
   }
 }
 
-const find = (from: string): string => {
+const find = (from: string): { readonly dir: string; readonly version: unknown } => {
   for (let dir = from; ; dir = dirname(dir)) {
-    if (manifestIn(dir)?.name === NAME) return dir
+    const manifest = manifestIn(dir)
+    if (manifest?.name === NAME) return { dir, version: manifest.version }
     if (dirname(dir) === dir) throw new Error(`no package.json named "${NAME}" above ${from}`)
   }
 }
+
+const found = find(dirname(fileURLToPath(import.meta.url)))
 
 /**
  * The package's root directory (package.json, migrations/, policy/). Found by walking up from this module rather than
  * by a fixed number of `..`: the module runs from src/ (tests), and from the production bundle's main file or one of
  * its chunks (dist/, dist/chunks/), each at its own depth.
  */
-export const PACKAGE_ROOT: string = find(dirname(fileURLToPath(import.meta.url)))
+export const PACKAGE_ROOT: string = found.dir
 
 /** The running build's version, from package.json. */
-export const VERSION: string = String(manifestIn(PACKAGE_ROOT)!.version)
+export const VERSION: string = String(found.version)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Ref, Scope, TestClock } from "effect"
+import { Effect, Exit, Ref, Scope, TestClock } from "effect"
 import { sweepEvery } from "../../src/platform/process/SweepEvery.js"
 
 describe("sweepEvery", () => {
@@ -27,24 +27,5 @@ describe("sweepEvery", () => {
         yield* TestClock.adjust("3 minutes")
       }))
       expect(yield* Ref.get(count)).toBe(3)
-    }))
-
-  it.effect("a sweep under way when the scope closes finishes: it is never interrupted mid-statement", () =>
-    Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      const finished = yield* Ref.make(false)
-      const scope = yield* Scope.make()
-      const sweep = Effect.zipRight(Deferred.succeed(started, undefined), Effect.zipRight(Deferred.await(release), Ref.set(finished, true)))
-      yield* Scope.extend(sweepEvery("1 minute", "things", sweep), scope)
-      yield* TestClock.adjust("1 minute")
-      yield* Deferred.await(started)
-      // Closing waits for the sweep; it completes once the statement (here, the deferred) does.
-      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      yield* Effect.yieldNow()
-      expect(yield* Ref.get(finished)).toBe(false)
-      yield* Deferred.succeed(release, undefined)
-      yield* Fiber.join(closing)
-      expect(yield* Ref.get(finished)).toBe(true)
     }))
 })

@@ -12,7 +12,6 @@ import { pathUser } from "../users/PathUser.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 import { UUID_PATTERN } from "../domain/ClientCredentials.js"
 
-
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString())
 
 /** A session row as a list shows it; `current` only in the user's own list, where the caller's session is known. */

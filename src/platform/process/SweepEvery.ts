@@ -7,11 +7,6 @@ import type * as Scope from "effect/Scope"
  * login throttle (the auth product's clean-ups are housekeeping tasks instead: Housekeeping.ts). A sweep that fails
  * is logged and the next one comes at the next interval: no sweep decides an answer, so a missed one costs only
  * space.
- *
- * A sweep under way when the scope closes is let finish (it is one short statement) rather than interrupted: an
- * interrupted query makes @effect/sql-pg send pg_cancel_backend on another connection, bounded by a 5 s timeout on
- * the Clock. On the embedded database (one connection at a time) that second connection never comes, and under a
- * TestClock the bound never passes either: the shutdown hung (test/iam/SessionRefresh.test.ts on PGlite, at random).
  */
 export const sweepEvery = <A, E, R>(
   interval: Duration.DurationInput,
@@ -19,7 +14,7 @@ export const sweepEvery = <A, E, R>(
   sweep: Effect.Effect<A, E, R>
 ): Effect.Effect<void, never, R | Scope.Scope> =>
   Effect.sleep(interval).pipe(
-    Effect.zipRight(Effect.uninterruptible(sweep)),
+    Effect.zipRight(sweep),
     Effect.catchAllCause((cause) => Effect.logWarning(`could not sweep ${what}`, cause)),
     Effect.forever,
     Effect.forkScoped,
