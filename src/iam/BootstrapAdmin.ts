@@ -1,4 +1,3 @@
-import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import { IamConfig } from "../config/IamConfig.js"
@@ -8,6 +7,7 @@ import { RolesRepo } from "./store/RolesRepo.js"
 import { checkRegistration } from "./domain/AccountRules.js"
 import { Accounts } from "./accounts/Accounts.js"
 import { AccountsRepo } from "./store/AccountsRepo.js"
+import { traced } from "../platform/Traced.js"
 
 export interface BootstrapResult {
   readonly userId: number
@@ -19,7 +19,7 @@ export interface BootstrapResult {
  * the account if no account has that username, and assigns the role. Running it again changes nothing; an
  * existing account keeps its password.
  */
-export const bootstrapAdmin = Effect.fn("IamBootstrap.bootstrapAdmin")(function*(input: {
+export const bootstrapAdmin = traced("IamBootstrap.bootstrapAdmin")(function*(input: {
   readonly username: string
   readonly email: string
   readonly password: Redacted.Redacted<string>

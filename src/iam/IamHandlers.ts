@@ -22,6 +22,7 @@ import { OAuthSignIn } from "./oauth/OAuthSignIn.js"
 import { actionEnum, actionOf, resourceEnum, resourceOf } from "./ProtoEnums.js"
 import { bearerToken, type Caller, IamSessions, type IssuedTokens } from "./tokens/IamSessions.js"
 import { TwoStep } from "./twostep/TwoStep.js"
+import { traced, tracedSpan } from "../platform/Traced.js"
 
 /** What a transport passes along with a request: the caller's credentials, and which client sent it. */
 export interface CallMeta {
@@ -177,7 +178,7 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
     const oauth = yield* OAuthSignIn
 
     /** A guard that needs credentials: who the caller is, after the policy said yes. */
-    const authorize = Effect.fn("IamHandlers.authorize")(function*(guard: Guard, caller: Caller, targetUserId: number) {
+    const authorize = traced("IamHandlers.authorize")(function*(guard: Guard, caller: Caller, targetUserId: number) {
       const step = accessStep(guard, caller.userId, targetUserId)
       if (step._tag === "Unauthenticated") return yield* IamError.unauthenticated()
       if (step._tag === "Enforce" && !(yield* policy.enforce(caller.userId, step.resource, step.action))) {
@@ -199,14 +200,14 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
           const targetUserId = operation.about === undefined ? 0 : yield* operation.about(request)
           const caller = authenticated === undefined ? undefined : yield* authorize(guard, authenticated, targetUserId)
           return yield* operation.handle(request, { meta, caller })
-        }).pipe(Effect.withSpan(`IamHandlers.${op}`))
+        }).pipe(tracedSpan(`IamHandlers.${op}`))
     }
 
     /**
      * A first step that succeeded (a password, a provider's verified email): the profile and tokens, or for an account
      * with two-step verification on, a ticket instead (nor its profile, until the code).
      */
-    const signIn = Effect.fn("IamHandlers.signIn")(function*(account: Account) {
+    const signIn = traced("IamHandlers.signIn")(function*(account: Account) {
       const second = yield* twoStep.ticketFor(account.id)
       if (Option.isSome(second)) {
         return {

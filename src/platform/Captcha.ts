@@ -7,6 +7,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import { type CaptchaOutage, type CaptchaVerdict, verdictOf } from "../domain/CaptchaVerdict.js"
+import { traced } from "./Traced.js"
 
 export type CaptchaProvider = "hcaptcha" | "turnstile"
 
@@ -68,7 +69,7 @@ export const CaptchaLive = (options: CaptchaOptions): Layer.Layer<Captcha> => {
   const unavailable = (reason: CaptchaUnavailable["reason"], message: string) =>
     new CaptchaUnavailable({ provider, reason, message })
 
-  const verify = Effect.fn("Captcha.verify")(function*(check: CaptchaCheck) {
+  const verify = traced("Captcha.verify")(function*(check: CaptchaCheck) {
     yield* Effect.annotateCurrentSpan("captcha.provider", provider)
     const form = new URLSearchParams({ secret: Redacted.value(options.secret), response: check.token })
     if (check.remoteIp !== undefined) form.set("remoteip", check.remoteIp)
@@ -118,7 +119,7 @@ export const CaptchaTest = (
     Captcha,
     Effect.map(CaptchaChecks, ({ checks }) =>
       Captcha.of({
-        verify: Effect.fn("Captcha.verify")(function*(check: CaptchaCheck) {
+        verify: traced("Captcha.verify")(function*(check: CaptchaCheck) {
           yield* Ref.update(checks, (asked) => [...asked, check])
           return yield* answer(check)
         })

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { needsRehash } from "../domain/BcryptCost.js"
+import { traced } from "./Traced.js"
 
 export class PasswordHasher extends Context.Tag("platform/PasswordHasher")<
   PasswordHasher,
@@ -61,11 +62,11 @@ const make = Effect.fnUntraced(function*(
   const dummyHash = yield* hash("gatehouse: no such account")
 
   return PasswordHasher.of({
-    hash: Effect.fn("PasswordHasher.hash")((password: Redacted.Redacted<string>) => hash(Redacted.value(password))),
-    verify: Effect.fn("PasswordHasher.verify")((password: Redacted.Redacted<string>, encoded: string) =>
+    hash: traced("PasswordHasher.hash")((password: Redacted.Redacted<string>) => hash(Redacted.value(password))),
+    verify: traced("PasswordHasher.verify")((password: Redacted.Redacted<string>, encoded: string) =>
       verify(Redacted.value(password), encoded)
     ),
-    verifyOrBurn: Effect.fn("PasswordHasher.verifyOrBurn")(
+    verifyOrBurn: traced("PasswordHasher.verifyOrBurn")(
       (password: Redacted.Redacted<string>, encoded: string | undefined) =>
         encoded === undefined
           ? Effect.as(verify(Redacted.value(password), dummyHash), false)

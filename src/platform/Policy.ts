@@ -6,6 +6,7 @@ import * as Ref from "effect/Ref"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { PACKAGE_ROOT } from "../Package.js"
+import { traced } from "./Traced.js"
 
 /**
  * One policy line, its type first, as in a Casbin CSV file: ["p", "role:admin", "roles", "create"] or
@@ -65,7 +66,7 @@ export const CasbinPolicy = (options: CasbinPolicyOptions): Layer.Layer<Policy> 
       const current = yield* Effect.flatMap(load, Ref.make)
       const reloads = yield* Effect.makeSemaphore(1)
 
-      const enforce = Effect.fn("Policy.enforce")(function*(subject: string, object: string, action: string) {
+      const enforce = traced("Policy.enforce")(function*(subject: string, object: string, action: string) {
         const enforcer = yield* Ref.get(current)
         return enforcer.enforceSync(subject, object, action)
       })

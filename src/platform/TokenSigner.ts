@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { calculateJwkThumbprint, type JWK } from "jose"
 import * as Jwt from "./Jwt.js"
+import { traced } from "./Traced.js"
 
 export type Algorithm = "HS256" | "RS256" | "RS512" | "ES256" | "ES512" | "EdDSA"
 
@@ -263,13 +264,13 @@ const make = Effect.fnUntraced(function*(options: TokenSignerOptions) {
   )
 
   return TokenSigner.of({
-    sign: Effect.fn("TokenSigner.sign")((claims: Record<string, unknown>) =>
+    sign: traced("TokenSigner.sign")((claims: Record<string, unknown>) =>
       Effect.sync(() => {
         const input = `${headerSegment}.${Jwt.encodeSegment(claims)}`
         return `${input}.${sign(Buffer.from(input, "ascii")).toString("base64url")}`
       })
     ),
-    verify: Effect.fn("TokenSigner.verify")(function*(token: string) {
+    verify: traced("TokenSigner.verify")(function*(token: string) {
       const decoded = Jwt.decode(token)
       if (Option.isNone(decoded)) return yield* new JwtInvalid({ reason: "malformed" })
       const { header, payload, signingInput, signature } = decoded.value

@@ -30,6 +30,7 @@ import { userJson } from "../users/UserJson.js"
 import { Users } from "../users/Users.js"
 import { type UniqueViolation, type UserPatch, UsersRepo } from "../users/UsersRepo.js"
 import { pathUser } from "../users/PathUser.js"
+import { traced } from "../../platform/Traced.js"
 
 export type AdminUserRequest = typeof AdminUserPayload.Type
 
@@ -122,7 +123,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
         return yield* hasher.hash(Redacted.make(password !== "" ? password : (yield* random.bytes(48)).toString("base64url")))
       })
 
-    const list = Effect.fn("AdminUsers.list")(function*(request: UserListRequest): Effect.fn.Return<UserPage, AuthError> {
+    const list = traced("AdminUsers.list")(function*(request: UserListRequest): Effect.fn.Return<UserPage, AuthError> {
       const page = yield* Either.mapLeft(parsePage(request.page, request.perPage), AuthError.validation)
       const aud = given(request.aud) !== "" ? request.aud! : config.jwt.aud
       // The total and the page with each user's identities and factors: two small statements (one when filtered), not four.
@@ -131,7 +132,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
     })
 
     /** `requestAud`: the X-JWT-AUD header, which the body's `aud` overrides (GoTrue's order). */
-    const create = Effect.fn("AdminUsers.create")(function*(
+    const create = traced("AdminUsers.create")(function*(
       request: AdminUserRequest,
       pathId: string | undefined,
       requestAud: string | undefined,
@@ -194,11 +195,11 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
       return yield* toJson(created)
     })
 
-    const get = Effect.fn("AdminUsers.get")(function*(rawId: string): Effect.fn.Return<User, AuthError> {
+    const get = traced("AdminUsers.get")(function*(rawId: string): Effect.fn.Return<User, AuthError> {
       return yield* toJson(yield* load(rawId))
     })
 
-    const update = Effect.fn("AdminUsers.update")(function*(
+    const update = traced("AdminUsers.update")(function*(
       rawId: string,
       request: AdminUserRequest,
       actor: AuditActor
@@ -287,7 +288,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("auth/AdminUsers", 
       return yield* toJson(updated)
     })
 
-    const remove = Effect.fn("AdminUsers.remove")(function*(
+    const remove = traced("AdminUsers.remove")(function*(
       rawId: string,
       soft: boolean,
       actor: AuditActor

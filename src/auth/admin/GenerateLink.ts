@@ -24,6 +24,7 @@ import { type IssuedToken, PendingTokens } from "../users/PendingTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { Users } from "../users/Users.js"
 import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** The links /admin/generate_link makes (GoTrue's `mail.go`). */
 export type LinkKind = (typeof LINK_KINDS)[number]
@@ -103,7 +104,7 @@ export class GenerateLink extends Effect.Service<GenerateLink>()("auth/GenerateL
         Effect.catchTag("SqlError", Effect.die)
       )
 
-    const generate = Effect.fn("GenerateLink.generate")(function*(request: GenerateLinkRequest): Effect.fn.Return<GeneratedLink, AuthError> {
+    const generate = traced("GenerateLink.generate")(function*(request: GenerateLinkRequest): Effect.fn.Return<GeneratedLink, AuthError> {
       const at = new Date(yield* Clock.currentTimeMillis)
       const email = yield* validEmail(request.email)
       const type = request.type ?? ""

@@ -25,6 +25,7 @@ import { IdentityLinks } from "../users/IdentityLinks.js"
 import { type CallbackFailure, codeRedirect, errorRedirect, sessionFragment } from "./CallbackRedirect.js"
 import { parseScopes, ProviderFailure, type ProviderProfile } from "../oauth/OAuthProvider.js"
 import { OAuthProviders } from "../oauth/OAuthProviders.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface AuthorizeQuery {
   readonly provider?: string | undefined
@@ -153,7 +154,7 @@ export class External extends Effect.Service<External>()("auth/External", {
      * GET /authorize: the provider's authorization URL, and the binding the browser's cookie is to hold (the one it
      * presented, or a new one), whose digest the flow keeps for its callback.
      */
-    const authorize = Effect.fn("External.authorize")(function*(
+    const authorize = traced("External.authorize")(function*(
       query: AuthorizeQuery,
       presentedBinding: string | undefined
     ): Effect.fn.Return<BrowserRedirect, AuthError> {
@@ -172,7 +173,7 @@ export class External extends Effect.Service<External>()("auth/External", {
      * browser's cookie; so with binding on the flow waits, unbound, and the URL handed back is /authorize/continue on
      * this server, where the browser that opens it binds the flow and is sent on to the provider.
      */
-    const startLink = Effect.fn("External.startLink")(function*(
+    const startLink = traced("External.startLink")(function*(
       query: AuthorizeQuery,
       userId: string
     ): Effect.fn.Return<string, AuthError> {
@@ -181,7 +182,7 @@ export class External extends Effect.Service<External>()("auth/External", {
     })
 
     /** GET /authorize/continue: binds a waiting linking flow to this browser, once, and sends it to the provider. */
-    const continueLink = Effect.fn("External.continueLink")(function*(
+    const continueLink = traced("External.continueLink")(function*(
       state: string | undefined,
       presentedBinding: string | undefined
     ): Effect.fn.Return<BrowserRedirect> {
@@ -265,7 +266,7 @@ export class External extends Effect.Service<External>()("auth/External", {
      * binding on neither does a callback from a browser other than the flow's (nothing is created or linked, and the
      * flow stays for its own browser).
      */
-    const callback = Effect.fn("External.callback")(function*(
+    const callback = traced("External.callback")(function*(
       query: CallbackQuery,
       presentedBinding: string | undefined
     ): Effect.fn.Return<string> {

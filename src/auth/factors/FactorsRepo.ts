@@ -4,6 +4,7 @@ import * as Option from "effect/Option"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { FactorRow, FactorType } from "../domain/FactorRow.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A factor with what only verification reads: the TOTP secret and the stored WebAuthn credential. */
 export interface FactorWithSecrets extends FactorRow {
@@ -68,13 +69,13 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
     const columns = sql.unsafe(FACTOR_COLUMNS.map((c) => `f.${c}`).join(", "))
 
     /** A user's factors, oldest first, unverified ones too (GET /user lists them all). */
-    const forUser = Effect.fn("FactorsRepo.forUser")(function*(userId: string) {
+    const forUser = traced("FactorsRepo.forUser")(function*(userId: string) {
       return yield* sql<FactorRow>`SELECT ${columns} FROM ${sql(t.mfa_factors)} f
         WHERE f.user_id = ${userId} ORDER BY f.created_at, f.id`
     }, Effect.orDie)
 
     /** One factor of one user, with its secrets, locked until the transaction ends; None for someone else's. */
-    const lockForUser = Effect.fn("FactorsRepo.lockForUser")(function*(userId: string, factorId: string) {
+    const lockForUser = traced("FactorsRepo.lockForUser")(function*(userId: string, factorId: string) {
       const rows = yield* sql<FactorWithSecrets>`SELECT ${columns}, f.secret, f.web_authn_credential
         FROM ${sql(t.mfa_factors)} f WHERE f.id = ${factorId} AND f.user_id = ${userId} FOR UPDATE`
       return Option.fromNullable(rows[0])
@@ -84,13 +85,13 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
      * The stored credentials of a user's verified WebAuthn factors, oldest first: GoTrue's user.WebAuthnCredentials(),
      * which a registration excludes and an MFA login allows (any of them, whichever factor was challenged).
      */
-    const verifiedWebAuthnCredentials = Effect.fn("FactorsRepo.verifiedWebAuthnCredentials")(function*(userId: string) {
+    const verifiedWebAuthnCredentials = traced("FactorsRepo.verifiedWebAuthnCredentials")(function*(userId: string) {
       return yield* sql<{ readonly id: string; readonly web_authn_credential: unknown }>`SELECT f.id, f.web_authn_credential
         FROM ${sql(t.mfa_factors)} f WHERE f.user_id = ${userId} AND f.factor_type = 'webauthn' AND f.status = 'verified'
         ORDER BY f.created_at, f.id`
     }, Effect.orDie)
 
-    const insert = Effect.fn("FactorsRepo.insert")(function*(factor: FactorInsert) {
+    const insert = traced("FactorsRepo.insert")(function*(factor: FactorInsert) {
       const [row] = yield* sql<FactorRow>`INSERT INTO ${sql(t.mfa_factors)} AS f ${sql.insert({
         id: factor.id,
         user_id: factor.userId,
@@ -110,30 +111,30 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
      * GoTrue's clean-up on every enrolment: unverified factors never challenged, older than the expiry, of every
      * user (a factor someone abandoned mid-enrolment would otherwise hold its name and count against the cap).
      */
-    const purgeAbandoned = Effect.fn("FactorsRepo.purgeAbandoned")(function*(createdBefore: Date) {
+    const purgeAbandoned = traced("FactorsRepo.purgeAbandoned")(function*(createdBefore: Date) {
       yield* sql`DELETE FROM ${sql(t.mfa_factors)} f WHERE f.status = 'unverified' AND f.created_at < ${createdBefore}
         AND NOT EXISTS (SELECT 1 FROM ${sql(t.mfa_challenges)} c WHERE c.factor_id = f.id)`
     }, Effect.orDie)
 
     /** Deletes a user's unverified phone factors for one number (a new enrolment of that number replaces them). */
-    const removeUnverifiedPhone = Effect.fn("FactorsRepo.removeUnverifiedPhone")(function*(userId: string, phone: string) {
+    const removeUnverifiedPhone = traced("FactorsRepo.removeUnverifiedPhone")(function*(userId: string, phone: string) {
       yield* sql`DELETE FROM ${sql(t.mfa_factors)} WHERE user_id = ${userId} AND factor_type = 'phone'
         AND status = 'unverified' AND phone = ${phone}`
     }, Effect.orDie)
 
     /** Deletes a factor (its challenges and attempt counts cascade) and returns it as it was. */
-    const remove = Effect.fn("FactorsRepo.remove")(function*(factorId: string) {
+    const remove = traced("FactorsRepo.remove")(function*(factorId: string) {
       const rows = yield* sql<FactorRow>`DELETE FROM ${sql(t.mfa_factors)} f WHERE f.id = ${factorId} RETURNING ${columns}`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
     /** Every factor of a user (a soft-deleted user keeps no factor, as in GoTrue). */
-    const removeForUser = Effect.fn("FactorsRepo.removeForUser")(function*(userId: string) {
+    const removeForUser = traced("FactorsRepo.removeForUser")(function*(userId: string) {
       yield* sql`DELETE FROM ${sql(t.mfa_factors)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 
     /** The admin's update: a new name and, for a phone factor, a new number (undefined leaves each as it is). */
-    const update = Effect.fn("FactorsRepo.update")(function*(
+    const update = traced("FactorsRepo.update")(function*(
       factorId: string,
       changes: { readonly friendlyName?: string; readonly phone?: string },
       now: Date
@@ -150,7 +151,7 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
      * Marks a factor verified (WebAuthn: with the credential it registered) and deletes the user's other unverified
      * factors of its type, as GoTrue does once one of them is verified.
      */
-    const markVerified = Effect.fn("FactorsRepo.markVerified")(function*(factor: FactorRow, changes: VerifiedFactorUpdate, now: Date) {
+    const markVerified = traced("FactorsRepo.markVerified")(function*(factor: FactorRow, changes: VerifiedFactorUpdate, now: Date) {
       yield* sql`UPDATE ${sql(t.mfa_factors)} SET status = 'verified', updated_at = ${now},
           web_authn_credential = COALESCE(${asJson(changes.webAuthnCredential)}::jsonb, web_authn_credential),
           web_authn_aaguid = COALESCE(${changes.webAuthnAaguid ?? null}::uuid, web_authn_aaguid),
@@ -161,13 +162,13 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
     }, Effect.orDie)
 
     /** Deletes a user's unverified factors of a type but one (GoTrue does after every verification, not only the first). */
-    const removeUnverifiedOfType = Effect.fn("FactorsRepo.removeUnverifiedOfType")(function*(factor: FactorRow) {
+    const removeUnverifiedOfType = traced("FactorsRepo.removeUnverifiedOfType")(function*(factor: FactorRow) {
       yield* sql`DELETE FROM ${sql(t.mfa_factors)} WHERE user_id = ${factor.user_id} AND factor_type = ${factor.factor_type}
         AND status = 'unverified' AND id <> ${factor.id}`
     }, Effect.orDie)
 
     /** Records a WebAuthn sign-in's challenge data on a verified factor. */
-    const noteWebAuthnChallenge = Effect.fn("FactorsRepo.noteWebAuthnChallenge")(function*(factorId: string, data: unknown, now: Date) {
+    const noteWebAuthnChallenge = traced("FactorsRepo.noteWebAuthnChallenge")(function*(factorId: string, data: unknown, now: Date) {
       yield* sql`UPDATE ${sql(t.mfa_factors)} SET last_webauthn_challenge_data = ${asJson(data)}::jsonb, updated_at = ${now}
         WHERE id = ${factorId}`
     }, Effect.orDie)
@@ -177,7 +178,7 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
      * GoTrue's schema, so two factors challenged in the same microsecond would collide: the stamp takes the first
      * free microsecond from `now` on.
      */
-    const insertChallenge = Effect.fn("FactorsRepo.insertChallenge")(function*(challenge: ChallengeInsert) {
+    const insertChallenge = traced("FactorsRepo.insertChallenge")(function*(challenge: ChallengeInsert) {
       yield* sql`INSERT INTO ${sql(t.mfa_challenges)} ${sql.insert({
         id: challenge.id,
         factor_id: challenge.factorId,
@@ -195,18 +196,18 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
     }, Effect.orDie)
 
     /** A challenge of this factor, locked until the transaction ends. */
-    const lockChallenge = Effect.fn("FactorsRepo.lockChallenge")(function*(factorId: string, challengeId: string) {
+    const lockChallenge = traced("FactorsRepo.lockChallenge")(function*(factorId: string, challengeId: string) {
       const rows = yield* sql<ChallengeRow>`SELECT id, factor_id, created_at, verified_at, host(ip_address) AS ip_address,
           otp_code, web_authn_session_data
         FROM ${sql(t.mfa_challenges)} WHERE id = ${challengeId} AND factor_id = ${factorId} FOR UPDATE`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const markChallengeVerified = Effect.fn("FactorsRepo.markChallengeVerified")(function*(challengeId: string, now: Date) {
+    const markChallengeVerified = traced("FactorsRepo.markChallengeVerified")(function*(challengeId: string, now: Date) {
       yield* sql`UPDATE ${sql(t.mfa_challenges)} SET verified_at = ${now} WHERE id = ${challengeId}`
     }, Effect.orDie)
 
-    const removeChallenge = Effect.fn("FactorsRepo.removeChallenge")(function*(challengeId: string) {
+    const removeChallenge = traced("FactorsRepo.removeChallenge")(function*(challengeId: string) {
       yield* sql`DELETE FROM ${sql(t.mfa_challenges)} WHERE id = ${challengeId}`
     }, Effect.orDie)
 
@@ -214,7 +215,7 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
      * Counts a failed verification and answers the count in the window that started at the first failure since the
      * last success (a failure after the window starts a new one).
      */
-    const recordFailure = Effect.fn("FactorsRepo.recordFailure")(function*(factorId: string, now: Date, windowStart: Date) {
+    const recordFailure = traced("FactorsRepo.recordFailure")(function*(factorId: string, now: Date, windowStart: Date) {
       const [row] = yield* sql<{ failures: number }>`
         INSERT INTO ${sql(t.mfa_factor_attempts)} AS a (factor_id, failures, window_start) VALUES (${factorId}, 1, ${now})
         ON CONFLICT (factor_id) DO UPDATE SET
@@ -225,19 +226,19 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
     }, Effect.orDie)
 
     /** Failures counted in the window (0 when the last one is older than `windowStart`). */
-    const failures = Effect.fn("FactorsRepo.failures")(function*(factorId: string, windowStart: Date) {
+    const failures = traced("FactorsRepo.failures")(function*(factorId: string, windowStart: Date) {
       const rows = yield* sql<{ failures: number; window_start: Date }>`
         SELECT failures, window_start FROM ${sql(t.mfa_factor_attempts)} WHERE factor_id = ${factorId}`
       const row = rows[0]
       return row === undefined || row.window_start < windowStart ? { count: 0, since: undefined } : { count: row.failures, since: row.window_start }
     }, Effect.orDie)
 
-    const clearFailures = Effect.fn("FactorsRepo.clearFailures")(function*(factorId: string) {
+    const clearFailures = traced("FactorsRepo.clearFailures")(function*(factorId: string) {
       yield* sql`UPDATE ${sql(t.mfa_factor_attempts)} SET failures = 0 WHERE factor_id = ${factorId}`
     }, Effect.orDie)
 
     /** The time step of the last TOTP code accepted for the factor (the replay guard), if any. */
-    const lastTotpStep = Effect.fn("FactorsRepo.lastTotpStep")(function*(factorId: string) {
+    const lastTotpStep = traced("FactorsRepo.lastTotpStep")(function*(factorId: string) {
       const rows = yield* sql<{ last_totp_step: string | number | null }>`
         SELECT last_totp_step FROM ${sql(t.mfa_factor_attempts)} WHERE factor_id = ${factorId}`
       const step = rows[0]?.last_totp_step
@@ -245,7 +246,7 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
     }, Effect.orDie)
 
     /** Records the time step of a TOTP code just accepted, so that it and earlier steps are refused from now on. */
-    const noteTotpStep = Effect.fn("FactorsRepo.noteTotpStep")(function*(factorId: string, step: number, now: Date) {
+    const noteTotpStep = traced("FactorsRepo.noteTotpStep")(function*(factorId: string, step: number, now: Date) {
       yield* sql`INSERT INTO ${sql(t.mfa_factor_attempts)} AS a (factor_id, failures, window_start, last_totp_step)
         VALUES (${factorId}, 0, ${now}, ${step})
         ON CONFLICT (factor_id) DO UPDATE SET failures = 0, last_totp_step = GREATEST(a.last_totp_step, ${step})`
@@ -255,7 +256,7 @@ export class FactorsRepo extends Effect.Service<FactorsRepo>()("auth/FactorsRepo
      * One batch of the sweep: at most `limit` challenges and `limit` never-verified factors older than `before` (the
      * rows a request holds are skipped, never waited for). How many of each it deleted.
      */
-    const sweep = Effect.fn("FactorsRepo.sweep")(function*(before: Date, limit: number) {
+    const sweep = traced("FactorsRepo.sweep")(function*(before: Date, limit: number) {
       const challenges = yield* sql`DELETE FROM ${sql(t.mfa_challenges)} WHERE id IN (
           SELECT id FROM ${sql(t.mfa_challenges)} WHERE created_at < ${before} LIMIT ${limit} FOR UPDATE SKIP LOCKED
         ) RETURNING 1`

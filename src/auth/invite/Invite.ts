@@ -19,6 +19,7 @@ import { type IssuedToken, PendingTokens } from "../users/PendingTokens.js"
 import { userJson } from "../users/UserJson.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface InviteRequest {
   readonly email?: string | null | undefined
@@ -75,7 +76,7 @@ export class Invite extends Effect.Service<Invite>()("auth/Invite", {
         Effect.catchTag("SqlError", Effect.die)
       )
 
-    const invite = Effect.fn("Invite.invite")(function*(request: InviteRequest): Effect.fn.Return<User, AuthError> {
+    const invite = traced("Invite.invite")(function*(request: InviteRequest): Effect.fn.Return<User, AuthError> {
       const at = new Date(yield* Clock.currentTimeMillis)
       const email = yield* Either.mapLeft(parseEmail(request.email ?? ""), (problem) => AuthError.validation(emailProblemMessage[problem]))
       const data = request.data ?? {}

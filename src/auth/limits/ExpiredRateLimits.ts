@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { deleteUpToTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { RateLimitsRepo } from "./RateLimitsRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** How often a pass begins, and how long past refilling it leaves a bucket (clock skew). */
 export const SWEEP_EVERY = Duration.minutes(1)
@@ -22,7 +23,7 @@ export class ExpiredRateLimits extends Effect.Service<ExpiredRateLimits>()("auth
   effect: Effect.gen(function*() {
     const task = rateLimitTask(yield* RateLimitsRepo)
     /** One whole pass now, outside the runner. The buckets it deleted. */
-    const sweep = Effect.fn("ExpiredRateLimits.sweep")(function*(): Effect.fn.Return<number> {
+    const sweep = traced("ExpiredRateLimits.sweep")(function*(): Effect.fn.Return<number> {
       return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
     return { tasks: [task], sweep }

@@ -11,6 +11,7 @@ import { clientHeaderName, rateLimitKey, requestClient } from "../../platform/ht
 import { type RequestRate, requestRate } from "../../domain/RequestRate.js"
 import { overRequestRate } from "../domain/OverRequestRate.js"
 import { RateLimitsRepo } from "./RateLimitsRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /**
  * The routes GoTrue puts behind a per-IP limiter, each with a bucket of its own even where several share one
@@ -117,7 +118,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
         }
       })
 
-    const checkKeyed = Effect.fn("RateLimits.check")(function*(
+    const checkKeyed = traced("RateLimits.check")(function*(
       headerName: string,
       route: LimitedRoute
     ): Effect.fn.Return<void, AuthError, HttpServerRequest.HttpServerRequest> {
@@ -156,7 +157,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("auth/RateLimits", 
      * connection's peer. A random link token is never charged: it cannot be guessed, so a client that spent its
      * guesses (or shares a proxy's address with one that did) still follows its links.
      */
-    const chargeGuess = Effect.fn("RateLimits.chargeGuess")(function*(): Effect.fn.Return<void, AuthError, HttpServerRequest.HttpServerRequest> {
+    const chargeGuess = traced("RateLimits.chargeGuess")(function*(): Effect.fn.Return<void, AuthError, HttpServerRequest.HttpServerRequest> {
       const request = yield* HttpServerRequest.HttpServerRequest
       const key = requestClient(request, Option.getOrUndefined(header))
       // Only a request with no socket (never over HTTP) has no peer; nothing can be counted against it.

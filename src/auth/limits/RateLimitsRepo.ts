@@ -5,6 +5,7 @@ import * as Ref from "effect/Ref"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import { type Admission, admitRequest, admitsAny, isRefilled, type RequestRate } from "../../domain/RequestRate.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface RateLimitsRepoShape {
   /**
@@ -39,7 +40,7 @@ export class RateLimitsRepo extends Effect.Service<RateLimitsRepo>()("auth/RateL
     // One statement: the upsert's row lock orders concurrent requests from any number of instances, and its WHERE
     // is admitRequest's test, so a bucket can never be overdrawn; a refusal writes nothing and reads the row back
     // for its Retry-After in the same round trip.
-    const admit = Effect.fn("RateLimitsRepo.admit")(function*(route: string, key: string, nowMs: number, rate: RequestRate) {
+    const admit = traced("RateLimitsRepo.admit")(function*(route: string, key: string, nowMs: number, rate: RequestRate) {
       if (!admitsAny(rate)) return admitRequest(undefined, nowMs, rate)
       const now = sql`${nowMs}::bigint`
       const interval = sql`${rate.intervalMs}::bigint`
@@ -62,7 +63,7 @@ export class RateLimitsRepo extends Effect.Service<RateLimitsRepo>()("auth/RateL
 
     // By the primary key (route, key), at most `limit` rows; a bucket a request is updating is skipped, never
     // waited for (it is being refilled-from anyway).
-    const sweep = Effect.fn("RateLimitsRepo.sweep")(function*(beforeMs: number, limit: number) {
+    const sweep = traced("RateLimitsRepo.sweep")(function*(beforeMs: number, limit: number) {
       const [row] = yield* sql<{ readonly swept: number }>`
         WITH swept AS (
           DELETE FROM ${sql(t.rate_limits)} WHERE (route, key) IN (

@@ -28,6 +28,7 @@ import type { MailTemplateVariables } from "./MailTemplate.js"
 import { MailTemplates } from "./MailTemplates.js"
 import { RecipientSendsRepo } from "./RecipientSendsRepo.js"
 import { type SendChannel, SendQuotaRepo } from "./SendQuotaRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** The built-in body of a mail of `kind` in `texts`' language: its heading, the link (if it has one) and the code. */
 const mailBody = (texts: LocaleTexts, kind: MailKind, url: string | undefined, otp: string) => {
@@ -230,7 +231,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       )
 
     /** A sign-up confirmation, posted (see above). */
-    const confirmation = Effect.fn("AuthMessages.confirmation")(function*(
+    const confirmation = traced("AuthMessages.confirmation")(function*(
       email: string,
       sent: MessageToken,
       redirectTo: string,
@@ -250,7 +251,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     })
 
     /** An invitation: its code is stored in confirmation_token, and its link confirms the address and signs in. */
-    const invite = Effect.fn("AuthMessages.invite")(function*(
+    const invite = traced("AuthMessages.invite")(function*(
       email: string,
       sent: MessageToken,
       redirectTo: string
@@ -269,7 +270,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     })
 
     /** A recovery or magic-link mail, posted (see above): both carry a code stored in recovery_token and a link. */
-    const link = Effect.fn("AuthMessages.link")(function*(
+    const link = traced("AuthMessages.link")(function*(
       kind: "recovery" | "magiclink",
       email: string,
       sent: MessageToken,
@@ -299,7 +300,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
     })
 
     /** One of the change's confirmations, to `to`: the new address, or the current one when both must confirm. */
-    const emailChange = Effect.fn("AuthMessages.emailChange")(function*(
+    const emailChange = traced("AuthMessages.emailChange")(function*(
       to: string,
       change: { readonly email: string; readonly newEmail: string },
       sent: MessageToken,
@@ -319,7 +320,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
       yield* send(to, subjectOf("emailChange", locale), body, "email change", factsOf("email_change", sent, url))
     })
 
-    const reauthentication = Effect.fn("AuthMessages.reauthentication")(function*(
+    const reauthentication = traced("AuthMessages.reauthentication")(function*(
       email: string,
       sent: MessageToken
     ): Effect.fn.Return<void, AuthError> {
@@ -354,7 +355,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
      * Texts the code in the SMS_TEMPLATE body (of the message's locale); the answer is the provider's message id ("test-otp" for a test
      * number, as in GoTrue).
      */
-    const text = Effect.fn("AuthMessages.text")(function*(
+    const text = traced("AuthMessages.text")(function*(
       phone: string,
       sent: MessageToken,
       type: TextType,
@@ -376,7 +377,7 @@ export class AuthMessages extends Effect.Service<AuthMessages>()("auth/AuthMessa
      * would retry as a server fault). The facts name the challenge, which holds the code (the
      * outbox shows the code without judging it: the challenge is not a users column).
      */
-    const mfaText = Effect.fn("AuthMessages.mfaText")(function*(
+    const mfaText = traced("AuthMessages.mfaText")(function*(
       phone: string,
       code: string,
       challenge: { readonly userId: string; readonly challengeId: string },

@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { deleteUpToTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { RecipientSendsRepo } from "./RecipientSendsRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** How often a pass begins, and how long past its expiry it leaves a row (clock skew). */
 export const RECIPIENT_SWEEP_EVERY = Duration.minutes(1)
@@ -27,7 +28,7 @@ export class ExpiredRecipientSends extends Effect.Service<ExpiredRecipientSends>
   effect: Effect.gen(function*() {
     const task = recipientSendTask(yield* RecipientSendsRepo)
     /** One whole pass now, outside the runner. The rows it deleted. */
-    const sweep = Effect.fn("ExpiredRecipientSends.sweep")(function*(): Effect.fn.Return<number> {
+    const sweep = traced("ExpiredRecipientSends.sweep")(function*(): Effect.fn.Return<number> {
       return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
     return { tasks: [task], sweep }

@@ -11,6 +11,7 @@ import { AuthConfig } from "../../config/AuthConfig.js"
 import type { MessageLocale } from "../../domain/MessageLocale.js"
 import type { MailKind } from "./BuiltInTexts.js"
 import { type MailTemplateVariables, renderMailTemplate } from "./MailTemplate.js"
+import { traced } from "../../platform/Traced.js"
 
 /** The mails whose body an operator can replace with a template (MAILER_TEMPLATES_*): every one. */
 export type MailTemplateName = MailKind
@@ -66,7 +67,7 @@ export class MailTemplates extends Effect.Service<MailTemplates>()("auth/MailTem
       timeToLive: Exit.match({ onFailure: () => templateRetryAfter, onSuccess: () => templateMaxAge })
     })
 
-    const render = Effect.fn("MailTemplates.render")(function*(
+    const render = traced("MailTemplates.render")(function*(
       name: MailTemplateName,
       locale: MessageLocale,
       variables: MailTemplateVariables

@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
+import { traced } from "../../platform/Traced.js"
 
 /** One kept message (migration 0013). The facts columns are null for a message that came without them. */
 export interface OutboxRow {
@@ -38,7 +39,7 @@ export class OutboxRepo extends Effect.Service<OutboxRepo>()("auth/OutboxRepo", 
     const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
-    const add = Effect.fn("OutboxRepo.add")(function*(row: OutboxRow, capacity: number) {
+    const add = traced("OutboxRepo.add")(function*(row: OutboxRow, capacity: number) {
       yield* sql`INSERT INTO ${sql(t.outbox)} ${sql.insert({ ...row })}`
       yield* sql`DELETE FROM ${sql(t.outbox)}
         WHERE id <= (SELECT id FROM ${sql(t.outbox)} ORDER BY id DESC OFFSET ${capacity} LIMIT 1)`

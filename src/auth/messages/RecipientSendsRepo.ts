@@ -12,6 +12,7 @@ import {
   recipientRowExpiry
 } from "../domain/RecipientSendWindow.js"
 import type { SendChannel } from "./SendQuotaRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface RecipientSendsRepoShape {
   /**
@@ -49,7 +50,7 @@ export class RecipientSendsRepo extends Effect.Service<RecipientSendsRepo>()("au
     // admitRecipientSend's test (fewer than `limit` sends within the period), so a recipient is never sent more; a
     // refusal writes nothing and reads the row back for its Retry-After in the same round trip. The kept times are
     // the live ones and this one, so a row holds at most `limit` of them.
-    const claim = Effect.fn("RecipientSendsRepo.claim")(function*(channel: SendChannel, recipient: string, nowMs: number, rule: RecipientLimit) {
+    const claim = traced("RecipientSendsRepo.claim")(function*(channel: SendChannel, recipient: string, nowMs: number, rule: RecipientLimit) {
       const limit = Math.floor(rule.limit)
       if (limit < 1) return admitRecipientSend([], nowMs, rule)
       const now = sql`${nowMs}::bigint`
@@ -76,7 +77,7 @@ export class RecipientSendsRepo extends Effect.Service<RecipientSendsRepo>()("au
 
     // One occurrence of the time, cut out by its position (PostgreSQL arrays are 1-based; out-of-range slices are
     // empty). The expiry stays: a row deleted a little later decides nothing meanwhile.
-    const giveBack = Effect.fn("RecipientSendsRepo.giveBack")(function*(channel: SendChannel, recipient: string, atMs: number) {
+    const giveBack = traced("RecipientSendsRepo.giveBack")(function*(channel: SendChannel, recipient: string, atMs: number) {
       const at = sql`${atMs}::bigint`
       yield* sql`UPDATE ${sql(t.recipient_sends)}
         SET sent = sent[:array_position(sent, ${at}) - 1] || sent[array_position(sent, ${at}) + 1:]
@@ -84,7 +85,7 @@ export class RecipientSendsRepo extends Effect.Service<RecipientSendsRepo>()("au
     }, Effect.orDie)
 
     // Through the expires_at index, at most `limit` rows; a row a claim is updating is skipped, never waited for.
-    const sweep = Effect.fn("RecipientSendsRepo.sweep")(function*(beforeMs: number, limit: number) {
+    const sweep = traced("RecipientSendsRepo.sweep")(function*(beforeMs: number, limit: number) {
       const [row] = yield* sql<{ readonly swept: number }>`
         WITH swept AS (
           DELETE FROM ${sql(t.recipient_sends)} WHERE (channel, recipient) IN (

@@ -5,6 +5,7 @@ import * as Ref from "effect/Ref"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import { claimQuota, giveBackQuota, type SendQuotaCount } from "../domain/SendQuotaWindow.js"
+import { traced } from "../../platform/Traced.js"
 
 export type SendChannel = "email" | "sms"
 
@@ -27,7 +28,7 @@ export class SendQuotaRepo extends Effect.Service<SendQuotaRepo>()("auth/SendQuo
 
     // One statement: the row lock of the upsert orders concurrent claims from any number of instances, and the
     // WHERE refuses the one past the limit, so the count can never overshoot. claimQuota is the same rule.
-    const claim = Effect.fn("SendQuotaRepo.claim")(function*(channel: SendChannel, windowStart: Date, limit: number) {
+    const claim = traced("SendQuotaRepo.claim")(function*(channel: SendChannel, windowStart: Date, limit: number) {
       if (limit < 1) return false
       const rows = yield* sql`INSERT INTO ${sql(t.send_quotas)} AS q (channel, window_start, sent)
         VALUES (${channel}, ${windowStart}, 1)
@@ -39,7 +40,7 @@ export class SendQuotaRepo extends Effect.Service<SendQuotaRepo>()("auth/SendQuo
       return rows.length > 0
     }, Effect.orDie)
 
-    const giveBack = Effect.fn("SendQuotaRepo.giveBack")(function*(channel: SendChannel, windowStart: Date) {
+    const giveBack = traced("SendQuotaRepo.giveBack")(function*(channel: SendChannel, windowStart: Date) {
       yield* sql`UPDATE ${sql(t.send_quotas)} SET sent = sent - 1
         WHERE channel = ${channel} AND window_start = ${windowStart} AND sent > 0`
     }, Effect.orDie)

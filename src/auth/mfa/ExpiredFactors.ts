@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { type HousekeepingTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { FactorsRepo } from "../factors/FactorsRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /**
  * How long a challenge, and a factor never verified, is kept: a day, as GoTrue's cleanup. A challenge expires within
@@ -33,7 +34,7 @@ export class ExpiredFactors extends Effect.Service<ExpiredFactors>()("auth/Expir
   effect: Effect.gen(function*() {
     const task = factorTask(yield* FactorsRepo)
     /** One whole pass now, outside the runner. The rows it deleted. */
-    const sweep = Effect.fn("ExpiredFactors.sweep")(function*(): Effect.fn.Return<number> {
+    const sweep = traced("ExpiredFactors.sweep")(function*(): Effect.fn.Return<number> {
       return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
     return { tasks: [task], sweep }

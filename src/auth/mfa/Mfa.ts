@@ -26,6 +26,7 @@ import { type AuditActor, AuditLog } from "../users/AuditLog.js"
 import { factorJson } from "../users/UserJson.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 import { pathUser } from "../users/PathUser.js"
+import { traced } from "../../platform/Traced.js"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const NIL_UUID = "00000000-0000-0000-0000-000000000000"
@@ -108,7 +109,7 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
         : Effect.void
 
     /** GoTrue's loadFactor for the caller: a malformed id, a missing factor and someone else's are all 404. */
-    const load = Effect.fn("Mfa.load")(function*(caller: Caller, rawFactorId: string): Effect.fn.Return<FactorRow, AuthError> {
+    const load = traced("Mfa.load")(function*(caller: Caller, rawFactorId: string): Effect.fn.Return<FactorRow, AuthError> {
       yield* notAnonymous(caller.user)
       if (!UUID.test(rawFactorId)) return yield* AuthError.of(404, "validation_failed", "factor_id must be an UUID")
       const id = rawFactorId.toLowerCase()
@@ -117,7 +118,7 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
       return factor
     })
 
-    const enroll = Effect.fn("Mfa.enroll")(function*(caller: Caller, request: EnrollRequest): Effect.fn.Return<Enrolled, AuthError> {
+    const enroll = traced("Mfa.enroll")(function*(caller: Caller, request: EnrollRequest): Effect.fn.Return<Enrolled, AuthError> {
       const { user } = caller
       yield* notAnonymous(user)
       if (caller.sessionId === undefined) {
@@ -147,7 +148,7 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
       return { id, type, friendly_name: request.friendlyName, ...created.answer }
     })
 
-    const challenge = Effect.fn("Mfa.challenge")(function*(
+    const challenge = traced("Mfa.challenge")(function*(
       caller: Caller,
       factor: FactorRow,
       body: ChallengeBody | null,
@@ -178,7 +179,7 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
       return { id: challengeId, type: factor.factor_type, expires_at: expiresAt, ...made.answer }
     })
 
-    const verify = Effect.fn("Mfa.verify")(function*(
+    const verify = traced("Mfa.verify")(function*(
       caller: Caller,
       factor: FactorRow,
       request: VerifyRequest,
@@ -258,7 +259,7 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
       return yield* tokens.respond(outcome.started)
     })
 
-    const unenroll = Effect.fn("Mfa.unenroll")(function*(
+    const unenroll = traced("Mfa.unenroll")(function*(
       caller: Caller,
       factor: FactorRow
     ): Effect.fn.Return<{ readonly id: string }, AuthError> {
@@ -300,12 +301,12 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
         return { user, factor }
       })
 
-    const adminList = Effect.fn("Mfa.adminList")(function*(rawUserId: string): Effect.fn.Return<ReadonlyArray<Factor>, AuthError> {
+    const adminList = traced("Mfa.adminList")(function*(rawUserId: string): Effect.fn.Return<ReadonlyArray<Factor>, AuthError> {
       const user = yield* loadUser(rawUserId)
       return (yield* repo.forUser(user.id)).map(factorJson)
     })
 
-    const adminUpdate = Effect.fn("Mfa.adminUpdate")(function*(
+    const adminUpdate = traced("Mfa.adminUpdate")(function*(
       rawUserId: string,
       rawFactorId: string,
       request: AdminFactorUpdate,
@@ -331,7 +332,7 @@ export class Mfa extends Effect.Service<Mfa>()("auth/Mfa", {
       return yield* Option.match(updated, { onNone: () => Effect.fail(factorNotFound), onSome: (row) => Effect.succeed(factorJson(row)) })
     })
 
-    const adminDelete = Effect.fn("Mfa.adminDelete")(function*(
+    const adminDelete = traced("Mfa.adminDelete")(function*(
       rawUserId: string,
       rawFactorId: string,
       actor: AuditActor

@@ -12,6 +12,7 @@ import { textChannel } from "../domain/TextChannel.js"
 import type { FactorKind } from "../factors/FactorKind.js"
 import { FactorsRepo } from "../factors/FactorsRepo.js"
 import { AuthMessages } from "../messages/AuthMessages.js"
+import { traced } from "../../platform/Traced.js"
 
 const badJson = AuthError.of(400, "bad_json", "Could not parse request body as JSON: unexpected end of JSON input")
 
@@ -30,7 +31,7 @@ export class PhoneFactor extends Effect.Service<PhoneFactor>()("auth/PhoneFactor
 
     const kind: FactorKind = {
       type: "phone",
-      beforeEnroll: Effect.fn("PhoneFactor.beforeEnroll")(function*({ factors, phone, user }) {
+      beforeEnroll: traced("PhoneFactor.beforeEnroll")(function*({ factors, phone, user }) {
         if (phone === "") return yield* AuthError.validation("Phone number required to enroll Phone factor")
         const digits = normalizePhone(phone)
         if (Option.isNone(digits)) return yield* AuthError.validation(invalidPhoneMessage)
@@ -44,7 +45,7 @@ export class PhoneFactor extends Effect.Service<PhoneFactor>()("auth/PhoneFactor
       // The answer names the number exactly as sent; the factor stores its digits.
       enroll: ({ phone }) =>
         Effect.succeed({ secret: null, phone: Option.getOrElse(normalizePhone(phone), () => phone), answer: { phone } }),
-      challenge: Effect.fn("PhoneFactor.challenge")(function*({ body, challengeId, factor, now }) {
+      challenge: traced("PhoneFactor.challenge")(function*({ body, challengeId, factor, now }) {
         if (body === null) return yield* badJson
         const channel = yield* Either.match(textChannel(body.channel, whatsappAvailable), {
           onLeft: Effect.fail,

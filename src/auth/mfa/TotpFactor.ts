@@ -9,6 +9,7 @@ import { requireCode } from "../domain/FactorChallenge.js"
 import type { FactorKind } from "../factors/FactorKind.js"
 import { FactorsRepo } from "../factors/FactorsRepo.js"
 import { qrCodeSvg } from "../factors/QrCode.js"
+import { traced } from "../../platform/Traced.js"
 
 const invalidCode = AuthError.of(422, "mfa_verification_failed", "Invalid TOTP code entered")
 
@@ -26,7 +27,7 @@ export class TotpFactor extends Effect.Service<TotpFactor>()("auth/TotpFactor", 
     const kind: FactorKind = {
       type: "totp",
       beforeEnroll: () => Effect.void,
-      enroll: Effect.fn("TotpFactor.enroll")(function*({ issuer, user }) {
+      enroll: traced("TotpFactor.enroll")(function*({ issuer, user }) {
         const chosen = issuer !== "" ? Option.some(issuer) : defaultIssuer(config.siteUrl)
         if (Option.isNone(chosen)) return yield* AuthError.of(500, "unexpected_failure", "site url is improperly formatted")
         const secret = totpSecret(yield* random.bytes(TOTP_SECRET_BYTES))
@@ -44,7 +45,7 @@ export class TotpFactor extends Effect.Service<TotpFactor>()("auth/TotpFactor", 
       // GoTrue writes "" as a TOTP challenge's otp_code; the body is never read.
       challenge: () => Effect.succeed({ otpCode: "", webAuthnSessionData: null, answer: {} }),
       checkVerifyRequest: requireCode,
-      verify: Effect.fn("TotpFactor.verify")(function*({ code, factor, now }) {
+      verify: traced("TotpFactor.verify")(function*({ code, factor, now }) {
         const match = verifyTotp(factor.secret ?? "", code, now)
         if (Option.isNone(match)) return { _tag: "Rejected", error: invalidCode } as const
         if (isTotpReplay(yield* repo.lastTotpStep(factor.id), match.value.timeStep)) {

@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { deleteUpToTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { OAuthServerRepo } from "./OAuthServerRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** How often a pass begins. */
 export const SWEEP_EVERY = Duration.minutes(10)
@@ -21,7 +22,7 @@ export class ExpiredOAuthAuthorizations extends Effect.Service<ExpiredOAuthAutho
     const repo = yield* OAuthServerRepo
     const task = deleteUpToTask("oauth_authorizations", SWEEP_EVERY, BATCH, (now, limit) => repo.sweepAuthorizations(now, limit))
     /** One whole pass now, outside the runner. The rows it marked or deleted. */
-    const sweep = Effect.fn("ExpiredOAuthAuthorizations.sweep")(function*(): Effect.fn.Return<number> {
+    const sweep = traced("ExpiredOAuthAuthorizations.sweep")(function*(): Effect.fn.Return<number> {
       return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
     return { tasks: [task], sweep }

@@ -41,6 +41,7 @@ import { Sessions } from "../sessions/Sessions.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 import { type OAuthAuthorizationRow, type OAuthClientRow, OAuthServerRepo } from "./OAuthServerRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface OAuthTokenResponse {
   readonly access_token: string
@@ -115,7 +116,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
 
     // ---- clients ---------------------------------------------------------------------------------------------------
 
-    const register = Effect.fn("OAuthServer.register")(function*(body: unknown, registrationType: "dynamic" | "manual") {
+    const register = traced("OAuthServer.register")(function*(body: unknown, registrationType: "dynamic" | "manual") {
       const params = readRegisterBody(body)
       if (params === undefined) return yield* AuthError.of(400, "bad_json", "Invalid JSON body")
       const problem = registerProblem(params)
@@ -147,16 +148,16 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
         ? Effect.flatMap(repo.findClient(clientId.toLowerCase()), foundClient)
         : Effect.fail(AuthError.validation("invalid client_id format"))
 
-    const getClient = Effect.fn("OAuthServer.getClient")(function*(clientId: string) {
+    const getClient = traced("OAuthServer.getClient")(function*(clientId: string) {
       return clientJson(yield* loadClient(clientId))
     })
 
-    const listClients = Effect.fn("OAuthServer.listClients")(function*(page: { readonly page: number; readonly perPage: number } | undefined) {
+    const listClients = traced("OAuthServer.listClients")(function*(page: { readonly page: number; readonly perPage: number } | undefined) {
       const found = yield* repo.listClients(page === undefined ? undefined : { limit: page.perPage, offset: (page.page - 1) * page.perPage })
       return { clients: found.clients.map((row) => clientJson(row)), total: found.total }
     })
 
-    const updateClient = Effect.fn("OAuthServer.updateClient")(function*(clientId: string, body: unknown) {
+    const updateClient = traced("OAuthServer.updateClient")(function*(clientId: string, body: unknown) {
       const client = yield* loadClient(clientId)
       const params = readUpdateBody(body)
       if (params === undefined) return yield* AuthError.of(400, "bad_json", "Invalid JSON body")
@@ -166,12 +167,12 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       return clientJson(yield* foundClient(updated))
     })
 
-    const deleteClient = Effect.fn("OAuthServer.deleteClient")(function*(clientId: string) {
+    const deleteClient = traced("OAuthServer.deleteClient")(function*(clientId: string) {
       const client = yield* loadClient(clientId)
       yield* repo.deleteClient(client.id, yield* now)
     })
 
-    const regenerateSecret = Effect.fn("OAuthServer.regenerateSecret")(function*(clientId: string) {
+    const regenerateSecret = traced("OAuthServer.regenerateSecret")(function*(clientId: string) {
       const client = yield* loadClient(clientId)
       if (client.client_type !== "confidential") return yield* AuthError.validation("Cannot regenerate secret for public client")
       const secret = yield* newSecret
@@ -182,7 +183,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
     // ---- authorization ---------------------------------------------------------------------------------------------
 
     /** GET /oauth/authorize: the Location to send the browser to (the consent page, or the client with an error). */
-    const authorize = Effect.fn("OAuthServer.authorize")(function*(request: OAuthAuthorizationRequest) {
+    const authorize = traced("OAuthServer.authorize")(function*(request: OAuthAuthorizationRequest) {
       if (request.client_id === "") return yield* AuthError.validation("client_id is required")
       if (request.redirect_uri === "") return yield* AuthError.validation("redirect_uri is required")
       if (!UUID_PATTERN.test(request.client_id)) return yield* AuthError.of(400, "oauth_client_not_found", "invalid client_id format")
@@ -244,7 +245,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       })
 
     /** GET /oauth/authorizations/{id}: the request's details for the consent page, or a redirect when already consented. */
-    const details = Effect.fn("OAuthServer.details")(function*(user: UserRow, authorizationId: string, origin: string | undefined) {
+    const details = traced("OAuthServer.details")(function*(user: UserRow, authorizationId: string, origin: string | undefined) {
       yield* checkOrigin(origin)
       const at = yield* now
       type Outcome =
@@ -285,7 +286,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
     })
 
     /** POST /oauth/authorizations/{id}/consent. */
-    const consent = Effect.fn("OAuthServer.consent")(function*(user: UserRow, authorizationId: string, body: unknown, origin: string | undefined) {
+    const consent = traced("OAuthServer.consent")(function*(user: UserRow, authorizationId: string, body: unknown, origin: string | undefined) {
       yield* checkOrigin(origin)
       if (typeof body !== "object" || body === null || Array.isArray(body)) return yield* AuthError.of(400, "bad_json", "invalid JSON body")
       const action = (body as Record<string, unknown>)["action"]
@@ -345,7 +346,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       })
 
     /** POST /oauth/token. */
-    const token = Effect.fn("OAuthServer.token")(function*(request: OAuthTokenRequest) {
+    const token = traced("OAuthServer.token")(function*(request: OAuthTokenRequest) {
       const client = yield* authenticateClient(request)
       const fields = readTokenBody(request)
       if (fields === "bad_json") return yield* AuthError.oauth("invalid_request", "Invalid JSON body")
@@ -448,12 +449,12 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
 
     // ---- userinfo and grants ---------------------------------------------------------------------------------------
 
-    const userInfo = Effect.fn("OAuthServer.userInfo")(function*(user: UserRow, sessionId: string | undefined) {
+    const userInfo = traced("OAuthServer.userInfo")(function*(user: UserRow, sessionId: string | undefined) {
       const grant = sessionId === undefined ? Option.none() : yield* sessionGrants.sessionGrant(sessionId)
       return userInfoClaims(user, Option.match(grant, { onNone: () => null, onSome: (g) => g.scopes }))
     })
 
-    const grants = Effect.fn("OAuthServer.grants")(function*(user: UserRow) {
+    const grants = traced("OAuthServer.grants")(function*(user: UserRow) {
       const rows = yield* repo.grantsOf(user.id)
       return rows.map((row) => ({
         client: clientDetails({ id: row.client_id, client_name: row.client_name, client_uri: row.client_uri, logo_uri: row.logo_uri }),
@@ -462,7 +463,7 @@ export class OAuthServer extends Effect.Service<OAuthServer>()("auth/OAuthServer
       }))
     })
 
-    const revokeGrant = Effect.fn("OAuthServer.revokeGrant")(function*(user: UserRow, clientId: string) {
+    const revokeGrant = traced("OAuthServer.revokeGrant")(function*(user: UserRow, clientId: string) {
       if (clientId === "") return yield* AuthError.validation("client_id query parameter is required")
       if (!UUID_PATTERN.test(clientId)) return yield* AuthError.validation("invalid client_id format")
       const at = yield* now

@@ -4,6 +4,7 @@ import * as Option from "effect/Option"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import type { OAuthClientChanges } from "../domain/OAuthClientRules.js"
 import { authTables } from "../AuthTables.js"
+import { traced } from "../../platform/Traced.js"
 
 /** An oauth_clients row. GoTrue keeps the redirect URIs and grant types comma-joined. */
 export interface OAuthClientRow {
@@ -117,7 +118,7 @@ export class OAuthServerRepo extends Effect.Service<OAuthServerRepo>()("auth/OAu
     const clientColumns = sql.unsafe(CLIENT_COLUMNS.map((c) => `c.${c}`).join(", "))
     const authorizationColumns = sql.unsafe(AUTHORIZATION_COLUMNS.map((c) => `a.${c}`).join(", "))
 
-    const insertClient = Effect.fn("OAuthServerRepo.insertClient")(function*(client: NewOAuthClient) {
+    const insertClient = traced("OAuthServerRepo.insertClient")(function*(client: NewOAuthClient) {
       const rows = yield* sql<OAuthClientRow>`INSERT INTO ${sql(t.oauth_clients)} AS c (id, client_secret_hash, registration_type,
           redirect_uris, grant_types, client_name, client_uri, logo_uri, created_at, updated_at, client_type, token_endpoint_auth_method)
         VALUES (${client.id}, ${client.secretHash ?? ""}, ${client.registrationType}, ${client.redirectUris.join(",")},
@@ -128,13 +129,13 @@ export class OAuthServerRepo extends Effect.Service<OAuthServerRepo>()("auth/OAu
     }, Effect.orDie)
 
     /** A client that is not deleted. */
-    const findClient = Effect.fn("OAuthServerRepo.findClient")(function*(id: string) {
+    const findClient = traced("OAuthServerRepo.findClient")(function*(id: string) {
       const rows = yield* sql<OAuthClientRow>`SELECT ${clientColumns} FROM ${sql(t.oauth_clients)} c
         WHERE c.id = ${id} AND c.deleted_at IS NULL`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const listClients = Effect.fn("OAuthServerRepo.listClients")(function*(page: { readonly limit: number; readonly offset: number } | undefined) {
+    const listClients = traced("OAuthServerRepo.listClients")(function*(page: { readonly limit: number; readonly offset: number } | undefined) {
       const rows = page === undefined
         ? yield* sql<OAuthClientRow>`SELECT ${clientColumns} FROM ${sql(t.oauth_clients)} c
             WHERE c.deleted_at IS NULL ORDER BY c.created_at DESC, c.id`
@@ -144,7 +145,7 @@ export class OAuthServerRepo extends Effect.Service<OAuthServerRepo>()("auth/OAu
       return { clients: rows, total: count?.n ?? 0 }
     }, Effect.orDie)
 
-    const updateClient = Effect.fn("OAuthServerRepo.updateClient")(function*(id: string, changes: OAuthClientChanges, now: Date) {
+    const updateClient = traced("OAuthServerRepo.updateClient")(function*(id: string, changes: OAuthClientChanges, now: Date) {
       // A field left out keeps its value; "" clears a name or URI to NULL, as GoTrue's StringPtr does.
       const rows = yield* sql<OAuthClientRow>`UPDATE ${sql(t.oauth_clients)} AS c SET
           redirect_uris = COALESCE(${changes.redirectUris === undefined ? null : changes.redirectUris.join(",")}, c.redirect_uris),
@@ -159,18 +160,18 @@ export class OAuthServerRepo extends Effect.Service<OAuthServerRepo>()("auth/OAu
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const setClientSecret = Effect.fn("OAuthServerRepo.setClientSecret")(function*(id: string, hash: string, now: Date) {
+    const setClientSecret = traced("OAuthServerRepo.setClientSecret")(function*(id: string, hash: string, now: Date) {
       const rows = yield* sql<OAuthClientRow>`UPDATE ${sql(t.oauth_clients)} AS c SET client_secret_hash = ${hash}, updated_at = ${now}
         WHERE c.id = ${id} AND c.deleted_at IS NULL RETURNING ${clientColumns}`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
     /** Soft delete, as GoTrue: the client's consents and sessions stay. */
-    const deleteClient = Effect.fn("OAuthServerRepo.deleteClient")(function*(id: string, now: Date) {
+    const deleteClient = traced("OAuthServerRepo.deleteClient")(function*(id: string, now: Date) {
       yield* sql`UPDATE ${sql(t.oauth_clients)} SET deleted_at = ${now}, updated_at = ${now} WHERE id = ${id} AND deleted_at IS NULL`
     }, Effect.orDie)
 
-    const insertAuthorization = Effect.fn("OAuthServerRepo.insertAuthorization")(function*(a: NewOAuthAuthorization) {
+    const insertAuthorization = traced("OAuthServerRepo.insertAuthorization")(function*(a: NewOAuthAuthorization) {
       yield* sql`INSERT INTO ${sql(t.oauth_authorizations)} (id, authorization_id, client_id, user_id, redirect_uri, scope, state,
           resource, code_challenge, code_challenge_method, response_type, status, created_at, expires_at, nonce)
         VALUES (${a.id}, ${a.authorizationId}, ${a.clientId}, NULL, ${a.redirectUri}, ${a.scope}, ${orNull(a.state)},
@@ -179,46 +180,46 @@ export class OAuthServerRepo extends Effect.Service<OAuthServerRepo>()("auth/OAu
     }, Effect.orDie)
 
     /** The authorization locked until the transaction ends; one another transaction holds is not found (SKIP LOCKED). */
-    const lockAuthorization = Effect.fn("OAuthServerRepo.lockAuthorization")(function*(authorizationId: string) {
+    const lockAuthorization = traced("OAuthServerRepo.lockAuthorization")(function*(authorizationId: string) {
       const rows = yield* sql<OAuthAuthorizationRow>`SELECT ${authorizationColumns} FROM ${sql(t.oauth_authorizations)} a
         WHERE a.authorization_id = ${authorizationId} FOR UPDATE SKIP LOCKED`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
     /** The approved authorization holding `code`, unlocked (the exchange locks it again by id in its transaction). */
-    const findByCode = Effect.fn("OAuthServerRepo.findByCode")(function*(code: string) {
+    const findByCode = traced("OAuthServerRepo.findByCode")(function*(code: string) {
       const rows = yield* sql<OAuthAuthorizationRow>`SELECT ${authorizationColumns} FROM ${sql(t.oauth_authorizations)} a
         WHERE a.authorization_code = ${code} AND a.status = 'approved'`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
     /** Deletes the authorization (a code is used once); false when another exchange holds or took it. */
-    const consumeAuthorization = Effect.fn("OAuthServerRepo.consumeAuthorization")(function*(id: string) {
+    const consumeAuthorization = traced("OAuthServerRepo.consumeAuthorization")(function*(id: string) {
       const rows = yield* sql`DELETE FROM ${sql(t.oauth_authorizations)} WHERE id IN (
           SELECT id FROM ${sql(t.oauth_authorizations)} WHERE id = ${id} FOR UPDATE SKIP LOCKED
         ) RETURNING 1`
       return rows.length === 1
     }, Effect.orDie)
 
-    const markExpired = Effect.fn("OAuthServerRepo.markExpired")(function*(id: string) {
+    const markExpired = traced("OAuthServerRepo.markExpired")(function*(id: string) {
       yield* sql`UPDATE ${sql(t.oauth_authorizations)} SET status = 'expired' WHERE id = ${id}`
     }, Effect.orDie)
 
-    const setAuthorizationUser = Effect.fn("OAuthServerRepo.setAuthorizationUser")(function*(id: string, userId: string) {
+    const setAuthorizationUser = traced("OAuthServerRepo.setAuthorizationUser")(function*(id: string, userId: string) {
       yield* sql`UPDATE ${sql(t.oauth_authorizations)} SET user_id = ${userId} WHERE id = ${id}`
     }, Effect.orDie)
 
-    const approve = Effect.fn("OAuthServerRepo.approve")(function*(id: string, code: string, now: Date) {
+    const approve = traced("OAuthServerRepo.approve")(function*(id: string, code: string, now: Date) {
       yield* sql`UPDATE ${sql(t.oauth_authorizations)} SET status = 'approved', approved_at = ${now}, authorization_code = ${code}
         WHERE id = ${id}`
     }, Effect.orDie)
 
-    const deny = Effect.fn("OAuthServerRepo.deny")(function*(id: string) {
+    const deny = traced("OAuthServerRepo.deny")(function*(id: string) {
       yield* sql`UPDATE ${sql(t.oauth_authorizations)} SET status = 'denied' WHERE id = ${id}`
     }, Effect.orDie)
 
     /** Marks pending requests past their expiry, and deletes unused ones a day past it; how many rows it touched. */
-    const sweepAuthorizations = Effect.fn("OAuthServerRepo.sweepAuthorizations")(function*(now: Date, limit: number) {
+    const sweepAuthorizations = traced("OAuthServerRepo.sweepAuthorizations")(function*(now: Date, limit: number) {
       const dayBefore = new Date(now.getTime() - 86_400_000)
       const expired = yield* sql`UPDATE ${sql(t.oauth_authorizations)} SET status = 'expired' WHERE id IN (
           SELECT id FROM ${sql(t.oauth_authorizations)} WHERE status = 'pending' AND expires_at < ${now}
@@ -230,21 +231,21 @@ export class OAuthServerRepo extends Effect.Service<OAuthServerRepo>()("auth/OAu
       return expired.length + deleted.length
     }, Effect.orDie)
 
-    const activeConsent = Effect.fn("OAuthServerRepo.activeConsent")(function*(userId: string, clientId: string) {
+    const activeConsent = traced("OAuthServerRepo.activeConsent")(function*(userId: string, clientId: string) {
       const rows = yield* sql<OAuthConsentRow>`SELECT id, user_id, client_id, scopes, granted_at, revoked_at
         FROM ${sql(t.oauth_consents)} WHERE user_id = ${userId} AND client_id = ${clientId} AND revoked_at IS NULL`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
     /** GoTrue's UpsertOAuthServerConsent: the scopes replaced, granted now, no longer revoked. */
-    const upsertConsent = Effect.fn("OAuthServerRepo.upsertConsent")(function*(id: string, userId: string, clientId: string, scopes: string, now: Date) {
+    const upsertConsent = traced("OAuthServerRepo.upsertConsent")(function*(id: string, userId: string, clientId: string, scopes: string, now: Date) {
       yield* sql`INSERT INTO ${sql(t.oauth_consents)} (id, user_id, client_id, scopes, granted_at)
         VALUES (${id}, ${userId}, ${clientId}, ${scopes}, ${now})
         ON CONFLICT (user_id, client_id) DO UPDATE SET scopes = EXCLUDED.scopes, granted_at = EXCLUDED.granted_at, revoked_at = NULL`
     }, Effect.orDie)
 
     /** The user's active consents, newest first, with their (not deleted) clients. */
-    const grantsOf = Effect.fn("OAuthServerRepo.grantsOf")(function*(userId: string) {
+    const grantsOf = traced("OAuthServerRepo.grantsOf")(function*(userId: string) {
       return yield* sql<OAuthGrantRow>`SELECT o.client_id, o.scopes, o.granted_at, c.client_name, c.client_uri, c.logo_uri
         FROM ${sql(t.oauth_consents)} o JOIN ${sql(t.oauth_clients)} c ON c.id = o.client_id AND c.deleted_at IS NULL
         WHERE o.user_id = ${userId} AND o.revoked_at IS NULL ORDER BY o.granted_at DESC`
@@ -255,7 +256,7 @@ export class OAuthServerRepo extends Effect.Service<OAuthServerRepo>()("auth/OAu
      * requests to it still in flight (codes approved but not exchanged, requests the user opened), so no code
      * outlives the grant; false when none was active.
      */
-    const revokeConsent = Effect.fn("OAuthServerRepo.revokeConsent")(function*(userId: string, clientId: string, now: Date) {
+    const revokeConsent = traced("OAuthServerRepo.revokeConsent")(function*(userId: string, clientId: string, now: Date) {
       const rows = yield* sql`UPDATE ${sql(t.oauth_consents)} SET revoked_at = ${now}
         WHERE user_id = ${userId} AND client_id = ${clientId} AND revoked_at IS NULL RETURNING 1`
       if (rows.length === 0) return false

@@ -18,6 +18,7 @@ import { adminTokenCheck } from "../http/AdminAuthenticatedLive.js"
 import { bearerToken } from "../../platform/http/Bearer.js"
 import { SessionsRepo } from "../sessions/SessionsRepo.js"
 import { OAuthServer } from "./OAuthServer.js"
+import { traced } from "../../platform/Traced.js"
 
 /** RFC 7662 §2.3 / RFC 6749 §5.2: a caller that did not authenticate. Why is not said: it would help a guesser. */
 const unauthenticated = () =>
@@ -67,7 +68,7 @@ export class TokenIntrospection extends Effect.Service<TokenIntrospection>()("au
       })
 
     /** POST /oauth/introspect: the caller first, then the token. */
-    const introspect = Effect.fn("TokenIntrospection.introspect")(function*(request: OAuthTokenRequest): Effect.fn.Return<IntrospectionAnswer, AuthError> {
+    const introspect = traced("TokenIntrospection.introspect")(function*(request: OAuthTokenRequest): Effect.fn.Return<IntrospectionAnswer, AuthError> {
       yield* authenticate(request)
       const fields = readIntrospectionBody(request.contentType, request.body)
       if (fields === undefined) return yield* AuthError.oauth("invalid_request", "The request body cannot be read")

@@ -23,6 +23,7 @@ import { PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface OtpRequest {
   readonly email?: string | null | undefined
@@ -134,7 +135,7 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
         return sent.messageId === undefined ? {} : { message_id: sent.messageId }
       })
 
-    const otp = Effect.fn("Otp.otp")(function*(request: OtpRequest): Effect.fn.Return<OtpSent, AuthError> {
+    const otp = traced("Otp.otp")(function*(request: OtpRequest): Effect.fn.Return<OtpSent, AuthError> {
       const at = new Date(yield* Clock.currentTimeMillis)
       const email = request.email ?? ""
       const phone = request.phone ?? ""
@@ -154,7 +155,7 @@ export class Otp extends Effect.Service<Otp>()("auth/Otp", {
     })
 
     /** POST /magiclink: /otp's email path, always creating the user. */
-    const magiclink = Effect.fn("Otp.magiclink")(function*(request: OtpRequest): Effect.fn.Return<OtpSent, AuthError> {
+    const magiclink = traced("Otp.magiclink")(function*(request: OtpRequest): Effect.fn.Return<OtpSent, AuthError> {
       if ((request.email ?? "") === "") return yield* AuthError.validation("Password recovery requires an email")
       return yield* otp({
         email: request.email,

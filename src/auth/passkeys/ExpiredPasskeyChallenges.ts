@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { deleteUpToTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { PasskeyCredentialsRepo } from "../webauthn/PasskeyCredentialsRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** How often a pass begins. */
 export const SWEEP_EVERY = Duration.minutes(10)
@@ -21,7 +22,7 @@ export class ExpiredPasskeyChallenges extends Effect.Service<ExpiredPasskeyChall
     const repo = yield* PasskeyCredentialsRepo
     const task = deleteUpToTask("webauthn_challenges", SWEEP_EVERY, BATCH, (now, limit) => repo.sweepChallenges(now, limit))
     /** One whole pass now, outside the runner. How many rows it deleted. */
-    const sweep = Effect.fn("ExpiredPasskeyChallenges.sweep")(function*(): Effect.fn.Return<number> {
+    const sweep = traced("ExpiredPasskeyChallenges.sweep")(function*(): Effect.fn.Return<number> {
       return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
     return { tasks: [task], sweep }

@@ -33,6 +33,7 @@ import {
   sessionChallenge
 } from "../webauthn/WebAuthnOptions.js"
 import { pathUser } from "../users/PathUser.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A passkey as GoTrue lists it: no name when it has none, no last use before the first sign-in. */
 export interface PasskeyItem {
@@ -156,7 +157,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("auth/Passkeys", {
         return challenge
       })
 
-    const registrationOptions = Effect.fn("Passkeys.registrationOptions")(function*(
+    const registrationOptions = traced("Passkeys.registrationOptions")(function*(
       caller: Caller
     ): Effect.fn.Return<PasskeyCeremony<CreationOptionsJson>, AuthError> {
       yield* mayRegister(caller)
@@ -174,7 +175,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("auth/Passkeys", {
       return yield* begin("registration", user.id, ceremony, at)
     })
 
-    const registrationVerify = Effect.fn("Passkeys.registrationVerify")(function*(
+    const registrationVerify = traced("Passkeys.registrationVerify")(function*(
       caller: Caller,
       answer: PasskeyAnswer
     ): Effect.fn.Return<PasskeyItem, AuthError> {
@@ -212,7 +213,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("auth/Passkeys", {
       return { id: item.id, ...(item.friendly_name === undefined ? {} : { friendly_name: item.friendly_name }), created_at: item.created_at }
     })
 
-    const authenticationOptions = Effect.fn("Passkeys.authenticationOptions")(function*(): Effect.fn.Return<
+    const authenticationOptions = traced("Passkeys.authenticationOptions")(function*(): Effect.fn.Return<
       PasskeyCeremony<RequestOptionsJson>
     > {
       const at = yield* now
@@ -241,7 +242,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("auth/Passkeys", {
       return Effect.void
     }
 
-    const authenticationVerify = Effect.fn("Passkeys.authenticationVerify")(function*(
+    const authenticationVerify = traced("Passkeys.authenticationVerify")(function*(
       answer: PasskeyAnswer
     ): Effect.fn.Return<Session, AuthError> {
       const at = yield* now
@@ -261,11 +262,11 @@ export class Passkeys extends Effect.Service<Passkeys>()("auth/Passkeys", {
       ))
     })
 
-    const list = Effect.fn("Passkeys.list")(function*(userId: string): Effect.fn.Return<ReadonlyArray<PasskeyItem>> {
+    const list = traced("Passkeys.list")(function*(userId: string): Effect.fn.Return<ReadonlyArray<PasskeyItem>> {
       return (yield* repo.forUser(userId)).map(itemOf)
     })
 
-    const rename = Effect.fn("Passkeys.rename")(function*(
+    const rename = traced("Passkeys.rename")(function*(
       user: UserRow,
       rawId: string,
       friendlyName: string | null | undefined
@@ -286,7 +287,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("auth/Passkeys", {
       return itemOf(renamed)
     })
 
-    const remove = Effect.fn("Passkeys.remove")(function*(caller: Caller, rawId: string): Effect.fn.Return<void, AuthError> {
+    const remove = traced("Passkeys.remove")(function*(caller: Caller, rawId: string): Effect.fn.Return<void, AuthError> {
       yield* requireAal(caller.factors, caller.session)
       if (!UUID.test(rawId)) return yield* passkeyNotFound()
       yield* commit(Effect.gen(function*() {
@@ -297,12 +298,12 @@ export class Passkeys extends Effect.Service<Passkeys>()("auth/Passkeys", {
 
     const loadUser = (rawUserId: string) => pathUser(users, rawUserId)
 
-    const adminList = Effect.fn("Passkeys.adminList")(function*(rawUserId: string): Effect.fn.Return<ReadonlyArray<PasskeyItem>, AuthError> {
+    const adminList = traced("Passkeys.adminList")(function*(rawUserId: string): Effect.fn.Return<ReadonlyArray<PasskeyItem>, AuthError> {
       const user = yield* loadUser(rawUserId)
       return yield* list(user.id)
     })
 
-    const adminRemove = Effect.fn("Passkeys.adminRemove")(function*(
+    const adminRemove = traced("Passkeys.adminRemove")(function*(
       rawUserId: string,
       rawId: string,
       actor: AuditActor

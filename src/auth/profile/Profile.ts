@@ -34,6 +34,7 @@ import { type IssuedToken, PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type UserPatch, UsersRepo } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface UserUpdate {
   readonly email?: string | null | undefined
@@ -83,7 +84,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       Effect.map(identities.forUser(user.id), (rows) => userJson(user, rows, factors))
 
     // The caller's identities and factors were read with the user by the bearer check: nothing left to query.
-    const get = Effect.fn("Profile.get")(function*(
+    const get = traced("Profile.get")(function*(
       user: UserRow,
       rows: ReadonlyArray<IdentityRow>,
       factors: ReadonlyArray<FactorRow>
@@ -125,7 +126,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
         })
       })
 
-    const update = Effect.fn("Profile.update")(function*(
+    const update = traced("Profile.update")(function*(
       { factors, session, sessionId, user }: Pick<CurrentUser["Type"], "user" | "sessionId" | "session" | "factors">,
       request: UserUpdate
     ): Effect.fn.Return<User, AuthError> {
@@ -305,7 +306,7 @@ export class Profile extends Effect.Service<Profile>()("auth/Profile", {
       return yield* toJson(updated, factors)
     })
 
-    const reauthenticate = Effect.fn("Profile.reauthenticate")(function*(user: UserRow): Effect.fn.Return<void, AuthError> {
+    const reauthenticate = traced("Profile.reauthenticate")(function*(user: UserRow): Effect.fn.Return<void, AuthError> {
       const at = yield* now
       const email = user.email ?? ""
       const phone = user.phone ?? ""

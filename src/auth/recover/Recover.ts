@@ -17,6 +17,7 @@ import { PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface RecoverRequest {
   readonly email?: string | null | undefined
@@ -34,7 +35,7 @@ export class Recover extends Effect.Service<Recover>()("auth/Recover", {
     const timing = yield* EvenTiming
     const allowList = compileAllowList(config.uriAllowList)
 
-    const recover = Effect.fn("Recover.recover")(function*(request: RecoverRequest): Effect.fn.Return<void, AuthError> {
+    const recover = traced("Recover.recover")(function*(request: RecoverRequest): Effect.fn.Return<void, AuthError> {
       const at = new Date(yield* Clock.currentTimeMillis)
       const raw = request.email ?? ""
       if (raw === "") return yield* AuthError.validation("Password recovery requires an email")

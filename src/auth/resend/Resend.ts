@@ -17,6 +17,7 @@ import { PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface ResendRequest {
   readonly type?: string | null | undefined
@@ -51,7 +52,7 @@ export class Resend extends Effect.Service<Resend>()("auth/Resend", {
     const phoneOf = (raw: string) =>
       Option.match(normalizePhone(raw), { onNone: () => Either.left(AuthError.validation(invalidPhoneMessage)), onSome: Either.right })
 
-    const resend = Effect.fn("Resend.resend")(function*(request: ResendRequest): Effect.fn.Return<ResendSent, AuthError> {
+    const resend = traced("Resend.resend")(function*(request: ResendRequest): Effect.fn.Return<ResendSent, AuthError> {
       const at = new Date(yield* Clock.currentTimeMillis)
       const type = request.type ?? ""
       const rawEmail = request.email ?? ""

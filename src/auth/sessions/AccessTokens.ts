@@ -11,6 +11,7 @@ import type { UserRow } from "../domain/UserRow.js"
 import { type AuditEvent, AuditLog } from "../users/AuditLog.js"
 import { userJson } from "../users/UserJson.js"
 import { type AuthMethod, Sessions, type StartedSession } from "./Sessions.js"
+import { traced } from "../../platform/Traced.js"
 
 // Built from values whose types already match the schema (the user by userJson, checked in UserJson.test): the
 // constructor's Schema validation would only repeat that.
@@ -33,7 +34,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
     const issuer = Option.getOrElse(config.jwt.issuer, () => platform.api.externalUrl)
 
     /** An OAuth client's session (`oauth`) mints tokens that also carry the client and its scopes. */
-    const respond = Effect.fn("AccessTokens.respond")(function*(
+    const respond = traced("AccessTokens.respond")(function*(
       { amr, factors, identities, oauth, refreshToken, sessionId, user }: StartedSession
     ): Effect.fn.Return<Session> {
       const iat = Math.floor((yield* Clock.currentTimeMillis) / 1000)
@@ -74,7 +75,7 @@ export class AccessTokens extends Effect.Service<AccessTokens>()("auth/AccessTok
      * Starts a session for a user who just authenticated and answers with its tokens. `event` is the audit entry
      * the sign-in makes (GoTrue's `login`, with its traits), written in the session's transaction.
      */
-    const issue = Effect.fn("AccessTokens.issue")(function*(
+    const issue = traced("AccessTokens.issue")(function*(
       user: UserRow,
       method: AuthMethod,
       at: Date,

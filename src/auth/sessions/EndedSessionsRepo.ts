@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { FeedStart } from "../domain/RevocationFeed.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface EndedSession {
   readonly xid: bigint
@@ -30,7 +31,7 @@ export class EndedSessionsRepo extends Effect.Service<EndedSessionsRepo>()("auth
     const t = authTables((yield* PlatformConfig).db.namespace)
 
     /** Up to `limit` rows from `start`, in (xid, session_id) order, of transactions below the horizon. */
-    const page = Effect.fn("EndedSessionsRepo.page")(function*(start: FeedStart, limit: number) {
+    const page = traced("EndedSessionsRepo.page")(function*(start: FeedStart, limit: number) {
       // The horizon: below it, every transaction of this database that could write a row has finished. The
       // snapshot's xmin would do, but it is the whole cluster's: a long transaction in another database (a
       // migration, a report) would hold the feed back for as long as it runs. So: the oldest transaction the
@@ -62,7 +63,7 @@ export class EndedSessionsRepo extends Effect.Service<EndedSessionsRepo>()("auth
     }, Effect.orDie)
 
     /** Rows of sessions that ended before `before`, at most `limit` (through the ended_at index). */
-    const deleteBefore = Effect.fn("EndedSessionsRepo.deleteBefore")(function*(before: Date, limit: number) {
+    const deleteBefore = traced("EndedSessionsRepo.deleteBefore")(function*(before: Date, limit: number) {
       const rows = yield* sql`DELETE FROM ${sql(t.gatehouse_ended_sessions)} WHERE (xid, session_id) IN (
           SELECT xid, session_id FROM ${sql(t.gatehouse_ended_sessions)} WHERE ended_at < ${before} LIMIT ${limit} FOR UPDATE SKIP LOCKED
         ) RETURNING 1`

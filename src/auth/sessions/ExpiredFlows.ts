@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { type HousekeepingTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { FlowStateRepo } from "./FlowStateRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /**
  * How long a flow_state or oauth_client_states row is kept: GoTrue's cleanup drops them a day after they were made.
@@ -36,7 +37,7 @@ export class ExpiredFlows extends Effect.Service<ExpiredFlows>()("auth/ExpiredFl
   effect: Effect.gen(function*() {
     const task = flowTask(yield* FlowStateRepo)
     /** One whole pass now, outside the runner. The rows it deleted. */
-    const sweep = Effect.fn("ExpiredFlows.sweep")(function*(): Effect.fn.Return<number> {
+    const sweep = traced("ExpiredFlows.sweep")(function*(): Effect.fn.Return<number> {
       return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
     return { tasks: [task], sweep }

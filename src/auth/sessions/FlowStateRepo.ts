@@ -6,6 +6,7 @@ import * as Ref from "effect/Ref"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { ChallengeMethod } from "../domain/Pkce.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A flow_state row an app can exchange at /token?grant_type=pkce (an email flow's, or an OAuth flow's after its callback). */
 export interface FlowState {
@@ -147,7 +148,7 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
       NULLIF(provider_access_token, '') AS provider_access_token, NULLIF(provider_refresh_token, '') AS provider_refresh_token,
       created_at`
 
-    const insert = Effect.fn("FlowStateRepo.insert")(function*(flow: NewFlowState) {
+    const insert = traced("FlowStateRepo.insert")(function*(flow: NewFlowState) {
       yield* sql`INSERT INTO ${sql(t.flow_state)} ${sql.insert({
         id: flow.id,
         user_id: flow.userId,
@@ -163,24 +164,24 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
       })}`
     }, Effect.orDie)
 
-    const latestFor = Effect.fn("FlowStateRepo.latestFor")(function*(userId: string, authenticationMethod: string) {
+    const latestFor = traced("FlowStateRepo.latestFor")(function*(userId: string, authenticationMethod: string) {
       const rows = yield* sql<FlowState>`SELECT ${columns} FROM ${sql(t.flow_state)}
         WHERE user_id = ${userId} AND authentication_method = ${authenticationMethod}
         ORDER BY created_at DESC LIMIT 1`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const findByAuthCode = Effect.fn("FlowStateRepo.findByAuthCode")(function*(authCode: string) {
+    const findByAuthCode = traced("FlowStateRepo.findByAuthCode")(function*(authCode: string) {
       const rows = yield* sql<FlowState>`SELECT ${columns} FROM ${sql(t.flow_state)} WHERE auth_code = ${authCode} AND user_id IS NOT NULL LIMIT 1`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const take = Effect.fn("FlowStateRepo.take")(function*(id: string) {
+    const take = traced("FlowStateRepo.take")(function*(id: string) {
       const rows = yield* sql`DELETE FROM ${sql(t.flow_state)} WHERE id = ${id} RETURNING id`
       return rows.length > 0
     }, Effect.orDie)
 
-    const startOAuth = Effect.fn("FlowStateRepo.startOAuth")(function*(flow: OAuthFlowStart) {
+    const startOAuth = traced("FlowStateRepo.startOAuth")(function*(flow: OAuthFlowStart) {
       const requestToken = flow.providerRequestToken ?? null
       const clientStateId = flow.providerCodeVerifier === null && requestToken === null ? null : flow.id
       if (clientStateId !== null) {
@@ -215,7 +216,7 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
     // One statement: `started` sees the flow whatever its binding, so a refusal can say why; only a flow whose
     // binding matches is deleted. A concurrent claim that won the row leaves `flow` empty with a matching binding:
     // Unknown, as a replay is.
-    const claimOAuth = Effect.fn("FlowStateRepo.claimOAuth")(function*(id: string, browserBinding?: string) {
+    const claimOAuth = traced("FlowStateRepo.claimOAuth")(function*(id: string, browserBinding?: string) {
       const binding = browserBinding ?? null
       const rows = yield* sql<OAuthFlow & { readonly other_browser: boolean; readonly claimed: string | null }>`WITH started AS (
           SELECT id, (${binding}::text IS NOT NULL AND browser_binding IS DISTINCT FROM ${binding}::text) AS other_browser
@@ -239,7 +240,7 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
       return { _tag: "Claimed", flow } as ClaimedOAuth
     }, Effect.orDie)
 
-    const bindPendingOAuth = Effect.fn("FlowStateRepo.bindPendingOAuth")(function*(id: string, browserBinding: string) {
+    const bindPendingOAuth = traced("FlowStateRepo.bindPendingOAuth")(function*(id: string, browserBinding: string) {
       const rows = yield* sql<{ provider_authorize_url: string; created_at: Date }>`
         UPDATE ${sql(t.flow_state)} SET browser_binding = ${browserBinding}
         WHERE id = ${id} AND user_id IS NULL AND authentication_method = 'oauth' AND provider_authorize_url IS NOT NULL
@@ -248,14 +249,14 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
       return Option.map(Option.fromNullable(rows[0]), (row) => ({ authorizeUrl: row.provider_authorize_url, createdAt: row.created_at }))
     }, Effect.orDie)
 
-    const findOAuthByRequestToken = Effect.fn("FlowStateRepo.findOAuthByRequestToken")(function*(requestToken: string) {
+    const findOAuthByRequestToken = traced("FlowStateRepo.findOAuthByRequestToken")(function*(requestToken: string) {
       const rows = yield* sql<{ id: string }>`SELECT flow.id FROM ${sql(t.flow_state)} flow
         JOIN ${sql(t.oauth_client_states)} client ON client.id = flow.oauth_client_state_id
         WHERE client.request_token = ${requestToken} AND flow.user_id IS NULL AND flow.authentication_method = 'oauth'`
       return Option.map(Option.fromNullable(rows[0]), (row) => row.id)
     }, Effect.orDie)
 
-    const insertOAuthCode = Effect.fn("FlowStateRepo.insertOAuthCode")(function*(flow: OAuthCodeFlow) {
+    const insertOAuthCode = traced("FlowStateRepo.insertOAuthCode")(function*(flow: OAuthCodeFlow) {
       yield* sql`INSERT INTO ${sql(t.flow_state)} ${sql.insert({
         id: flow.id,
         user_id: flow.userId,
@@ -273,7 +274,7 @@ export class FlowStateRepo extends Effect.Service<FlowStateRepo>()("auth/FlowSta
     }, Effect.orDie)
 
     // SKIP LOCKED, as GoTrue's cleanup: a row a request is claiming right now is left to it, and the sweep never waits.
-    const sweep = Effect.fn("FlowStateRepo.sweep")(function*(before: Date, limit: number) {
+    const sweep = traced("FlowStateRepo.sweep")(function*(before: Date, limit: number) {
       const [row] = yield* sql<{ readonly flows: number; readonly client_states: number }>`WITH flows AS (
           DELETE FROM ${sql(t.flow_state)} WHERE id IN (
             SELECT id FROM ${sql(t.flow_state)} WHERE created_at < ${before} LIMIT ${limit} FOR UPDATE SKIP LOCKED

@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A revoked row the sweep may delete if its digest is of Gatehouse's signed form (checked in the app). */
 export interface SweepCandidate {
@@ -23,7 +24,7 @@ export class RefreshTokenSweepRepo extends Effect.Service<RefreshTokenSweepRepo>
      * Rows of no session (GoTrue's before sessions existed, or left by a session deleted without its cascade) last
      * changed before `before`, at most `limit`: the exchange refuses them anyway. Rows a request holds are skipped.
      */
-    const deleteOrphans = Effect.fn("RefreshTokenSweepRepo.deleteOrphans")(function*(before: Date, limit: number) {
+    const deleteOrphans = traced("RefreshTokenSweepRepo.deleteOrphans")(function*(before: Date, limit: number) {
       const rows = yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE id IN (
           SELECT id FROM ${sql(t.refresh_tokens)} WHERE session_id IS NULL AND updated_at < ${before.toISOString()}
           LIMIT ${limit} FOR UPDATE SKIP LOCKED
@@ -37,7 +38,7 @@ export class RefreshTokenSweepRepo extends Effect.Service<RefreshTokenSweepRepo>
      * revoked row never gets another child. Sessions with a key (GoTrue's, or one export-sessions wrote) are left
      * alone: their tokens without rows are judged by GoTrue's counter rules, which forgive more.
      */
-    const candidates = Effect.fn("RefreshTokenSweepRepo.candidates")(function*(after: bigint, upTo: bigint, revokedBefore: Date, limit: number) {
+    const candidates = traced("RefreshTokenSweepRepo.candidates")(function*(after: bigint, upTo: bigint, revokedBefore: Date, limit: number) {
       return yield* sql<SweepCandidate>`
         SELECT r.id::text AS id, r.session_id::text AS session_id, r.token FROM ${sql(t.refresh_tokens)} r
         WHERE r.id > ${after.toString()} AND r.id <= ${upTo.toString()} AND r.revoked AND length(r.token) = 64
@@ -48,7 +49,7 @@ export class RefreshTokenSweepRepo extends Effect.Service<RefreshTokenSweepRepo>
     }, Effect.orDie)
 
     /** Deletes those of `ids` that are still revoked, skipping rows an exchange holds right now. */
-    const deleteRevoked = Effect.fn("RefreshTokenSweepRepo.deleteRevoked")(function*(ids: ReadonlyArray<string>) {
+    const deleteRevoked = traced("RefreshTokenSweepRepo.deleteRevoked")(function*(ids: ReadonlyArray<string>) {
       if (ids.length === 0) return 0
       const rows = yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE id IN (
           SELECT id FROM ${sql(t.refresh_tokens)} WHERE id IN ${sql.in(ids)} AND revoked FOR UPDATE SKIP LOCKED
@@ -57,7 +58,7 @@ export class RefreshTokenSweepRepo extends Effect.Service<RefreshTokenSweepRepo>
     }, Effect.orDie)
 
     /** The largest id (0 for an empty table): where a pass over the ids ends. */
-    const maxId = Effect.fn("RefreshTokenSweepRepo.maxId")(function*() {
+    const maxId = traced("RefreshTokenSweepRepo.maxId")(function*() {
       const [row] = yield* sql<{ readonly id: string | null }>`SELECT max(id)::text AS id FROM ${sql(t.refresh_tokens)}`
       return BigInt(row?.id ?? "0")
     }, Effect.orDie)

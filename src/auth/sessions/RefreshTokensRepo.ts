@@ -9,6 +9,7 @@ import { type FactorJson, type IdentityJson, relationsJson, withRelations } from
 import { type AmrEntry, SessionsRepo, type UserWithRelations } from "./SessionsRepo.js"
 import type { UserRow } from "../domain/UserRow.js"
 import type { NewAuditLogEntry } from "../users/AuditLogRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A refresh_tokens row as the exchange reads it: `token` is the digest, `parent` the parent's digest. */
 export interface RefreshTokenRow {
@@ -147,12 +148,12 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
     const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
-    const nextId = Effect.fn("RefreshTokensRepo.nextId")(function*() {
+    const nextId = traced("RefreshTokensRepo.nextId")(function*() {
       const [next] = yield* sql<{ id: string }>`SELECT nextval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'))::text AS id`
       return next!.id
     }, Effect.orDie)
 
-    const insert = Effect.fn("RefreshTokensRepo.insert")(function*(token: RefreshTokenInsert) {
+    const insert = traced("RefreshTokensRepo.insert")(function*(token: RefreshTokenInsert) {
       yield* sql`INSERT INTO ${sql(t.refresh_tokens)} ${sql.insert({
         // GoTrue reads instance_id into a non-null UUID: NULL here would fail its every read of the row.
         instance_id: NIL_INSTANCE,
@@ -167,7 +168,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       })}`
     }, Effect.orDie)
 
-    const lockSessionOf = Effect.fn("RefreshTokensRepo.lockSessionOf")(function*(digest: string) {
+    const lockSessionOf = traced("RefreshTokensRepo.lockSessionOf")(function*(digest: string) {
       // refreshed_at is GoTrue's `timestamp without time zone`, holding UTC: compared as UTC, in SQL.
       const [located] = yield* sql<{
         session_id: string | null
@@ -194,7 +195,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       }))
     }, Effect.orDie)
 
-    const lockForExchange = Effect.fn("RefreshTokensRepo.lockForExchange")(function*(digest: string) {
+    const lockForExchange = traced("RefreshTokensRepo.lockForExchange")(function*(digest: string) {
       const [row] = yield* sql<RefreshTokenRow & {
         current_id: string | null
         current_token: string | null
@@ -215,7 +216,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       }))
     }, Effect.orDie)
 
-    const latestOf = Effect.fn("RefreshTokensRepo.latestOf")(function*(sessionId: string) {
+    const latestOf = traced("RefreshTokensRepo.latestOf")(function*(sessionId: string) {
       const [row] = yield* sql<{ current_id: string | null; current_token: string | null; current_parent: string | null; next_id: string }>`
         SELECT c.id::text AS current_id, c.token AS current_token, c.parent AS current_parent,
           nextval(pg_get_serial_sequence(${t.refresh_tokens}, 'id'))::text AS next_id
@@ -229,7 +230,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       }
     }, Effect.orDie)
 
-    const rotate = Effect.fn("RefreshTokensRepo.rotate")(function*(revokedId: string, child: RefreshTokenInsert) {
+    const rotate = traced("RefreshTokensRepo.rotate")(function*(revokedId: string, child: RefreshTokenInsert) {
       yield* sql`
         WITH revoked AS (
           UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${child.now} WHERE id = ${revokedId}
@@ -251,7 +252,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
     // the statement (the locked way then judges the token, as it always has).
     const UUID = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 
-    const readForExchange = Effect.fn("RefreshTokensRepo.readForExchange")(function*(digest: string) {
+    const readForExchange = traced("RefreshTokensRepo.readForExchange")(function*(digest: string) {
       // The user's columns come as they are (u.*, so they parse as every other read of a user); everything else
       // under gh_ names no users column has.
       const [found] = yield* sql<UserRow & {
@@ -315,7 +316,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       })
     }, Effect.orDie)
 
-    const rotateChecked = Effect.fn("RefreshTokensRepo.rotateChecked")(function*({ audit, child, sessionId, tokenId }: CheckedRotation) {
+    const rotateChecked = traced("RefreshTokensRepo.rotateChecked")(function*({ audit, child, sessionId, tokenId }: CheckedRotation) {
       const { now } = child
       const entries = audit.map((entry) =>
         sql`(${entry.id}::uuid, ${JSON.stringify(entry.payload)}::json, ${entry.createdAt}::timestamptz, ${entry.ipAddress}::varchar)`)
@@ -356,23 +357,23 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         : Option.some(result!.amr.map(([method, timestamp]): AmrEntry => ({ method, timestamp: Number(timestamp) })))
     }, Effect.orDie)
 
-    const lock = Effect.fn("RefreshTokensRepo.lock")(function*(digest: string) {
+    const lock = traced("RefreshTokensRepo.lock")(function*(digest: string) {
       const [row] = yield* sql<RefreshTokenRow>`
         SELECT id::text AS id, token, user_id, revoked, updated_at, session_id
         FROM ${sql(t.refresh_tokens)} WHERE token = ${digest} FOR UPDATE`
       return Option.fromNullable(row)
     }, Effect.orDie)
 
-    const remove = Effect.fn("RefreshTokensRepo.remove")(function*(id: string) {
+    const remove = traced("RefreshTokensRepo.remove")(function*(id: string) {
       yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE id = ${id}`
     }, Effect.orDie)
 
-    const revokeForSession = Effect.fn("RefreshTokensRepo.revokeForSession")(function*(sessionId: string, now: Date) {
+    const revokeForSession = traced("RefreshTokensRepo.revokeForSession")(function*(sessionId: string, now: Date) {
       yield* sql`UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${now}
         WHERE session_id = ${sessionId} AND revoked = false`
     }, Effect.orDie)
 
-    const removeForUser = Effect.fn("RefreshTokensRepo.removeForUser")(function*(userId: string) {
+    const removeForUser = traced("RefreshTokensRepo.removeForUser")(function*(userId: string) {
       yield* sql`DELETE FROM ${sql(t.refresh_tokens)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 

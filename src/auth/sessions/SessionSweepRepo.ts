@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
+import { traced } from "../../platform/Traced.js"
 
 /**
  * The sessions sweeps' statements (housekeeping, plan §3.2). Deleting a session cascades to its refresh tokens and
@@ -14,7 +15,7 @@ export class SessionSweepRepo extends Effect.Service<SessionSweepRepo>()("auth/S
     const t = authTables((yield* PlatformConfig).db.namespace)
 
     /** Sessions whose not_after passed before `before`, at most `limit` (through sessions_not_after_idx). */
-    const deleteExpired = Effect.fn("SessionSweepRepo.deleteExpired")(function*(before: Date, limit: number) {
+    const deleteExpired = traced("SessionSweepRepo.deleteExpired")(function*(before: Date, limit: number) {
       const rows = yield* sql`DELETE FROM ${sql(t.sessions)} WHERE id IN (
           SELECT id FROM ${sql(t.sessions)} WHERE not_after < ${before.toISOString()} LIMIT ${limit} FOR UPDATE SKIP LOCKED
         ) RETURNING 1`
@@ -26,7 +27,7 @@ export class SessionSweepRepo extends Effect.Service<SessionSweepRepo>()("auth/S
      * before `before`: no GoTrue key (signed tokens have no rows) and no unrevoked token. The last id looked at, for
      * the next batch (null: the end of the table).
      */
-    const deleteDead = Effect.fn("SessionSweepRepo.deleteDead")(function*(after: string, before: Date, limit: number) {
+    const deleteDead = traced("SessionSweepRepo.deleteDead")(function*(after: string, before: Date, limit: number) {
       const at = before.toISOString()
       const [row] = yield* sql<{ readonly deleted: number; readonly last: string | null }>`
         WITH walked AS (

@@ -34,6 +34,7 @@ import {
 import { type CurrentToken, RefreshTokensRepo } from "./RefreshTokensRepo.js"
 import { type AmrEntry, SessionsRepo, type UserWithRelations } from "./SessionsRepo.js"
 import { AuthMetrics } from "../metrics/AuthMetrics.js"
+import { traced } from "../../platform/Traced.js"
 
 /** amr methods (GoTrue's names) a session can be started or extended with. */
 export type AuthMethod =
@@ -142,7 +143,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
      * Starts a session for a user who just authenticated; run inside the caller's transaction. `notAfter`: when the
      * session ends whatever its refreshes (a SAML assertion's SessionNotOnOrAfter).
      */
-    const start = Effect.fn("Sessions.start")(function*(
+    const start = traced("Sessions.start")(function*(
       userId: string,
       method: AuthMethod,
       now: Date,
@@ -165,7 +166,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
      * be exchanged for an aal2 one (presented again, it is reuse and ends the session). The user's other sessions
      * below aal2 end, as in GoTrue.
      */
-    const stepUp = Effect.fn("Sessions.stepUp")(function*(
+    const stepUp = traced("Sessions.stepUp")(function*(
       sessionId: string,
       factor: FactorRow,
       now: Date
@@ -422,7 +423,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
      * transaction returns the refusal as a value and the error is raised only after COMMIT. `client`: the OAuth
      * client that authenticated at /oauth/token (see clientRefusal).
      */
-    const refresh = Effect.fn("Sessions.refresh")(function*(
+    const refresh = traced("Sessions.refresh")(function*(
       token: string,
       now: Date,
       client?: string
@@ -445,7 +446,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
     })
 
     /** Deleting sessions cascades to their refresh tokens and amr claims. */
-    const logout = Effect.fn("Sessions.logout")(function*(
+    const logout = traced("Sessions.logout")(function*(
       userId: string,
       sessionId: string | undefined,
       scope: LogoutScope
@@ -468,7 +469,7 @@ export class Sessions extends Effect.Service<Sessions>()("auth/Sessions", {
     const list = (userId: string, now: Date) => sessionsRepo.listForUser(userId, now, SESSIONS_LISTED)
 
     /** Ends one session of the user's; false when the user has no such session (ended, or another user's). */
-    const end = Effect.fn("Sessions.end")(function*(userId: string, sessionId: string): Effect.fn.Return<boolean> {
+    const end = traced("Sessions.end")(function*(userId: string, sessionId: string): Effect.fn.Return<boolean> {
       return (yield* sessionsRepo.deleteForUser(userId, { only: sessionId })) > 0
     })
 

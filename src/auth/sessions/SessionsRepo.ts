@@ -9,6 +9,7 @@ import type { FactorRow } from "../domain/FactorRow.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type FactorJson, type IdentityJson, relationsJson, UsersRepo, withRelations } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface AmrEntry {
   readonly method: string
@@ -139,7 +140,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
-    const insert = Effect.fn("SessionsRepo.insert")(function*(session: NewSession) {
+    const insert = traced("SessionsRepo.insert")(function*(session: NewSession) {
       yield* sql`INSERT INTO ${sql(t.sessions)} ${sql.insert({
         id: session.id,
         user_id: session.userId,
@@ -153,14 +154,14 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       })}`
     }, Effect.orDie)
 
-    const signedIn = Effect.fn("SessionsRepo.signedIn")(function*(userId: string, now: Date) {
+    const signedIn = traced("SessionsRepo.signedIn")(function*(userId: string, now: Date) {
       const [row] = yield* sql<UserRow & { readonly identities_json: ReadonlyArray<IdentityJson>; readonly factors_json: ReadonlyArray<FactorJson> }>`
         UPDATE ${sql(t.users)} u SET last_sign_in_at = ${now}, updated_at = ${now} WHERE id = ${userId}
         RETURNING u.*, ${relationsJson(sql, t, "u")}`
       return withRelations(row!) satisfies UserWithRelations
     }, Effect.orDie)
 
-    const lockForRefresh = Effect.fn("SessionsRepo.lockForRefresh")(function*(id: string) {
+    const lockForRefresh = traced("SessionsRepo.lockForRefresh")(function*(id: string) {
       const [session] = yield* sql<{ id: string; not_after: Date | null }>`
         SELECT id, not_after FROM ${sql(t.sessions)} WHERE id = ${id} FOR UPDATE`
       return Option.fromNullable(session)
@@ -168,7 +169,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
 
     // GoTrue made refreshed_at a timestamp without time zone (holding UTC), Gatehouse's 0002 a timestamptz: the
     // epoch of either is the instant, where reading the former as a Date would take it in the process's time zone.
-    const lockSigned = Effect.fn("SessionsRepo.lockSigned")(function*(id: string) {
+    const lockSigned = traced("SessionsRepo.lockSigned")(function*(id: string) {
       const [row] = yield* sql<{
         id: string
         user_id: string
@@ -195,7 +196,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     const claimsOf = (rows: ReadonlyArray<{ authentication_method: string; updated_at: Date }>) =>
       rows.map((r): AmrEntry => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }))
 
-    const refreshed = Effect.fn("SessionsRepo.refreshed")(function*(id: string, now: Date, signedCounter?: bigint | null) {
+    const refreshed = traced("SessionsRepo.refreshed")(function*(id: string, now: Date, signedCounter?: bigint | null) {
       const signed = signedCounter === undefined
         ? sql``
         : signedCounter === null
@@ -211,7 +212,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     }, Effect.orDie)
 
     // The claims a statement returns cannot see its own upsert, so the renewed claim is added to the others.
-    const stepUp = Effect.fn("SessionsRepo.stepUp")(function*(sessionId: string, method: string, factorId: string, now: Date) {
+    const stepUp = traced("SessionsRepo.stepUp")(function*(sessionId: string, method: string, factorId: string, now: Date) {
       const rows = yield* sql<{ authentication_method: string; updated_at: Date }>`
         WITH raised AS (
           UPDATE ${sql(t.sessions)} SET aal = 'aal2', factor_id = ${factorId}, updated_at = ${now} WHERE id = ${sessionId}
@@ -227,11 +228,11 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       return claimsOf(rows)
     }, Effect.orDie)
 
-    const deleteBelowAal2 = Effect.fn("SessionsRepo.deleteBelowAal2")(function*(userId: string) {
+    const deleteBelowAal2 = traced("SessionsRepo.deleteBelowAal2")(function*(userId: string) {
       yield* sql`DELETE FROM ${sql(t.sessions)} WHERE user_id = ${userId} AND aal < 'aal2'`
     }, Effect.orDie)
 
-    const downgradeForFactor = Effect.fn("SessionsRepo.downgradeForFactor")(function*(factorId: string, method: string, now: Date) {
+    const downgradeForFactor = traced("SessionsRepo.downgradeForFactor")(function*(factorId: string, method: string, now: Date) {
       yield* sql`
         WITH lowered AS (
           UPDATE ${sql(t.sessions)} SET aal = 'aal1', factor_id = NULL, updated_at = ${now} WHERE factor_id = ${factorId}
@@ -241,13 +242,13 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         WHERE c.session_id = lowered.id AND c.authentication_method = ${method}`
     }, Effect.orDie)
 
-    const addAmr = Effect.fn("SessionsRepo.addAmr")(function*(sessionId: string, method: string, now: Date) {
+    const addAmr = traced("SessionsRepo.addAmr")(function*(sessionId: string, method: string, now: Date) {
       yield* sql`INSERT INTO ${sql(t.mfa_amr_claims)} (session_id, created_at, updated_at, authentication_method, id)
       VALUES (${sessionId}, ${now}, ${now}, ${method}, gen_random_uuid())
       ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at`
     }, Effect.orDie)
 
-    const amr = Effect.fn("SessionsRepo.amr")(function*(sessionId: string) {
+    const amr = traced("SessionsRepo.amr")(function*(sessionId: string) {
       const rows = yield* sql<{ authentication_method: string; updated_at: Date }>`
         SELECT authentication_method, updated_at FROM ${sql(t.mfa_amr_claims)}
         WHERE session_id = ${sessionId} ORDER BY updated_at DESC, authentication_method`
@@ -275,7 +276,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
         FROM ${sql(t.users)} u WHERE u.id = ${""}`.compile()[0]
     const withSessionText = sessionUserText(true)
     const withoutSessionText = sessionUserText(false)
-    const findForSession = Effect.fn("SessionsRepo.findForSession")(function*(userId: string, sessionId: string | undefined) {
+    const findForSession = traced("SessionsRepo.findForSession")(function*(userId: string, sessionId: string | undefined) {
       const rows = yield* (sessionId === undefined
         ? sql.unsafe<SessionUserRow>(withoutSessionText, [userId])
         : sql.unsafe<SessionUserRow>(withSessionText, [sessionId, userId]))
@@ -289,7 +290,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       )
     }, Effect.orDie)
 
-    const deleteForUser = Effect.fn("SessionsRepo.deleteForUser")(function*(
+    const deleteForUser = traced("SessionsRepo.deleteForUser")(function*(
       userId: string,
       which: { readonly only: string } | { readonly except: string } | "all"
     ) {
@@ -301,7 +302,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
       return gone.length
     }, Effect.orDie)
 
-    const listForUser = Effect.fn("SessionsRepo.listForUser")(function*(userId: string, now: Date, limit: number) {
+    const listForUser = traced("SessionsRepo.listForUser")(function*(userId: string, now: Date, limit: number) {
       // host(): the address without the /32 a bare inet would print with a netmask.
       return yield* sql<SessionSummary>`
         SELECT id, created_at, updated_at, refreshed_at, user_agent, host(ip) AS ip, aal::text AS aal, not_after

@@ -11,6 +11,7 @@ import { type AuditActor, AuditLog, subjectTraits } from "../users/AuditLog.js"
 import { pathUser } from "../users/PathUser.js"
 import { UsersRepo } from "../users/UsersRepo.js"
 import { UUID_PATTERN } from "../domain/ClientCredentials.js"
+import { traced } from "../../platform/Traced.js"
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString())
 
@@ -43,13 +44,13 @@ export class UserSessions extends Effect.Service<UserSessions>()("auth/UserSessi
     const transactions = yield* Transactions
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const own = Effect.fn("UserSessions.own")(function*(userId: string, current: string | undefined) {
+    const own = traced("UserSessions.own")(function*(userId: string, current: string | undefined) {
       const rows = yield* sessions.list(userId, yield* now)
       return { sessions: rows.map((row) => sessionInfo(row, current ?? "")) }
     })
 
     /** Ends one of the user's sessions other than `current` (which ends with /logout). */
-    const endOwn = Effect.fn("UserSessions.endOwn")(function*(
+    const endOwn = traced("UserSessions.endOwn")(function*(
       user: UserRow,
       current: string | undefined,
       sessionId: string
@@ -65,7 +66,7 @@ export class UserSessions extends Effect.Service<UserSessions>()("auth/UserSessi
       if (!ended) return yield* noSuchSession()
     })
 
-    const ofUser = Effect.fn("UserSessions.ofUser")(function*(rawUserId: string): Effect.fn.Return<{ readonly sessions: ReadonlyArray<SessionInfo> }, AuthError> {
+    const ofUser = traced("UserSessions.ofUser")(function*(rawUserId: string): Effect.fn.Return<{ readonly sessions: ReadonlyArray<SessionInfo> }, AuthError> {
       const user = yield* pathUser(users, rawUserId)
       const rows = yield* sessions.list(user.id, yield* now)
       return { sessions: rows.map((row) => sessionInfo(row)) }
@@ -75,7 +76,7 @@ export class UserSessions extends Effect.Service<UserSessions>()("auth/UserSessi
      * Ends every session of the user's, and the refresh tokens that have none (a GoTrue database's oldest rows):
      * nothing the user held before goes on working.
      */
-    const endAllOfUser = Effect.fn("UserSessions.endAllOfUser")(function*(rawUserId: string, actor: AuditActor): Effect.fn.Return<void, AuthError> {
+    const endAllOfUser = traced("UserSessions.endAllOfUser")(function*(rawUserId: string, actor: AuditActor): Effect.fn.Return<void, AuthError> {
       const user = yield* pathUser(users, rawUserId)
       yield* transactions.run(Effect.gen(function*() {
         const count = yield* sessions.endAll(user.id)

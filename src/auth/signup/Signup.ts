@@ -30,6 +30,7 @@ import { PendingTokens } from "../users/PendingTokens.js"
 import { AuditLog } from "../users/AuditLog.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface SignupRequest {
   readonly email?: string | null | undefined
@@ -126,7 +127,7 @@ export class Signup extends Effect.Service<Signup>()("auth/Signup", {
         return yield* tokens.issue(user, "anonymous", at)
       })
 
-    const signup = Effect.fn("Signup.signup")(function*(request: SignupRequest): Effect.fn.Return<Session | User, AuthError> {
+    const signup = traced("Signup.signup")(function*(request: SignupRequest): Effect.fn.Return<Session | User, AuthError> {
       const at = yield* now
       if (config.disableSignup) return yield* AuthError.of(422, "signup_disabled", "Signups not allowed for this instance")
       const rawEmail = request.email ?? ""

@@ -14,6 +14,7 @@ import { ssoFieldTooLong } from "../domain/SsoFieldLimit.js"
 import { fetchSamlMetadata } from "./SamlMetadataFetcher.js"
 import { parseXml } from "./XmlParser.js"
 import { type SsoProviderRow, SsoRepo } from "./SsoRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** The admin body (create and update), as GoTrue reads it: every field optional, checked here in GoTrue's order. */
 export interface ProviderBody {
@@ -118,7 +119,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
         return yield* Option.match(found, { onNone: () => Effect.fail(notFound()), onSome: Effect.succeed })
       })
 
-    const list = Effect.fn("AdminSsoProviders.list")(function*(filter: { readonly resource_id?: string | undefined; readonly resource_id_prefix?: string | undefined }) {
+    const list = traced("AdminSsoProviders.list")(function*(filter: { readonly resource_id?: string | undefined; readonly resource_id_prefix?: string | undefined }) {
       const rows = yield* repo.list({
         ...(filter.resource_id !== undefined && filter.resource_id !== "" ? { resourceId: filter.resource_id } : {}),
         ...(filter.resource_id_prefix !== undefined && filter.resource_id_prefix !== "" ? { resourceIdPrefix: filter.resource_id_prefix } : {})
@@ -126,7 +127,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       return { items: rows.map((row) => providerJson(row, false)) }
     })
 
-    const get = Effect.fn("AdminSsoProviders.get")(function*(idpId: string): Effect.fn.Return<ProviderJson, AuthError> {
+    const get = traced("AdminSsoProviders.get")(function*(idpId: string): Effect.fn.Return<ProviderJson, AuthError> {
       return providerJson(yield* lookup(idpId), true)
     })
 
@@ -142,7 +143,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       return tooLong === undefined ? Effect.void : Effect.fail(AuthError.validation(tooLong))
     }
 
-    const create = Effect.fn("AdminSsoProviders.create")(function*(body: ProviderBody): Effect.fn.Return<ProviderJson, AuthError> {
+    const create = traced("AdminSsoProviders.create")(function*(body: ProviderBody): Effect.fn.Return<ProviderJson, AuthError> {
       if (body.type !== "saml") return yield* AuthError.validation("Only 'saml' supported for SSO provider type")
       const source = Option.getOrThrow(yield* metadataOf(body, true))
       yield* checkNameIdFormat(body.name_id_format)
@@ -181,7 +182,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       return yield* get(id)
     })
 
-    const update = Effect.fn("AdminSsoProviders.update")(function*(idpId: string, body: ProviderBody): Effect.fn.Return<ProviderJson, AuthError> {
+    const update = traced("AdminSsoProviders.update")(function*(idpId: string, body: ProviderBody): Effect.fn.Return<ProviderJson, AuthError> {
       const current = yield* lookup(idpId)
       const source = yield* metadataOf(body, false)
       yield* checkNameIdFormat(body.name_id_format)
@@ -227,7 +228,7 @@ export class AdminSsoProviders extends Effect.Service<AdminSsoProviders>()("auth
       return yield* get(current.id)
     })
 
-    const remove = Effect.fn("AdminSsoProviders.remove")(function*(idpId: string): Effect.fn.Return<ProviderJson, AuthError> {
+    const remove = traced("AdminSsoProviders.remove")(function*(idpId: string): Effect.fn.Return<ProviderJson, AuthError> {
       const current = yield* lookup(idpId)
       yield* repo.remove(current.id)
       return providerJson(current, true)

@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { deleteUpToTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { SsoRepo } from "./SsoRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** How often a pass begins. */
 export const SWEEP_EVERY = Duration.minutes(10)
@@ -23,7 +24,7 @@ export class ExpiredSamlRecords extends Effect.Service<ExpiredSamlRecords>()("au
     const task = deleteUpToTask("saml_records", SWEEP_EVERY, BATCH, (now, limit) =>
       repo.sweep(now, new Date(now.getTime() - Duration.toMillis(RELAY_STATES_KEPT)), limit))
     /** One whole pass now, outside the runner. The records it deleted. */
-    const sweep = Effect.fn("ExpiredSamlRecords.sweep")(function*(): Effect.fn.Return<number> {
+    const sweep = traced("ExpiredSamlRecords.sweep")(function*(): Effect.fn.Return<number> {
       return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
     return { tasks: [task], sweep }

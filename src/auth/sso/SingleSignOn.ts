@@ -39,6 +39,7 @@ import { authnRequestUrl, responseIssuer, type SpKeys, verifyResponse } from "./
 import { fetchSamlMetadata } from "./SamlMetadataFetcher.js"
 import { parseXml } from "./XmlParser.js"
 import { type SsoProviderRow, SsoRepo } from "./SsoRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface SsoStart {
   readonly providerId?: string | null | undefined
@@ -130,7 +131,7 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
     const keys = () => sp === undefined ? Effect.dieMessage("SAML is enabled without SAML_PRIVATE_KEY") : Effect.succeed(sp)
 
     /** GET /sso/saml/metadata: the document and whether it is a download. */
-    const metadata = Effect.fn("SingleSignOn.metadata")(function*(download: boolean) {
+    const metadata = traced("SingleSignOn.metadata")(function*(download: boolean) {
       const now = yield* Clock.currentTimeMillis
       const rotating = Option.isSome(config.saml.nextPrivateKey)
       return {
@@ -146,7 +147,7 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
     })
 
     /** POST /sso: the IdP URL the browser is to go to, with a signed AuthnRequest and a relay state. */
-    const start = Effect.fn("SingleSignOn.start")(function*(request: SsoStart): Effect.fn.Return<string, AuthError> {
+    const start = traced("SingleSignOn.start")(function*(request: SsoStart): Effect.fn.Return<string, AuthError> {
       const providerId = request.providerId ?? ""
       const domain = request.domain ?? ""
       if (providerId !== "" && domain !== "") return yield* AuthError.validation("Only one of provider_id or domain supported")
@@ -373,7 +374,7 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("auth/SingleSig
       })
 
     /** POST /sso/saml/acs: where to send the browser, always (an error goes to SITE_URL with its parameters). */
-    const acs = Effect.fn("SingleSignOn.acs")(function*(post: AcsPost): Effect.fn.Return<{ readonly location: string; readonly refused: boolean }> {
+    const acs = traced("SingleSignOn.acs")(function*(post: AcsPost): Effect.fn.Return<{ readonly location: string; readonly refused: boolean }> {
       const now = yield* Clock.currentTimeMillis
       const outcome = yield* Effect.gen(function*() {
         const located = yield* locate(post, new Date(now))

@@ -5,6 +5,7 @@ import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { claimOnce, deleteExpiredClaims } from "../../platform/sql/UsedOnce.js"
 import { authTables } from "../AuthTables.js"
 import type { SamlAttributeMapping } from "../domain/SamlAssertion.js"
+import { traced } from "../../platform/Traced.js"
 
 /** An SSO provider with its SAML connection and domains (GoTrue's SSOProvider with SAMLProvider and SSODomains). */
 export interface SsoProviderRow {
@@ -81,24 +82,24 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
     })
     const one = (rows: ReadonlyArray<SsoProviderRow>) => Option.map(Option.fromNullable(rows[0]), normalize)
 
-    const findById = Effect.fn("SsoRepo.findById")(function*(id: string) {
+    const findById = traced("SsoRepo.findById")(function*(id: string) {
       return one(yield* sql<SsoProviderRow>`${select} WHERE p.id = ${id}`)
     }, Effect.orDie)
 
-    const findByResourceId = Effect.fn("SsoRepo.findByResourceId")(function*(resourceId: string) {
+    const findByResourceId = traced("SsoRepo.findByResourceId")(function*(resourceId: string) {
       return one(yield* sql<SsoProviderRow>`${select} WHERE lower(p.resource_id) = lower(${resourceId})`)
     }, Effect.orDie)
 
-    const findByDomain = Effect.fn("SsoRepo.findByDomain")(function*(domain: string) {
+    const findByDomain = traced("SsoRepo.findByDomain")(function*(domain: string) {
       return one(yield* sql<SsoProviderRow>`${select}
         WHERE p.id = (SELECT sso_provider_id FROM ${sql(t.sso_domains)} WHERE domain = ${domain} LIMIT 1)`)
     }, Effect.orDie)
 
-    const findByEntityId = Effect.fn("SsoRepo.findByEntityId")(function*(entityId: string) {
+    const findByEntityId = traced("SsoRepo.findByEntityId")(function*(entityId: string) {
       return one(yield* sql<SsoProviderRow>`${select} WHERE s.entity_id = ${entityId}`)
     }, Effect.orDie)
 
-    const list = Effect.fn("SsoRepo.list")(function*(filter: { readonly resourceId?: string; readonly resourceIdPrefix?: string }) {
+    const list = traced("SsoRepo.list")(function*(filter: { readonly resourceId?: string; readonly resourceIdPrefix?: string }) {
       const rows = filter.resourceId !== undefined
         ? yield* sql<SsoProviderRow>`${select} WHERE lower(p.resource_id) = lower(${filter.resourceId}) ORDER BY p.created_at, p.id`
         : filter.resourceIdPrefix !== undefined
@@ -108,7 +109,7 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
     }, Effect.orDie)
 
     /** Which provider holds each of these domains (case-insensitively, as the unique index compares them). */
-    const domainOwners = Effect.fn("SsoRepo.domainOwners")(function*(domains: ReadonlyArray<string>) {
+    const domainOwners = traced("SsoRepo.domainOwners")(function*(domains: ReadonlyArray<string>) {
       if (domains.length === 0) return [] as ReadonlyArray<{ readonly domain: string; readonly sso_provider_id: string }>
       return yield* sql<{ readonly domain: string; readonly sso_provider_id: string }>`SELECT lower(domain) AS domain, sso_provider_id
         FROM ${sql(t.sso_domains)} WHERE lower(domain) IN ${sql.in(domains.map((domain) => domain.toLowerCase()))}`
@@ -120,7 +121,7 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
       }`
 
     /** Inserts a provider, its SAML connection and its domains (in the caller's transaction). */
-    const insert = Effect.fn("SsoRepo.insert")(function*(provider: NewSsoProvider) {
+    const insert = traced("SsoRepo.insert")(function*(provider: NewSsoProvider) {
       yield* sql`INSERT INTO ${sql(t.sso_providers)} ${sql.insert({
         id: provider.id,
         resource_id: provider.resourceId,
@@ -143,7 +144,7 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
     })
 
     /** Applies an admin PUT (in the caller's transaction). */
-    const update = Effect.fn("SsoRepo.update")(function*(id: string, change: SsoProviderChange) {
+    const update = traced("SsoRepo.update")(function*(id: string, change: SsoProviderChange) {
       const provider: Record<string, unknown> = { updated_at: change.now }
       if (change.resourceId !== undefined) provider["resource_id"] = change.resourceId
       if (change.disabled !== undefined) provider["disabled"] = change.disabled
@@ -162,15 +163,15 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
     })
 
     /** Metadata refreshed from metadata_url. */
-    const refreshMetadata = Effect.fn("SsoRepo.refreshMetadata")(function*(id: string, xml: string, now: Date) {
+    const refreshMetadata = traced("SsoRepo.refreshMetadata")(function*(id: string, xml: string, now: Date) {
       yield* sql`UPDATE ${sql(t.saml_providers)} SET metadata_xml = ${xml}, updated_at = ${now} WHERE sso_provider_id = ${id}`
     }, Effect.orDie)
 
-    const remove = Effect.fn("SsoRepo.remove")(function*(id: string) {
+    const remove = traced("SsoRepo.remove")(function*(id: string) {
       yield* sql`DELETE FROM ${sql(t.sso_providers)} WHERE id = ${id}`
     }, Effect.orDie)
 
-    const insertRelayState = Effect.fn("SsoRepo.insertRelayState")(function*(relay: RelayState) {
+    const insertRelayState = traced("SsoRepo.insertRelayState")(function*(relay: RelayState) {
       yield* sql`INSERT INTO ${sql(t.saml_relay_states)} ${sql.insert({
         id: relay.id,
         sso_provider_id: relay.sso_provider_id,
@@ -183,7 +184,7 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
     })
 
     /** Takes a relay state: deleted as it is read, so of two posts with one RelayState only one gets it. */
-    const takeRelayState = Effect.fn("SsoRepo.takeRelayState")(function*(id: string) {
+    const takeRelayState = traced("SsoRepo.takeRelayState")(function*(id: string) {
       const rows = yield* sql<RelayState>`DELETE FROM ${sql(t.saml_relay_states)} WHERE id = ${id}
         RETURNING id, sso_provider_id, request_id, COALESCE(redirect_to, '') AS redirect_to, flow_state_id, created_at`
       return Option.fromNullable(rows[0])
@@ -193,18 +194,18 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
      * Claims a verified assertion's digest until `expiresAt`: true for the first claim, false when it was claimed
      * before by any instance (an expired record is taken over). Run in the sign-in's transaction.
      */
-    const claimAssertion = Effect.fn("SsoRepo.claimAssertion")((digest: Uint8Array, expiresAt: Date) =>
+    const claimAssertion = traced("SsoRepo.claimAssertion")((digest: Uint8Array, expiresAt: Date) =>
       claimOnce(sql, t.saml_used_assertions, digest, expiresAt), Effect.orDie)
 
     /** The SSO identities of one provider whose email is this address (lowercased, as the generated column). */
-    const identityOwnersByEmail = Effect.fn("SsoRepo.identityOwnersByEmail")(function*(provider: string, email: string) {
+    const identityOwnersByEmail = traced("SsoRepo.identityOwnersByEmail")(function*(provider: string, email: string) {
       const rows = yield* sql<{ readonly user_id: string }>`SELECT DISTINCT user_id FROM ${sql(t.identities)}
         WHERE provider = ${provider} AND email = ${email.toLowerCase()}`
       return rows.map((row) => row.user_id)
     }, Effect.orDie)
 
     /** Deletes up to `limit` expired used-assertion records and relay states older than `relayBefore`. */
-    const sweep = Effect.fn("SsoRepo.sweep")(function*(now: Date, relayBefore: Date, limit: number) {
+    const sweep = traced("SsoRepo.sweep")(function*(now: Date, relayBefore: Date, limit: number) {
       const assertions = yield* deleteExpiredClaims(sql, t.saml_used_assertions, now, limit)
       const relays = yield* sql`DELETE FROM ${sql(t.saml_relay_states)} WHERE id IN (
           SELECT id FROM ${sql(t.saml_relay_states)} WHERE created_at < ${relayBefore} LIMIT ${limit} FOR UPDATE SKIP LOCKED
@@ -213,7 +214,7 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
     }, Effect.orDie)
 
     /** The flow_state row every POST /sso starts (GoTrue: always; the PKCE columns only with PKCE). */
-    const insertFlow = Effect.fn("SsoRepo.insertFlow")(function*(flow: {
+    const insertFlow = traced("SsoRepo.insertFlow")(function*(flow: {
       readonly id: string
       readonly pkce: { readonly challenge: string; readonly method: string; readonly authCode: string } | null
       readonly referrer: string
@@ -239,7 +240,7 @@ export class SsoRepo extends Effect.Service<SsoRepo>()("auth/SsoRepo", {
      * Hands a PKCE flow to its user, once (in the sign-in's transaction, the row locked): "used" when it already
      * has one, "none" when the flow is gone or has no auth code, else its auth code.
      */
-    const claimFlow = Effect.fn("SsoRepo.claimFlow")(function*(id: string, userId: string, now: Date) {
+    const claimFlow = traced("SsoRepo.claimFlow")(function*(id: string, userId: string, now: Date) {
       const [flow] = yield* sql<{ readonly user_id: string | null; readonly auth_code: string | null }>`
         SELECT user_id, auth_code FROM ${sql(t.flow_state)} WHERE id = ${id} FOR UPDATE`
       if (flow === undefined || flow.auth_code === null) return { _tag: "None" } as const

@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { deleteUpToTask, sweepPass } from "../../platform/process/Housekeeping.js"
 import { Web3UsedMessagesRepo } from "./Web3UsedMessagesRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** How often a pass begins. */
 export const SWEEP_EVERY = Duration.minutes(10)
@@ -19,7 +20,7 @@ export class ExpiredWeb3Messages extends Effect.Service<ExpiredWeb3Messages>()("
     const repo = yield* Web3UsedMessagesRepo
     const task = deleteUpToTask("web3_used_messages", SWEEP_EVERY, BATCH, (now, limit) => repo.sweep(now, limit))
     /** One whole pass now, outside the runner. The records it deleted. */
-    const sweep = Effect.fn("ExpiredWeb3Messages.sweep")(function*(): Effect.fn.Return<number> {
+    const sweep = traced("ExpiredWeb3Messages.sweep")(function*(): Effect.fn.Return<number> {
       return yield* sweepPass(task, new Date(yield* Clock.currentTimeMillis))
     })
     return { tasks: [task], sweep }

@@ -17,6 +17,7 @@ import { AuditLog } from "../users/AuditLog.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
 import { Users } from "../users/Users.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface IdTokenGrantRequest {
   readonly id_token?: string | null | undefined
@@ -49,7 +50,7 @@ export class IdTokenGrant extends Effect.Service<IdTokenGrant>()("auth/IdTokenGr
     const tokens = yield* AccessTokens
     const settings = (name: string) => providerSettings(config, name)
 
-    const signIn = Effect.fn("IdTokenGrant.signIn")(function*(request: IdTokenGrantRequest): Effect.fn.Return<Session, AuthError> {
+    const signIn = traced("IdTokenGrant.signIn")(function*(request: IdTokenGrantRequest): Effect.fn.Return<Session, AuthError> {
       const idToken = request.id_token ?? ""
       const providerName = request.provider ?? ""
       const issuer = request.issuer ?? ""

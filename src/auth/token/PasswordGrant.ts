@@ -11,6 +11,7 @@ import { formatPhoneNumber } from "../domain/Phone.js"
 import { isBanned } from "../domain/UserRow.js"
 import { AccessTokens } from "../sessions/AccessTokens.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface PasswordGrantRequest {
   readonly email?: string | null | undefined
@@ -29,7 +30,7 @@ export class PasswordGrant extends Effect.Service<PasswordGrant>()("auth/Passwor
     const hasher = yield* PasswordHasher
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const signIn = Effect.fn("PasswordGrant.signIn")(function*(
+    const signIn = traced("PasswordGrant.signIn")(function*(
       request: PasswordGrantRequest
     ): Effect.fn.Return<Session, AuthError> {
       const email = request.email ?? ""

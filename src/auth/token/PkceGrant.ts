@@ -9,6 +9,7 @@ import { AccessTokens } from "../sessions/AccessTokens.js"
 import { FlowStateRepo } from "../sessions/FlowStateRepo.js"
 import type { AuthMethod } from "../sessions/Sessions.js"
 import { UsersRepo } from "../users/UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface PkceGrantRequest {
   readonly auth_code?: string | null | undefined
@@ -28,7 +29,7 @@ export class PkceGrant extends Effect.Service<PkceGrant>()("auth/PkceGrant", {
     const users = yield* UsersRepo
     const tokens = yield* AccessTokens
 
-    const exchange = Effect.fn("PkceGrant.exchange")(function*(request: PkceGrantRequest): Effect.fn.Return<Session, AuthError> {
+    const exchange = traced("PkceGrant.exchange")(function*(request: PkceGrantRequest): Effect.fn.Return<Session, AuthError> {
       const authCode = request.auth_code ?? ""
       const verifier = request.code_verifier ?? ""
       if (authCode === "" || verifier === "") {

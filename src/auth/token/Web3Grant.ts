@@ -17,6 +17,7 @@ import { AuditLog } from "../users/AuditLog.js"
 import { ExternalAccounts } from "../users/ExternalAccounts.js"
 import { UniqueViolation } from "../users/UsersRepo.js"
 import { Web3UsedMessagesRepo } from "./Web3UsedMessagesRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /**
  * The signature rules (noble's curves and keccak, base58), imported on the first Web3 sign-in of an enabled chain
@@ -66,7 +67,7 @@ export class Web3Grant extends Effect.Service<Web3Grant>()("auth/Web3Grant", {
     const transactions = yield* Transactions
     const allowList = compileAllowList(config.uriAllowList)
 
-    const signIn = Effect.fn("Web3Grant.signIn")(function*(request: Web3GrantRequest): Effect.fn.Return<Session, AuthError> {
+    const signIn = traced("Web3Grant.signIn")(function*(request: Web3GrantRequest): Effect.fn.Return<Session, AuthError> {
       const { ethereum, solana } = config.web3
       if (!ethereum.enabled && !solana.enabled) return yield* AuthError.of(422, "web3_provider_disabled", "Web3 provider is disabled")
       const chain = request.chain ?? ""

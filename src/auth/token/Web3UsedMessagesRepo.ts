@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { claimOnce, deleteExpiredClaims } from "../../platform/sql/UsedOnce.js"
 import { authTables } from "../AuthTables.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface Web3UsedMessagesRepoShape {
   /**
@@ -21,9 +22,9 @@ export class Web3UsedMessagesRepo extends Effect.Service<Web3UsedMessagesRepo>()
     const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
-    const claim = Effect.fn("Web3UsedMessagesRepo.claim")((digest: Uint8Array, expiresAt: Date) =>
+    const claim = traced("Web3UsedMessagesRepo.claim")((digest: Uint8Array, expiresAt: Date) =>
       claimOnce(sql, t.web3_used_messages, digest, expiresAt), Effect.orDie)
-    const sweep = Effect.fn("Web3UsedMessagesRepo.sweep")((now: Date, limit: number) =>
+    const sweep = traced("Web3UsedMessagesRepo.sweep")((now: Date, limit: number) =>
       deleteExpiredClaims(sql, t.web3_used_messages, now, limit), Effect.orDie)
 
     return { claim, sweep } satisfies Web3UsedMessagesRepoShape

@@ -4,6 +4,7 @@ import { SessionsRepo } from "../sessions/SessionsRepo.js"
 import { IdentitiesRepo } from "./IdentitiesRepo.js"
 import { PendingTokens } from "./PendingTokens.js"
 import { type UserPatch, UsersRepo } from "./UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /**
  * An account whose address nobody had proven, taken over by whoever just proved it: a verified provider sign-in
@@ -19,7 +20,7 @@ export class AccountReclaim extends Effect.Service<AccountReclaim>()("auth/Accou
     const sessions = yield* SessionsRepo
     const pending = yield* PendingTokens
 
-    const reclaim = Effect.fn("AccountReclaim.reclaim")(function*(
+    const reclaim = traced("AccountReclaim.reclaim")(function*(
       user: UserRow,
       keepIdentityId: string,
       patch: UserPatch,

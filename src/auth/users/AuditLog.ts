@@ -5,6 +5,7 @@ import { SecureRandom } from "../../platform/SecureRandom.js"
 import { CurrentClient } from "../../platform/http/CurrentClient.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { AuditLogRepo, type AuditPayload, type NewAuditLogEntry } from "./AuditLogRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** GoTrue's audit actions and the log type each is filed under (internal/models/audit_log_entry.go). */
 const LOG_TYPES = {
@@ -155,7 +156,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
      * Writes entries in the order given, in one statement (each a round trip less on a token rotation); run it
      * inside the caller's transaction when the change has one.
      */
-    const recordAll = Effect.fn("AuditLog.recordAll")(function*(
+    const recordAll = traced("AuditLog.recordAll")(function*(
       events: ReadonlyArray<readonly [AuditAction, AuditRecord]>
     ): Effect.fn.Return<void> {
       yield* repo.insert(yield* entries(events))

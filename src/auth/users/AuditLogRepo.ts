@@ -6,6 +6,7 @@ import * as Ref from "effect/Ref"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import { pageSlice } from "../domain/PageSlice.js"
+import { traced } from "../../platform/Traced.js"
 
 /** GoTrue's audit payload (internal/models/audit_log_entry.go); actor_name and traits only when there are some. */
 export interface AuditPayload {
@@ -97,7 +98,7 @@ export class AuditLogRepo extends Effect.Service<AuditLogRepo>()("auth/AuditLogR
     const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
-    const insert = Effect.fn("AuditLogRepo.insert")(function*(entries: ReadonlyArray<NewAuditLogEntry>) {
+    const insert = traced("AuditLogRepo.insert")(function*(entries: ReadonlyArray<NewAuditLogEntry>) {
       if (entries.length === 0) return
       const rows = entries.map((entry) =>
         sql`(${NIL_INSTANCE}, ${entry.id}, ${JSON.stringify(entry.payload)}::json, ${entry.createdAt}, ${entry.ipAddress})`)
@@ -105,7 +106,7 @@ export class AuditLogRepo extends Effect.Service<AuditLogRepo>()("auth/AuditLogR
         VALUES ${sql.csv(rows)}`
     }, Effect.orDie)
 
-    const page = Effect.fn("AuditLogRepo.page")(function*(page: number, perPage: number, query: AuditQuery | undefined) {
+    const page = traced("AuditLogRepo.page")(function*(page: number, perPage: number, query: AuditQuery | undefined) {
       const offset = (page - 1) * perPage
       if (query === undefined) {
         // The table's exact count (migration 0024's triggers keep it), then the page from the nearer end of the

@@ -22,6 +22,7 @@ import { AccountReclaim } from "./AccountReclaim.js"
 import { AuditLog } from "./AuditLog.js"
 import { IdentitiesRepo } from "./IdentitiesRepo.js"
 import { UniqueViolation, UsersRepo } from "./UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export type { ExternalProfile } from "../domain/ExternalLink.js"
 
@@ -202,7 +203,7 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
      * provider_email_needs_verification when the account's email is unproven; that last one still commits the
      * user and identity, as GoTrue's does, so a later verified sign-in finds them.
      */
-    const signIn = Effect.fn("ExternalAccounts.signIn")(function*(
+    const signIn = traced("ExternalAccounts.signIn")(function*(
       provider: string,
       profile: ExternalProfile
     ): Effect.fn.Return<ExternalSignIn, AuthError | EmailNeedsVerification> {
@@ -224,7 +225,7 @@ export class ExternalAccounts extends Effect.Service<ExternalAccounts>()("auth/E
      * there is no address to prove), else a new user without email, phone or password. Fails with 422
      * signup_disabled or 403 user_banned. No audit entry: the caller writes the one its sign-in makes.
      */
-    const signInWithoutEmail = Effect.fn("ExternalAccounts.signInWithoutEmail")(function*(
+    const signInWithoutEmail = traced("ExternalAccounts.signInWithoutEmail")(function*(
       provider: string,
       providerId: string,
       identityData: Record<string, unknown>,

@@ -9,6 +9,7 @@ import {
   ROW_COUNT_TRIGGERS,
   rowCountFindings
 } from "../domain/GoTrueReadable.js"
+import { traced } from "../../platform/Traced.js"
 
 /**
  * The doctor's reads: for the audit in domain/GoTrueReadable.ts, how many rows of this database GoTrue v2.196 could
@@ -19,7 +20,7 @@ export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("au
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const columnsOf = Effect.fn("GoTrueReadableRepo.columns")(function*(schema: string) {
+    const columnsOf = traced("GoTrueReadableRepo.columns")(function*(schema: string) {
       const rows = yield* sql<{ table_name: string; column_name: string }>`
         SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${schema}`
       const byTable = new Map<string, Set<string>>()
@@ -59,7 +60,7 @@ export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("au
      * Live sessions (not past not_after, of a user not deleted) that hold an unrevoked refresh token, none of them in
      * GoTrue's legacy form, and no key for GoTrue's signed form: GoTrue cannot refresh them.
      */
-    const unrefreshableSessions = Effect.fn("GoTrueReadableRepo.unrefreshableSessions")(function*(
+    const unrefreshableSessions = traced("GoTrueReadableRepo.unrefreshableSessions")(function*(
       t: AuthTables,
       now: Date,
       signedKeyColumn: boolean
@@ -78,7 +79,7 @@ export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("au
      * Migration 0024's count table and triggers: present together, and the counts equal to the rows (one count of
      * each table, which the doctor's scans already pay for).
      */
-    const rowCounts = Effect.fn("GoTrueReadableRepo.rowCounts")(function*(t: AuthTables, schema: string) {
+    const rowCounts = traced("GoTrueReadableRepo.rowCounts")(function*(t: AuthTables, schema: string) {
       // Not from information_schema, which lists only the columns this role was granted: a doctor run as another
       // role (GoTrue's) must not report the table missing while its triggers stand.
       const [regclass] = yield* sql<{ present: boolean }>`SELECT to_regclass(${t.gatehouse_row_counts}) IS NOT NULL AS present`
@@ -117,7 +118,7 @@ export class GoTrueReadableRepo extends Effect.Service<GoTrueReadableRepo>()("au
     })
 
     /** Every finding for this database, in the audit's order, then the count table's, then the sessions note. */
-    const findings = Effect.fn("GoTrueReadableRepo.findings")(function*(namespace: string, now: Date) {
+    const findings = traced("GoTrueReadableRepo.findings")(function*(namespace: string, now: Date) {
       const t = authTables(namespace)
       const [schema] = t.users.split(".") as [string]
       const bareName = (qualified: string) => qualified.slice(schema.length + 1)

@@ -6,6 +6,7 @@ import * as Ref from "effect/Ref"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { IdentityRow } from "../domain/UserRow.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface IdentityInsert {
   readonly id: string
@@ -49,27 +50,27 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
     const config = yield* PlatformConfig
     const t = authTables(config.db.namespace)
 
-    const forUser = Effect.fn("IdentitiesRepo.forUser")(function*(userId: string) {
+    const forUser = traced("IdentitiesRepo.forUser")(function*(userId: string) {
       return yield* sql<IdentityRow>`SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
         updated_at, email FROM ${sql(t.identities)} WHERE user_id = ${userId} ORDER BY created_at, id`
     }, Effect.orDie)
 
-    const findByProvider = Effect.fn("IdentitiesRepo.findByProvider")(function*(provider: string, providerId: string) {
+    const findByProvider = traced("IdentitiesRepo.findByProvider")(function*(provider: string, providerId: string) {
       const rows = yield* sql<IdentityRow>`SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
         updated_at, email FROM ${sql(t.identities)} WHERE provider = ${provider} AND provider_id = ${providerId}`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const signedIn = Effect.fn("IdentitiesRepo.signedIn")(function*(id: string, identityData: Record<string, unknown>, now: Date) {
+    const signedIn = traced("IdentitiesRepo.signedIn")(function*(id: string, identityData: Record<string, unknown>, now: Date) {
       yield* sql`UPDATE ${sql(t.identities)} SET identity_data = ${sql.json(identityData)}, last_sign_in_at = ${now},
         updated_at = ${now} WHERE id = ${id}`
     }, Effect.orDie)
 
-    const removeOthers = Effect.fn("IdentitiesRepo.removeOthers")(function*(userId: string, keepId: string) {
+    const removeOthers = traced("IdentitiesRepo.removeOthers")(function*(userId: string, keepId: string) {
       yield* sql`DELETE FROM ${sql(t.identities)} WHERE user_id = ${userId} AND id <> ${keepId}`
     }, Effect.orDie)
 
-    const insert = Effect.fn("IdentitiesRepo.insert")(function*(identity: IdentityInsert) {
+    const insert = traced("IdentitiesRepo.insert")(function*(identity: IdentityInsert) {
       yield* sql`INSERT INTO ${sql(t.identities)} ${sql.insert({
         id: identity.id,
         provider_id: identity.provider_id,
@@ -82,15 +83,15 @@ export class IdentitiesRepo extends Effect.Service<IdentitiesRepo>()("auth/Ident
       })}`
     }, Effect.orDie)
 
-    const updateData = Effect.fn("IdentitiesRepo.updateData")(function*(id: string, identityData: Record<string, unknown>, now: Date) {
+    const updateData = traced("IdentitiesRepo.updateData")(function*(id: string, identityData: Record<string, unknown>, now: Date) {
       yield* sql`UPDATE ${sql(t.identities)} SET identity_data = ${sql.json(identityData)}, updated_at = ${now} WHERE id = ${id}`
     }, Effect.orDie)
 
-    const remove = Effect.fn("IdentitiesRepo.remove")(function*(id: string) {
+    const remove = traced("IdentitiesRepo.remove")(function*(id: string) {
       yield* sql`DELETE FROM ${sql(t.identities)} WHERE id = ${id}`
     }, Effect.orDie)
 
-    const removeForUser = Effect.fn("IdentitiesRepo.removeForUser")(function*(userId: string) {
+    const removeForUser = traced("IdentitiesRepo.removeForUser")(function*(userId: string) {
       yield* sql`DELETE FROM ${sql(t.identities)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 

@@ -11,6 +11,7 @@ import { isBanned, type UserRow } from "../domain/UserRow.js"
 import { AuditLog } from "./AuditLog.js"
 import { IdentitiesRepo } from "./IdentitiesRepo.js"
 import { UniqueViolation, UsersRepo } from "./UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 const alreadyLinked = (toThisUser: boolean) =>
   AuthError.of(422, "identity_already_exists", toThisUser ? "Identity is already linked" : "Identity is already linked to another user")
@@ -74,7 +75,7 @@ export class IdentityLinks extends Effect.Service<IdentityLinks>()("auth/Identit
      * Adds the provider's identity to the user: 422 identity_already_exists when that identity belongs to anyone
      * already (this user included), 404 user_not_found when the user went while they were at the provider.
      */
-    const link = Effect.fn("IdentityLinks.link")(function*(
+    const link = traced("IdentityLinks.link")(function*(
       userId: string,
       provider: string,
       profile: ExternalProfile
@@ -119,7 +120,7 @@ export class IdentityLinks extends Effect.Service<IdentityLinks>()("auth/Identit
      * removed identity held it and another's provider verified its own (never to an unverified address), and
      * app_metadata.providers is rebuilt.
      */
-    const unlink = Effect.fn("IdentityLinks.unlink")(function*(userId: string, identityId: string): Effect.fn.Return<void, AuthError> {
+    const unlink = traced("IdentityLinks.unlink")(function*(userId: string, identityId: string): Effect.fn.Return<void, AuthError> {
       yield* transactions.run(unlinkInTransaction(userId, identityId)).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 

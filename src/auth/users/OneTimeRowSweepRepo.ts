@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
+import { traced } from "../../platform/Traced.js"
 
 /** Rows each statement of one batch deleted. */
 export interface SweptOneTimeRows {
@@ -21,7 +22,7 @@ export class OneTimeRowSweepRepo extends Effect.Service<OneTimeRowSweepRepo>()("
     const t = authTables((yield* PlatformConfig).db.namespace)
 
     /** At most `limit` rows of each table made (or last counted) before `before`; rows a request holds are skipped. */
-    const sweep = Effect.fn("OneTimeRowSweepRepo.sweep")(function*(before: Date, limit: number) {
+    const sweep = traced("OneTimeRowSweepRepo.sweep")(function*(before: Date, limit: number) {
       const at = before.toISOString()
       const [row] = yield* sql<{ readonly one_time: number; readonly pending: number; readonly attempts: number }>`
         WITH one_time AS (

@@ -6,6 +6,7 @@ import * as Ref from "effect/Ref"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { OneTimeTokenType } from "../domain/OneTimeToken.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A row of GoTrue's one_time_tokens (migration 0014 says what Gatehouse writes there). */
 export interface OneTimeTokenRow {
@@ -36,7 +37,7 @@ export class OneTimeTokensRepo extends Effect.Service<OneTimeTokensRepo>()("auth
     const t = authTables(config.db.namespace)
 
     // GoTrue's timestamps have no time zone and hold UTC; written and read as UTC here whatever the session's zone.
-    const put = Effect.fn("OneTimeTokensRepo.put")(function*(row: OneTimeTokenRow) {
+    const put = traced("OneTimeTokensRepo.put")(function*(row: OneTimeTokenRow) {
       yield* sql`INSERT INTO ${sql(t.one_time_tokens)} (id, user_id, token_type, token_hash, relates_to, created_at, updated_at)
         VALUES (${row.id}, ${row.user_id}, ${row.token_type}, ${row.token_hash}, ${row.relates_to},
           ${row.created_at}::timestamptz AT TIME ZONE 'UTC', ${row.created_at}::timestamptz AT TIME ZONE 'UTC')
@@ -44,19 +45,19 @@ export class OneTimeTokensRepo extends Effect.Service<OneTimeTokensRepo>()("auth
           relates_to = EXCLUDED.relates_to, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at`
     }, Effect.orDie)
 
-    const find = Effect.fn("OneTimeTokensRepo.find")(function*(userId: string, type: OneTimeTokenType) {
+    const find = traced("OneTimeTokensRepo.find")(function*(userId: string, type: OneTimeTokenType) {
       const rows = yield* sql<OneTimeTokenRow>`SELECT id, user_id, token_type::text AS token_type, token_hash, relates_to,
           created_at AT TIME ZONE 'UTC' AS created_at
         FROM ${sql(t.one_time_tokens)} WHERE user_id = ${userId} AND token_type = ${type}`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const remove = Effect.fn("OneTimeTokensRepo.remove")(function*(userId: string, types: ReadonlyArray<OneTimeTokenType>) {
+    const remove = traced("OneTimeTokensRepo.remove")(function*(userId: string, types: ReadonlyArray<OneTimeTokenType>) {
       if (types.length === 0) return
       yield* sql`DELETE FROM ${sql(t.one_time_tokens)} WHERE user_id = ${userId} AND ${sql.in("token_type", types)}`
     }, Effect.orDie)
 
-    const removeForUser = Effect.fn("OneTimeTokensRepo.removeForUser")(function*(userId: string) {
+    const removeForUser = traced("OneTimeTokensRepo.removeForUser")(function*(userId: string) {
       yield* sql`DELETE FROM ${sql(t.one_time_tokens)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 

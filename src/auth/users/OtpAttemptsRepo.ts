@@ -6,6 +6,7 @@ import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { TokenKind } from "../domain/LinkToken.js"
 import { failuresAfterMiss, type OtpFailures } from "../domain/Verification.js"
+import { traced } from "../../platform/Traced.js"
 
 
 export interface OtpAttemptsRepoShape {
@@ -23,7 +24,7 @@ export class OtpAttemptsRepo extends Effect.Service<OtpAttemptsRepo>()("auth/Otp
     const t = authTables(config.db.namespace)
 
     // One statement, so two misses at once both count; failuresAfterMiss is the same rule in memory.
-    const recordMiss = Effect.fn("OtpAttemptsRepo.recordMiss")(function*(
+    const recordMiss = traced("OtpAttemptsRepo.recordMiss")(function*(
       userId: string,
       kind: TokenKind,
       tokenHash: string,
@@ -39,7 +40,7 @@ export class OtpAttemptsRepo extends Effect.Service<OtpAttemptsRepo>()("auth/Otp
       return row!.failures
     }, Effect.orDie)
 
-    const clear = Effect.fn("OtpAttemptsRepo.clear")(function*(userId: string, kinds: ReadonlyArray<TokenKind>) {
+    const clear = traced("OtpAttemptsRepo.clear")(function*(userId: string, kinds: ReadonlyArray<TokenKind>) {
       if (kinds.length === 0) return
       yield* sql`DELETE FROM ${sql(t.otp_attempts)} WHERE user_id = ${userId} AND ${sql.in("token_kind", kinds)}`
     }, Effect.orDie)

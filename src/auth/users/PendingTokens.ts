@@ -9,6 +9,7 @@ import { CODE_COLUMN_OF } from "../domain/SentCodeState.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { type OneTimeTokenRow, OneTimeTokensRepo } from "./OneTimeTokensRepo.js"
 import { type PendingTokenRow, PendingTokensRepo } from "./PendingTokensRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A one-time token as it is issued: what the message carries, and what the users column stores. */
 export interface IssuedToken {
@@ -76,7 +77,7 @@ export class PendingTokens extends Effect.Service<PendingTokens>()("auth/Pending
      * message never arrived). A confirmation carries its claim: a repeated sign-up's own, or the contest of the
      * confirmation before it (see nextConfirmationClaim).
      */
-    const record = Effect.fn("PendingTokens.record")(function*(
+    const record = traced("PendingTokens.record")(function*(
       userId: string,
       kind: TokenKind,
       token: IssuedToken,
@@ -102,7 +103,7 @@ export class PendingTokens extends Effect.Service<PendingTokens>()("auth/Pending
     })
 
     /** Records a reauthentication nonce: only GoTrue's row, as the nonce has no link and no attempt counter. */
-    const recordReauthentication = Effect.fn("PendingTokens.recordReauthentication")(function*(
+    const recordReauthentication = traced("PendingTokens.recordReauthentication")(function*(
       userId: string,
       token: IssuedToken,
       at: Date
@@ -122,14 +123,14 @@ export class PendingTokens extends Effect.Service<PendingTokens>()("auth/Pending
       })
 
     /** Forgets every token whose users column `user` (as just written) leaves empty (see clearedTokens). */
-    const forgetCleared = Effect.fn("PendingTokens.forgetCleared")(function*(user: UserRow): Effect.fn.Return<void> {
+    const forgetCleared = traced("PendingTokens.forgetCleared")(function*(user: UserRow): Effect.fn.Return<void> {
       const { kinds, types } = clearedTokens(user)
       yield* repo.remove(user.id, kinds)
       yield* oneTimes.remove(user.id, types)
     })
 
     /** Forgets every pending token of the user (an account taken over). */
-    const forgetAll = Effect.fn("PendingTokens.forgetAll")(function*(userId: string): Effect.fn.Return<void> {
+    const forgetAll = traced("PendingTokens.forgetAll")(function*(userId: string): Effect.fn.Return<void> {
       yield* repo.removeForUser(userId)
       yield* oneTimes.removeForUser(userId)
     })

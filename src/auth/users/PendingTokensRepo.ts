@@ -6,6 +6,7 @@ import * as Ref from "effect/Ref"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
 import type { TokenKind } from "../domain/LinkToken.js"
+import { traced } from "../../platform/Traced.js"
 
 /** What Gatehouse keeps beside one pending token of a user (migration 0011 says why). */
 export interface PendingTokenRow {
@@ -45,7 +46,7 @@ export class PendingTokensRepo extends Effect.Service<PendingTokensRepo>()("auth
     const t = authTables(config.db.namespace)
     const since = yield* Ref.make(Option.none<Date>())
 
-    const put = Effect.fn("PendingTokensRepo.put")(function*(row: PendingTokenRow) {
+    const put = traced("PendingTokensRepo.put")(function*(row: PendingTokenRow) {
       const values = { ...row, signup_data: row.signup_data === null ? null : sql.json(row.signup_data) }
       yield* sql`INSERT INTO ${sql(t.pending_tokens)} ${sql.insert(values)}
         ON CONFLICT (user_id, token_kind) DO UPDATE SET link_digest = EXCLUDED.link_digest, code_hash = EXCLUDED.code_hash,
@@ -53,23 +54,23 @@ export class PendingTokensRepo extends Effect.Service<PendingTokensRepo>()("auth
           signup_data = EXCLUDED.signup_data`
     }, Effect.orDie)
 
-    const findByLink = Effect.fn("PendingTokensRepo.findByLink")(function*(linkDigest: string) {
+    const findByLink = traced("PendingTokensRepo.findByLink")(function*(linkDigest: string) {
       const rows = yield* sql<PendingTokenRow>`SELECT * FROM ${sql(t.pending_tokens)} WHERE link_digest = ${linkDigest}`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const find = Effect.fn("PendingTokensRepo.find")(function*(userId: string, kind: TokenKind) {
+    const find = traced("PendingTokensRepo.find")(function*(userId: string, kind: TokenKind) {
       const rows = yield* sql<PendingTokenRow>`SELECT * FROM ${sql(t.pending_tokens)}
         WHERE user_id = ${userId} AND token_kind = ${kind}`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const remove = Effect.fn("PendingTokensRepo.remove")(function*(userId: string, kinds: ReadonlyArray<TokenKind>) {
+    const remove = traced("PendingTokensRepo.remove")(function*(userId: string, kinds: ReadonlyArray<TokenKind>) {
       if (kinds.length === 0) return
       yield* sql`DELETE FROM ${sql(t.pending_tokens)} WHERE user_id = ${userId} AND ${sql.in("token_kind", kinds)}`
     }, Effect.orDie)
 
-    const removeForUser = Effect.fn("PendingTokensRepo.removeForUser")(function*(userId: string) {
+    const removeForUser = traced("PendingTokensRepo.removeForUser")(function*(userId: string) {
       yield* sql`DELETE FROM ${sql(t.pending_tokens)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 

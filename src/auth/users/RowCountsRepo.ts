@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { qualifiedTables } from "../../platform/sql/Tables.js"
 import { authTables } from "../AuthTables.js"
+import { traced } from "../../platform/Traced.js"
 
 /** The count table's upkeep (migration 0024): folding the connections' rows, and a recount that corrects drift. */
 export class RowCountsRepo extends Effect.Service<RowCountsRepo>()("auth/RowCountsRepo", {
@@ -13,7 +14,7 @@ export class RowCountsRepo extends Effect.Service<RowCountsRepo>()("auth/RowCoun
     const t = authTables(namespace)
 
     /** Folds the connections' count rows into one per part, skipping rows an open transaction holds; the sums stay. */
-    const foldCounts = Effect.fn("RowCountsRepo.foldCounts")(function*() {
+    const foldCounts = traced("RowCountsRepo.foldCounts")(function*() {
       yield* sql`SELECT ${sql(fold)}()`
     }, Effect.orDie)
 
@@ -24,7 +25,7 @@ export class RowCountsRepo extends Effect.Service<RowCountsRepo>()("auth/RowCoun
      * with session_replication_role = replica, or with the triggers disabled) are counted from then on. Returns the
      * parts it corrected.
      */
-    const recount = Effect.fn("RowCountsRepo.recount")(function*() {
+    const recount = traced("RowCountsRepo.recount")(function*() {
       const rows = yield* sql<{ tbl: string; part: string }>`
         WITH actual AS (
           SELECT 'users'::text AS tbl, aud::text AS part, count(*)::bigint AS n FROM ${sql(t.users)} WHERE aud IS NOT NULL GROUP BY aud

@@ -3,6 +3,7 @@ import { SecureRandom } from "../../platform/SecureRandom.js"
 import type { UserRow } from "../domain/UserRow.js"
 import { IdentitiesRepo } from "./IdentitiesRepo.js"
 import { UniqueViolation, UsersRepo } from "./UsersRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export interface NewUser {
   readonly aud: string
@@ -42,7 +43,7 @@ export class Users extends Effect.Service<Users>()("auth/Users", {
      * and the user's copy says whether the address is confirmed while the identity's stays false. An admin's user
      * keeps its metadata as given (see NewUser.madeBy).
      */
-    const create = Effect.fn("Users.create")(function*(user: NewUser): Effect.fn.Return<UserRow, UniqueViolation> {
+    const create = traced("Users.create")(function*(user: NewUser): Effect.fn.Return<UserRow, UniqueViolation> {
       const id = user.id ?? (yield* random.uuid())
       const providers = user.providers ?? (user.provider === null ? [] : [user.provider])
       const appMetadata = providers.length === 0 ? {} : { provider: providers[0], providers }

@@ -12,6 +12,7 @@ import { type AuthTables, authTables } from "../AuthTables.js"
 import type { FactorRow } from "../domain/FactorRow.js"
 import { type PageSlice, pageSlice } from "../domain/PageSlice.js"
 import type { IdentityRow, UserRow } from "../domain/UserRow.js"
+import { traced } from "../../platform/Traced.js"
 
 /** Another user already holds this email or phone (SQLSTATE 23505 in Live): two writers raced for one address. */
 export class UniqueViolation extends Data.TaggedError("UniqueViolation")<{}> {}
@@ -230,54 +231,54 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
     const unique = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, UniqueViolation, R> =>
       Effect.catchAll(effect, (error) => (isUniqueViolation(error) ? Effect.fail(new UniqueViolation()) : Effect.die(error)))
 
-    const findByEmail = Effect.fn("UsersRepo.findByEmail")(function*(aud: string, email: string) {
+    const findByEmail = traced("UsersRepo.findByEmail")(function*(aud: string, email: string) {
       const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)}
         WHERE lower(email) = ${email.toLowerCase()} AND aud = ${aud} AND is_sso_user = false LIMIT 1`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const findByPhone = Effect.fn("UsersRepo.findByPhone")(function*(aud: string, phone: string) {
+    const findByPhone = traced("UsersRepo.findByPhone")(function*(aud: string, phone: string) {
       const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE phone = ${phone} AND aud = ${aud} LIMIT 1`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const findById = Effect.fn("UsersRepo.findById")(function*(id: string) {
+    const findById = traced("UsersRepo.findById")(function*(id: string) {
       const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE id = ${id}`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const findByEmailChange = Effect.fn("UsersRepo.findByEmailChange")(function*(aud: string, email: string) {
+    const findByEmailChange = traced("UsersRepo.findByEmailChange")(function*(aud: string, email: string) {
       const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)}
         WHERE (lower(email_change) = ${email.toLowerCase()} OR lower(email) = ${email.toLowerCase()})
           AND email_change IS NOT NULL AND email_change <> '' AND aud = ${aud} AND is_sso_user = false LIMIT 1`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const findByPhoneChange = Effect.fn("UsersRepo.findByPhoneChange")(function*(aud: string, phone: string) {
+    const findByPhoneChange = traced("UsersRepo.findByPhoneChange")(function*(aud: string, phone: string) {
       const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE phone_change = ${phone} AND aud = ${aud} LIMIT 1`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const findByToken = Effect.fn("UsersRepo.findByToken")(function*(columns: ReadonlyArray<TokenColumn>, tokenHash: string) {
+    const findByToken = traced("UsersRepo.findByToken")(function*(columns: ReadonlyArray<TokenColumn>, tokenHash: string) {
       if (tokenHash === "" || columns.length === 0) return Option.none<UserRow>()
       const matches = sql.or(columns.map((column) => sql`${sql(column)} = ${tokenHash}`))
       const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE ${matches} LIMIT 1`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const lockById = Effect.fn("UsersRepo.lockById")(function*(id: string) {
+    const lockById = traced("UsersRepo.lockById")(function*(id: string) {
       const rows = yield* sql<UserRow>`SELECT * FROM ${sql(t.users)} WHERE id = ${id} FOR UPDATE`
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const isTaken = Effect.fn("UsersRepo.isTaken")(function*(column: "email" | "phone", value: string, exceptUserId: string) {
+    const isTaken = traced("UsersRepo.isTaken")(function*(column: "email" | "phone", value: string, exceptUserId: string) {
       const rows = column === "email"
         ? yield* sql`SELECT 1 FROM ${sql(t.users)} WHERE lower(email) = ${value.toLowerCase()} AND is_sso_user = false AND id <> ${exceptUserId}`
         : yield* sql`SELECT 1 FROM ${sql(t.users)} WHERE phone = ${value} AND id <> ${exceptUserId}`
       return rows.length > 0
     }, Effect.orDie)
 
-    const insert = Effect.fn("UsersRepo.insert")(function*(user: UserInsert) {
+    const insert = traced("UsersRepo.insert")(function*(user: UserInsert) {
       const [row] = yield* sql<UserRow>`INSERT INTO ${sql(t.users)} ${sql.insert({
         instance_id: "00000000-0000-0000-0000-000000000000",
         id: user.id,
@@ -299,7 +300,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
       return row!
     }, unique)
 
-    const update = Effect.fn("UsersRepo.update")(function*(id: string, patch: UserPatch, now: Date) {
+    const update = traced("UsersRepo.update")(function*(id: string, patch: UserPatch, now: Date) {
       const values: Record<string, unknown> = { ...patch, updated_at: now }
       if (patch.raw_user_meta_data !== undefined) values["raw_user_meta_data"] = sql.json(patch.raw_user_meta_data)
       if (patch.raw_app_meta_data !== undefined) values["raw_app_meta_data"] = sql.json(patch.raw_app_meta_data)
@@ -307,11 +308,11 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
       return row!
     }, unique)
 
-    const remove = Effect.fn("UsersRepo.remove")(function*(id: string) {
+    const remove = traced("UsersRepo.remove")(function*(id: string) {
       yield* sql`DELETE FROM ${sql(t.users)} WHERE id = ${id}`
     }, Effect.orDie)
 
-    const replacePasswordHash = Effect.fn("UsersRepo.replacePasswordHash")(function*(id: string, previous: string, next: string) {
+    const replacePasswordHash = traced("UsersRepo.replacePasswordHash")(function*(id: string, previous: string, next: string) {
       const rows = yield* sql`UPDATE ${sql(t.users)} SET encrypted_password = ${next}
         WHERE id = ${id} AND encrypted_password = ${previous} RETURNING id`
       return rows.length > 0
@@ -338,7 +339,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
         JOIN ${sql(t.users)} u ON u.id = k.id
         ORDER BY k.created_at DESC, k.id DESC`
 
-    const list = Effect.fn("UsersRepo.list")(function*(query: UserListQuery) {
+    const list = traced("UsersRepo.list")(function*(query: UserListQuery) {
       const offset = (query.page - 1) * query.perPage
       if (query.filter === "") {
         // The audience's exact count (migration 0024's triggers keep it), then the page from the nearer end.
@@ -363,7 +364,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("auth/UsersRepo", {
       return { users, total: Number(rows[0]?.listed_total ?? 0) }
     }, Effect.orDie)
 
-    const claimSend = Effect.fn("UsersRepo.claimSend")(function*(
+    const claimSend = traced("UsersRepo.claimSend")(function*(
       id: string,
       column: SentAtColumn,
       window: Duration.Duration,

@@ -49,6 +49,7 @@ import { UsersRepo } from "../users/UsersRepo.js"
 import { codeSlot, invalidation, isFirstOfTwo, linkSlot, matchesCode, type Slot } from "./TokenSlot.js"
 import { VerifiedChanges } from "./VerifiedChanges.js"
 import { EmailChangeAccepted } from "./VerifyApi.js"
+import { traced } from "../../platform/Traced.js"
 
 /** How a token_hash (or a link's token) named a user's pending token. */
 interface HashMatch {
@@ -258,7 +259,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
         })
       )
 
-    const verify = Effect.fn("Verify.verify")(function*(
+    const verify = traced("Verify.verify")(function*(
       body: VerifyBody,
       guess: Effect.Effect<void, AuthError>
     ): Effect.fn.Return<Session | EmailChangeAccepted, AuthError> {
@@ -266,7 +267,7 @@ export class Verify extends Effect.Service<Verify>()("auth/Verify", {
     })
 
     /** GET /verify: where to send the browser, always. The token is a link's token hash. */
-    const verifyLink = Effect.fn("Verify.verifyLink")(function*(query: LinkQuery, guess: Effect.Effect<void, AuthError>): Effect.fn.Return<string> {
+    const verifyLink = traced("Verify.verifyLink")(function*(query: LinkQuery, guess: Effect.Effect<void, AuthError>): Effect.fn.Return<string> {
       const target = chooseRedirect(query.redirectTo, config.siteUrl, allowList)
       const type = query.type ?? ""
       const token = query.token ?? ""

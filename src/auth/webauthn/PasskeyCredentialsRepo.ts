@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { PlatformConfig } from "../../config/PlatformConfig.js"
 import { authTables } from "../AuthTables.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A row of webauthn_credentials: a passkey (first-factor credential). bytea columns come back as raw bytes. */
 export interface PasskeyRow {
@@ -85,20 +86,20 @@ export class PasskeyCredentialsRepo extends Effect.Service<PasskeyCredentialsRep
     const columns = sql.unsafe(COLUMNS.join(", "))
 
     /** A user's passkeys, oldest first (GoTrue's list order). */
-    const forUser = Effect.fn("PasskeyCredentialsRepo.forUser")(function*(userId: string) {
+    const forUser = traced("PasskeyCredentialsRepo.forUser")(function*(userId: string) {
       const rows = yield* sql<Record<string, unknown>>`SELECT ${columns} FROM ${sql(t.webauthn_credentials)}
         WHERE user_id = ${userId} ORDER BY created_at, id`
       return rows.map(toRow)
     }, Effect.orDie)
 
-    const countForUser = Effect.fn("PasskeyCredentialsRepo.countForUser")(function*(userId: string) {
+    const countForUser = traced("PasskeyCredentialsRepo.countForUser")(function*(userId: string) {
       const [row] = yield* sql<{ readonly count: number }>`SELECT count(*)::int AS count FROM ${sql(t.webauthn_credentials)}
         WHERE user_id = ${userId}`
       return row?.count ?? 0
     }, Effect.orDie)
 
     /** Stores a passkey; None when its credential id is already registered (to anyone: the id is unique). */
-    const insert = Effect.fn("PasskeyCredentialsRepo.insert")(function*(passkey: PasskeyInsert) {
+    const insert = traced("PasskeyCredentialsRepo.insert")(function*(passkey: PasskeyInsert) {
       // ON CONFLICT rather than catching 23505: the transaction it runs in stays usable for the caller's rollback.
       const rows = yield* sql<Record<string, unknown>>`INSERT INTO ${sql(t.webauthn_credentials)} ${sql.insert({
         id: passkey.id,
@@ -119,21 +120,21 @@ export class PasskeyCredentialsRepo extends Effect.Service<PasskeyCredentialsRep
     }, Effect.orDie)
 
     /** The passkey with this credential id, whoever owns it. */
-    const findByCredentialId = Effect.fn("PasskeyCredentialsRepo.findByCredentialId")(function*(credentialId: Uint8Array) {
+    const findByCredentialId = traced("PasskeyCredentialsRepo.findByCredentialId")(function*(credentialId: Uint8Array) {
       const rows = yield* sql<Record<string, unknown>>`SELECT ${columns} FROM ${sql(t.webauthn_credentials)}
         WHERE credential_id = ${Buffer.from(credentialId)}`
       return Option.map(Option.fromNullable(rows[0]), toRow)
     }, Effect.orDie)
 
     /** One passkey of one user; None for an unknown id or someone else's. */
-    const findForUser = Effect.fn("PasskeyCredentialsRepo.findForUser")(function*(userId: string, id: string) {
+    const findForUser = traced("PasskeyCredentialsRepo.findForUser")(function*(userId: string, id: string) {
       const rows = yield* sql<Record<string, unknown>>`SELECT ${columns} FROM ${sql(t.webauthn_credentials)}
         WHERE id = ${id} AND user_id = ${userId}`
       return Option.map(Option.fromNullable(rows[0]), toRow)
     }, Effect.orDie)
 
     /** Renames one passkey of one user and returns it; None for an unknown id or someone else's. */
-    const rename = Effect.fn("PasskeyCredentialsRepo.rename")(function*(userId: string, id: string, friendlyName: string, now: Date) {
+    const rename = traced("PasskeyCredentialsRepo.rename")(function*(userId: string, id: string, friendlyName: string, now: Date) {
       const rows = yield* sql<Record<string, unknown>>`UPDATE ${sql(t.webauthn_credentials)}
         SET friendly_name = ${friendlyName}, updated_at = ${now}
         WHERE id = ${id} AND user_id = ${userId} RETURNING ${columns}`
@@ -141,24 +142,24 @@ export class PasskeyCredentialsRepo extends Effect.Service<PasskeyCredentialsRep
     }, Effect.orDie)
 
     /** Deletes one passkey of one user; false when there was none to delete. */
-    const remove = Effect.fn("PasskeyCredentialsRepo.remove")(function*(userId: string, id: string) {
+    const remove = traced("PasskeyCredentialsRepo.remove")(function*(userId: string, id: string) {
       const rows = yield* sql<{ readonly id: string }>`DELETE FROM ${sql(t.webauthn_credentials)}
         WHERE id = ${id} AND user_id = ${userId} RETURNING id`
       return rows.length > 0
     }, Effect.orDie)
 
     /** Every passkey of a user (a soft-deleted user keeps none, as in GoTrue). */
-    const removeForUser = Effect.fn("PasskeyCredentialsRepo.removeForUser")(function*(userId: string) {
+    const removeForUser = traced("PasskeyCredentialsRepo.removeForUser")(function*(userId: string) {
       yield* sql`DELETE FROM ${sql(t.webauthn_credentials)} WHERE user_id = ${userId}`
     }, Effect.orDie)
 
     /** A sign-in with the passkey: its new sign count, and when it was used. */
-    const recordUse = Effect.fn("PasskeyCredentialsRepo.recordUse")(function*(id: string, signCount: number, now: Date) {
+    const recordUse = traced("PasskeyCredentialsRepo.recordUse")(function*(id: string, signCount: number, now: Date) {
       yield* sql`UPDATE ${sql(t.webauthn_credentials)}
         SET sign_count = ${signCount}, last_used_at = ${now}, updated_at = ${now} WHERE id = ${id}`
     }, Effect.orDie)
 
-    const insertChallenge = Effect.fn("PasskeyCredentialsRepo.insertChallenge")(function*(challenge: PasskeyChallengeInsert) {
+    const insertChallenge = traced("PasskeyCredentialsRepo.insertChallenge")(function*(challenge: PasskeyChallengeInsert) {
       yield* sql`INSERT INTO ${sql(t.webauthn_challenges)} ${sql.insert({
         id: challenge.id,
         user_id: challenge.userId,
@@ -174,7 +175,7 @@ export class PasskeyCredentialsRepo extends Effect.Service<PasskeyCredentialsRep
      * ConsumeWebAuthnChallengeByID). `userId` null matches only a challenge made for no user (a discoverable login).
      * An expired row is consumed too: the caller refuses it, and it is gone either way.
      */
-    const consumeChallenge = Effect.fn("PasskeyCredentialsRepo.consumeChallenge")(function*(
+    const consumeChallenge = traced("PasskeyCredentialsRepo.consumeChallenge")(function*(
       id: string,
       type: PasskeyChallengeType,
       userId: string | null
@@ -187,7 +188,7 @@ export class PasskeyCredentialsRepo extends Effect.Service<PasskeyCredentialsRep
     }, Effect.orDie)
 
     /** Deletes up to `limit` challenges that expired before `before`; how many it deleted. */
-    const sweepChallenges = Effect.fn("PasskeyCredentialsRepo.sweepChallenges")(function*(before: Date, limit: number) {
+    const sweepChallenges = traced("PasskeyCredentialsRepo.sweepChallenges")(function*(before: Date, limit: number) {
       // SKIP LOCKED: a challenge a request is consuming right now is left to it, and the sweep never waits.
       const [row] = yield* sql<{ readonly swept: number }>`WITH swept AS (
           DELETE FROM ${sql(t.webauthn_challenges)} WHERE id IN (

@@ -16,6 +16,7 @@ import {
   verifyRegistration,
   type WebAuthnVerificationFailed
 } from "./WebAuthnVerifier.js"
+import { traced } from "../../platform/Traced.js"
 
 type Ceremony = "create" | "request"
 
@@ -121,7 +122,7 @@ export class WebAuthnFactor extends Effect.Service<WebAuthnFactor>()("auth/WebAu
       return Effect.void
     }
 
-    const verifyCreate = Effect.fn("WebAuthnFactor.verifyCreate")(function*(input: VerifyInput, answer: Answer, challenge: string) {
+    const verifyCreate = traced("WebAuthnFactor.verifyCreate")(function*(input: VerifyInput, answer: Answer, challenge: string) {
       const registered = yield* verifyRegistration(rp, challenge, answer.credential_response)
       return {
         _tag: "Accepted",
@@ -133,7 +134,7 @@ export class WebAuthnFactor extends Effect.Service<WebAuthnFactor>()("auth/WebAu
       } as const
     })
 
-    const verifyRequest = Effect.fn("WebAuthnFactor.verifyRequest")(function*(input: VerifyInput, answer: Answer, challenge: string) {
+    const verifyRequest = traced("WebAuthnFactor.verifyRequest")(function*(input: VerifyInput, answer: Answer, challenge: string) {
       const response = answer.credential_response
       yield* checkAssertionShape(response)
       const handle = assertionUserHandle(response)
@@ -158,7 +159,7 @@ export class WebAuthnFactor extends Effect.Service<WebAuthnFactor>()("auth/WebAu
       beforeEnroll: () => Effect.void,
       // The credential comes with the first verified challenge; the enrolment answers only id, type and name.
       enroll: () => Effect.succeed({ secret: null, phone: null, answer: {} }),
-      challenge: Effect.fn("WebAuthnFactor.challenge")(function*({ body, factor, user }) {
+      challenge: traced("WebAuthnFactor.challenge")(function*({ body, factor, user }) {
         if (body === null) return yield* badJson()
         const credentials = yield* credentialsOf(user.id)
         const bytes = yield* random.bytes(CHALLENGE_BYTES)
@@ -191,7 +192,7 @@ export class WebAuthnFactor extends Effect.Service<WebAuthnFactor>()("auth/WebAu
         }
       }),
       checkVerifyRequest,
-      verify: Effect.fn("WebAuthnFactor.verify")(function*(input) {
+      verify: traced("WebAuthnFactor.verify")(function*(input) {
         const answer = input.webauthn as Answer
         const ceremony: Ceremony = input.factor.status === "verified" ? "request" : "create"
         const challenge = sessionChallenge(input.challenge.web_authn_session_data)

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import type { GoCredentialFlags } from "./GoWebAuthnJson.js"
 import type { RelyingParty } from "./RelyingParty.js"
 import { GOTRUE_ALGORITHMS } from "./WebAuthnOptions.js"
+import { traced } from "../../platform/Traced.js"
 
 /*
  * The one place a WebAuthn response is checked, for MFA factors and passkeys alike, with @simplewebauthn/server set
@@ -119,7 +120,7 @@ export const verifyRegistration: (
   rp: RelyingParty,
   expectedChallenge: string,
   response: unknown
-) => Effect.Effect<VerifiedRegistration, WebAuthnVerificationFailed> = Effect.fn("WebAuthnVerifier.verifyRegistration")(
+) => Effect.Effect<VerifiedRegistration, WebAuthnVerificationFailed> = traced("WebAuthnVerifier.verifyRegistration")(
   function*(rp: RelyingParty, expectedChallenge: string, response: unknown) {
     const problem = credentialShape(response, ["clientDataJSON", "attestationObject"])
     if (problem !== undefined) return yield* malformed(problem)
@@ -178,7 +179,7 @@ export const verifyAuthentication: (
   expectedChallenge: string,
   credential: StoredCredential,
   response: unknown
-) => Effect.Effect<VerifiedAuthentication, WebAuthnVerificationFailed> = Effect.fn("WebAuthnVerifier.verifyAuthentication")(
+) => Effect.Effect<VerifiedAuthentication, WebAuthnVerificationFailed> = traced("WebAuthnVerifier.verifyAuthentication")(
   function*(rp: RelyingParty, expectedChallenge: string, credential: StoredCredential, response: unknown) {
     const problem = credentialShape(response, ["clientDataJSON", "authenticatorData", "signature"])
     if (problem !== undefined) return yield* malformed(problem)

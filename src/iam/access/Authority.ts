@@ -6,6 +6,7 @@ import { IamError } from "../domain/IamError.js"
 import { ACTIONS, RESOURCES } from "../domain/ResourceAction.js"
 import { IamPolicy } from "./IamPolicy.js"
 import { RolesRepo } from "../store/RolesRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** Who asks for a change: an authenticated user by id, or the operator at the command line (bootstrap-admin). */
 export const OPERATOR = "operator"
@@ -32,7 +33,7 @@ export class Authority extends Context.Tag("iam/Authority")<Authority, {
       const repo = yield* RolesRepo
       const everyCapability = RESOURCES.flatMap((resource) => ACTIONS.map((action) => ({ resource, action })))
 
-      const holdingsOf = Effect.fn("Authority.holdingsOf")(function*(actor: Actor) {
+      const holdingsOf = traced("Authority.holdingsOf")(function*(actor: Actor) {
         if (actor === OPERATOR) return EVERYTHING
         const admin = yield* policy.isAdmin(actor)
         const roles = yield* repo.rolesOf(actor)
@@ -40,14 +41,14 @@ export class Authority extends Context.Tag("iam/Authority")<Authority, {
         return { admin, roles: new Set(roles.map((r) => r.id)), capabilities: new Set(allowed.map(capabilityKey)) } satisfies Holdings
       })
 
-      const require = Effect.fn("Authority.require")(function*(actor: Actor, delegation: Delegation, deed: string) {
+      const require = traced("Authority.require")(function*(actor: Actor, delegation: Delegation, deed: string) {
         const decision = decideDelegation(yield* holdingsOf(actor), delegation)
         if (decision._tag === "Deny") {
           return yield* IamError.denied(`permission denied: you do not hold ${decision.lacking}, so you cannot ${deed}`)
         }
       })
 
-      const requireTokenFor = Effect.fn("Authority.requireTokenFor")(function*(actor: Actor, userId: number) {
+      const requireTokenFor = traced("Authority.requireTokenFor")(function*(actor: Actor, userId: number) {
         if (actor === OPERATOR) return
         const holdings = yield* holdingsOf(userId)
         yield* require(actor, { _tag: "Token", userId, holdings }, "mint a token for them")

@@ -10,6 +10,7 @@ import { catchSql } from "../IamSql.js"
 import { type Actor, Authority } from "./Authority.js"
 import { IamPolicy } from "./IamPolicy.js"
 import { type NewPermission, type PermissionRecord, type RoleRecord, RolesRepo } from "../store/RolesRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 export type { PermissionRecord, RoleRecord } from "../store/RolesRepo.js"
 
@@ -56,7 +57,7 @@ export class Roles extends Context.Tag("iam/Roles")<Roles, {
       const changing = <A>(change: Effect.Effect<A, IamError>): Effect.Effect<A, IamError> =>
         catchSql(transactions.run(Effect.tap(change, () => policy.changed))).pipe(Effect.tap(() => policy.reload))
 
-      const createRole = Effect.fn("Roles.createRole")(function*(name: string, description: string | null) {
+      const createRole = traced("Roles.createRole")(function*(name: string, description: string | null) {
         return yield* repo.createRole(name, description)
       })
 
@@ -84,50 +85,50 @@ export class Roles extends Context.Tag("iam/Roles")<Roles, {
         return true
       })
 
-      const deleteRole = Effect.fn("Roles.deleteRole")(function*(by: Actor, id: number) {
+      const deleteRole = traced("Roles.deleteRole")(function*(by: Actor, id: number) {
         yield* mayMoveRole(by, id, "delete it")
         const deleted = yield* changing(Effect.flatMap(lockKeepingAnAdmin(id, undefined), (exists) =>
           exists ? repo.deleteRole(id) : Effect.succeed(false)))
         if (!deleted) return yield* IamError.notFound("role not found")
       })
 
-      const assign = Effect.fn("Roles.assign")(function*(by: Actor, userId: number, roleId: number) {
+      const assign = traced("Roles.assign")(function*(by: Actor, userId: number, roleId: number) {
         yield* mayMoveRole(by, roleId, "assign it")
         yield* changing(repo.assign(userId, roleId))
       })
 
-      const unassign = Effect.fn("Roles.unassign")(function*(by: Actor, userId: number, roleId: number) {
+      const unassign = traced("Roles.unassign")(function*(by: Actor, userId: number, roleId: number) {
         yield* mayMoveRole(by, roleId, "remove it")
         yield* changing(Effect.zipRight(lockKeepingAnAdmin(roleId, userId), repo.unassign(userId, roleId)))
       })
 
-      const rolesOf = Effect.fn("Roles.rolesOf")(function*(userId: number) {
+      const rolesOf = traced("Roles.rolesOf")(function*(userId: number) {
         if (!(yield* repo.userExists(userId))) return yield* IamError.notFound("user not found")
         return yield* repo.rolesOf(userId)
       })
 
-      const createPermission = Effect.fn("Roles.createPermission")(function*(input: NewPermission) {
+      const createPermission = traced("Roles.createPermission")(function*(input: NewPermission) {
         return yield* repo.createPermission(input)
       })
 
       const listPermissions = repo.listPermissions.pipe(Effect.withSpan("Roles.listPermissions"))
 
-      const deletePermission = Effect.fn("Roles.deletePermission")(function*(by: Actor, id: number) {
+      const deletePermission = traced("Roles.deletePermission")(function*(by: Actor, id: number) {
         yield* mayMovePermission(by, id, "delete it")
         if (!(yield* changing(repo.deletePermission(id)))) return yield* IamError.notFound("permission not found")
       })
 
-      const grant = Effect.fn("Roles.grant")(function*(by: Actor, roleId: number, permissionId: number) {
+      const grant = traced("Roles.grant")(function*(by: Actor, roleId: number, permissionId: number) {
         yield* mayMovePermission(by, permissionId, "grant it")
         yield* changing(repo.grant(roleId, permissionId))
       })
 
-      const revoke = Effect.fn("Roles.revoke")(function*(by: Actor, roleId: number, permissionId: number) {
+      const revoke = traced("Roles.revoke")(function*(by: Actor, roleId: number, permissionId: number) {
         yield* mayMovePermission(by, permissionId, "revoke it")
         yield* changing(repo.revoke(roleId, permissionId))
       })
 
-      const permissionsOf = Effect.fn("Roles.permissionsOf")(function*(roleId: number) {
+      const permissionsOf = traced("Roles.permissionsOf")(function*(roleId: number) {
         if (!(yield* repo.roleExists(roleId))) return yield* IamError.notFound("role not found")
         return yield* repo.permissionsOf(roleId)
       })

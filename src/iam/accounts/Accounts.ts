@@ -8,6 +8,7 @@ import { usernameKey } from "../domain/AccountRules.js"
 import { IamError } from "../domain/IamError.js"
 import { AccountsRepo, type UserRow } from "../store/AccountsRepo.js"
 import { LoginThrottle } from "./LoginThrottle.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A user as the service hands it out: never with its password hash. */
 export interface Account {
@@ -71,7 +72,7 @@ export class Accounts extends Context.Tag("iam/Accounts")<Accounts, {
       const hasher = yield* PasswordHasher
       const throttle = yield* LoginThrottle
 
-      const register = Effect.fn("Accounts.register")(function*(input: {
+      const register = traced("Accounts.register")(function*(input: {
         readonly username: string
         readonly email: string
         readonly password: Redacted.Redacted<string>
@@ -81,7 +82,7 @@ export class Accounts extends Context.Tag("iam/Accounts")<Accounts, {
         return toAccount(yield* repo.insert({ username: input.username, email: input.email, passwordHash }))
       })
 
-      const login = Effect.fn("Accounts.login")(function*(
+      const login = traced("Accounts.login")(function*(
         identifier: LoginIdentifier,
         password: Redacted.Redacted<string>,
         client?: string | undefined
@@ -97,17 +98,17 @@ export class Accounts extends Context.Tag("iam/Accounts")<Accounts, {
         return toAccount(row)
       })
 
-      const find = Effect.fn("Accounts.find")(function*(id: number) {
+      const find = traced("Accounts.find")(function*(id: number) {
         const row = yield* repo.findById(id)
         return row === undefined ? undefined : toAccount(row)
       })
 
-      const findByEmail = Effect.fn("Accounts.findByEmail")(function*(email: string) {
+      const findByEmail = traced("Accounts.findByEmail")(function*(email: string) {
         const row = yield* repo.findByEmail(email)
         return row === undefined ? undefined : toAccount(row)
       })
 
-      const roleNames = Effect.fn("Accounts.roleNames")(function*(id: number) {
+      const roleNames = traced("Accounts.roleNames")(function*(id: number) {
         return yield* roles.roleNamesOf(id)
       })
 

@@ -9,6 +9,7 @@ import { IamError } from "../domain/IamError.js"
 import type { LoginBackoff } from "../domain/LoginBackoff.js"
 import { LoginThrottleRepo } from "../store/LoginThrottleRepo.js"
 import { sweepEvery } from "../../platform/process/SweepEvery.js"
+import { traced } from "../../platform/Traced.js"
 
 /** One sign-in attempt: the client it came from (undefined: none known, not counted) and the account it names. */
 export interface LoginAttempt {
@@ -58,7 +59,7 @@ export class LoginThrottle extends Context.Tag("iam/LoginThrottle")<LoginThrottl
       const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => repo.sweep(now - Duration.toMillis(SWEEP_EVERY), backoff))
       yield* sweepEvery(SWEEP_EVERY, "the IAM login throttle", sweep)
 
-      const admit = Effect.fn("LoginThrottle.admit")(function*(attempt: LoginAttempt) {
+      const admit = traced("LoginThrottle.admit")(function*(attempt: LoginAttempt) {
         const now = yield* Clock.currentTimeMillis
         if (attempt.client !== undefined) {
           const client = yield* repo.admitClient(attempt.client, now, rate)
@@ -72,7 +73,7 @@ export class LoginThrottle extends Context.Tag("iam/LoginThrottle")<LoginThrottl
         }
       })
 
-      const succeeded = Effect.fn("LoginThrottle.succeeded")(function*(attempt: LoginAttempt) {
+      const succeeded = traced("LoginThrottle.succeeded")(function*(attempt: LoginAttempt) {
         yield* repo.clearAccount(attempt.account)
         if (attempt.client !== undefined) yield* repo.refundClient(attempt.client, rate)
       })

@@ -77,14 +77,19 @@ export const observeCall = (call: RpcCall | ObservedCall, requestIdHeader: strin
           duration_ms: finished - started
         })))))
   // Above info the line is dropped anyway: then nothing is timed and no annotations are built (as the HTTP edge).
+  const span = (observed: Effect.Effect<A, IamError, R>) =>
+    observed.pipe(
+      Effect.onExit((exit) => Effect.annotateCurrentSpan("rpc.grpc.status_code", statusOf(exit, signal))),
+      Effect.withSpan(call.procedure, {
+        kind: "server",
+        parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(HttpHeaders.fromInput(headers))),
+        captureStackTrace: false,
+        attributes: { "rpc.system": "grpc", "rpc.service": service, "rpc.method": method }
+      })
+    )
+  // With tracing off (the default) no span is opened at all: Traced.ts says what one costs.
   return FiberRef.getWith(FiberRef.currentMinimumLogLevel, (minimum) => LogLevel.greaterThan(minimum, LogLevel.Info) ? effect : logged).pipe(
-    Effect.onExit((exit) => Effect.annotateCurrentSpan("rpc.grpc.status_code", statusOf(exit, signal))),
-    Effect.withSpan(call.procedure, {
-      kind: "server",
-      parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(HttpHeaders.fromInput(headers))),
-      captureStackTrace: false,
-      attributes: { "rpc.system": "grpc", "rpc.service": service, "rpc.method": method }
-    }),
+    (observed) => FiberRef.getWith(FiberRef.currentTracerEnabled, (enabled) => enabled ? span(observed) : observed),
     Effect.annotateLogs("request_id", requestId)
   )
 }

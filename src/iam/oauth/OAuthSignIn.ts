@@ -12,6 +12,7 @@ import { IamError } from "../domain/IamError.js"
 import { FLOW_SECRET_BYTES, flowSecretOf, flowState, linkVerdict, stateDigest } from "../domain/OAuthFlowRules.js"
 import { OAuthFlowsRepo } from "../store/OAuthFlowsRepo.js"
 import { OAuthIdentities } from "./OAuthIdentities.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A started sign-in: where the app sends the browser, and the state the provider will send back with the code. */
 export interface StartedSignIn {
@@ -54,7 +55,7 @@ export class OAuthSignIn extends Context.Tag("iam/OAuthSignIn")<OAuthSignIn, {
 
         if (enabled) yield* sweepEvery(SWEEP_EVERY, "the IAM OAuth flows", Effect.flatMap(now, repo.sweep))
 
-        const start = Effect.fn("OAuthSignIn.start")(function*(provider: string) {
+        const start = traced("OAuthSignIn.start")(function*(provider: string) {
           if (!enabled) return yield* IamError.precondition(OFF)
           const state = flowSecretOf(yield* random.bytes(FLOW_SECRET_BYTES))
           const verifier = flowSecretOf(yield* random.bytes(FLOW_SECRET_BYTES))
@@ -64,7 +65,7 @@ export class OAuthSignIn extends Context.Tag("iam/OAuthSignIn")<OAuthSignIn, {
           return { authorizationUrl: redirect.url, state, expiresAt } satisfies StartedSignIn
         })
 
-        const finish = Effect.fn("OAuthSignIn.finish")(function*(code: string, state: string) {
+        const finish = traced("OAuthSignIn.finish")(function*(code: string, state: string) {
           if (!enabled) return yield* IamError.precondition(OFF)
           const flow = flowState(yield* repo.take(stateDigest(state)), yield* now)
           if (flow._tag === "Unknown") return yield* IamError.unauthenticated("state is not valid")

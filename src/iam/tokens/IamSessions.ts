@@ -15,6 +15,7 @@ import { catchSql } from "../IamSql.js"
 import { PasetoTokens, type TokenClaims, type TokenRejection } from "./PasetoTokens.js"
 import { type Revocation, Revocations } from "./Revocations.js"
 import { type NewFamilyToken, TokenFamiliesRepo } from "../store/TokenFamiliesRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A freshly issued access and refresh token. The strings go to the client and nowhere else (no logs). */
 export interface IssuedTokens {
@@ -90,7 +91,7 @@ export class IamSessions extends Context.Tag("iam/IamSessions")<IamSessions, {
 
       // Signing is CPU work, done after the transaction that recorded the refresh token committed. The access
       // token is issued at `at`, the moment the request was decided, and ends by the session's end.
-      const sign = Effect.fn("IamSessions.sign")(function*(account: Account, refresh: NewFamilyToken, at: Date) {
+      const sign = traced("IamSessions.sign")(function*(account: Account, refresh: NewFamilyToken, at: Date) {
         const expiresAt = tokenExpiry(at, accessTtlMillis, refresh.sessionEndsAt)
         const roles = yield* accounts.roleNames(account.id)
         const sub = String(account.id)
@@ -116,7 +117,7 @@ export class IamSessions extends Context.Tag("iam/IamSessions")<IamSessions, {
         } satisfies IssuedTokens
       })
 
-      const issue = Effect.fn("IamSessions.issue")(function*(account: Account, ttl?: Duration.Duration) {
+      const issue = traced("IamSessions.issue")(function*(account: Account, ttl?: Duration.Duration) {
         const at = yield* now
         const sessionEndsAt = sessionEnd(at, ttl === undefined ? undefined : Duration.toMillis(ttl), refreshTtlMillis)
         const refresh: NewFamilyToken = {
@@ -145,7 +146,7 @@ export class IamSessions extends Context.Tag("iam/IamSessions")<IamSessions, {
       const unauthenticated = (reason: TokenRejection | "unknown") =>
         IamError.unauthenticated(reason === "unknown" ? "refresh token is not recognised" : REJECTED_MESSAGE[reason])
 
-      const refresh = Effect.fn("IamSessions.refresh")(function*(refreshToken: string) {
+      const refresh = traced("IamSessions.refresh")(function*(refreshToken: string) {
         const verified = yield* tokens.verify(refreshToken)
         if (Either.isLeft(verified)) return yield* unauthenticated(verified.left)
         const claims = verified.right
@@ -189,7 +190,7 @@ export class IamSessions extends Context.Tag("iam/IamSessions")<IamSessions, {
         return yield* sign(account, outcome.issued!, at)
       })
 
-      const validate = Effect.fn("IamSessions.validate")(function*(token: string) {
+      const validate = traced("IamSessions.validate")(function*(token: string) {
         const verified = yield* tokens.verify(token)
         if (Either.isLeft(verified)) return { valid: false, reason: verified.left } satisfies Validation
         const claims = verified.right
@@ -198,7 +199,7 @@ export class IamSessions extends Context.Tag("iam/IamSessions")<IamSessions, {
         return { valid: true, claims } satisfies Validation
       })
 
-      const authenticate = Effect.fn("IamSessions.authenticate")(function*(authorization: string | undefined) {
+      const authenticate = traced("IamSessions.authenticate")(function*(authorization: string | undefined) {
         const token = bearerToken(authorization)
         if (token === undefined) return yield* IamError.unauthenticated("a bearer access token is required")
         const result = yield* validate(token)
@@ -206,7 +207,7 @@ export class IamSessions extends Context.Tag("iam/IamSessions")<IamSessions, {
         return { userId: Number(result.claims.sub), claims: result.claims } satisfies Caller
       })
 
-      const logout = Effect.fn("IamSessions.logout")(function*(input: {
+      const logout = traced("IamSessions.logout")(function*(input: {
         readonly accessToken: string | undefined
         readonly refreshToken: string
         readonly allSessions: boolean

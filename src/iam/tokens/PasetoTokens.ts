@@ -6,6 +6,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { IamConfig } from "../../config/IamConfig.js"
 import { IamKeys, v4 } from "./IamKeys.js"
+import { traced } from "../../platform/Traced.js"
 
 export type TokenType = "access" | "refresh"
 
@@ -70,7 +71,7 @@ export class PasetoTokens extends Context.Tag("iam/PasetoTokens")<PasetoTokens, 
       const iam = yield* IamConfig
       const footer = new TextEncoder().encode(JSON.stringify({ kid: keys.signing.kid }))
 
-      const sign = Effect.fn("PasetoTokens.sign")(function*(claims: TokenClaims, issuedAt?: Date) {
+      const sign = traced("PasetoTokens.sign")(function*(claims: TokenClaims, issuedAt?: Date) {
         const now = issuedAt ?? new Date(yield* Clock.currentTimeMillis)
         const { exp, ...rest } = claims
         return yield* Effect.promise(() =>
@@ -78,7 +79,7 @@ export class PasetoTokens extends Context.Tag("iam/PasetoTokens")<PasetoTokens, 
         )
       })
 
-      const verify = Effect.fn("PasetoTokens.verify")(function*(token: string) {
+      const verify = traced("PasetoTokens.verify")(function*(token: string) {
         if (token.length > MAX_TOKEN_LENGTH || !SHAPE.test(token)) return Either.left<TokenRejection>("malformed")
         const kid = kidOf(token)
         const key = kid === undefined ? undefined : keys.verifying.get(kid)

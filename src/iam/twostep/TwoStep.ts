@@ -18,6 +18,7 @@ import {
 } from "../domain/TwoStepRules.js"
 import { catchSql } from "../IamSql.js"
 import { type TotpFactorRow, TwoStepRepo } from "../store/TwoStepRepo.js"
+import { traced } from "../../platform/Traced.js"
 
 /** A TOTP enrolment's answer: the only time the secret leaves the service. */
 export interface TotpEnrollment {
@@ -93,7 +94,7 @@ export class TwoStep extends Context.Tag("iam/TwoStep")<TwoStep, {
       const refusal = (verdict: Exclude<CodeVerdict, { _tag: "Accepted" }>, wrong: IamError): IamError =>
         verdict._tag === "Locked" ? locked(verdict.retryAfterMs) : wrong
 
-      const enroll = Effect.fn("TwoStep.enroll")(function*(account: Account) {
+      const enroll = traced("TwoStep.enroll")(function*(account: Account) {
         const secret = totpSecret(yield* random.bytes(TOTP_SECRET_BYTES))
         // The name an authenticator app lists the code under: the configured issuer and the username.
         const uri = otpAuthUri({ issuer: iam.issuer, account: account.username, secret })
@@ -104,7 +105,7 @@ export class TwoStep extends Context.Tag("iam/TwoStep")<TwoStep, {
         return { secret, uri: uri.value } satisfies TotpEnrollment
       })
 
-      const confirm = Effect.fn("TwoStep.confirm")(function*(userId: number, code: string) {
+      const confirm = traced("TwoStep.confirm")(function*(userId: number, code: string) {
         const at = yield* now
         const outcome = yield* catchSql(transactions.run(Effect.gen(function*() {
           const factor = yield* repo.lockFactor(userId)
@@ -117,7 +118,7 @@ export class TwoStep extends Context.Tag("iam/TwoStep")<TwoStep, {
         if (outcome._tag !== "Accepted") return yield* refusal(outcome, IamError.invalid(INVALID_CODE))
       })
 
-      const remove = Effect.fn("TwoStep.remove")(function*(userId: number, code: Option.Option<string>) {
+      const remove = traced("TwoStep.remove")(function*(userId: number, code: Option.Option<string>) {
         const at = yield* now
         const outcome = yield* catchSql(transactions.run(Effect.gen(function*() {
           const factor = yield* repo.lockFactor(userId)
@@ -133,7 +134,7 @@ export class TwoStep extends Context.Tag("iam/TwoStep")<TwoStep, {
         if (outcome._tag !== "Removed") return yield* refusal(outcome, IamError.invalid(INVALID_CODE))
       })
 
-      const ticketFor = Effect.fn("TwoStep.ticketFor")(function*(userId: number) {
+      const ticketFor = traced("TwoStep.ticketFor")(function*(userId: number) {
         const factor = yield* repo.findFactor(userId)
         if (factor === undefined || Option.isNone(factor.verifiedAt)) return Option.none<SecondStepTicket>()
         const ticket = ticketOf(yield* random.bytes(TICKET_BYTES))
@@ -142,7 +143,7 @@ export class TwoStep extends Context.Tag("iam/TwoStep")<TwoStep, {
         return Option.some({ ticket, expiresAt })
       })
 
-      const redeem = Effect.fn("TwoStep.redeem")(function*(ticket: string, code: string) {
+      const redeem = traced("TwoStep.redeem")(function*(ticket: string, code: string) {
         const at = yield* now
         const digest = ticketDigest(ticket)
         const outcome = yield* catchSql(transactions.run(Effect.gen(function*() {

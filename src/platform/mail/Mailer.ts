@@ -7,6 +7,7 @@ import * as Ref from "effect/Ref"
 import type { NodemailerError } from "nodemailer"
 import { lazyModule } from "../LazyModule.js"
 import { type MessageFacts, Outbox } from "./Outbox.js"
+import { traced } from "../Traced.js"
 
 /** One outgoing email. `text` is the plain-text alternative; without it only the HTML part is sent. */
 export interface Mail {
@@ -105,7 +106,7 @@ export const SmtpMailer = (options: SmtpMailerOptions): Layer.Layer<Mailer> =>
         })))
       const from = { name: options.senderName ?? options.adminEmail, address: options.adminEmail }
 
-      const send = Effect.fn("Mailer.send")(function*(mail: Mail) {
+      const send = traced("Mailer.send")(function*(mail: Mail) {
         const transport = yield* transportOf
         yield* Effect.tryPromise({
           // The signal lets an interrupted request (client gone, timeout) drop the mail from the pool's queue.
@@ -135,7 +136,7 @@ export const OutboxMailer = (pageUrl: string): Layer.Layer<Mailer, never, Outbox
     Mailer,
     Effect.map(Outbox, (outbox) =>
       Mailer.of({
-        send: Effect.fn("Mailer.send")(function*(mail: Mail) {
+        send: traced("Mailer.send")(function*(mail: Mail) {
           yield* outbox.add({ channel: "email", to: mail.to, subject: mail.subject, html: mail.html, text: mail.text, about: mail.about })
           yield* Effect.logInfo("mail not sent (no SMTP_HOST): kept in the outbox").pipe(
             Effect.annotateLogs({ to: mail.to, subject: mail.subject, ...(mail.about === undefined ? {} : { type: mail.about.type }), outbox: pageUrl })
@@ -154,7 +155,7 @@ export const MemoryMailer: Layer.Layer<Mailer | SentMail> = Layer.effect(
   Mailer,
   Effect.map(SentMail, ({ mails }) =>
     Mailer.of({
-      send: Effect.fn("Mailer.send")(function*(mail: Mail) {
+      send: traced("Mailer.send")(function*(mail: Mail) {
         yield* Ref.update(mails, (sent) => [...sent, mail])
       })
     })

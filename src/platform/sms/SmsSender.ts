@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import { identity } from "effect/Function"
 import { type MessageFacts, Outbox } from "../mail/Outbox.js"
+import { traced } from "../Traced.js"
 
 /** How a message reaches the phone: a text, or WhatsApp (through the providers that offer it). */
 export type SmsChannel = "sms" | "whatsapp"
@@ -94,7 +95,7 @@ export const formSmsSender = <Options extends ProviderEndpoint>({ provider, rece
       const { authenticate = identity, form, url } = request(options)
       const timeout = options.timeout ?? defaultProviderTimeout
 
-      const send = Effect.fn("SmsSender.send")(function*(sms: Sms) {
+      const send = traced("SmsSender.send")(function*(sms: Sms) {
         yield* Effect.annotateCurrentSpan("sms.provider", provider)
         if (sms.channel === "whatsapp" && !whatsapp) {
           return yield* new SmsError({ provider, message: `${provider} does not send WhatsApp messages` })
@@ -162,7 +163,7 @@ export const MemorySmsSender: Layer.Layer<SmsSender | SentSms> = Layer.effect(
   SmsSender,
   Effect.map(SentSms, ({ messages }) =>
     SmsSender.of({
-      send: Effect.fn("SmsSender.send")(function*(sms: Sms) {
+      send: traced("SmsSender.send")(function*(sms: Sms) {
         const count = yield* Ref.updateAndGet(messages, (sent) => [...sent, sms])
         return { messageId: `memory-${count.length}` }
       })
@@ -180,7 +181,7 @@ export const OutboxSmsSender = (pageUrl: string): Layer.Layer<SmsSender, never, 
     SmsSender,
     Effect.map(Outbox, (outbox) =>
       SmsSender.of({
-        send: Effect.fn("SmsSender.send")(function*(sms: Sms) {
+        send: traced("SmsSender.send")(function*(sms: Sms) {
           yield* outbox.add({ channel: "sms", to: sms.to, body: sms.body, about: sms.about })
           yield* Effect.logInfo("text not sent (no SMS provider): kept in the outbox").pipe(
             Effect.annotateLogs({ to: sms.to, ...(sms.about === undefined ? {} : { type: sms.about.type }), outbox: pageUrl })

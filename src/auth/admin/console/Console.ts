@@ -35,6 +35,7 @@ import { UsersRepo } from "../../users/UsersRepo.js"
 import { AdminUsers } from "../AdminUsers.js"
 import { ConsoleIam, type IamDirectory } from "./ConsoleIam.js"
 import { UUID_PATTERN } from "../../domain/ClientCredentials.js"
+import { traced } from "../../../platform/Traced.js"
 
 /** A signed-in console request: its session, and the cookie it came in (the form token is derived from it). */
 export interface ConsoleVisit {
@@ -85,7 +86,7 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
     const nowSeconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
 
     /** The admin key checked as the admin API checks a bearer token; the session it starts, sealed for the cookie. */
-    const signIn = Effect.fn("Console.signIn")(function*(key: string): Effect.fn.Return<ConsoleVisit, AuthError> {
+    const signIn = traced("Console.signIn")(function*(key: string): Effect.fn.Return<ConsoleVisit, AuthError> {
       const trimmed = key.trim()
       if (trimmed === "") return yield* AuthError.validation("Paste the service_role key to sign in")
       const { claims } = yield* checkKey(trimmed)
@@ -110,7 +111,7 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
      * The visit a cookie stands for, when this server signed it and it is still good; a session started with a key
      * bound to a user's session lasts only while that session does, as the admin API's check of the key would.
      */
-    const visit = Effect.fn("Console.visit")(function*(cookie: string | undefined): Effect.fn.Return<Option.Option<ConsoleVisit>> {
+    const visit = traced("Console.visit")(function*(cookie: string | undefined): Effect.fn.Return<Option.Option<ConsoleVisit>> {
       const session = openSession(keys, cookie, yield* nowSeconds)
       if (session === undefined) return Option.none()
       if (session.boundTo !== undefined) {
@@ -129,18 +130,18 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
     const pageNumber = (raw: string | undefined) =>
       Either.mapLeft(parsePage(raw === undefined || /^[0-9]{1,6}$/.test(raw) ? raw : "", String(PER_PAGE)), AuthError.validation)
 
-    const listUsers = Effect.fn("Console.listUsers")(function*(filter: string, page: string | undefined): Effect.fn.Return<UserListing, AuthError> {
+    const listUsers = traced("Console.listUsers")(function*(filter: string, page: string | undefined): Effect.fn.Return<UserListing, AuthError> {
       const found = yield* admin.list({ filter, page: (yield* pageNumber(page)).page.toString(), perPage: String(PER_PAGE) })
       return { users: found.users, page: found.page.page, perPage: found.page.perPage, total: found.total }
     })
 
-    const user = Effect.fn("Console.user")(function*(id: string): Effect.fn.Return<{ readonly user: User; readonly sessions: ReadonlyArray<SessionSummary> }, AuthError> {
+    const user = traced("Console.user")(function*(id: string): Effect.fn.Return<{ readonly user: User; readonly sessions: ReadonlyArray<SessionSummary> }, AuthError> {
       const found = yield* admin.get(id)
       return { user: found, sessions: yield* userSessions.summaries(found.id, new Date(yield* Clock.currentTimeMillis)) }
     })
 
     /** PUT /admin/users/{id} with `ban_duration`: the same parse, audit entry (user_modified) and ended sessions. */
-    const ban = Effect.fn("Console.ban")(function*(visit: ConsoleVisit, id: string, duration: string): Effect.fn.Return<void, AuthError> {
+    const ban = traced("Console.ban")(function*(visit: ConsoleVisit, id: string, duration: string): Effect.fn.Return<void, AuthError> {
       // The admin API's own parse says what is wrong with a malformed one; a duration that bans nobody (none, 0s,
       // a negative one) would lift a ban or do nothing under a button that says Ban.
       const parsed = parseBanDuration(duration.trim())
@@ -153,12 +154,12 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
       yield* admin.update(id, { ban_duration: duration.trim() }, actorOf(visit))
     })
 
-    const unban = Effect.fn("Console.unban")(function*(visit: ConsoleVisit, id: string): Effect.fn.Return<void, AuthError> {
+    const unban = traced("Console.unban")(function*(visit: ConsoleVisit, id: string): Effect.fn.Return<void, AuthError> {
       yield* admin.update(id, { ban_duration: "none" }, actorOf(visit))
     })
 
     /** DELETE /admin/users/{id}: its audit entry (user_deleted) and the same cleanup, hard or soft. */
-    const remove = Effect.fn("Console.remove")(function*(visit: ConsoleVisit, id: string, soft: boolean): Effect.fn.Return<void, AuthError> {
+    const remove = traced("Console.remove")(function*(visit: ConsoleVisit, id: string, soft: boolean): Effect.fn.Return<void, AuthError> {
       yield* admin.remove(id, soft, actorOf(visit))
     })
 
@@ -167,19 +168,19 @@ export class Console extends Effect.Service<Console>()("auth/Console", {
      * own JWT to /logout?scope=global), so the entry is /logout's (`logout`, scope global), with the admin as its
      * actor and the user in its traits, as an admin's entries name the user acted on.
      */
-    const endSessions = Effect.fn("Console.endSessions")(function*(visit: ConsoleVisit, id: string): Effect.fn.Return<void, AuthError> {
+    const endSessions = traced("Console.endSessions")(function*(visit: ConsoleVisit, id: string): Effect.fn.Return<void, AuthError> {
       yield* userSessions.endAllOfUser(id, actorOf(visit))
     })
 
     /** The mail POST /recover sends a known address (its window, its token, its audit entry), to the site URL. */
-    const sendRecovery = Effect.fn("Console.sendRecovery")(function*(id: string): Effect.fn.Return<void, AuthError> {
+    const sendRecovery = traced("Console.sendRecovery")(function*(id: string): Effect.fn.Return<void, AuthError> {
       const found = yield* pathUser(users, id)
       if ((found.email ?? "") === "") return yield* AuthError.validation("The user has no email address")
       if (found.deleted_at !== null) return yield* AuthError.of(404, "user_not_found", "User not found")
       yield* confirmations.sendLink(found, "recovery", config.siteUrl, new Date(yield* Clock.currentTimeMillis))
     })
 
-    const auditPage = Effect.fn("Console.auditPage")(function*(page: string | undefined, field: AuditField, value: string): Effect.fn.Return<AuditListing, AuthError> {
+    const auditPage = traced("Console.auditPage")(function*(page: string | undefined, field: AuditField, value: string): Effect.fn.Return<AuditListing, AuthError> {
       const paging = yield* pageNumber(page)
       const query = yield* Either.mapLeft(parseAuditQuery(value === "" ? undefined : `${field}:${value}`), AuthError.validation)
       const { entries, total } = yield* auditLog.page(paging.page, paging.perPage, query)
