@@ -68,7 +68,7 @@ describe("traced", () => {
         return [parent, yield* inner()] as const
       })
       expect(yield* recording(outer())).toEqual({ exit: Exit.succeed(["Outer.run", "Inner.run"]), names: ["Outer.run", "Inner.run"] })
-      const broken = traced("Broken.run")(() => {
+      const broken = traced("Broken.run")((): Effect.Effect<number> => {
         throw new Error("boom")
       })
       const { exit } = yield* recording(broken())
