@@ -13,8 +13,8 @@ export type ProcessRole = "single" | "worker" | "primary"
 export class TelemetryStartError extends Data.TaggedError("TelemetryStartError")<{ readonly message: string }> {}
 
 /**
- * Tracing and metrics as configured. With TRACING_ENABLED off no span is built at all (each service method's
- * Effect.fn and each SQL statement would make one, exported nowhere: about a tenth of a request's CPU). With both
+ * Tracing and metrics as configured. With TRACING_ENABLED off the tracer is disabled: each service method's span
+ * (Traced.ts) is skipped altogether and each SQL statement's is a no-op, where they would be exported nowhere. With both
  * off, the OpenTelemetry SDK is not even loaded (TelemetrySdk.ts): its exporters and Prometheus would cost every
  * process tens of megabytes for nothing.
  */
