@@ -33,9 +33,15 @@ const withClient = async (url: string, use: (client: pg.Client) => Promise<unkno
 
 /**
  * A throwaway PostgreSQL 15 from scripts/pg.sh, restarted once with pg_stat_statements preloaded so every run can
- * count the statements it caused. `onStarted` receives the stop step as soon as there is something to stop.
+ * count the statements it caused, and with `settings` (ALTER SYSTEM, in force after that restart). `onStarted`
+ * receives the stop step as soon as there is something to stop.
  */
-export const startPostgres = async (repoRoot: string, dir: string, onStarted: (stop: () => Promise<void>) => void): Promise<Postgres> => {
+export const startPostgres = async (
+  repoRoot: string,
+  dir: string,
+  onStarted: (stop: () => Promise<void>) => void,
+  settings: Readonly<Record<string, string>> = {}
+): Promise<Postgres> => {
   const pgSh = join(repoRoot, "scripts", "pg.sh")
   const started = run("bash", [pgSh, "start", dir], { maxBuffer: 1 << 20 })
   onStarted(async () => {
@@ -48,7 +54,13 @@ export const startPostgres = async (repoRoot: string, dir: string, onStarted: (s
   const env = envFile(dir)
 
   // pg_stat_statements.track_utility is on by default: BEGIN and COMMIT are counted, as the round trips they are.
-  await withClient(url, (client) => client.query("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"))
+  await withClient(url, async (client) => {
+    await client.query("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+    for (const [name, value] of Object.entries(settings)) {
+      if (!/^[a-z_]+$/.test(name) || !/^[0-9A-Za-z_.]+$/.test(value)) throw new Error(`not a PostgreSQL setting: ${name} = ${value}`)
+      await client.query(`ALTER SYSTEM SET ${name} = '${value}'`)
+    }
+  })
 
   // pg_ctl runs as the server's OS user, as pg.sh does: initdb and postgres refuse root. Its output goes to a
   // file, never to a pipe of ours that the daemonised server would inherit and hold open.

@@ -21,16 +21,17 @@ export const scratch = (kind: string): Scratch => {
 
 /**
  * What a run of Gatehouse alone starts from (the size and soak runs): a throwaway PostgreSQL 15 in the scratch
- * directory, stopped by its Cleanup, free ports for the API, the IAM gRPC port and an SMTP server nobody runs, and
- * an IAM key.
+ * directory (with `settings`, see startPostgres), stopped by its Cleanup, free ports for the API, the IAM gRPC port
+ * and an SMTP server nobody runs, and an IAM key.
  */
 export const throwawayDatabase = async (
   repo: string,
   { cleanup, tmp }: Scratch,
-  progress: (line: string) => void
+  progress: (line: string) => void,
+  settings: Readonly<Record<string, string>> = {}
 ): Promise<{ readonly pg: Postgres; readonly ports: { readonly api: number; readonly grpc: number; readonly smtp: number }; readonly iamKey: string }> => {
   progress("PostgreSQL 15: starting a throwaway instance…")
-  const pg = await startPostgres(repo, join(tmp, "pg"), (stop) => cleanup.add("stop PostgreSQL", stop))
+  const pg = await startPostgres(repo, join(tmp, "pg"), (stop) => cleanup.add("stop PostgreSQL", stop), settings)
   const [api, grpc, smtp] = await freePorts(3)
   return { pg, ports: { api: api!, grpc: grpc!, smtp: smtp! }, iamKey: await generateIamKey(repo, tmp) }
 }

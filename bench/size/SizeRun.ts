@@ -5,7 +5,7 @@
  * issue holds to 1.25×. Writes bench/results/<timestamp>-size.json and latest-size.md.
  */
 import { mkdirSync, writeFileSync } from "node:fs"
-import { loadavg } from "node:os"
+import { loadavg, totalmem } from "node:os"
 import { join } from "node:path"
 import { deriveRefreshToken, refreshTokenKey } from "../../src/auth/sessions/RefreshTokenCodec.js"
 import type { BenchOptions } from "../BenchOptions.js"
@@ -49,6 +49,17 @@ const growthLine = (small: DatabaseSize, large: DatabaseSize): string =>
   `- database size per 1,000 users: ${((large.databaseBytes - small.databaseBytes) / (large.usersTotal - small.usersTotal) * 1000 / 1024 / 1024).toFixed(2)} MB ` +
   `(the seeded rows: per user an identity, half a session, 5 refresh tokens and 2 audit rows)`
 
+/**
+ * PostgreSQL as a production host of this machine's memory would run it, not pg.sh's defaults (shared_buffers 128 MB
+ * against a database of several GB, where every run measured the page cache's misses as much as Gatehouse): the
+ * usual starting points, a quarter of the memory for shared_buffers and three quarters as the planner's
+ * effective_cache_size. Both sizes run under them.
+ */
+export const sizeRunPostgresSettings = (memoryBytes: number): Readonly<Record<string, string>> => {
+  const mb = Math.floor(memoryBytes / 1024 / 1024)
+  return { shared_buffers: `${Math.max(128, Math.floor(mb / 4))}MB`, effective_cache_size: `${Math.max(512, Math.floor(mb * 3 / 4))}MB` }
+}
+
 export const runSizeBench = async (
   repo: string,
   options: BenchOptions,
@@ -59,7 +70,8 @@ export const runSizeBench = async (
   const loadAverageBefore = loadavg()
   const { cleanup, tmp } = scratch("size")
   try {
-    const { iamKey, pg, ports: { api, grpc, smtp } } = await throwawayDatabase(repo, { cleanup, tmp }, progress)
+    const pgSettings = sizeRunPostgresSettings(totalmem())
+    const { iamKey, pg, ports: { api, grpc, smtp } } = await throwawayDatabase(repo, { cleanup, tmp }, progress, pgSettings)
     const settings = serverSettings(pg.url, options, { api, smtp }, iamKey)
     const env = serverEnv({ ...settings, AUTH_API_PORT: String(api), AUTH_IAM_GRPC_PORT: String(grpc) })
     const target: Target = { side: "gatehouse", http: { host: "127.0.0.1", port: api }, grpc: `127.0.0.1:${grpc}` }
@@ -114,7 +126,8 @@ export const runSizeBench = async (
       "",
       `${startedAt}, commit ${commitOf(repo)}; ${options.workers} worker(s), ${options.sizeConnections} requests in flight, ` +
       `${options.warmupMs / 1000} s warm-up, ${options.durationMs / 1000} s measured × ${options.rounds} round(s) per size. ` +
-      `Load average before ${loadAverageBefore.map((l) => l.toFixed(2)).join(" ")}, after ${loadavg().map((l) => l.toFixed(2)).join(" ")}.`,
+      `Load average before ${loadAverageBefore.map((l) => l.toFixed(2)).join(" ")}, after ${loadavg().map((l) => l.toFixed(2)).join(" ")}. ` +
+      `PostgreSQL 15 with ${Object.entries(pgSettings).map(([k, v]) => `${k} ${v}`).join(", ")}.`,
       "",
       sizeTable(rows, labels),
       "",
@@ -127,7 +140,7 @@ export const runSizeBench = async (
     mkdirSync(dir, { recursive: true })
     const stamp = startedAt.replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")
     const suffix = options.quick || options.only !== undefined ? "-size-partial" : "-size"
-    writeFileSync(join(dir, `${stamp}${suffix}.json`), JSON.stringify({ startedAt, commit: commitOf(repo), machine: machineInfo(loadAverageBefore), options, users, small, large, runs, rows }, null, 2) + "\n")
+    writeFileSync(join(dir, `${stamp}${suffix}.json`), JSON.stringify({ startedAt, commit: commitOf(repo), machine: machineInfo(loadAverageBefore), options, postgres: pgSettings, users, small, large, runs, rows }, null, 2) + "\n")
     writeFileSync(join(dir, `latest${suffix}.md`), document)
     progress(`\n${document}`)
     progress(`Written in bench/results/: ${stamp}${suffix}.json, latest${suffix}.md`)
