@@ -38,7 +38,7 @@ export const IamOAuthIdentitiesLive: Layer.Layer<OAuthIdentities, never, AuthCon
         Effect.gen(function*() {
           const provider = yield* lookup(name)
           const profile = yield* provider.exchange(code, codeVerifier).pipe(Effect.flatMap(provider.profile))
-          return { email: profile.email, emailVerified: profile.emailVerified }
+          return { subject: profile.providerId, email: profile.email, emailVerified: profile.emailVerified }
         }).pipe(
           Effect.catchTag("ProviderFailure", (failure) =>
             // The reason is the provider's answer, never the code or a token: logged for the operator, not answered.

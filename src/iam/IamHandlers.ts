@@ -203,6 +203,12 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
         }).pipe(tracedSpan(`IamHandlers.${op}`))
     }
 
+    /** The account whose credentials came with a public call, or null without any; bad credentials are refused. */
+    const callerIfAny = (meta: CallMeta): Effect.Effect<number | null, IamError> =>
+      meta.authorization === undefined || meta.authorization === ""
+        ? Effect.succeed(null)
+        : Effect.map(sessions.authenticate(meta.authorization), (caller) => caller.userId)
+
     /**
      * A first step that succeeded (a password, a provider's verified email): the profile and tokens, or for an account
      * with two-step verification on, a ticket instead (nor its profile, until the code).
@@ -263,19 +269,20 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
           return create(pb.RemoveTotpResponseSchema)
         })
       },
-      StartOAuthSignIn: { handle: (request) => Effect.gen(function*() {
+      StartOAuthSignIn: { handle: (request, { meta }) => Effect.gen(function*() {
         if (request.provider === "") return yield* IamError.invalid("provider is required")
-        const started = yield* oauth.start(request.provider)
+        // With credentials, a link of the caller's account; bad credentials are refused, never taken for a sign-in.
+        const started = yield* oauth.start(request.provider, yield* callerIfAny(meta))
         return create(pb.StartOAuthSignInResponseSchema, {
           authorizationUrl: started.authorizationUrl,
           state: started.state,
           expiresAt: timestampFromDate(started.expiresAt)
         })
       }) },
-      FinishOAuthSignIn: { handle: (request) => Effect.gen(function*() {
+      FinishOAuthSignIn: { handle: (request, { meta }) => Effect.gen(function*() {
         if (request.code === "") return yield* IamError.invalid("code is required")
         if (request.state === "") return yield* IamError.invalid("state is required")
-        const account = yield* oauth.finish(request.code, request.state)
+        const account = yield* oauth.finish(request.code, request.state, callerIfAny(meta))
         return create(pb.FinishOAuthSignInResponseSchema, yield* signIn(account))
       }) },
       Logout: { handle: (request, { meta }) => Effect.gen(function*() {

@@ -11,7 +11,7 @@ import { qualifiedTables } from "../platform/sql/Tables.js"
 import { IamError } from "./domain/IamError.js"
 
 const TABLES = ["users", "roles", "permissions", "user_roles", "role_permissions", "refresh_tokens", "revocations",
-  "policy_version", "login_failures", "login_clients", "totp_factors", "login_tickets", "oauth_flows"] as const
+  "policy_version", "login_failures", "login_clients", "totp_factors", "login_tickets", "oauth_flows", "oauth_links"] as const
 export type IamTable = (typeof TABLES)[number]
 
 /**

@@ -10,6 +10,7 @@ import { Clock, Duration, Effect, Layer, Logger, LogLevel, Ref, TestClock } from
 import * as OTPAuth from "otpauth"
 import * as pb from "../../src/gen/gatehouse/iam/v1/iam_pb.js"
 import { IamError } from "../../src/iam/domain/IamError.js"
+import { NOT_LINKED, NOT_THE_LINKER } from "../../src/iam/domain/OAuthFlowRules.js"
 import { IamHandlers } from "../../src/iam/IamHandlers.js"
 import { IamSql } from "../../src/iam/IamSql.js"
 import { IAM_RPC_PATH } from "../../src/iam/rpc/IamRpcRoutes.js"
@@ -22,8 +23,10 @@ import { IamEndpoints, IamTestServer } from "./support/IamTestServer.js"
 /**
  * OAuth2 sign-in of IAM accounts over the real server, through the auth server's keycloak provider against a real
  * OpenID provider (oidc-provider laid out as a Keycloak realm): StartOAuthSignIn, the provider's login as a browser
- * follows it, then FinishOAuthSignIn with the code and state the provider sent to the app's page. Only an existing
- * account with the email the provider verified is signed in; never a new one. The server's clock is the test's
+ * follows it, then FinishOAuthSignIn with the code and state the provider sent to the app's page. An account's holder
+ * links the provider identity first (both calls with the account's access token; the provider must have verified the
+ * account's email); then a sign-in (no credentials) signs in the account that linked it, and no other: an email alone
+ * signs nobody in, since Register never verifies one. Never a new account. The server's clock is the test's
  * (TestClock): a flow's expiry is reached by moving it, never by sleeping.
  */
 
@@ -76,9 +79,10 @@ const ok = (reply: Reply): any => {
 const status = (reply: Reply): string => (reply.ok ? "OK" : grpc.status[reply.code]!)
 const detailsOf = (reply: Reply): string => (reply.ok ? "" : reply.details)
 
-const post = (url: string, body: unknown) =>
+const post = (url: string, body: unknown, token?: string) =>
   Effect.promise(async () => {
-    const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+    const headers: Record<string, string> = { "content-type": "application/json", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) }
+    const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) })
     return { status: response.status, body: await response.json() as any }
   })
 
@@ -91,25 +95,40 @@ const Clients = Effect.gen(function*() {
   const connect = createClient(pb.AuthService, createConnectTransport({ baseUrl: `http://${address}`, httpVersion: "1.1" }))
   const register = (name: string, email: string) =>
     Effect.map(call("Register", { username: name, password: `${name} password`, email }), ok)
-  /** Started over gRPC with keycloak, and the provider's login done as `sub`. */
-  const signInAt = (sub: string) =>
+  /** Started over gRPC with keycloak (a link with `token`, a sign-in without), and the provider's login done as `sub`. */
+  const signInAt = (sub: string, token?: string) =>
     Effect.gen(function*() {
-      const started = ok(yield* call("StartOAuthSignIn", { provider: "keycloak" }))
+      const started = ok(yield* call("StartOAuthSignIn", { provider: "keycloak" }, token))
       return { started, ...yield* atProvider(started.authorization_url, sub) }
     })
-  return { http, call, connect, register, signInAt }
+  /** The account holder (`token`) links the provider identity `sub`: the finish's answer. */
+  const link = (sub: string, token: string) =>
+    Effect.gen(function*() {
+      const { code, state } = yield* signInAt(sub, token)
+      return yield* call("FinishOAuthSignIn", { code, state }, token)
+    })
+  return { http, call, connect, register, signInAt, link }
 })
 
 /** As TwoStep.test: the clock moves by whole minutes, so periodic sweeps run once per minute passed. */
 const aMinuteOn = TestClock.adjust(Duration.minutes(1))
 
 layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a real OpenID provider)", (it) => {
-  it.scoped("start, the provider's login, finish: the tokens of the account with that verified email; the state is single use", () =>
+  it.scoped("the holder links the identity (the provider verified the account's email); then a sign-in gets that account's tokens; states are single use", () =>
     Effect.gen(function*() {
       yield* aMinuteOn
-      const { call, register } = yield* Clients
+      const { call, link, register, signInAt } = yield* Clients
       const alice = idpAccount("alice")
       const registered = yield* register("oauth-alice", alice.email.toUpperCase())
+
+      // Before any link, the provider's verified email alone signs nobody in, not even the account that has it.
+      const early = yield* signInAt(alice.sub)
+      const unlinked = yield* call("FinishOAuthSignIn", { code: early.code, state: early.state })
+      expect(status(unlinked)).toBe("UNAUTHENTICATED")
+      expect(detailsOf(unlinked)).toBe(NOT_LINKED)
+
+      const linked = ok(yield* link(alice.sub, registered.token.access_token))
+      expect(linked.user.id).toBe(registered.user.id)
 
       const started = ok(yield* call("StartOAuthSignIn", { provider: "keycloak" }))
       expect(started.state).toMatch(/^[A-Za-z0-9_-]{43}$/)
@@ -135,6 +154,36 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
       const replay = yield* call("FinishOAuthSignIn", { code, state })
       expect(status(replay)).toBe("UNAUTHENTICATED")
       expect(detailsOf(replay)).toBe("state is not valid")
+
+      // Linked by the provider's subject: a later change of the email at the provider does not unlink.
+      accounts[alice.sub] = { ...alice, email: `changed-${alice.email}` }
+      const later = yield* signInAt(alice.sub)
+      expect(ok(yield* call("FinishOAuthSignIn", { code: later.code, state: later.state })).user.id).toBe(registered.user.id)
+    }))
+
+  it.scoped("a squatter who registered someone's email first: that person's sign-in reaches no account, and a link the squatter started does not bind them", () =>
+    Effect.gen(function*() {
+      yield* aMinuteOn
+      const { call, register, signInAt } = yield* Clients
+      const victim = idpAccount("victim")
+      const squatter = yield* register("oauth-squatter", victim.email)
+
+      // The victim signs in through the provider, which verified the address the squatter put on an account.
+      const signIn = yield* signInAt(victim.sub)
+      const refused = yield* call("FinishOAuthSignIn", { code: signIn.code, state: signIn.state })
+      expect(status(refused)).toBe("UNAUTHENTICATED")
+      expect(detailsOf(refused)).toBe(NOT_LINKED)
+
+      // The squatter starts a link and gets the victim to follow its URL and log in at the provider: the app's page
+      // then finishes with the victim's browser, which holds no squatter credentials.
+      const lure = yield* signInAt(victim.sub, squatter.token.access_token)
+      const lured = yield* call("FinishOAuthSignIn", { code: lure.code, state: lure.state })
+      expect(status(lured)).toBe("UNAUTHENTICATED")
+      expect(detailsOf(lured)).toBe(NOT_THE_LINKER)
+
+      // Nothing was linked: the victim's next sign-in still reaches no account.
+      const again = yield* signInAt(victim.sub)
+      expect(detailsOf(yield* call("FinishOAuthSignIn", { code: again.code, state: again.state }))).toBe(NOT_LINKED)
     }))
 
   it.scoped("REST, Connect and the @effect/rpc group serve the same two RPCs", () =>
@@ -143,6 +192,14 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
       const { connect, http, register } = yield* Clients
       const bob = idpAccount("bob")
       const registered = yield* register("oauth-bob", bob.email)
+
+      // The link over REST: the account's access token in the Authorization header of both calls.
+      const token = registered.token.access_token
+      const linkStarted = yield* post(`${http}/auth/oauth/start`, { provider: "keycloak" }, token)
+      expect(linkStarted.status).toBe(200)
+      const linked = yield* post(`${http}/auth/oauth/finish`, yield* atProvider(linkStarted.body.authorization_url, bob.sub), token)
+      expect(linked.status).toBe(200)
+      expect(linked.body.user.id).toBe(registered.user.id)
 
       const started = yield* post(`${http}/auth/oauth/start`, { provider: "keycloak" })
       expect(started.status).toBe(200)
@@ -173,16 +230,23 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
       expect((replayed as IamError).code).toBe("unauthenticated")
     }))
 
-  it.scoped("an email the provider has not verified signs nobody in, even one an account has", () =>
+  it.scoped("an email the provider has not verified, or not the account's, links nothing", () =>
     Effect.gen(function*() {
       yield* aMinuteOn
-      const { call, register, signInAt } = yield* Clients
+      const { call, link, register, signInAt } = yield* Clients
       const mallory = idpAccount("mallory", { email_verified: false })
-      yield* register("oauth-victim", mallory.email)
-      const { code, state } = yield* signInAt(mallory.sub)
-      const refused = yield* call("FinishOAuthSignIn", { code, state })
+      const holder = yield* register("oauth-unverified", mallory.email)
+      const refused = yield* link(mallory.sub, holder.token.access_token)
       expect(status(refused)).toBe("UNAUTHENTICATED")
       expect(detailsOf(refused)).toBe("the provider has not verified this email")
+      const other = idpAccount("other")
+      const mismatch = yield* link(other.sub, holder.token.access_token)
+      expect(status(mismatch)).toBe("UNAUTHENTICATED")
+      expect(detailsOf(mismatch)).toBe("the provider's verified email is not this account's")
+      for (const sub of [mallory.sub, other.sub]) {
+        const { code, state } = yield* signInAt(sub)
+        expect(detailsOf(yield* call("FinishOAuthSignIn", { code, state }))).toBe(NOT_LINKED)
+      }
     }))
 
   it.scoped("a verified email no account has is refused, and no account is made for it", () =>
@@ -193,7 +257,7 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
       const { code, state } = yield* signInAt(carol.sub)
       const refused = yield* call("FinishOAuthSignIn", { code, state })
       expect(status(refused)).toBe("UNAUTHENTICATED")
-      expect(detailsOf(refused)).toBe("no account has this email")
+      expect(detailsOf(refused)).toBe(NOT_LINKED)
       // Registering that email still works: the refused sign-in created nothing.
       const registered = yield* register("oauth-carol", carol.email)
       expect(registered.user.email).toBe(carol.email)
@@ -202,9 +266,9 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
   it.scoped("a state past AUTH_IAM_OAUTH_FLOW_TTL (10m) is refused", () =>
     Effect.gen(function*() {
       yield* aMinuteOn
-      const { call, register, signInAt } = yield* Clients
+      const { call, link, register, signInAt } = yield* Clients
       const dora = idpAccount("dora")
-      yield* register("oauth-dora", dora.email)
+      ok(yield* link(dora.sub, (yield* register("oauth-dora", dora.email)).token.access_token))
       const { code, state } = yield* signInAt(dora.sub)
       yield* TestClock.adjust(Duration.minutes(11))
       const refused = yield* call("FinishOAuthSignIn", { code, state })
@@ -216,10 +280,11 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
   it.scoped("an account with two-step verification gets second_step, and LoginSecondStep the tokens", () =>
     Effect.gen(function*() {
       yield* aMinuteOn
-      const { call, register, signInAt } = yield* Clients
+      const { call, link, register, signInAt } = yield* Clients
       const erin = idpAccount("erin")
       const registered = yield* register("oauth-erin", erin.email)
       const token = registered.token.access_token
+      ok(yield* link(erin.sub, token))
       const enrollment = ok(yield* call("EnrollTotp", {}, token))
       const appCode = Effect.map(Clock.currentTimeMillis, (now) =>
         new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(enrollment.secret), algorithm: "SHA1", digits: 6, period: 30 })
@@ -245,13 +310,17 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
       const sql = yield* SqlClient.SqlClient
       const { table } = yield* IamSql
       const quiet = idpAccount("quiet")
-      yield* register("oauth-quiet", quiet.email)
+      const registered = yield* register("oauth-quiet", quiet.email)
       const lines = yield* Ref.make<ReadonlyArray<string>>([])
       const capture = Logger.replace(Logger.defaultLogger, Logger.make((options) => {
         Effect.runSync(Ref.update(lines, (all) => [...all, JSON.stringify([options.message, options.annotations, String(options.cause)])]))
       }))
       const none = { authorization: undefined }
+      const holder = { authorization: `Bearer ${registered.token.access_token}` }
       const flow = Effect.gen(function*() {
+        const linking = yield* handlers.StartOAuthSignIn(create(pb.StartOAuthSignInRequestSchema, { provider: "keycloak" }), holder)
+        const linked = yield* handlers.FinishOAuthSignIn(create(pb.FinishOAuthSignInRequestSchema, yield* atProvider(linking.authorizationUrl, quiet.sub)), holder)
+        expect(linked.user?.id).toBe(registered.user.id)
         const started = yield* handlers.StartOAuthSignIn(create(pb.StartOAuthSignInRequestSchema, { provider: "keycloak" }), none)
         const stored = yield* sql<{ state_hash: string; code_verifier: string }>`SELECT state_hash, code_verifier FROM ${sql(table.oauth_flows)}`
         expect(stored.map((row) => row.state_hash)).not.toContain(started.state)
@@ -261,7 +330,7 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
         const refused = yield* handlers.StartOAuthSignIn(create(pb.StartOAuthSignInRequestSchema, { provider: "keycloak" }), none)
         yield* Effect.flip(handlers.FinishOAuthSignIn(create(pb.FinishOAuthSignInRequestSchema, { code: `${code}x`, state: refused.state }), none))
         const finished = yield* handlers.FinishOAuthSignIn(create(pb.FinishOAuthSignInRequestSchema, { code, state }), none)
-        return [started.state, refused.state, code, verifier, finished.token!.accessToken, finished.token!.refreshToken]
+        return [linking.state, started.state, refused.state, code, verifier, finished.token!.accessToken, finished.token!.refreshToken]
       })
       const secrets = yield* flow.pipe(Effect.provide(Layer.merge(capture, Logger.minimumLogLevel(LogLevel.All))))
       const logged = (yield* Ref.get(lines)).join("\n")
@@ -278,6 +347,8 @@ layer(IamTestServer(ENV), { timeout: 120_000 })("IAM OAuth2 sign-in (keycloak, a
       expect(status(github)).toBe("INVALID_ARGUMENT")
       expect(detailsOf(github)).toBe("unsupported provider: github")
       expect(status(yield* call("StartOAuthSignIn", { provider: "nope" }))).toBe("INVALID_ARGUMENT")
+      // Credentials that do not authenticate are refused, never taken for a sign-in without any.
+      expect(status(yield* call("StartOAuthSignIn", { provider: "keycloak" }, "not-a-token"))).toBe("UNAUTHENTICATED")
       expect(status(yield* call("FinishOAuthSignIn", { state: "s" }))).toBe("INVALID_ARGUMENT")
       expect(status(yield* call("FinishOAuthSignIn", { code: "c" }))).toBe("INVALID_ARGUMENT")
       expect(status(yield* call("FinishOAuthSignIn", { code: "c", state: "never-issued" }))).toBe("UNAUTHENTICATED")

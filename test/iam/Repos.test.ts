@@ -395,22 +395,45 @@ const contract = (name: string, repos: Layer.Layer<Repos>) =>
         expect(yield* repo.lockTicket(late)).toBeUndefined()
       }))
 
-    it.effect("OAuth flows: taken once (the take deletes), swept once expired", () =>
+    it.effect("OAuth flows: taken once (the take deletes), swept once expired; a link flow keeps its account", () =>
       Effect.gen(function*() {
         const repo = yield* OAuthFlowsRepo
         const tag = name.replace(/\W+/g, "")
-        const [early, late, bare] = [`early-${tag}`, `late-${tag}`, `bare-${tag}`]
-        yield* repo.insert(early, { provider: "keycloak", codeVerifier: "verifier-1", expiresAt: at(60) })
-        yield* repo.insert(late, { provider: "github", codeVerifier: "verifier-2", expiresAt: at(600) })
-        yield* repo.insert(bare, { provider: "notion", codeVerifier: null, expiresAt: at(600) })
-        expect(yield* repo.take(bare)).toStrictEqual({ provider: "notion", codeVerifier: null, expiresAt: at(600) })
+        const linker = yield* (yield* AccountsRepo).insert(user(`flow-linker-${tag}`))
+        const [early, late, bare, link] = [`early-${tag}`, `late-${tag}`, `bare-${tag}`, `link-${tag}`]
+        yield* repo.insert(early, { provider: "keycloak", codeVerifier: "verifier-1", expiresAt: at(60), linkUserId: null })
+        yield* repo.insert(late, { provider: "github", codeVerifier: "verifier-2", expiresAt: at(600), linkUserId: null })
+        yield* repo.insert(bare, { provider: "notion", codeVerifier: null, expiresAt: at(600), linkUserId: null })
+        yield* repo.insert(link, { provider: "keycloak", codeVerifier: "verifier-3", expiresAt: at(600), linkUserId: linker.id })
+        expect(yield* repo.take(bare)).toStrictEqual({ provider: "notion", codeVerifier: null, expiresAt: at(600), linkUserId: null })
         expect(yield* repo.take(bare)).toBeUndefined()
+        expect(yield* repo.take(link)).toStrictEqual({ provider: "keycloak", codeVerifier: "verifier-3", expiresAt: at(600), linkUserId: linker.id })
         // Swept after its expiry, a flow is gone; a later one stays.
         yield* repo.sweep(at(60))
         yield* repo.sweep(at(61))
         expect(yield* repo.take(early)).toBeUndefined()
-        expect(yield* repo.take(late)).toStrictEqual({ provider: "github", codeVerifier: "verifier-2", expiresAt: at(600) })
+        expect(yield* repo.take(late)).toStrictEqual({ provider: "github", codeVerifier: "verifier-2", expiresAt: at(600), linkUserId: null })
         expect(yield* repo.take(late)).toBeUndefined()
+      }))
+
+    it.effect("OAuth links: the first account to link a provider identity holds it; per provider and subject", () =>
+      Effect.gen(function*() {
+        const repo = yield* OAuthFlowsRepo
+        const accounts = yield* AccountsRepo
+        const tag = name.replace(/\W+/g, "")
+        const ann = yield* accounts.insert(user(`link-ann-${tag}`))
+        const bob = yield* accounts.insert(user(`link-bob-${tag}`))
+        const subject = `sub-${tag}`
+        expect(yield* repo.linkedUser("keycloak", subject)).toBeUndefined()
+        expect(yield* repo.link("keycloak", subject, ann.id, at(0))).toBe(ann.id)
+        expect(yield* repo.link("keycloak", subject, ann.id, at(1))).toBe(ann.id)
+        // Held: another account's link answers the holder and changes nothing.
+        expect(yield* repo.link("keycloak", subject, bob.id, at(2))).toBe(ann.id)
+        expect(yield* repo.linkedUser("keycloak", subject)).toBe(ann.id)
+        // The same subject at another provider is another identity.
+        expect(yield* repo.linkedUser("github", subject)).toBeUndefined()
+        expect(yield* repo.link("github", subject, bob.id, at(3))).toBe(bob.id)
+        expect(yield* repo.linkedUser("github", subject)).toBe(bob.id)
       }))
 
     it.effect("the policy version moves by one on every bump", () =>

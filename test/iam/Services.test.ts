@@ -15,6 +15,7 @@ import type { IamError } from "../../src/iam/domain/IamError.js"
 import { IamSql } from "../../src/iam/IamSql.js"
 import { OAuthIdentities } from "../../src/iam/oauth/OAuthIdentities.js"
 import { OAuthSignIn } from "../../src/iam/oauth/OAuthSignIn.js"
+import { NOT_LINKED, NOT_THE_LINKER } from "../../src/iam/domain/OAuthFlowRules.js"
 import { OAuthFlowsRepo } from "../../src/iam/store/OAuthFlowsRepo.js"
 import { SecureRandom } from "../../src/platform/SecureRandom.js"
 import { PasswordHasherTest } from "../../src/platform/PasswordHasher.js"
@@ -199,10 +200,13 @@ describe("IAM services over the Test repos", () => {
 describe("IAM OAuth2 sign-in over the Test port and repos", () => {
   const oauthConfig = testConfig(iamTestEnv({ AUTH_IAM_OAUTH_REDIRECT_URI: "https://app.example.com/iam/callback" }))
   const identities = {
-    "code-ann": { email: " Ann@Example.com", emailVerified: true },
-    "code-unverified": { email: "ann@example.com", emailVerified: false },
-    "code-nobody": { email: "nobody@example.com", emailVerified: true },
-    "code-no-email": { email: null, emailVerified: true }
+    "code-ann": { subject: "ann-sub", email: " Ann@Example.com", emailVerified: true },
+    "code-ann-unverified": { subject: "ann-sub", email: "ann@example.com", emailVerified: false },
+    "code-ann-no-email": { subject: "ann-sub", email: null, emailVerified: true },
+    "code-ann-other-email": { subject: "ann-sub", email: "ann@elsewhere.example", emailVerified: true },
+    "code-ann-second": { subject: "ann-second-sub", email: "ann@example.com", emailVerified: true },
+    "code-nobody": { subject: "nobody-sub", email: "nobody@example.com", emailVerified: true },
+    "code-no-subject": { subject: "", email: "ann@example.com", emailVerified: true }
   }
   const signInOver = (config: typeof oauthConfig) =>
     OAuthSignIn.layer.pipe(
@@ -214,31 +218,65 @@ describe("IAM OAuth2 sign-in over the Test port and repos", () => {
         Layer.provideMerge(Layer.mergeAll(Transactions.Test, IamSql.Test, PasswordHasherTest, configLayer(config)))
       ))
     )
-  const start = Effect.flatMap(OAuthSignIn, (oauth) => oauth.start("idp"))
-  const finish = (code: string, state: string) => Effect.flatMap(OAuthSignIn, (oauth) => oauth.finish(code, state))
+  const start = Effect.flatMap(OAuthSignIn, (oauth) => oauth.start("idp", null))
+  const startLink = (userId: number) => Effect.flatMap(OAuthSignIn, (oauth) => oauth.start("idp", userId))
+  const finishAs = (code: string, state: string, finisher: number | null) =>
+    Effect.flatMap(OAuthSignIn, (oauth) => oauth.finish(code, state, Effect.succeed(finisher)))
+  const finish = (code: string, state: string) =>
+    Effect.flatMap(OAuthSignIn, (oauth) => oauth.finish(code, state, Effect.die("a sign-in flow never asks who finishes it")))
   const unauthenticated = (message: string) => ({ code: "unauthenticated", message })
+  const linked = (userId: number, code: string) => Effect.flatMap(startLink(userId), (started) => finishAs(code, started.state, userId))
 
-  it.effect("finish signs in the account with the verified email (as stored, lower-cased), once per state", () =>
+  it.effect("a link by the signed-in holder, when the provider verified the account's email; then the sign-in, once per state", () =>
     Effect.gen(function*() {
       const ann = yield* register("ann")
+      // Not linked yet: the verified email is ann's, but an email alone signs nobody in.
+      expect(yield* failure(Effect.flatMap(start, (started) => finish("code-ann", started.state)))).toEqual(unauthenticated(NOT_LINKED))
+      expect((yield* linked(ann.id, "code-ann")).id).toBe(ann.id)
       const started = yield* start
       expect(new URL(started.authorizationUrl).searchParams.get("state")).toBe(started.state)
       expect((yield* finish("code-ann", started.state)).id).toBe(ann.id)
       expect(yield* failure(finish("code-ann", started.state))).toEqual(unauthenticated("state is not valid"))
+      // Linked by subject: the email the provider sends later does not matter to a sign-in, verified or not.
+      expect((yield* Effect.flatMap(start, (s) => finish("code-ann-other-email", s.state))).id).toBe(ann.id)
+      expect((yield* Effect.flatMap(start, (s) => finish("code-ann-unverified", s.state))).id).toBe(ann.id)
+      // A link again is idempotent; a second identity with the same verified email links too.
+      expect((yield* linked(ann.id, "code-ann")).id).toBe(ann.id)
+      expect((yield* linked(ann.id, "code-ann-second")).id).toBe(ann.id)
     }).pipe(Effect.provide(signInOver(oauthConfig))))
 
-  it.effect("refuses an unverified, missing or unknown email, a refused code, an expired state and an unknown provider", () =>
+  it.effect("a squatter who registered someone's email first never gets that person's sign-in, nor can link it", () =>
     Effect.gen(function*() {
-      yield* register("ann")
-      const finishFresh = (code: string) => Effect.flatMap(start, (started) => failure(finish(code, started.state)))
-      expect(yield* finishFresh("code-unverified")).toEqual(unauthenticated("the provider has not verified this email"))
-      expect(yield* finishFresh("code-no-email")).toEqual(unauthenticated("the provider gave no email"))
-      expect(yield* finishFresh("code-nobody")).toEqual(unauthenticated("no account has this email"))
-      expect(yield* finishFresh("code-forged")).toEqual(unauthenticated("the provider did not confirm the sign-in"))
-      const started = yield* start
+      const squatter = yield* register("squatter", "ann@example.com")
+      expect(yield* failure(Effect.flatMap(start, (started) => finish("code-ann", started.state)))).toEqual(unauthenticated(NOT_LINKED))
+      // The squatter's own link needs the provider to vouch for the email: the identity is Ann's, at the provider.
+      const other = yield* register("bob")
+      expect(yield* failure(linked(other.id, "code-ann"))).toEqual(unauthenticated("the provider's verified email is not this account's"))
+      // A link flow the squatter started, sent to Ann, who logs in at the provider: finished by anyone but the
+      // squatter (Ann's own credentials, or none), it links nothing.
+      for (const finisher of [null, other.id]) {
+        const started = yield* startLink(squatter.id)
+        expect(yield* failure(finishAs("code-ann", started.state, finisher))).toEqual(unauthenticated(NOT_THE_LINKER))
+      }
+      expect(yield* failure(Effect.flatMap(start, (started) => finish("code-ann", started.state)))).toEqual(unauthenticated(NOT_LINKED))
+      expect(squatter.email).toBe("ann@example.com")
+    }).pipe(Effect.provide(signInOver(oauthConfig))))
+
+  it.effect("a link refuses an unverified, missing or other email, no subject, a refused code, an expired state and an unknown provider", () =>
+    Effect.gen(function*() {
+      const ann = yield* register("ann")
+      const linkFresh = (code: string) => failure(linked(ann.id, code))
+      expect(yield* linkFresh("code-ann-unverified")).toEqual(unauthenticated("the provider has not verified this email"))
+      expect(yield* linkFresh("code-ann-no-email")).toEqual(unauthenticated("the provider gave no email"))
+      expect(yield* linkFresh("code-nobody")).toEqual(unauthenticated("the provider's verified email is not this account's"))
+      expect(yield* linkFresh("code-no-subject")).toEqual(unauthenticated("the provider gave no subject"))
+      expect(yield* linkFresh("code-forged")).toEqual(unauthenticated("the provider did not confirm the sign-in"))
+      // None of those linked anything.
+      expect(yield* failure(Effect.flatMap(start, (started) => finish("code-ann", started.state)))).toEqual(unauthenticated(NOT_LINKED))
+      const started = yield* startLink(ann.id)
       yield* TestClock.adjust(Duration.sum(Duration.minutes(10), Duration.millis(1)))
-      expect(yield* failure(finish("code-ann", started.state))).toEqual(unauthenticated("sign-in has expired: start again"))
-      expect(yield* failure(Effect.flatMap(OAuthSignIn, (oauth) => oauth.start("other")))).toEqual({
+      expect(yield* failure(finishAs("code-ann", started.state, ann.id))).toEqual(unauthenticated("sign-in has expired: start again"))
+      expect(yield* failure(Effect.flatMap(OAuthSignIn, (oauth) => oauth.start("other", null)))).toEqual({
         code: "invalid_argument",
         message: "unsupported provider: other"
       })
