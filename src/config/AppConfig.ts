@@ -67,6 +67,11 @@ export const parseAppConfig = (
   const unread = r.unread()
   // A deployment switching from GoTrue brings its settings; one Gatehouse has no such setting for is said, not dropped.
   if (unread.length > 0) ctx.warnings.push(`set but not read (no such setting in Gatehouse): ${unread.join(", ")}`)
+  // Settings are read as AUTH_<NAME> or GOTRUE_<NAME>: one set bare would otherwise do nothing, silently.
+  const bare = r.unprefixed()
+  if (bare.length > 0) {
+    ctx.warnings.push(`set without a prefix, so not read: ${bare.join(", ")} (write ${bare.map((name) => `AUTH_${name}`).join(", ")})`)
+  }
   return r.issues.length > 0 ? Either.left(r.issues) : Either.right({ config, defaulted: ctx.defaulted, warnings: ctx.warnings })
 }
 

@@ -33,11 +33,15 @@ export class SettingsReader {
   /** Every key some reader asked for, set or not: what the configuration knows. */
   private readonly asked = new Set<string>()
 
+  /** The bare names some reader accepts (PORT, DATABASE_URL, …). */
+  private readonly bare = new Set<string>()
+
   constructor(private readonly env: Readonly<Record<string, string | undefined>>) {}
 
   /** The first spelling of `key` that is set (to a non-empty value), with its value. */
   lookup(key: string, names: Names = {}): Option.Option<{ readonly variable: string; readonly value: string }> {
     this.asked.add(key)
+    for (const name of names.unprefixed ?? []) this.bare.add(name)
     for (const variable of this.spellings(key, names)) {
       const value = this.env[variable]
       if (value !== undefined && value.trim() !== "") return Option.some({ variable, value: value.trim() })
@@ -153,6 +157,19 @@ export class SettingsReader {
       const prefix = PREFIXES.find((candidate) => variable.startsWith(candidate))
       return prefix !== undefined && (this.env[variable] ?? "").trim() !== "" && !this.asked.has(variable.slice(prefix.length))
     }).sort()
+  }
+
+  /**
+   * Settings set without their prefix (`MAILER_AUTOCONFIRM=true`), which are not read: the bare names of keys some
+   * reader asked for, unless that reader also takes the bare name or a prefixed spelling is set too. Sorted. Call it
+   * after every setting was read.
+   */
+  unprefixed(): ReadonlyArray<string> {
+    // From the environment's names, not a read of every key: nothing is looked up that is not there.
+    const set = (variable: string) => (this.env[variable] ?? "").trim() !== ""
+    return Object.keys(this.env).filter((variable) =>
+      this.asked.has(variable) && !this.bare.has(variable) && set(variable) && !PREFIXES.some((prefix) => set(`${prefix}${variable}`))
+    ).sort()
   }
 
   private spellings(key: string, names: Names): ReadonlyArray<string> {

@@ -952,6 +952,16 @@ describe("message locales (MAILER_LOCALES, MAILER_DEFAULT_LOCALE, the *_<LOCALE>
       .toStrictEqual(["AUTH_MAILER_TEMPLATES_RECOVERY_DE"])
   })
 
+  it("names settings set without their prefix, which are not read, unless a prefixed spelling is set too or the bare name is read", () => {
+    const warned = (env: Record<string, string>) => Either.getOrThrow(embedded(env)).warnings.filter((w) => w.includes("without a prefix"))
+    expect(warned({ ADMIN_CONSOLE_ENABLED: "true", MAILER_LINK_CONFIRM_PAGE: "true" })).toStrictEqual([
+      "set without a prefix, so not read: ADMIN_CONSOLE_ENABLED, MAILER_LINK_CONFIRM_PAGE (write AUTH_ADMIN_CONSOLE_ENABLED, AUTH_MAILER_LINK_CONFIRM_PAGE)"
+    ])
+    expect(Either.getOrThrow(embedded({ ADMIN_CONSOLE_ENABLED: "true" })).config.adminConsole.enabled).toBe(false)
+    expect(warned({ ADMIN_CONSOLE_ENABLED: "true", GOTRUE_ADMIN_CONSOLE_ENABLED: "true" })).toStrictEqual([])
+    expect(warned({ LOG_LEVEL: "warn", NOT_A_SETTING: "x" })).toStrictEqual([])
+  })
+
   it("reads a locale's settings only when it is offered: otherwise start-up names them as unread", () => {
     const result = embedded({ AUTH_MAILER_SUBJECTS_RECOVERY_DE: "Passwort" })
     expect(Either.getOrThrow(result).warnings).toContainEqual(expect.stringContaining("AUTH_MAILER_SUBJECTS_RECOVERY_DE"))
