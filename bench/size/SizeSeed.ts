@@ -70,6 +70,17 @@ const TOKEN_BATCH = 20_000
  * session's current token and its cleanup recognises the rows as its own. Made in Node (a few µs a row) on two
  * connections, each inserting while the other's batch is made.
  */
+/**
+ * The token column of the k-th row of a seeded family. The current token and its parent are Gatehouse's signed form
+ * (the current one must exchange: the run checks it). The older revoked rows are GoTrue's legacy form, 12 characters,
+ * as a database adopted from GoTrue holds them: a database Gatehouse made keeps no revoked signed row past ten minutes
+ * (housekeeping sweeps them), so millions of them would be a backlog of one moment, not the size the run measures.
+ */
+const seededToken = (refreshKey: Buffer, plan: SizePlan, sessionId: string, id: bigint, k: number): string =>
+  k >= plan.family - 1
+    ? digestRefreshToken(deriveRefreshToken(refreshKey, sessionId, String(id)))
+    : createHash("sha256").update(`seed-legacy-${id}`).digest("base64url").slice(0, 12)
+
 const insertTokens = async (url: string, plan: SizePlan, base: bigint, refreshKey: Buffer): Promise<void> => {
   const clients = [new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url })]
   for (const client of clients) {
@@ -88,8 +99,8 @@ const insertTokens = async (url: string, plan: SizePlan, base: bigint, refreshKe
           const sid = seededSessionId(s)
           const id = base + BigInt((k - 1) * plan.sessions + (s - 1))
           ids.push(String(id)), ks.push(k), ss.push(s)
-          tokens.push(digestRefreshToken(deriveRefreshToken(refreshKey, sid, String(id))))
-          parents.push(k === 1 ? null : digestRefreshToken(deriveRefreshToken(refreshKey, sid, String(id - BigInt(plan.sessions)))))
+          tokens.push(seededToken(refreshKey, plan, sid, id, k))
+          parents.push(k === 1 ? null : seededToken(refreshKey, plan, sid, id - BigInt(plan.sessions), k - 1))
         }
         const slot = batch++ % 2
         await inFlight[slot]

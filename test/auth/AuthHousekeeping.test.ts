@@ -6,7 +6,7 @@ import { authHousekeepingState, authHousekeepingTasks, AuthHousekeepingTasksLive
 import { authTables } from "../../src/auth/AuthTables.js"
 import { RATE_LIMIT_BATCH } from "../../src/auth/limits/ExpiredRateLimits.js"
 import { FACTOR_LIMIT } from "../../src/auth/mfa/ExpiredFactors.js"
-import { ID_WINDOW, REFRESH_TOKEN_MARGINS, refreshTokenTasks, REVOKED_LIMIT } from "../../src/auth/sessions/ExpiredRefreshTokens.js"
+import { ID_WINDOW, REFRESH_TOKEN_MARGINS, refreshTokenTasks, REVOKED_LIMIT, REVOKED_PASS_EVERY } from "../../src/auth/sessions/ExpiredRefreshTokens.js"
 import {
   deriveFirstFormRefreshToken,
   deriveRefreshToken,
@@ -172,6 +172,23 @@ layer(Setup, { timeout: 120_000 })("housekeeping on the database", (it) => {
       expect(events.slice(0, 2)).toEqual(["A start", "A end"])
       expect(events.length).toBe(onPostgres ? 2 : 4)
       if (!onPostgres) expect(runB.busy).toBe(false)
+    }))
+
+  it.effect("a finished pass over the revoked tokens begins again only after REVOKED_PASS_EVERY (ten minutes); the rate-limit sweep at the next run", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`DELETE FROM ${sql(qualifiedTables("auth", (yield* PlatformConfig).db.namespace, ["gatehouse_housekeeping"]).gatehouse_housekeeping)}`
+      const state = yield* authHousekeepingState
+      const tasks = yield* tasksWith()
+      const ran = (run: { readonly deleted: Readonly<Record<string, number>> }) => Object.keys(run.deleted)
+      const start = at(40 * DAY)
+      expect(ran(yield* runHousekeeping(tasks, state, start, NO_PAUSE))).toContain("refresh_tokens/revoked")
+      const soon = yield* runHousekeeping(tasks, state, new Date(start.getTime() + 9 * MINUTE), NO_PAUSE)
+      expect(ran(soon)).not.toContain("refresh_tokens/revoked")
+      expect(ran(soon)).toContain("rate_limits")
+      expect(Duration.toMillis(REVOKED_PASS_EVERY)).toBe(10 * MINUTE)
+      const due = yield* runHousekeeping(tasks, state, new Date(start.getTime() + 10 * MINUTE), NO_PAUSE)
+      expect(ran(due)).toContain("refresh_tokens/revoked")
     }))
 
   it.effect("a batch walks one window of ids and saves where the pass goes on", () =>

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 import { BUILT_IN_TEXTS } from "../../../src/auth/messages/BuiltInTexts.js"
+import { MESSAGE_LOCALES } from "../../../src/domain/MessageLocale.js"
 import { confirmFormAction, confirmPage, confirmPageCsp, redirectSource } from "../../../src/auth/verify/ConfirmPage.js"
 
 describe("confirmFormAction", () => {
@@ -47,5 +48,35 @@ describe("confirmPage", () => {
       type: "",
       redirect_to: ""
     }).match(/<[a-z!/]/gi)!.length)
+  })
+})
+
+describe("every built-in locale", () => {
+  const others = MESSAGE_LOCALES.filter((locale) => locale !== "en")
+
+  it("offers English and at least German, French, Spanish and Portuguese", () => {
+    expect([...MESSAGE_LOCALES].sort()).toEqual(expect.arrayContaining(["de", "en", "es", "fr", "pt"]))
+  })
+
+  it.each(MESSAGE_LOCALES)("%s: the confirm page is in its language, script-free, and posts the link back", (locale) => {
+    const texts = BUILT_IN_TEXTS[locale].confirmPage
+    const html = confirmPage(texts, locale, "verify/confirm", { token: "t0k", type: "signup", redirect_to: undefined })
+    expect(html).toContain(`<html lang="${locale}">`)
+    for (const text of [texts.title, texts.heading, texts.explanation, texts.button]) expect(text.trim()).not.toBe("")
+    expect(html).toContain(`<button type="submit">`)
+    expect(html).not.toMatch(/<script|\bon[a-z]+=|javascript:/i)
+    expect(html).toContain(`<input type="hidden" name="token" value="t0k">`)
+  })
+
+  it.each(others)("%s: page, SMS and every mail subject are its own, not English's", (locale) => {
+    const ours = BUILT_IN_TEXTS[locale]
+    const english = BUILT_IN_TEXTS.en
+    expect(ours.confirmPage.heading).not.toBe(english.confirmPage.heading)
+    expect(ours.confirmPage.button).not.toBe(english.confirmPage.button)
+    expect(ours.sms).not.toBe(english.sms)
+    expect(ours.sms).toContain("{{ .Code }}")
+    for (const kind of Object.keys(english.mail) as Array<keyof typeof english.mail>) {
+      expect(ours.mail[kind].subject, kind).not.toBe(english.mail[kind].subject)
+    }
   })
 })
