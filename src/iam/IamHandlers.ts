@@ -210,7 +210,7 @@ export const IamHandlersLive: Layer.Layer<IamHandlers, never, Accounts | IamSess
         : Effect.map(sessions.authenticate(meta.authorization), (caller) => caller.userId)
 
     /**
-     * A first step that succeeded (a password, a provider's verified email): the profile and tokens, or for an account
+     * A first step that succeeded (a password, a provider identity the account linked): the profile and tokens, or for an account
      * with two-step verification on, a ticket instead (nor its profile, until the code).
      */
     const signIn = traced("IamHandlers.signIn")(function*(account: Account) {
