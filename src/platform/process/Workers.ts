@@ -222,8 +222,9 @@ export const runWorkers = (options: {
   readonly policy?: RestartPolicy
 }): Effect.Effect<never, WorkersFailed> =>
   Effect.gen(function*() {
-    // The workers' node options: the primary's, with a smaller growth of the old generation (YoungGeneration.ts).
-    cluster.setupPrimary({ execArgv: workerExecArgv(process.execArgv) })
+    // The workers' node options: the primary's, with a smaller young generation and a smaller growth of the old one
+    // (YoungGeneration.ts), unless the operator chose them.
+    cluster.setupPrimary({ execArgv: workerExecArgv(process.execArgv, process.env["NODE_OPTIONS"]) })
     const started = yield* Effect.forEach(Array.from({ length: options.count }), () => Deferred.make<void>())
     const slots = started.map((first) => slot(options.env, options.policy ?? RESTART_POLICY, first))
     const allServing = Effect.zipRight(Effect.forEach(started, Deferred.await, { discard: true }), options.serving)
