@@ -31,9 +31,14 @@ export interface BenchOptions {
    * load for this many milliseconds, its processes' RSS sampled throughout.
    */
   readonly soak: number | undefined
+  /**
+   * --memory-limit=250 (with --soak): the soak's server runs in a memory cgroup limited to this many MB, as a
+   * container's limit would hold it (MemoryCgroup.ts).
+   */
+  readonly memoryLimitMb: number | undefined
 }
 
-export const USAGE = `npm run bench [-- --quick | --sql | --only=user,refresh | --size=1m | --soak[=10m]]
+export const USAGE = `npm run bench [-- --quick | --sql | --only=user,refresh | --size=1m | --soak[=10m] [--memory-limit=MB]]
 
   --quick         one short round per side (0.5 s warm-up, 2 s measured): checks the harness
   --sql           count the SQL statements per request on both sides, list them, and stop
@@ -44,6 +49,8 @@ export const USAGE = `npm run bench [-- --quick | --sql | --only=user,refresh | 
   --soak[=TIME]   Gatehouse alone at its default settings under a steady mixed load (GET /user, refresh
                   chains, sign-ups; 10 in flight) for TIME (default 10m; 90s, 1h, 1m30s): RSS per process
                   sampled every 10 s, its growth, and whether it grew beyond noise
+  --memory-limit=MB  with --soak: run the server in a memory cgroup of MB (as a container's limit; needs root):
+                  its peak, the times it hit the limit, and the processes the kernel killed
 
   BENCH_DURATION=8            measured seconds per run        BENCH_WARMUP=2   warm-up seconds per run
   BENCH_ROUNDS=2              runs per side, alternating      BENCH_WORKERS    processes per side (default: CPUs)
@@ -62,13 +69,21 @@ const positive = (env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
 
 export const parseBenchOptions = (argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv, cpus: number): BenchOptions => {
   const isSoak = (a: string) => a === "--soak" || a.startsWith("--soak=")
-  const unknown = argv.filter((a) => a !== "--quick" && a !== "--sql" && !a.startsWith("--only=") && !a.startsWith("--size=") && !isSoak(a))
+  const unknown = argv.filter((a) =>
+    a !== "--quick" && a !== "--sql" && !a.startsWith("--only=") && !a.startsWith("--size=") && !isSoak(a) && !a.startsWith("--memory-limit=")
+  )
   if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}\n\n${USAGE}`)
   const soak = argv.find(isSoak)
   if (soak !== undefined && argv.some((a) => a.startsWith("--size="))) throw new Error(`--soak and --size are runs of their own: give one\n\n${USAGE}`)
   const quick = argv.includes("--quick")
   const only = argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",").filter((s) => s !== "")
   const size = argv.find((a) => a.startsWith("--size="))?.slice("--size=".length)
+  const limit = argv.find((a) => a.startsWith("--memory-limit="))?.slice("--memory-limit=".length)
+  if (limit !== undefined && soak === undefined) throw new Error(`--memory-limit holds the soak's server: give it with --soak\n\n${USAGE}`)
+  const memoryLimitMb = limit === undefined ? undefined : Number(limit)
+  if (memoryLimitMb !== undefined && !(Number.isSafeInteger(memoryLimitMb) && memoryLimitMb >= 64)) {
+    throw new Error(`--memory-limit wants whole MB, at least 64 (250, 512), got ${JSON.stringify(limit)}`)
+  }
   return {
     quick,
     sqlOnly: argv.includes("--sql"),
@@ -82,7 +97,8 @@ export const parseBenchOptions = (argv: ReadonlyArray<string>, env: NodeJS.Proce
     burstConnections: Math.round(positive(env, "BENCH_BURST_CONNECTIONS", 8)),
     size: size === undefined ? undefined : parseSize(size),
     sizeConnections: Math.round(positive(env, "BENCH_SIZE_CONNECTIONS", 10)),
-    soak: soak === undefined ? undefined : soak === "--soak" ? DEFAULT_SOAK_MS : parseSoakDuration(soak.slice("--soak=".length))
+    soak: soak === undefined ? undefined : soak === "--soak" ? DEFAULT_SOAK_MS : parseSoakDuration(soak.slice("--soak=".length)),
+    memoryLimitMb
   }
 }
 

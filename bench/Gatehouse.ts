@@ -49,9 +49,16 @@ export const migrateGatehouse = async (repoRoot: string, env: NodeJS.ProcessEnv,
 }
 
 /** Gatehouse in production mode, ready once /health answers. Run from `cwd` so no stray .env is read. */
-export const startGatehouse = (repoRoot: string, env: NodeJS.ProcessEnv, cwd: string, target: HttpTarget): Promise<ServerProcess> => {
+export const startGatehouse = (
+  repoRoot: string,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  target: HttpTarget,
+  how: { readonly executable?: string; readonly onSpawn?: (pid: number) => void } = {}
+): Promise<ServerProcess> => {
   const agent = keepAliveAgent(1)
   return startServer({
+    ...how,
     name: "gatehouse",
     script: join(repoRoot, "dist", "main.js"),
     env,

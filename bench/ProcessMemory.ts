@@ -1,4 +1,5 @@
 import { readFileSync, readlinkSync } from "node:fs"
+import { uniqueResidentMb } from "./PageFrames.js"
 import { processTree } from "./ProcessCpu.js"
 
 /** One process's memory, in MB: resident (RSS) and its proportional share of pages shared with others (PSS). */
@@ -78,9 +79,25 @@ export const treeProcesses = (rootPid: number): ReadonlyArray<ProcessReading> =>
   })
 }
 
-/** Each node process of a server's tree by role (treeProcesses), with its memory. */
-export const treeMemory = (rootPid: number): ReadonlyMap<string, ProcessMemory> =>
-  new Map(treeProcesses(rootPid).map(({ pssMb, role, rssMb }) => [role, { rssMb, pssMb }]))
+/**
+ * One reading of a server's tree: each node process by role (treeProcesses) with its memory, and the physical memory
+ * the tree holds with each page counted once (PageFrames; undefined where frame numbers are hidden: not root).
+ */
+export interface TreeMemory {
+  readonly processes: ReadonlyMap<string, ProcessMemory>
+  readonly uniqueMb: number | undefined
+}
+
+export const treeMemory = (rootPid: number, countPages = true): TreeMemory => {
+  const processes = treeProcesses(rootPid)
+  return {
+    processes: new Map(processes.map(({ pssMb, role, rssMb }) => [role, { rssMb, pssMb }])),
+    uniqueMb: processes.length === 0 || !countPages ? undefined : uniqueResidentMb(processes.map((p) => p.pid))
+  }
+}
+
+/** The row of the tree's memory with each page counted once (TreeMemory.uniqueMb), after "total". */
+export const PAGES_ONCE = "total, each page once"
 
 /** Per role: the RSS at idle, and its mean and max over the samples taken under load. */
 export interface MemoryRow {
@@ -91,39 +108,58 @@ export interface MemoryRow {
   readonly loadMaxPssMb: number | undefined
 }
 
-/** The rows of one server: every role seen at idle or under load, "total" (the sum per sample) last. */
-export const memoryRows = (
-  idle: ReadonlyMap<string, ProcessMemory>,
-  samples: ReadonlyArray<ReadonlyMap<string, ProcessMemory>>
-): ReadonlyArray<MemoryRow> => {
+const meanOf = (values: ReadonlyArray<number>): number | undefined =>
+  values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0) / values.length
+
+/**
+ * The rows of one server: every role seen at idle or under load, "total" (the sum of RSS and PSS per sample), then
+ * PAGES_ONCE when any reading had it (its RSS columns hold the tree's memory with each page once; no PSS).
+ */
+export const memoryRows = (idleTree: TreeMemory, trees: ReadonlyArray<TreeMemory>): ReadonlyArray<MemoryRow> => {
+  const idle = idleTree.processes
+  const samples = trees.map((t) => t.processes)
   const withTotal = (sample: ReadonlyMap<string, ProcessMemory>): ReadonlyMap<string, ProcessMemory> =>
     new Map([...sample, ["total", [...sample.values()].reduce((a, m) => ({ rssMb: a.rssMb + m.rssMb, pssMb: a.pssMb + m.pssMb }), { rssMb: 0, pssMb: 0 })]])
   const idleAll = withTotal(idle)
   const loadAll = samples.map(withTotal)
   const roles = [...new Set([...idleAll.keys(), ...loadAll.flatMap((s) => [...s.keys()])])]
     .sort((a, b) => (a === "total" ? 1 : b === "total" ? -1 : a.localeCompare(b, "en", { numeric: true })))
-  return roles.map((role) => {
+  const rows = roles.map((role) => {
     const seen = loadAll.flatMap((s) => (s.has(role) ? [s.get(role)!] : []))
     const rss = seen.map((m) => m.rssMb)
     return {
       role,
       idleRssMb: idleAll.get(role)?.rssMb,
-      loadMeanRssMb: rss.length === 0 ? undefined : rss.reduce((a, b) => a + b, 0) / rss.length,
+      loadMeanRssMb: meanOf(rss),
       loadMaxRssMb: rss.length === 0 ? undefined : Math.max(...rss),
       loadMaxPssMb: seen.length === 0 ? undefined : Math.max(...seen.map((m) => m.pssMb))
     }
   })
+  const unique = trees.flatMap((t) => (t.uniqueMb === undefined ? [] : [t.uniqueMb]))
+  if (idleTree.uniqueMb === undefined && unique.length === 0) return rows
+  return [...rows, {
+    role: PAGES_ONCE,
+    idleRssMb: idleTree.uniqueMb,
+    loadMeanRssMb: meanOf(unique),
+    loadMaxRssMb: unique.length === 0 ? undefined : Math.max(...unique),
+    loadMaxPssMb: undefined
+  }]
 }
 
-/** Samples a server's tree every `intervalMs` until stopped. */
+/**
+ * Samples a server's tree every `intervalMs` until stopped, counting its pages once (uniqueResidentMb) every
+ * `countPagesEvery`-th sample only: that reading costs ~60 ms of the bench's CPU for a tree of three processes, and
+ * the bench process is also the load generator.
+ */
 export class MemorySampler {
-  private readonly samples: Array<ReadonlyMap<string, ProcessMemory>> = []
+  private readonly samples: Array<TreeMemory> = []
   private readonly timer: NodeJS.Timeout
-  constructor(private readonly rootPid: number, intervalMs = 1000) {
-    this.timer = setInterval(() => this.samples.push(treeMemory(this.rootPid)), intervalMs)
+  constructor(private readonly rootPid: number, intervalMs = 1000, countPagesEvery = 5) {
+    let n = 0
+    this.timer = setInterval(() => this.samples.push(treeMemory(this.rootPid, n++ % countPagesEvery === 0)), intervalMs)
     this.timer.unref()
   }
-  stop(): ReadonlyArray<ReadonlyMap<string, ProcessMemory>> {
+  stop(): ReadonlyArray<TreeMemory> {
     clearInterval(this.timer)
     return this.samples
   }

@@ -35,9 +35,13 @@ export const startServer = async (options: {
   readonly logPath: string
   readonly ready?: () => Promise<boolean>
   readonly timeoutMs?: number
+  /** The node to run (default: the bench's own). */
+  readonly executable?: string
+  /** Called with the pid as soon as the process exists, before it has loaded anything (e.g. to move it to a cgroup). */
+  readonly onSpawn?: (pid: number) => void
 }): Promise<ServerProcess> => {
   const log = createWriteStream(options.logPath, { flags: "a" })
-  const child = spawn(process.execPath, [`--title=gatehouse-bench-${options.name}`, options.script, ...(options.args ?? [])], {
+  const child = spawn(options.executable ?? process.execPath, [`--title=gatehouse-bench-${options.name}`, options.script, ...(options.args ?? [])], {
     cwd: options.cwd,
     env: options.env,
     stdio: ["ignore", "pipe", "pipe"]
@@ -49,6 +53,13 @@ export const startServer = async (options: {
   })
   child.stderr!.on("data", (chunk: Buffer) => log.write(chunk))
   const pid = child.pid!
+  try {
+    options.onSpawn?.(pid)
+  } catch (error) {
+    child.kill("SIGKILL")
+    log.end()
+    throw error
+  }
 
   const stop = async (): Promise<void> => {
     // The tree is read before the signal: once the primary is gone its workers are no longer its children.

@@ -118,7 +118,7 @@ const main = async (): Promise<void> => {
 
     // Both servers at idle: started, nothing asked of them yet but /health.
     const idleMemory = bySide((side) => treeMemory(servers[side].pid))
-    progress(`RSS at idle: ${SIDES.map((side) => `${side} ${[...idleMemory[side]].map(([role, m]) => `${role} ${m.rssMb.toFixed(0)} MB`).join(", ")}`).join("; ")}`)
+    progress(`RSS at idle: ${SIDES.map((side) => `${side} ${[...idleMemory[side].processes].map(([role, m]) => `${role} ${m.rssMb.toFixed(0)} MB`).join(", ")}`).join("; ")}`)
     progress("seeding 64 users (POST /signup) and 16 IAM accounts (POST /auth/register) through Gatehouse…")
     const seeded = await seed(targets.gatehouse.http, { users: 64, iamAccounts: 16 })
     const context: ScenarioContext = { options, seeded, gatehouse: targets.gatehouse }

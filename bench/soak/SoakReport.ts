@@ -1,8 +1,9 @@
+import type { CgroupReading } from "../MemoryCgroup.js"
 import { formatNumber } from "../report/Format.js"
 import { FLOOR_MB, FLOOR_SHARE } from "./GrowthVerdict.js"
 import { formatDuration } from "./SoakDuration.js"
 import type { KindCounts, SoakKind } from "./SoakLoad.js"
-import type { SoakRow, SoakSummary } from "./SoakSummary.js"
+import { PAGES_ONCE, type SoakRow, type SoakSummary } from "./SoakSummary.js"
 
 const mb = (value: number | undefined): string => (value === undefined ? "–" : formatNumber(value))
 
@@ -11,7 +12,7 @@ const signed = (value: number | undefined, text: (v: number) => string): string 
 
 /** The verdict's words: what the issue asks of each process and of the tree. */
 export const verdictText = (row: SoakRow): string => {
-  const replaced = row.pids.length > 1 && row.role !== "total" ? ` (replaced during the run: pids ${row.pids.join(", ")})` : ""
+  const replaced = row.pids.length > 1 && row.role !== "total" && row.role !== PAGES_ONCE ? ` (replaced during the run: pids ${row.pids.join(", ")})` : ""
   const words = row.verdict.kind === "flat"
     ? "no growth beyond noise"
     : row.verdict.kind === "growing"
@@ -39,9 +40,10 @@ export const soakTable = (rows: ReadonlyArray<SoakRow>, edgeLabel: string): stri
     "late trend over the run, MB",
     "verdict"
   ]
+  const tree = (r: SoakRow) => r.role === "total" || r.role === PAGES_ONCE
   const lines = rows.map((r) => [
-    r.role === "total" ? "**whole tree**" : r.role,
-    r.role === "total" ? "" : r.pids.join(", "),
+    r.role === "total" ? "**whole tree**" : r.role === PAGES_ONCE ? "**whole tree, each page once**" : r.role,
+    tree(r) ? "" : r.pids.join(", "),
     mb(r.idleMb),
     mb(r.firstMinuteMb),
     mb(r.lastMinuteMb),
@@ -79,7 +81,20 @@ export interface SoakDocument {
   readonly counts: Readonly<Record<SoakKind, KindCounts>>
   readonly chainRestarts: number
   readonly loadAverage: { readonly before: ReadonlyArray<number>; readonly after: ReadonlyArray<number> }
+  /** With --memory-limit: the server's memory cgroup, read at idle and after the load. */
+  readonly cgroup?: { readonly idle: CgroupReading; readonly after: CgroupReading }
 }
+
+const count = (value: number | undefined): string => (value === undefined ? "not reported by this kernel" : String(value))
+
+/** The limited soak's paragraph: the limit, what the group was charged, how often it hit the limit, the kills. */
+export const cgroupText = ({ after, idle }: { readonly idle: CgroupReading; readonly after: CgroupReading }): string =>
+  `- In a memory cgroup limited to ${after.limitMb} MB (what \`docker run --memory=${after.limitMb}m\` sets), the server ` +
+  `on a private copy of node, so that its code pages are charged to it as in a fresh container: charged ` +
+  `${mb(idle.currentMb)} MB at idle (anonymous ${mb(idle.anonMb)}, page cache ${mb(idle.fileMb)}) and ${mb(after.currentMb)} MB ` +
+  `after the load (anonymous ${mb(after.anonMb)}, page cache ${mb(after.fileMb)}); the most at once, start-up included: ` +
+  `${mb(after.peakMb)} MB${after.peakMb !== undefined && after.peakMb >= after.limitMb ? " (the limit: the kernel reclaimed page cache to make room)" : ""}; ` +
+  `processes killed for want of memory: ${count(after.oomKills)}.`
 
 /** The soak's markdown: settings, the RSS table, the requests, and the rule the verdicts follow. */
 export const soakDocument = (d: SoakDocument): string => {
@@ -89,6 +104,7 @@ export const soakDocument = (d: SoakDocument): string => {
   const firstError = kinds.map((k) => d.counts[k].firstError).find((e) => e !== undefined)
   const edge = d.edgeWindowMs === 60_000 ? "minute" : formatDuration(d.edgeWindowMs)
   const tree = d.summary.rows.find((r) => r.role === "total")
+  const pagesOnce = d.summary.rows.find((r) => r.role === PAGES_ONCE)
   return [
     "# Gatehouse soak",
     "",
@@ -105,6 +121,11 @@ export const soakDocument = (d: SoakDocument): string => {
     (d.chainRestarts > 0 ? `; ${d.chainRestarts} refresh chain(s) started again after a failure` : "") + ".",
     `- Answers per second: ${mb(d.summary.firstMinutePerSec)} over the first ${edge}, ${mb(d.summary.lastMinutePerSec)} over the last.`,
     `- Whole tree: ${tree === undefined ? "–" : verdictText(tree)}.`,
+    ...(d.cgroup === undefined ? [] : [cgroupText(d.cgroup)]),
+    ...(pagesOnce === undefined
+      ? []
+      : [`- Whole tree with each physical page counted once (/proc/<pid>/pagemap; the sum of RSS counts node's own code, ` +
+        `the same pages in every process, once per process): ${verdictText(pagesOnce)}.`]),
     "",
     `Growth is the last ${edge}'s mean less the first ${edge}'s. The verdict reads the second half of the run only ` +
     `(the first minutes of load grow any Node process as V8 optimises and the heap finds its size): a least-squares line ` +

@@ -10,6 +10,8 @@ import { performance } from "node:perf_hooks"
 import type { BenchOptions } from "../BenchOptions.js"
 import { migrateGatehouse, serverEnv, startGatehouse } from "../Gatehouse.js"
 import { commitOf, machineInfo } from "../Machine.js"
+import { type CgroupReading, createMemoryCgroup, privateNode } from "../MemoryCgroup.js"
+import { uniqueResidentMb } from "../PageFrames.js"
 import { type ProcessReading, treeProcesses } from "../ProcessMemory.js"
 import { seed } from "../Seed.js"
 import { serverSettings } from "../ServerSettings.js"
@@ -45,6 +47,7 @@ const allServing = async (server: ServerProcess): Promise<void> => {
 
 const line = (sample: SoakSample): string =>
   `  ${formatDuration(sample.atMs).padStart(9)}  tree ${sample.processes.reduce((n, p) => n + p.rssMb, 0).toFixed(0)} MB ` +
+  (sample.uniqueMb === undefined ? "" : `(each page once ${sample.uniqueMb.toFixed(0)}) `) +
   `(${sample.processes.map((p) => `${p.role} ${p.rssMb.toFixed(0)}`).join(", ")})  ${sample.requests} answered, ${sample.failed} failed`
 
 export const runSoakBench = async (
@@ -65,12 +68,24 @@ export const runSoakBench = async (
     const target = { host: "127.0.0.1", port: api }
     progress("Gatehouse: migrate, then serve (production mode, default settings)…")
     await migrateGatehouse(repo, env, tmp)
-    const gatehouse = await startGatehouse(repo, env, tmp, target)
+    // With --memory-limit: the server in a memory cgroup of that size, on a node of its own (MemoryCgroup.ts).
+    const cgroup = options.memoryLimitMb === undefined ? undefined : createMemoryCgroup(options.memoryLimitMb, `gatehouse-soak-${process.pid}`)
+    if (typeof cgroup === "string") throw new Error(`--memory-limit: ${cgroup}`)
+    if (cgroup !== undefined) {
+      cleanup.add("remove the memory cgroup", cgroup.remove)
+      progress(`the server runs in the memory cgroup ${cgroup.directory}, limited to ${cgroup.limitMb} MB, on a private copy of node`)
+    }
+    const gatehouse = await startGatehouse(repo, env, tmp, target, cgroup === undefined ? {} : {
+      executable: privateNode(join(tmp, "node")),
+      onSpawn: cgroup.enter
+    })
     cleanup.add("stop Gatehouse", gatehouse.stop)
     await allServing(gatehouse)
+    const cgroupIdle: CgroupReading | undefined = cgroup?.read()
 
     // At idle: every worker serving, nothing asked of them yet but /health.
     const idle = treeProcesses(gatehouse.pid)
+    const idleUniqueMb = uniqueResidentMb(idle.map((p) => p.pid))
     const workers = Math.max(1, idle.length - 1)
     progress(`RSS at idle: ${idle.map((p) => `${p.role} (pid ${p.pid}) ${p.rssMb.toFixed(0)} MB`).join(", ")}`)
     progress("seeding 16 users through POST /signup…")
@@ -88,14 +103,16 @@ export const runSoakBench = async (
     for (let k = 1; k * intervalMs <= durationMs; k++) {
       await sleep(Math.max(0, began + k * intervalMs - performance.now()))
       const processes: ReadonlyArray<ProcessReading> = treeProcesses(gatehouse.pid)
-      const sample = { atMs: performance.now() - began, processes, ...load.totals() }
+      const uniqueMb = uniqueResidentMb(processes.map((p) => p.pid))
+      const sample = { atMs: performance.now() - began, processes, uniqueMb, ...load.totals() }
       samples.push(sample)
       if (k % printEvery === 0) progress(line(sample))
     }
     const runMs = performance.now() - began
     await load.stop()
+    const cgroupAfter: CgroupReading | undefined = cgroup?.read()
 
-    const summary = summarizeSoak(idle, samples, runMs)
+    const summary = summarizeSoak(idle, samples, runMs, idleUniqueMb)
     const document = soakDocument({
       startedAt,
       commit: commitOf(repo),
@@ -107,16 +124,19 @@ export const runSoakBench = async (
       summary,
       counts: load.byKind(),
       chainRestarts: load.chainRestarts(),
-      loadAverage: { before: loadAverageBefore, after: loadavg() }
+      loadAverage: { before: loadAverageBefore, after: loadavg() },
+      ...(cgroupIdle === undefined || cgroupAfter === undefined ? {} : { cgroup: { idle: cgroupIdle, after: cgroupAfter } })
     })
     const dir = join(repo, "bench", "results")
     mkdirSync(dir, { recursive: true })
     const stamp = startedAt.replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")
-    // A soak shorter than the issue's ten minutes is a check of the harness: its files do not replace a full one's.
-    const suffix = durationMs >= 10 * 60_000 ? "-soak" : "-soak-short"
+    // A soak shorter than the issue's ten minutes is a check of the harness: its files do not replace a full one's;
+    // nor do a limited one's replace an unlimited one's.
+    const suffix = `${durationMs >= 10 * 60_000 ? "-soak" : "-soak-short"}${cgroup === undefined ? "" : `-${cgroup.limitMb}mb`}`
     writeFileSync(join(dir, `${stamp}${suffix}.json`), JSON.stringify({
       startedAt, commit: commitOf(repo), machine: machineInfo(loadAverageBefore), options, durationMs, runMs, intervalMs,
-      mix: SOAK_MIX, workers, idle, samples, counts: load.byKind(), chainRestarts: load.chainRestarts(), summary
+      mix: SOAK_MIX, workers, idle, idleUniqueMb, samples, counts: load.byKind(), chainRestarts: load.chainRestarts(), summary,
+      cgroup: cgroupIdle === undefined ? undefined : { idle: cgroupIdle, after: cgroupAfter }
     }, null, 2) + "\n")
     writeFileSync(join(dir, `latest${suffix}.md`), document)
     progress(`\n${document}`)

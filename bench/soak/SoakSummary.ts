@@ -10,6 +10,8 @@ export interface SoakSample {
   /** Requests answered so far (successes and failures), and how many of them failed. */
   readonly requests: number
   readonly failed: number
+  /** The tree's physical memory with each page counted once (PageFrames), MB; undefined where not readable. */
+  readonly uniqueMb?: number | undefined
 }
 
 /** One process (or "total", the whole tree) over the soak; RSS in MB. */
@@ -41,6 +43,8 @@ const meanOf = (values: ReadonlyArray<number>): number | undefined =>
   values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0) / values.length
 
 const TOTAL = "total"
+/** The row of the whole tree with each physical page counted once (SoakSample.uniqueMb). */
+export const PAGES_ONCE = "total, each page once"
 
 const byRoleOrder = (a: string, b: string): number =>
   a === TOTAL ? 1 : b === TOTAL ? -1 : a.localeCompare(b, "en", { numeric: true })
@@ -78,7 +82,8 @@ const rate = (from: SoakSample | undefined, to: SoakSample | undefined): number 
 export const summarizeSoak = (
   idle: ReadonlyArray<ProcessReading>,
   samples: ReadonlyArray<SoakSample>,
-  runMs: number
+  runMs: number,
+  idleUniqueMb?: number
 ): SoakSummary => {
   const roles = [...new Set([...idle, ...samples.flatMap((s) => s.processes)].map((p) => p.role))].sort(byRoleOrder)
   const rows = roles.map((role) => {
@@ -94,10 +99,12 @@ export const summarizeSoak = (
     samples.filter((s) => s.processes.length > 0).map((s) => ({ atMs: s.atMs, mb: sum(s.processes) })),
     runMs
   )
+  const unique = samples.flatMap((s) => (s.uniqueMb === undefined ? [] : [{ atMs: s.atMs, mb: s.uniqueMb }]))
+  const pagesOnce = idleUniqueMb === undefined && unique.length === 0 ? [] : [row(PAGES_ONCE, idleUniqueMb, total.pids, unique, runMs)]
   const window = edgeWindowMs(runMs)
   const last = samples.at(-1)
   return {
-    rows: [...rows, total],
+    rows: [...rows, total, ...pagesOnce],
     samples: samples.length,
     firstMinutePerSec: rate(undefined, samples.filter((s) => s.atMs <= window).at(-1)),
     lastMinutePerSec: rate(samples.filter((s) => s.atMs <= runMs - window).at(-1), last)

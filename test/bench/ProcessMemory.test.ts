@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { processTree } from "../../bench/ProcessCpu.js"
-import { assignRoles, memoryRows, parseSmapsRollup, type ProcessMemory, treeProcesses } from "../../bench/ProcessMemory.js"
+import { assignRoles, memoryRows, PAGES_ONCE, parseSmapsRollup, type ProcessMemory, treeMemory, treeProcesses } from "../../bench/ProcessMemory.js"
 import { memoryTable } from "../../bench/report/MemoryTable.js"
 
 const ROLLUP = `55d4c3a00000-7ffd8b5f0000 ---p 00000000 00:00 0                          [rollup]
@@ -27,16 +27,22 @@ describe("ProcessMemory", () => {
       new Map([["primary", m(60)], ["worker-1", m(100, 70)], ["worker-2", m(110)]]),
       new Map([["primary", m(62)], ["worker-1", m(120, 90)], ["worker-2", m(100)]])
     ]
-    expect(memoryRows(idle, samples)).toStrictEqual([
+    const perProcess = [
       { role: "primary", idleRssMb: 60, loadMeanRssMb: 61, loadMaxRssMb: 62, loadMaxPssMb: 62 },
       { role: "worker-1", idleRssMb: 90, loadMeanRssMb: 110, loadMaxRssMb: 120, loadMaxPssMb: 90 },
       { role: "worker-2", idleRssMb: 80, loadMeanRssMb: 105, loadMaxRssMb: 110, loadMaxPssMb: 110 },
       { role: "total", idleRssMb: 230, loadMeanRssMb: 276, loadMaxRssMb: 282, loadMaxPssMb: 252 }
-    ])
+    ]
+    // Without frame numbers (not root) there is no row of the tree's pages counted once.
+    expect(memoryRows({ processes: idle, uniqueMb: undefined }, samples.map((processes) => ({ processes, uniqueMb: undefined }))))
+      .toStrictEqual(perProcess)
+    // With them, a row after "total": its idle figure, and the mean and max of the samples that had one.
+    expect(memoryRows({ processes: idle, uniqueMb: 150 }, samples.map((processes, i) => ({ processes, uniqueMb: [190, 200][i] }))))
+      .toStrictEqual([...perProcess, { role: PAGES_ONCE, idleRssMb: 150, loadMeanRssMb: 195, loadMaxRssMb: 200, loadMaxPssMb: undefined }])
   })
 
   it("shows a role seen only at idle with dashes under load", () => {
-    const rows = memoryRows(new Map([["single", m(300)]]), [])
+    const rows = memoryRows({ processes: new Map([["single", m(300)]]), uniqueMb: undefined }, [])
     expect(memoryTable([{ side: "gatehouse", rows }])).toContain("| gatehouse | single | 300 | – | – | – |")
   })
 
@@ -80,6 +86,10 @@ describe("ProcessMemory", () => {
         { role: "worker-1", pid: childPid }
       ])
       for (const p of found) expect(p.rssMb).toBeGreaterThan(1)
+      // Two node processes share node's code: counted once, the tree holds less than the sum of the RSS.
+      const tree = treeMemory(parent.pid!)
+      if (process.getuid?.() === 0) expect(tree.uniqueMb!).toBeLessThan(found.reduce((sum, p) => sum + p.rssMb, 0))
+      else expect(tree.uniqueMb).toBeUndefined()
     } finally {
       parent.kill("SIGTERM")
     }

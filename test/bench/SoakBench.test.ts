@@ -5,7 +5,7 @@ import type { ProcessReading } from "../../bench/ProcessMemory.js"
 import { FLOOR_MB, growthVerdict, leastSquares, type Point } from "../../bench/soak/GrowthVerdict.js"
 import { edgeWindowMs, formatDuration, parseSoakDuration, soakSampleIntervalMs } from "../../bench/soak/SoakDuration.js"
 import { soakDocument, soakTable, verdictText } from "../../bench/soak/SoakReport.js"
-import { type SoakSample, summarizeSoak } from "../../bench/soak/SoakSummary.js"
+import { PAGES_ONCE, type SoakSample, summarizeSoak } from "../../bench/soak/SoakSummary.js"
 
 const MIN = 60_000
 const TEN_MIN = 10 * MIN
@@ -186,6 +186,20 @@ describe("summarizeSoak", () => {
     expect(document).toContain("6 GET /user, 3 refresh chains, 1 sign-up in flight")
     expect(document).not.toContain("check of the harness")
     expect(soakDocument({ ...documentOf(90_000) })).toContain("check of the harness")
+  })
+
+  it("adds the tree with each page counted once, with its own verdict, when the samples have it", () => {
+    // The tree holds 300 MB counted once, flat, while the sum of RSS above grows with worker-1.
+    const counted = summarizeSoak(idle, samples.map((s) => ({ ...s, uniqueMb: 300 })), TEN_MIN, 250)
+    expect(counted.rows.map((r) => r.role)).toStrictEqual(["primary", "worker-1", "worker-2", "total", PAGES_ONCE])
+    const [, , , total, once] = counted.rows
+    expect(once).toMatchObject({ idleMb: 250, firstMinuteMb: 300, lastMinuteMb: 300, maxMb: 300, growthMb: 0, pids: total!.pids })
+    expect(once!.verdict.kind).toBe("flat")
+    expect(soakTable(counted.rows, "minute")).toContain("| **whole tree, each page once** |  | 250 | 300 | 300 | 300 |")
+    expect(soakDocument({ ...documentOf(TEN_MIN), summary: counted })).toContain("Whole tree with each physical page counted once")
+    // Not root: no such row, and no line about it.
+    expect(summary.rows.map((r) => r.role)).not.toContain(PAGES_ONCE)
+    expect(soakDocument(documentOf(TEN_MIN))).not.toContain("each physical page")
   })
 
   it.prop(
