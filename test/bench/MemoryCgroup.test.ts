@@ -3,6 +3,7 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { parseBenchOptions } from "../../bench/BenchOptions.js"
 import { cgroupPlace, createMemoryCgroup, keyValues, privateNode } from "../../bench/MemoryCgroup.js"
 import { cgroupText } from "../../bench/soak/SoakReport.js"
 
@@ -25,6 +26,15 @@ describe("MemoryCgroup", () => {
     expect(cgroupPlace("0::/user.slice/session-1.scope\n")).toStrictEqual({ version: 2, path: "/user.slice/session-1.scope" })
     expect(cgroupPlace("0::/\n")).toStrictEqual({ version: 2, path: "/" })
     expect(cgroupPlace("")).toBeUndefined()
+  })
+
+  it("takes --memory-limit in whole MB, only with --soak", () => {
+    expect(parseBenchOptions(["--soak", "--memory-limit=250"], {}, 2)).toMatchObject({ memoryLimitMb: 250 })
+    expect(parseBenchOptions(["--soak=90s"], {}, 2).memoryLimitMb).toBeUndefined()
+    expect(() => parseBenchOptions(["--memory-limit=250"], {}, 2)).toThrow(/give it with --soak/)
+    for (const bad of ["", "0", "63", "250.5", "250m", "-1"]) {
+      expect(() => parseBenchOptions(["--soak", `--memory-limit=${bad}`], {}, 2), bad).toThrow(/--memory-limit wants whole MB/)
+    }
   })
 
   it("reads key-value files, skipping what is not a count", () => {
