@@ -50,7 +50,7 @@ export const USAGE = `npm run bench [-- --quick | --sql | --only=user,refresh | 
                   chains, sign-ups; 10 in flight) for TIME (default 10m; 90s, 1h, 1m30s): RSS per process
                   sampled every 10 s, its growth, and whether it grew beyond noise
   --memory-limit=MB  with --soak: run the server in a memory cgroup of MB (as a container's limit; needs root):
-                  its peak, the times it hit the limit, and the processes the kernel killed
+                  what it was charged (idle, after, peak) and the processes the kernel killed
 
   BENCH_DURATION=8            measured seconds per run        BENCH_WARMUP=2   warm-up seconds per run
   BENCH_ROUNDS=2              runs per side, alternating      BENCH_WORKERS    processes per side (default: CPUs)

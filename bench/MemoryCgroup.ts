@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { parseProcCgroup } from "../src/platform/process/ContainerCpus.js"
 
 /*
  * A memory cgroup for the soak's server: the limit a container would put on Gatehouse, enforced by the same kernel
@@ -27,13 +28,12 @@ export interface CgroupPlace {
 
 /** This process's memory cgroup from /proc/self/cgroup: v1's "N:memory:/path" line first, else v2's "0::/path". */
 export const cgroupPlace = (procSelfCgroup: string): CgroupPlace | undefined => {
-  const lines = procSelfCgroup.split("\n").map((line) => line.split(":"))
-  const v1 = lines.find((parts) => parts.length >= 3 && parts[1]!.split(",").includes("memory"))
-  if (v1 !== undefined) return { version: 1, path: parts(v1) }
-  const v2 = lines.find((parts) => parts.length >= 3 && parts[0] === "0" && parts[1] === "")
-  return v2 === undefined ? undefined : { version: 2, path: parts(v2) }
+  const lines = parseProcCgroup(procSelfCgroup)
+  const v1 = lines.find((line) => line.controllers.includes("memory"))
+  if (v1 !== undefined) return { version: 1, path: v1.path }
+  const v2 = lines.find((line) => line.hierarchy === "0" && line.controllers.length === 0)
+  return v2 === undefined ? undefined : { version: 2, path: v2.path }
 }
-const parts = (line: ReadonlyArray<string>): string => line.slice(2).join(":") || "/"
 
 /** "key value" lines (memory.stat, memory.events, memory.oom_control) as numbers by key. */
 export const keyValues = (text: string): ReadonlyMap<string, number> =>

@@ -1,6 +1,7 @@
 import { readFileSync, readlinkSync } from "node:fs"
 import { uniqueResidentMb } from "./PageFrames.js"
 import { processTree } from "./ProcessCpu.js"
+import { meanOf } from "./report/Stats.js"
 
 /** One process's memory, in MB: resident (RSS) and its proportional share of pages shared with others (PSS). */
 export interface ProcessMemory {
@@ -107,9 +108,6 @@ export interface MemoryRow {
   readonly loadMaxRssMb: number | undefined
   readonly loadMaxPssMb: number | undefined
 }
-
-const meanOf = (values: ReadonlyArray<number>): number | undefined =>
-  values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0) / values.length
 
 /**
  * The rows of one server: every role seen at idle or under load, "total" (the sum of RSS and PSS per sample), then

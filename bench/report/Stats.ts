@@ -21,6 +21,9 @@ export const percentile = (sorted: ArrayLike<number>, p: number): number => {
 export const mean = (values: ReadonlyArray<number>): number =>
   values.length === 0 ? Number.NaN : values.reduce((sum, v) => sum + v, 0) / values.length
 
+/** The mean, or undefined for no values (a table cell left empty rather than NaN). */
+export const meanOf = (values: ReadonlyArray<number>): number | undefined => (values.length === 0 ? undefined : mean(values))
+
 export const summarizeLatencies = (latenciesMs: ReadonlyArray<number>): LatencySummary => {
   // A typed array sorts numerically (Array#sort would compare strings) and fast for 10^5 values.
   const sorted = Float64Array.from(latenciesMs).sort()

@@ -3,7 +3,8 @@ import { formatNumber } from "../report/Format.js"
 import { FLOOR_MB, FLOOR_SHARE } from "./GrowthVerdict.js"
 import { formatDuration } from "./SoakDuration.js"
 import type { KindCounts, SoakKind } from "./SoakLoad.js"
-import { PAGES_ONCE, type SoakRow, type SoakSummary } from "./SoakSummary.js"
+import { PAGES_ONCE } from "../ProcessMemory.js"
+import type { SoakRow, SoakSummary } from "./SoakSummary.js"
 
 const mb = (value: number | undefined): string => (value === undefined ? "–" : formatNumber(value))
 
@@ -87,7 +88,7 @@ export interface SoakDocument {
 
 const count = (value: number | undefined): string => (value === undefined ? "not reported by this kernel" : String(value))
 
-/** The limited soak's paragraph: the limit, what the group was charged, how often it hit the limit, the kills. */
+/** The limited soak's paragraph: the limit, what the group was charged (idle, after the load, its peak), the kills. */
 export const cgroupText = ({ after, idle }: { readonly idle: CgroupReading; readonly after: CgroupReading }): string =>
   `- In a memory cgroup limited to ${after.limitMb} MB (what \`docker run --memory=${after.limitMb}m\` sets), the server ` +
   `on a private copy of node, so that its code pages are charged to it as in a fresh container: charged ` +

@@ -110,7 +110,7 @@ export const runSoakBench = async (
     }
     const runMs = performance.now() - began
     await load.stop()
-    const cgroupAfter: CgroupReading | undefined = cgroup?.read()
+    const cgroupReadings = cgroup === undefined || cgroupIdle === undefined ? undefined : { idle: cgroupIdle, after: cgroup.read() }
 
     const summary = summarizeSoak(idle, samples, runMs, idleUniqueMb)
     const document = soakDocument({
@@ -125,7 +125,7 @@ export const runSoakBench = async (
       counts: load.byKind(),
       chainRestarts: load.chainRestarts(),
       loadAverage: { before: loadAverageBefore, after: loadavg() },
-      ...(cgroupIdle === undefined || cgroupAfter === undefined ? {} : { cgroup: { idle: cgroupIdle, after: cgroupAfter } })
+      ...(cgroupReadings === undefined ? {} : { cgroup: cgroupReadings })
     })
     const dir = join(repo, "bench", "results")
     mkdirSync(dir, { recursive: true })
@@ -136,7 +136,7 @@ export const runSoakBench = async (
     writeFileSync(join(dir, `${stamp}${suffix}.json`), JSON.stringify({
       startedAt, commit: commitOf(repo), machine: machineInfo(loadAverageBefore), options, durationMs, runMs, intervalMs,
       mix: SOAK_MIX, workers, idle, idleUniqueMb, samples, counts: load.byKind(), chainRestarts: load.chainRestarts(), summary,
-      cgroup: cgroupIdle === undefined ? undefined : { idle: cgroupIdle, after: cgroupAfter }
+      cgroup: cgroupReadings
     }, null, 2) + "\n")
     writeFileSync(join(dir, `latest${suffix}.md`), document)
     progress(`\n${document}`)

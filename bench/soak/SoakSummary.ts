@@ -1,4 +1,5 @@
-import type { ProcessReading } from "../ProcessMemory.js"
+import { PAGES_ONCE, type ProcessReading } from "../ProcessMemory.js"
+import { meanOf } from "../report/Stats.js"
 import { edgeWindowMs } from "./SoakDuration.js"
 import { growthVerdict, type GrowthVerdict, type Point } from "./GrowthVerdict.js"
 
@@ -39,12 +40,7 @@ export interface SoakSummary {
   readonly lastMinutePerSec: number | undefined
 }
 
-const meanOf = (values: ReadonlyArray<number>): number | undefined =>
-  values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0) / values.length
-
 const TOTAL = "total"
-/** The row of the whole tree with each physical page counted once (SoakSample.uniqueMb). */
-export const PAGES_ONCE = "total, each page once"
 
 const byRoleOrder = (a: string, b: string): number =>
   a === TOTAL ? 1 : b === TOTAL ? -1 : a.localeCompare(b, "en", { numeric: true })

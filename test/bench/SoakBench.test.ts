@@ -5,7 +5,8 @@ import type { ProcessReading } from "../../bench/ProcessMemory.js"
 import { FLOOR_MB, growthVerdict, leastSquares, type Point } from "../../bench/soak/GrowthVerdict.js"
 import { edgeWindowMs, formatDuration, parseSoakDuration, soakSampleIntervalMs } from "../../bench/soak/SoakDuration.js"
 import { soakDocument, soakTable, verdictText } from "../../bench/soak/SoakReport.js"
-import { PAGES_ONCE, type SoakSample, summarizeSoak } from "../../bench/soak/SoakSummary.js"
+import { PAGES_ONCE } from "../../bench/ProcessMemory.js"
+import { type SoakSample, summarizeSoak } from "../../bench/soak/SoakSummary.js"
 
 const MIN = 60_000
 const TEN_MIN = 10 * MIN

@@ -22,7 +22,7 @@ import { setFlagsFromString } from "node:v8"
  * /user and refresh chains (README "Memory"): 8 takes 14–17 MB off each loaded worker (126–132 → 111–117 MB RSS), and
  * is what keeps the whole server inside a 250 MB container, for ~40 % more scavenges and ~11 % more time in GC. Request
  * CPU over five pairs of bench runs: GET /user +1 %, the refresh grant +7 %, both within this machine's run-to-run
- * noise. 4 took ~8 MB more and was measured at 10–25 % more CPU.
+ * noise. 4 took ~8 MB more off each worker and was measured at 10–25 % more CPU.
  */
 export const WORKER_SEMI_SPACE_MB = 8
 
