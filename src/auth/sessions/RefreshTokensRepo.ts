@@ -10,6 +10,7 @@ import { type AmrEntry, SessionsRepo, type UserWithRelations } from "./SessionsR
 import type { UserRow } from "../domain/UserRow.js"
 import type { NewAuditLogEntry } from "../users/AuditLogRepo.js"
 import { traced } from "../../platform/Traced.js"
+import { onPool } from "../../platform/sql/PoolStatements.js"
 
 /** A refresh_tokens row as the exchange reads it: `token` is the digest, `parent` the parent's digest. */
 export interface RefreshTokenRow {
@@ -255,7 +256,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
     const readForExchange = traced("RefreshTokensRepo.readForExchange")(function*(digest: string) {
       // The user's columns come as they are (u.*, so they parse as every other read of a user); everything else
       // under gh_ names no users column has.
-      const [found] = yield* sql<UserRow & {
+      const [found] = yield* onPool(sql, sql<UserRow & {
         readonly identities_json: ReadonlyArray<IdentityJson>
         readonly factors_json: ReadonlyArray<FactorJson>
         readonly gh_id: string
@@ -292,7 +293,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         LEFT JOIN LATERAL (SELECT id, token, parent FROM ${sql(t.refresh_tokens)}
           WHERE session_id = r.session_id AND revoked = false ORDER BY id DESC LIMIT 1) c ON true
         LEFT JOIN ${sql(t.users)} u ON u.id = CASE WHEN r.user_id ~ ${UUID} THEN r.user_id::uuid END
-        WHERE r.token = ${digest}`
+        WHERE r.token = ${digest}`)
       if (found === undefined) return Option.none<ExchangeSnapshot>()
       const {
         gh_c_id, gh_c_parent, gh_c_token, gh_id, gh_moved_on, gh_next_id, gh_revoked, gh_s_client, gh_s_counted, gh_s_id,
@@ -320,7 +321,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       const { now } = child
       const entries = audit.map((entry) =>
         sql`(${entry.id}::uuid, ${JSON.stringify(entry.payload)}::json, ${entry.createdAt}::timestamptz, ${entry.ipAddress}::varchar)`)
-      const [result] = yield* sql<{ rotated: number; amr: ReadonlyArray<readonly [string, number]> }>`
+      const [result] = yield* onPool(sql, sql<{ rotated: number; amr: ReadonlyArray<readonly [string, number]> }>`
         WITH s AS MATERIALIZED (
           SELECT s.id FROM ${sql(t.sessions)} s JOIN ${sql(t.users)} u ON u.id = s.user_id
           WHERE s.id = ${sessionId} AND s.refresh_token_hmac_key IS NULL AND s.refresh_token_counter IS NULL
@@ -351,7 +352,7 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         )
         SELECT (SELECT count(*) FROM revoked)::int AS rotated,
           COALESCE((SELECT json_agg(json_build_array(authentication_method, floor(extract(epoch FROM updated_at))::bigint)
-            ORDER BY updated_at DESC, authentication_method) FROM claims), '[]'::json) AS amr`
+            ORDER BY updated_at DESC, authentication_method) FROM claims), '[]'::json) AS amr`)
       return result!.rotated === 0
         ? Option.none()
         : Option.some(result!.amr.map(([method, timestamp]): AmrEntry => ({ method, timestamp: Number(timestamp) })))

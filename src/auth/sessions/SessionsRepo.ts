@@ -10,6 +10,7 @@ import type { IdentityRow, UserRow } from "../domain/UserRow.js"
 import { IdentitiesRepo } from "../users/IdentitiesRepo.js"
 import { type FactorJson, type IdentityJson, relationsJson, UsersRepo, withRelations } from "../users/UsersRepo.js"
 import { traced } from "../../platform/Traced.js"
+import { onPool } from "../../platform/sql/PoolStatements.js"
 
 export interface AmrEntry {
   readonly method: string
@@ -277,7 +278,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("auth/SessionsR
     const withSessionText = sessionUserText(true)
     const withoutSessionText = sessionUserText(false)
     const findForSession = traced("SessionsRepo.findForSession")(function*(userId: string, sessionId: string | undefined) {
-      const rows = yield* (sessionId === undefined
+      const rows = yield* onPool(sql, sessionId === undefined
         ? sql.unsafe<SessionUserRow>(withoutSessionText, [userId])
         : sql.unsafe<SessionUserRow>(withSessionText, [sessionId, userId]))
       return Option.map(

@@ -4,13 +4,16 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import Pg from "pg"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import { type LockHolder, lockDataDir } from "../process/DataDirLock.js"
+import { registerPool } from "./PoolStatements.js"
 import type { ConfigError } from "effect/ConfigError"
 
 /**
@@ -39,12 +42,40 @@ export const PostgresDatabase = (options: {
   readonly url: Redacted.Redacted<string>
   readonly maxPoolSize: number
 }): Layer.Layer<Database, DatabaseUnavailable> =>
-  PgClient.layer({
-    url: options.url,
-    maxConnections: poolMax(options.maxPoolSize),
-    connectTimeout: Duration.seconds(10),
-    applicationName: "gatehouse"
-  }).pipe(Layer.mapError(toUnavailable("could not connect to PostgreSQL")))
+  clientOf(Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        // As PgClient.layer makes its pool (which it does not share): built here so that the hot statements can
+        // run on it (PoolStatements.ts).
+        const clients = new Pg.Pool({
+          connectionString: Redacted.value(options.url),
+          connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+          max: poolMax(options.maxPoolSize),
+          application_name: "gatehouse"
+        })
+        // An idle connection's error (the server restarted) is the pool's to drop, not the process's to die of.
+        clients.on("error", () => undefined)
+        try {
+          await clients.query("SELECT 1")
+        } catch (cause) {
+          await clients.end().catch(() => undefined)
+          throw cause
+        }
+        return clients
+      },
+      catch: (cause) => new SqlError({ cause, message: "could not connect" })
+    }),
+    (clients) => Effect.promise(() => clients.end()).pipe(Effect.timeoutOption(1000))
+  )).pipe(Layer.mapError(toUnavailable("could not connect to PostgreSQL")))
+
+const CONNECT_TIMEOUT_MS = 10_000
+
+/** The SqlClient (a PgClient) on `acquire`'s pool, which it registers for PoolStatements' hot statements. */
+const clientOf = (acquire: Effect.Effect<Pg.Pool, SqlError, Scope.Scope>): Layer.Layer<Database, SqlError> =>
+  Layer.unwrapScoped(Effect.map(acquire, (pool) =>
+    PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: "gatehouse" }).pipe(
+      Layer.tap((context) => Effect.sync(() => registerPool(Context.get(context, PgClient.PgClient), pool)))
+    )))
 
 /**
  * PostgreSQL running in-process through PGlite, served on a loopback socket so the same pg driver talks to it.
@@ -117,8 +148,7 @@ export const EmbeddedDatabase = (options: {
       (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
     )
     const port = Number(server.getServerConn().split(":").pop())
-    return PgClient.layerFromPool({
-      acquire: Effect.acquireRelease(
+    return clientOf(Effect.acquireRelease(
         Effect.tryPromise({
           try: async () => {
             const clients = new Pg.Pool({
@@ -144,8 +174,6 @@ export const EmbeddedDatabase = (options: {
           },
           catch: (cause) => new SqlError({ cause, message: "could not connect" })
         }),
-        (clients) => Effect.promise(() => clients.end())
-      ),
-      applicationName: "gatehouse"
-    }).pipe(Layer.mapError(toUnavailable("could not connect to the embedded database")))
+      (clients) => Effect.promise(() => clients.end())
+    )).pipe(Layer.mapError(toUnavailable("could not connect to the embedded database")))
   }))
