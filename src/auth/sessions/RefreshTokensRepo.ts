@@ -1,4 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -10,6 +11,7 @@ import { type AmrEntry, SessionsRepo, type UserWithRelations } from "./SessionsR
 import type { UserRow } from "../domain/UserRow.js"
 import type { NewAuditLogEntry } from "../users/AuditLogRepo.js"
 import { traced } from "../../platform/Traced.js"
+import { compiledOnce } from "../../platform/sql/CompiledOnce.js"
 import { onPool } from "../../platform/sql/PoolStatements.js"
 
 /** A refresh_tokens row as the exchange reads it: `token` is the digest, `parent` the parent's digest. */
@@ -142,6 +144,37 @@ export interface CheckedRotation {
 
 const NIL_INSTANCE = "00000000-0000-0000-0000-000000000000"
 
+/** What the checked rotation's statement answers: whether it rotated, and the session's amr claims. */
+interface CheckedRow {
+  readonly rotated: number
+  readonly amr: ReadonlyArray<readonly [string, number]>
+}
+
+/** What readForExchange's statement reads: the user's columns as they are, everything else under gh_ names. */
+type ExchangeRow = UserRow & {
+  readonly identities_json: ReadonlyArray<IdentityJson>
+  readonly factors_json: ReadonlyArray<FactorJson>
+  readonly gh_id: string
+  readonly gh_token: string
+  readonly gh_user_id: string | null
+  readonly gh_revoked: boolean | null
+  readonly gh_updated_at: Date | null
+  readonly gh_session_id: string | null
+  readonly gh_s_id: string | null
+  readonly gh_s_user_id: string | null
+  readonly gh_s_not_after: Date | null
+  readonly gh_s_signed_key: string | null
+  readonly gh_s_counted: boolean | null
+  readonly gh_s_client: string | null
+  readonly gh_moved_on: boolean | null
+  readonly gh_c_id: string | null
+  readonly gh_c_token: string | null
+  readonly gh_c_parent: string | null
+  readonly gh_next_id: string
+  readonly gh_u_found: boolean
+}
+
+
 /** The refresh_tokens table: trees of digests, one tree per session. */
 export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth/RefreshTokensRepo", {
   effect: Effect.gen(function*() {
@@ -253,31 +286,8 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
     // the statement (the locked way then judges the token, as it always has).
     const UUID = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 
-    const readForExchange = traced("RefreshTokensRepo.readForExchange")(function*(digest: string) {
-      // The user's columns come as they are (u.*, so they parse as every other read of a user); everything else
-      // under gh_ names no users column has.
-      const [found] = yield* onPool(sql, sql<UserRow & {
-        readonly identities_json: ReadonlyArray<IdentityJson>
-        readonly factors_json: ReadonlyArray<FactorJson>
-        readonly gh_id: string
-        readonly gh_token: string
-        readonly gh_user_id: string | null
-        readonly gh_revoked: boolean | null
-        readonly gh_updated_at: Date | null
-        readonly gh_session_id: string | null
-        readonly gh_s_id: string | null
-        readonly gh_s_user_id: string | null
-        readonly gh_s_not_after: Date | null
-        readonly gh_s_signed_key: string | null
-        readonly gh_s_counted: boolean | null
-        readonly gh_s_client: string | null
-        readonly gh_moved_on: boolean | null
-        readonly gh_c_id: string | null
-        readonly gh_c_token: string | null
-        readonly gh_c_parent: string | null
-        readonly gh_next_id: string
-        readonly gh_u_found: boolean
-      }>`
+    // Compiled once (CompiledOnce.ts): the hot path's first statement.
+    const readForExchangeStatement = compiledOnce(sql, (values: { readonly digest: string }) => sql<ExchangeRow>`
         SELECT u.*, ${relationsJson(sql, t, "u")},
           r.id::text AS gh_id, r.token AS gh_token, r.user_id AS gh_user_id, r.revoked AS gh_revoked,
           r.updated_at AS gh_updated_at, r.session_id AS gh_session_id,
@@ -293,7 +303,12 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         LEFT JOIN LATERAL (SELECT id, token, parent FROM ${sql(t.refresh_tokens)}
           WHERE session_id = r.session_id AND revoked = false ORDER BY id DESC LIMIT 1) c ON true
         LEFT JOIN ${sql(t.users)} u ON u.id = CASE WHEN r.user_id ~ ${UUID} THEN r.user_id::uuid END
-        WHERE r.token = ${digest}`)
+        WHERE r.token = ${values.digest}`)
+
+    const readForExchange = traced("RefreshTokensRepo.readForExchange")(function*(digest: string) {
+      // The user's columns come as they are (u.*, so they parse as every other read of a user); everything else
+      // under gh_ names no users column has.
+      const [found] = yield* onPool(sql, readForExchangeStatement({ digest }))
       if (found === undefined) return Option.none<ExchangeSnapshot>()
       const {
         gh_c_id, gh_c_parent, gh_c_token, gh_id, gh_moved_on, gh_next_id, gh_revoked, gh_s_client, gh_s_counted, gh_s_id,
@@ -317,30 +332,36 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
       })
     }, Effect.orDie)
 
-    const rotateChecked = traced("RefreshTokensRepo.rotateChecked")(function*({ audit, child, sessionId, tokenId }: CheckedRotation) {
-      const { now } = child
-      const entries = audit.map((entry) =>
-        sql`(${entry.id}::uuid, ${JSON.stringify(entry.payload)}::json, ${entry.createdAt}::timestamptz, ${entry.ipAddress}::varchar)`)
-      const [result] = yield* onPool(sql, sql<{ rotated: number; amr: ReadonlyArray<readonly [string, number]> }>`
+    // The checked rotation's statement, compiled once for each number of audit entries (CompiledOnce.ts; the
+    // refresh grant always writes two). Entry i's fields are the parameters a<i>id, a<i>payload (its JSON text),
+    // a<i>at and a<i>ip.
+    const rotateCheckedStatements = new Map<number, (values: Record<string, unknown>) => Statement.Statement<CheckedRow>>()
+    const rotateCheckedStatement = (entryCount: number) => {
+      let statement = rotateCheckedStatements.get(entryCount)
+      if (statement === undefined) {
+        statement = compiledOnce(sql, (v: Record<string, unknown>) => {
+          const entries = Array.from({ length: entryCount }, (_, i) =>
+            sql`(${v[`a${i}id`]}::uuid, ${v[`a${i}payload`]}::json, ${v[`a${i}at`]}::timestamptz, ${v[`a${i}ip`]}::varchar)`)
+          return sql<CheckedRow>`
         WITH s AS MATERIALIZED (
           SELECT s.id FROM ${sql(t.sessions)} s JOIN ${sql(t.users)} u ON u.id = s.user_id
-          WHERE s.id = ${sessionId} AND s.refresh_token_hmac_key IS NULL AND s.refresh_token_counter IS NULL
-            AND s.oauth_client_id IS NULL AND (s.not_after IS NULL OR s.not_after > ${now})
-            AND (u.banned_until IS NULL OR u.banned_until <= ${now})
+          WHERE s.id = ${v.sessionId} AND s.refresh_token_hmac_key IS NULL AND s.refresh_token_counter IS NULL
+            AND s.oauth_client_id IS NULL AND (s.not_after IS NULL OR s.not_after > ${v.now})
+            AND (u.banned_until IS NULL OR u.banned_until <= ${v.now})
           FOR UPDATE OF s
         ), r AS MATERIALIZED (
           SELECT k.id FROM s JOIN LATERAL (
-            SELECT id FROM ${sql(t.refresh_tokens)} WHERE id = ${tokenId} AND session_id = s.id AND revoked = false FOR UPDATE
+            SELECT id FROM ${sql(t.refresh_tokens)} WHERE id = ${v.tokenId} AND session_id = s.id AND revoked = false FOR UPDATE
           ) k ON true
         ), revoked AS (
-          UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${now} WHERE id = (SELECT id FROM r) RETURNING token
+          UPDATE ${sql(t.refresh_tokens)} SET revoked = true, updated_at = ${v.now} WHERE id = (SELECT id FROM r) RETURNING token
         ), child AS (
           INSERT INTO ${sql(t.refresh_tokens)} (instance_id, id, token, user_id, revoked, created_at, updated_at, parent, session_id)
-          SELECT ${NIL_INSTANCE}, ${child.id}, ${child.digest}, ${child.userId}, false, ${now}, ${now}, revoked.token, ${sessionId}
+          SELECT ${NIL_INSTANCE}, ${v.childId}, ${v.childDigest}, ${v.childUserId}, false, ${v.now}, ${v.now}, revoked.token, ${v.sessionId}
           FROM revoked
         ), touched AS (
-          UPDATE ${sql(t.sessions)} SET refreshed_at = ${now}, updated_at = ${now}
-          WHERE id = ${sessionId} AND EXISTS (SELECT 1 FROM revoked)
+          UPDATE ${sql(t.sessions)} SET refreshed_at = ${v.now}, updated_at = ${v.now}
+          WHERE id = ${v.sessionId} AND EXISTS (SELECT 1 FROM revoked)
         ), audited AS (
           INSERT INTO ${sql(t.audit_log_entries)} (instance_id, id, payload, created_at, ip_address)
           SELECT ${NIL_INSTANCE}, v.id, v.payload, v.created_at, v.ip_address
@@ -352,7 +373,29 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         )
         SELECT (SELECT count(*) FROM revoked)::int AS rotated,
           COALESCE((SELECT json_agg(json_build_array(authentication_method, floor(extract(epoch FROM updated_at))::bigint)
-            ORDER BY updated_at DESC, authentication_method) FROM claims), '[]'::json) AS amr`)
+            ORDER BY updated_at DESC, authentication_method) FROM claims), '[]'::json) AS amr`
+        })
+        rotateCheckedStatements.set(entryCount, statement)
+      }
+      return statement
+    }
+
+    const rotateChecked = traced("RefreshTokensRepo.rotateChecked")(function*({ audit, child, sessionId, tokenId }: CheckedRotation) {
+      const values: Record<string, unknown> = {
+        sessionId,
+        tokenId,
+        now: child.now,
+        childId: child.id,
+        childDigest: child.digest,
+        childUserId: child.userId
+      }
+      audit.forEach((entry, i) => {
+        values[`a${i}id`] = entry.id
+        values[`a${i}payload`] = JSON.stringify(entry.payload)
+        values[`a${i}at`] = entry.createdAt
+        values[`a${i}ip`] = entry.ipAddress
+      })
+      const [result] = yield* onPool(sql, rotateCheckedStatement(audit.length)(values))
       return result!.rotated === 0
         ? Option.none()
         : Option.some(result!.amr.map(([method, timestamp]): AmrEntry => ({ method, timestamp: Number(timestamp) })))
