@@ -1,6 +1,5 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import { SecureRandom } from "../../platform/SecureRandom.js"
 import { CurrentClient } from "../../platform/http/CurrentClient.js"
 import type { UserRow } from "../domain/UserRow.js"
@@ -119,16 +118,19 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
     const client = yield* CurrentClient
     const repo = yield* AuditLogRepo
     const random = yield* SecureRandom
-    const last = yield* Ref.make({ ms: 0, seq: 0 })
+    // The last id's millisecond and counter. Advanced synchronously, inside the Effect.map that makes an id, so ids
+    // increase in the order they are made whatever fibers make them.
+    let last = { ms: 0, seq: 0 }
     // The address is the one the rate limits count (CurrentClient); empty outside a request.
     const currentClient = Effect.map(client.address, (address) => address ?? "")
 
-    const nextId = (now: number) =>
-      Effect.gen(function*() {
-        const { ms, seq } = yield* Ref.updateAndGet(last, (prev) =>
-          now > prev.ms ? { ms: now, seq: 0 } : prev.seq < 0xfff ? { ms: prev.ms, seq: prev.seq + 1 } : { ms: prev.ms + 1, seq: 0 })
+    const nextId = (now: number): Effect.Effect<string> =>
+      Effect.map(random.bytes(8), (bytes) => {
+        const prev = last
+        const { ms, seq } = last = now > prev.ms
+          ? { ms: now, seq: 0 }
+          : prev.seq < 0xfff ? { ms: prev.ms, seq: prev.seq + 1 } : { ms: prev.ms + 1, seq: 0 }
         // The UUID's last 62 bits are random: the variant (10) and 14 bits, then the 48-bit node.
-        const bytes = yield* random.bytes(8)
         const variant = ((bytes[0]! & 0x3f) | 0x80).toString(16) + bytes[1]!.toString(16).padStart(2, "0")
         const node = bytes.subarray(2).toString("hex")
         const time = ms.toString(16).padStart(12, "0")
@@ -140,17 +142,15 @@ export class AuditLog extends Effect.Service<AuditLog>()("auth/AuditLog", {
      * change they record (the refresh grant's rotation). Ids taken for rows never written leave harmless gaps.
      */
     const entries = (events: ReadonlyArray<readonly [AuditAction, AuditRecord]>): Effect.Effect<ReadonlyArray<NewAuditLogEntry>> =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const address = yield* currentClient
-        return yield* Effect.forEach(events, ([action, record]) =>
-          Effect.map(nextId(now), (id) => ({
-            id,
-            payload: payloadOf(action, record),
-            createdAt: new Date(now),
-            ipAddress: (record.ip ?? address).slice(0, 64)
-          })))
-      })
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.flatMap(currentClient, (address) =>
+          Effect.forEach(events, ([action, record]) =>
+            Effect.map(nextId(now), (id) => ({
+              id,
+              payload: payloadOf(action, record),
+              createdAt: new Date(now),
+              ipAddress: (record.ip ?? address).slice(0, 64)
+            })))))
 
     /**
      * Writes entries in the order given, in one statement (each a round trip less on a token rotation); run it
