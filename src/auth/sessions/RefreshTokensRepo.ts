@@ -174,7 +174,6 @@ type ExchangeRow = UserRow & {
   readonly gh_u_found: boolean
 }
 
-
 /** The refresh_tokens table: trees of digests, one tree per session. */
 export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth/RefreshTokensRepo", {
   effect: Effect.gen(function*() {
@@ -286,7 +285,8 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
     // the statement (the locked way then judges the token, as it always has).
     const UUID = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 
-    // Compiled once (CompiledOnce.ts): the hot path's first statement.
+    // Compiled once (CompiledOnce.ts): the hot path's first statement. The user's columns come as they are (u.*, so
+    // they parse as every other read of a user); everything else under gh_ names no users column has.
     const readForExchangeStatement = compiledOnce(sql, (values: { readonly digest: string }) => sql<ExchangeRow>`
         SELECT u.*, ${relationsJson(sql, t, "u")},
           r.id::text AS gh_id, r.token AS gh_token, r.user_id AS gh_user_id, r.revoked AS gh_revoked,
@@ -306,8 +306,6 @@ export class RefreshTokensRepo extends Effect.Service<RefreshTokensRepo>()("auth
         WHERE r.token = ${values.digest}`)
 
     const readForExchange = traced("RefreshTokensRepo.readForExchange")(function*(digest: string) {
-      // The user's columns come as they are (u.*, so they parse as every other read of a user); everything else
-      // under gh_ names no users column has.
       const [found] = yield* onPool(sql, readForExchangeStatement({ digest }))
       if (found === undefined) return Option.none<ExchangeSnapshot>()
       const {

@@ -65,7 +65,8 @@ export const PostgresDatabase = (options: {
       },
       catch: (cause) => new SqlError({ cause, message: "could not connect" })
     }),
-    (clients) => Effect.promise(() => clients.end()).pipe(Effect.timeoutOption(1000))
+    // As PgClient.layer: a connection that does not let go is left behind after a second, not waited for.
+    (clients) => Effect.promise(() => clients.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
   )).pipe(Layer.mapError(toUnavailable("could not connect to PostgreSQL")))
 
 const CONNECT_TIMEOUT_MS = 10_000
@@ -149,31 +150,31 @@ export const EmbeddedDatabase = (options: {
     )
     const port = Number(server.getServerConn().split(":").pop())
     return clientOf(Effect.acquireRelease(
-        Effect.tryPromise({
-          try: async () => {
-            const clients = new Pg.Pool({
-              host: "127.0.0.1",
-              port,
-              database: "postgres",
-              user: "postgres",
-              password: "embedded",
-              max: pool,
-              application_name: "gatehouse"
-            })
-            clients.on("error", () => undefined)
-            // PGlite runs one statement at a time to its end: it has nothing to cancel. Without a backend key,
-            // @effect/sql-pg releases an interrupted query's connection at once instead of first sending
-            // pg_cancel_backend through this one-connection pool (bounded by a 5 s timeout on the Clock, which
-            // under a TestClock never passes: test/iam/SessionRefresh.test.ts's teardown hung at random on PGlite,
-            // and not once in 12 runs since).
-            clients.on("connect", (client) => {
-              ;(client as { processID?: number | undefined }).processID = undefined
-            })
-            await clients.query("SELECT 1")
-            return clients
-          },
-          catch: (cause) => new SqlError({ cause, message: "could not connect" })
-        }),
+      Effect.tryPromise({
+        try: async () => {
+          const clients = new Pg.Pool({
+            host: "127.0.0.1",
+            port,
+            database: "postgres",
+            user: "postgres",
+            password: "embedded",
+            max: pool,
+            application_name: "gatehouse"
+          })
+          clients.on("error", () => undefined)
+          // PGlite runs one statement at a time to its end: it has nothing to cancel. Without a backend key,
+          // @effect/sql-pg releases an interrupted query's connection at once instead of first sending
+          // pg_cancel_backend through this one-connection pool (bounded by a 5 s timeout on the Clock, which
+          // under a TestClock never passes: test/iam/SessionRefresh.test.ts's teardown hung at random on PGlite,
+          // and not once in 12 runs since).
+          clients.on("connect", (client) => {
+            ;(client as { processID?: number | undefined }).processID = undefined
+          })
+          await clients.query("SELECT 1")
+          return clients
+        },
+        catch: (cause) => new SqlError({ cause, message: "could not connect" })
+      }),
       (clients) => Effect.promise(() => clients.end())
     )).pipe(Layer.mapError(toUnavailable("could not connect to the embedded database")))
   }))
